@@ -28,12 +28,11 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
+from xdsl.dialects.utils import EnumAttribute, parse_func_op_like, print_func_op_like
 from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
-    EnumAttribute,
     Operation,
     ParametrizedAttribute,
     Region,
@@ -60,6 +59,7 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
+    CallableOpInterface,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
@@ -216,6 +216,22 @@ def _check_same_element(op: Operation, *types: TensorType) -> None:
 # --------------------------------------------------------------------------- graph
 
 
+class GraphCallableInterface(CallableOpInterface):
+    """Lets xDSL's interpreter call a graph like a function."""
+
+    @classmethod
+    def get_callable_region(cls, op: Operation) -> Region:
+        return cast(GraphOp, op).body
+
+    @classmethod
+    def get_argument_types(cls, op: Operation) -> tuple[Attribute, ...]:
+        return cast(GraphOp, op).function_type.inputs.data
+
+    @classmethod
+    def get_result_types(cls, op: Operation) -> tuple[Attribute, ...]:
+        return cast(GraphOp, op).function_type.outputs.data
+
+
 @irdl_op_definition
 class GraphOp(IRDLOperation):
     """A computation graph: named inputs (block arguments), outputs (`tgraph.output`).
@@ -235,7 +251,7 @@ class GraphOp(IRDLOperation):
     res_attrs = opt_prop_def(ArrayAttr[DictionaryAttr])
     bindings = opt_attr_def(DictionaryAttr)
 
-    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), GraphCallableInterface())
 
     ANNOTATIONS: ClassVar[tuple[str, ...]] = ("dynamic", "reduced")
 

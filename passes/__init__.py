@@ -1,0 +1,21 @@
+"""Cleave-IR passes, in pipeline order. Every name is prefixed `cleave-`."""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Lazy factories for the passes, keyed by their command-line names."""
+
+    def symbolize() -> type[ModulePass]:
+        from cleave_ir.passes.symbolize import SymbolizePass
+
+        return SymbolizePass
+
+    def bind() -> type[ModulePass]:
+        from cleave_ir.passes.symbolize import BindSymbolsPass
+
+        return BindSymbolsPass
+
+    return {"cleave-symbolize": symbolize, "cleave-bind": bind}

@@ -1,0 +1,242 @@
+"""Reference interpreter for `tgraph` graphs: numpy on whole tensors, through xDSL's interpreter.
+
+Two numeric modes:
+- `float64`: every op in float64 (the reference every pass is compared against);
+- `declared`: every op computed in float32 (matmuls accumulate in fp32) and its result rounded
+  to the element type its type declares (f16, bf16, f32), which is what a kernel would store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    ReturnedValues,
+    TerminatorValue,
+    impl,
+    impl_callable,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Attribute, SSAValue
+
+from cleave_ir.dialects import tgraph
+from cleave_ir.shapes import evaluate_shape
+
+Mode = Literal["float64", "declared"]
+
+
+class InterpretationError(Exception):
+    """A graph could not be run on the given inputs (wrong shapes, unbound symbols)."""
+
+
+def round_to(x: np.ndarray, element_type: Attribute) -> np.ndarray:
+    """Round `x` to `element_type` and return it as float32 (the compute type of `declared` mode)."""
+    if isinstance(element_type, Float16Type):
+        return x.astype(np.float16).astype(np.float32)
+    if isinstance(element_type, BFloat16Type):
+        bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+        rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(
+            0xFFFF0000
+        )
+        return rounded.view(np.float32)
+    if isinstance(element_type, Float32Type):
+        return x.astype(np.float32)
+    return x.astype(np.float64)
+
+
+def concrete_shape(t: tgraph.TensorType, bindings: Mapping[str, int]) -> tuple[int, ...]:
+    """The integer shape of `t` under `bindings`; raises InterpretationError if a symbol is unbound."""
+    try:
+        return evaluate_shape(t.shape, bindings)
+    except ValueError as e:
+        raise InterpretationError(str(e)) from None
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x / (1.0 + np.exp(-x))
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+_UNARY = {
+    tgraph.ExpOp: np.exp,
+    tgraph.SqrtOp: np.sqrt,
+    tgraph.RsqrtOp: lambda x: 1.0 / np.sqrt(x),
+    tgraph.NegOp: np.negative,
+    tgraph.SiluOp: _silu,
+    tgraph.SigmoidOp: _sigmoid,
+    tgraph.SquareOp: np.square,
+    tgraph.ReciprocalOp: np.reciprocal,
+}
+_BINARY = {
+    tgraph.AddOp: np.add,
+    tgraph.SubOp: np.subtract,
+    tgraph.MulOp: np.multiply,
+    tgraph.DivOp: np.divide,
+    tgraph.MaxOp: np.maximum,
+}
+
+
+class TGraphFunctions(InterpreterFunctions):
+    """numpy implementations of the tgraph ops (whole tensors, never scalars)."""
+
+    def __init__(self, mode: Mode = "float64", bindings: Mapping[str, int] | None = None):
+        self.mode = mode
+        self.bindings = dict(bindings or {})
+
+    def _finish(self, op_result: SSAValue, value: np.ndarray) -> np.ndarray:
+        t = tgraph.tensor_type(op_result)
+        if self.mode == "declared":
+            return round_to(value, t.element_type)
+        return value
+
+    @impl_callable(tgraph.GraphOp)
+    def call_graph(self, interpreter: Interpreter, op: tgraph.GraphOp, args: tuple[Any, ...]):
+        return interpreter.run_ssacfg_region(op.body, args, op.sym_name.data)
+
+    @impl_terminator(tgraph.OutputOp)
+    def run_output(
+        self, interpreter: Interpreter, op: tgraph.OutputOp, args: tuple[Any, ...]
+    ) -> tuple[TerminatorValue, tuple[Any, ...]]:
+        return ReturnedValues(args), ()
+
+    @impl(tgraph.MatmulOp)
+    def run_matmul(self, interpreter: Interpreter, op: tgraph.MatmulOp, args: tuple[Any, ...]):
+        a, b = args
+        if op.transpose_b is not None:
+            b = np.swapaxes(b, -1, -2)
+        return (self._finish(op.result, np.matmul(a, b)),)
+
+    @impl(tgraph.ScaleOp)
+    def run_scale(self, interpreter: Interpreter, op: tgraph.ScaleOp, args: tuple[Any, ...]):
+        (x,) = args
+        return (self._finish(op.result, x * x.dtype.type(op.value)),)
+
+    @impl(tgraph.ReduceOp)
+    def run_reduce(self, interpreter: Interpreter, op: tgraph.ReduceOp, args: tuple[Any, ...]):
+        (x,) = args
+        fn = np.sum if op.kind.data == tgraph.ReduceKind.SUM else np.max
+        return (self._finish(op.result, fn(x, axis=op.axis, keepdims=True)),)
+
+    @impl(tgraph.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: tgraph.ReshapeOp, args: tuple[Any, ...]):
+        (x,) = args
+        src = [d for d in x.shape if d != 1]
+        shape: list[int] = []
+        it = iter(src)
+        for d in tgraph.tensor_type(op.result).shape:
+            shape.append(1 if d == 1 else next(it))
+        return (x.reshape(shape),)
+
+    @impl(tgraph.SplitOp)
+    def run_split(self, interpreter: Interpreter, op: tgraph.SplitOp, args: tuple[Any, ...]):
+        (x,) = args
+        parts = concrete_shape(tgraph.tensor_type(op.result), self.bindings)[0]
+        axis = op.axis
+        if x.shape[axis] % parts:
+            raise InterpretationError(
+                f"tgraph.split: {parts} parts do not divide dim {axis} of size {x.shape[axis]}"
+            )
+        # [.., k, ..] -> [.., s, k/s, ..] -> move s to the front
+        shape = (*x.shape[:axis], parts, x.shape[axis] // parts, *x.shape[axis + 1 :])
+        return (np.moveaxis(x.reshape(shape), axis, 0),)
+
+
+def _elementwise_impl(fn: Any):
+    def run(self: TGraphFunctions, interpreter: Interpreter, op: Any, args: tuple[Any, ...]):
+        # inf/nan are legitimate results (e.g. exp of large logits); the caller compares them
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            return (self._finish(op.result, fn(*args)),)
+
+    return run
+
+
+for _op_type, _fn in {**_UNARY, **_BINARY}.items():
+    setattr(TGraphFunctions, f"run_{_op_type.name.split('.')[1]}", impl(_op_type)(_elementwise_impl(_fn)))
+TGraphFunctions = register_impls(TGraphFunctions)
+
+
+def graph_bindings(graph: tgraph.GraphOp, bindings: Mapping[str, int] | None) -> dict[str, int]:
+    """The graph's own `bindings` overridden by the caller's."""
+    return {**graph.binding_values(), **(bindings or {})}
+
+
+def input_shapes(
+    graph: tgraph.GraphOp, bindings: Mapping[str, int] | None = None
+) -> list[tuple[int, ...]]:
+    b = graph_bindings(graph, bindings)
+    return [concrete_shape(tgraph.tensor_type(a), b) for a in graph.inputs]
+
+
+def random_inputs(
+    graph: tgraph.GraphOp,
+    seed: int = 0,
+    bindings: Mapping[str, int] | None = None,
+) -> list[np.ndarray]:
+    """Standard-normal float64 inputs for `graph`, one per input, reproducible from `seed`.
+
+    Inputs are drawn per position in order, so graphs with the same signature get the same inputs.
+    """
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape) for shape in input_shapes(graph, bindings)]
+
+
+def run_graph(
+    graph: tgraph.GraphOp,
+    inputs: Sequence[np.ndarray],
+    *,
+    mode: Mode = "float64",
+    bindings: Mapping[str, int] | None = None,
+) -> tuple[np.ndarray, ...]:
+    """Run `graph` on `inputs` (one array per graph input) and return its outputs.
+
+    In `declared` mode inputs are first rounded to their declared element types. Input and output
+    shapes are checked against the graph's types under `bindings` (plus the graph's own).
+    """
+    b = graph_bindings(graph, bindings)
+    if len(inputs) != len(graph.inputs):
+        raise InterpretationError(
+            f"@{graph.sym_name.data} takes {len(graph.inputs)} inputs, got {len(inputs)}"
+        )
+    values: list[np.ndarray] = []
+    for name, arg, x in zip(graph.input_names(), graph.inputs, inputs):
+        t = tgraph.tensor_type(arg)
+        expected = concrete_shape(t, b)
+        x = np.asarray(x)
+        if x.shape != expected:
+            raise InterpretationError(
+                f"@{graph.sym_name.data}: input %{name} has shape {x.shape}, expected {expected}"
+            )
+        values.append(round_to(x, t.element_type) if mode == "declared" else x.astype(np.float64))
+    module = graph.parent_op()
+    interpreter = Interpreter(module if isinstance(module, ModuleOp) else ModuleOp([]))
+    interpreter.register_implementations(TGraphFunctions(mode, b))
+    outputs = interpreter.call_op(graph, tuple(values))
+    for i, (value, out_t) in enumerate(zip(outputs, graph.function_type.outputs.data)):
+        expected = concrete_shape(tgraph.tensor_type(out_t), b)
+        if value.shape != expected:
+            raise InterpretationError(
+                f"@{graph.sym_name.data}: output {i} has shape {value.shape}, its type says {expected}"
+            )
+    return tuple(outputs)
+
+
+def max_relative_error(reference: np.ndarray, value: np.ndarray) -> float:
+    """max |value - reference| / max |reference| (0 when both are zero)."""
+    reference = np.asarray(reference, dtype=np.float64)
+    value = np.asarray(value, dtype=np.float64)
+    if reference.shape != value.shape:
+        return float("inf")
+    scale = float(np.max(np.abs(reference))) if reference.size else 0.0
+    err = float(np.max(np.abs(value - reference))) if reference.size else 0.0
+    if not np.isfinite(err):
+        return float("inf")
+    return err / scale if scale > 0 else err

@@ -1,0 +1,190 @@
+"""`cleave-run`: interpret every graph of a module on random inputs; report checksums and agreement.
+
+Graphs with the same signature (input and output types) get the same random inputs, and their
+outputs are compared (max relative error): this is how a pass's output is checked against its input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.dialects.builtin import ModuleOp
+
+from cleave_ir.diagnostics import CleaveError, parse_module_text
+from cleave_ir.dialects import tgraph
+from cleave_ir.interpreter import (
+    InterpretationError,
+    concrete_shape,
+    max_relative_error,
+    random_inputs,
+    run_graph,
+)
+from cleave_ir.passes.symbolize import instantiate, symbolize
+from cleave_ir.universe import get_all_dialects as cleave_dialects
+
+
+def make_context() -> Context:
+    """A context with every xDSL dialect and ours (as cleave-opt has)."""
+    ctx = Context()
+    for name, factory in {**get_all_dialects(), **cleave_dialects()}.items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+def load_module(path: str) -> ModuleOp:
+    """Parse and verify a file (`-` for stdin); one-line CleaveError on any failure."""
+    try:
+        text = sys.stdin.read() if path == "-" else open(path).read()
+    except OSError as e:
+        raise CleaveError(f"error: cannot read {path}: {e.strerror}") from None
+    return parse_module_text(make_context(), text, "<stdin>" if path == "-" else path)
+
+
+def resize_graph(graph: tgraph.GraphOp, resize: dict[int, int]) -> tgraph.GraphOp:
+    """A concrete copy of `graph` where every dim of size OLD has size NEW (`resize[OLD] = NEW`).
+
+    Dims the ops tie together have equal sizes, so mapping sizes (not positions) keeps the graph valid.
+    """
+    if not resize:
+        return graph
+    work = graph.clone()
+    symbolize(work)
+    bindings = {k: resize.get(v, v) for k, v in work.binding_values().items()}
+    try:
+        return instantiate(work, bindings)
+    except Exception as e:  # a resize that breaks a split's divisibility
+        raise CleaveError(f"@{graph.sym_name.data}: --resize {resize} is not valid here: {e}") from None
+
+
+def estimated_bytes(graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: int) -> tuple[int, str]:
+    """Bytes the interpreter holds at once (every value stays alive) and the largest value's shape."""
+    total, largest, largest_shape = 0, 0, ""
+    values = list(graph.inputs) + [r for op in graph.block.ops for r in op.results]
+    for v in values:
+        shape = concrete_shape(tgraph.tensor_type(v), {**graph.binding_values(), **bindings})
+        n = int(np.prod(shape, dtype=np.int64)) * itemsize
+        total += n
+        if n > largest:
+            largest, largest_shape = n, str(list(shape))
+    return total, largest_shape
+
+
+def signature(graph: tgraph.GraphOp) -> str:
+    return str(graph.function_type)
+
+
+def _parse_pairs(items: Sequence[str], what: str, keys_int: bool) -> dict:
+    out: dict = {}
+    for item in items:
+        for part in item.replace(",", " ").split():
+            k, _, v = part.partition("=")
+            if not v.isdigit() or int(v) < 1 or (keys_int and not k.isdigit()):
+                raise CleaveError(f"error: {what} expects {'SIZE' if keys_int else 'NAME'}=POSITIVE_INT, got '{part}'")
+            out[int(k) if keys_int else k] = int(v)
+    return out
+
+
+def run_module(
+    module: ModuleOp,
+    *,
+    seed: int = 0,
+    graph_name: str | None = None,
+    bindings: dict[str, int] | None = None,
+    resize: dict[int, int] | None = None,
+    mode: str = "float64",
+    rtol: float | None = None,
+    max_memory_gb: float = 8.0,
+    out=sys.stdout,
+) -> bool:
+    """Run the module's graphs and print the report; return False when same-signature graphs disagree."""
+    graphs = [op for op in module.walk() if isinstance(op, tgraph.GraphOp)]
+    if graph_name is not None:
+        graphs = [g for g in graphs if g.sym_name.data == graph_name]
+        if not graphs:
+            raise CleaveError(f"error: no graph @{graph_name} in the module")
+    if not graphs:
+        raise CleaveError("error: the module holds no tgraph.graph")
+    bindings = bindings or {}
+    tol = rtol if rtol is not None else (1e-9 if mode == "float64" else 2e-2)
+    itemsize = 8 if mode == "float64" else 4
+    results: dict[str, list[tuple[str, tuple[np.ndarray, ...]]]] = {}
+    for graph in graphs:
+        g = resize_graph(graph, resize or {})
+        name = graph.sym_name.data
+        need, largest = estimated_bytes(g, bindings, itemsize)
+        if need > max_memory_gb * 2**30:
+            raise CleaveError(
+                f"error: @{name} needs about {need / 2**30:.1f} GiB to interpret (largest value "
+                f"{largest}); shrink it with --resize (e.g. --resize 4096=256) or raise --max-memory-gb"
+            )
+        inputs = random_inputs(g, seed, bindings)
+        outputs = run_graph(g, inputs, mode=mode, bindings=bindings)  # type: ignore[arg-type]
+        for i, (value, t) in enumerate(zip(outputs, g.function_type.outputs.data)):
+            elt = tgraph.tensor_type(t).element_type
+            print(
+                f"@{name} output {i}: shape {list(value.shape)} {elt} "
+                f"sum {float(np.sum(value)):.9g} abs-sum {float(np.sum(np.abs(value))):.9g}",
+                file=out,
+            )
+        results.setdefault(signature(g), []).append((name, outputs))
+    ok = True
+    for members in results.values():
+        if len(members) < 2:
+            continue
+        ref_name, ref = members[0]
+        for name, outs in members[1:]:
+            err = max(max_relative_error(r, o) for r, o in zip(ref, outs))
+            agree = err <= tol
+            ok &= agree
+            verdict = "agree" if agree else "DISAGREE"
+            print(f"@{name} vs @{ref_name}: {verdict} (max relative error {err:.3g}, tolerance {tol:g})", file=out)
+    return ok
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `cleave-run`."""
+    p = argparse.ArgumentParser(
+        prog="cleave-run",
+        description="Interpret every tgraph.graph of FILE on random inputs (numpy reference interpreter).",
+    )
+    p.add_argument("file", help="input .mlir file, or - for stdin")
+    p.add_argument("--seed", type=int, default=0, help="random seed for the inputs (default 0)")
+    p.add_argument("--graph", help="run only this graph")
+    p.add_argument("--mode", choices=["float64", "declared"], default="float64",
+                   help="float64 everywhere, or round each op to its declared element type")
+    p.add_argument("--bind", action="append", default=[], metavar="NAME=N",
+                   help="value of a symbolic dim (overrides the graph's bindings)")
+    p.add_argument("--resize", action="append", default=[], metavar="OLD=NEW",
+                   help="give every dim of size OLD the size NEW (to run large graphs quickly)")
+    p.add_argument("--rtol", type=float, help="agreement tolerance (default 1e-9, or 2e-2 in declared mode)")
+    p.add_argument("--max-memory-gb", type=float, default=8.0, help="refuse graphs needing more (default 8)")
+    args = p.parse_args(argv)
+    try:
+        module = load_module(args.file)
+        ok = run_module(
+            module,
+            seed=args.seed,
+            graph_name=args.graph,
+            bindings=_parse_pairs(args.bind, "--bind", keys_int=False),
+            resize=_parse_pairs(args.resize, "--resize", keys_int=True),
+            mode=args.mode,
+            rtol=args.rtol,
+            max_memory_gb=args.max_memory_gb,
+        )
+    except CleaveError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except InterpretationError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

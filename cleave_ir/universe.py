@@ -1,0 +1,28 @@
+"""The `xdsl.universe` plugin: lets stock `xdsl-opt` (and any xDSL tool) load our dialects and passes."""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Lazy factories for every Cleave-IR dialect, by name."""
+
+    def tgraph() -> Dialect:
+        from cleave_ir.dialects.tgraph import TGraph
+
+        return TGraph
+
+    return {"tgraph": tgraph}
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Lazy factories for every Cleave-IR pass, by name (all prefixed `cleave-`)."""
+    from cleave_ir.passes import get_all_passes as passes
+
+    return passes()
+
+
+CLEAVE_UNIVERSE = Universe(all_dialects=get_all_dialects(), all_passes=get_all_passes())
