@@ -18,4 +18,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return BindSymbolsPass
 
-    return {"cleave-symbolize": symbolize, "cleave-bind": bind}
+    def superoptimize() -> type[ModulePass]:
+        from cleave_ir.passes.superoptimize import SuperoptimizePass
+
+        return SuperoptimizePass
+
+    return {
+        "cleave-symbolize": symbolize,
+        "cleave-bind": bind,
+        "cleave-superoptimize": superoptimize,
+    }
