@@ -22,14 +22,16 @@ class CleaveError(DiagnosticException):
 class LocatingParser(Parser):
     """A Parser that records the source location of every operation it parses."""
 
-    def __init__(self, ctx: Context, text: str, name: str = "<unknown>") -> None:
+    def __init__(self, ctx: Context, text: str, name: str = "<unknown>", line_offset: int = 0) -> None:
         super().__init__(ctx, text, name)
+        self.line_offset = line_offset
         self.locations: dict[int, Location] = {}
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
         op = super().parse_operation()
-        self.locations[id(op)] = start.get_location()
+        loc = start.get_location()
+        self.locations[id(op)] = loc._replace(line=loc.line + self.line_offset)
         return op
 
 
@@ -58,12 +60,13 @@ def verify_located(module: ModuleOp, locations: dict[int, Location], filename: s
             raise CleaveError(f"{where}: error: {msg}") from None
 
 
-def parse_module_text(ctx: Context, text: str, filename: str) -> ModuleOp:
-    """Parse and verify `text`; every failure is a one-line CleaveError with its location."""
-    parser = LocatingParser(ctx, text, filename)
-    try:
-        module = parser.parse_module()
-    except ParseError as e:
-        raise CleaveError(parse_error_line(e)) from None
+def parse_module_text(ctx: Context, text: str, filename: str, line_offset: int = 0) -> ModuleOp:
+    """Parse and verify `text` (a chunk starting `line_offset` lines into `filename`).
+
+    Raises xDSL's ParseError for syntax errors (so xDSL's drivers can shift and report them) and a
+    one-line CleaveError, located at the failing op, for verifier errors.
+    """
+    parser = LocatingParser(ctx, text, filename, line_offset)
+    module = parser.parse_module()
     verify_located(module, parser.locations, filename)
     return module

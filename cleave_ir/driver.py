@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO, ClassVar
 
+from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -50,9 +51,16 @@ class CleaveOptMain(xDSLOptMain):
             text = io.read()
             if isinstance(text, bytes):
                 text = text.decode()
-            return parse_module_text(self.ctx, text, self.get_input_name())
+            return parse_module_text(self.ctx, text, self.get_input_name(), self._chunk_offset)
 
         self.available_frontends["mlir"] = parse_mlir
+
+    _chunk_offset: int = 0
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0):
+        # remembered so that verifier errors in a `// -----` chunk name the file's line
+        self._chunk_offset = start_offset
+        return super().parse_chunk(chunk, file_extension, start_offset)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,8 +80,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as e:
         print(f"error: no such file: {e.filename}", file=sys.stderr)
         return 1
-    except (ValueError, KeyError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except ArgSpecParseError as e:  # a BaseException in xDSL: malformed pass pipeline
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        print(f"error: malformed pass pipeline: {lines[-1] if lines else e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # never a traceback for the user; the message names what went wrong
+        first = str(e).strip().splitlines()
+        print(f"error: {first[0] if first else type(e).__name__}", file=sys.stderr)
         return 1
     return 0
 

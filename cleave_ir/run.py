@@ -15,7 +15,9 @@ from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 
-from cleave_ir.diagnostics import CleaveError, parse_module_text
+from xdsl.utils.exceptions import ParseError
+
+from cleave_ir.diagnostics import CleaveError, parse_error_line, parse_module_text
 from cleave_ir.dialects import tgraph
 from cleave_ir.interpreter import (
     InterpretationError,
@@ -43,7 +45,10 @@ def load_module(path: str) -> ModuleOp:
         text = sys.stdin.read() if path == "-" else open(path).read()
     except OSError as e:
         raise CleaveError(f"error: cannot read {path}: {e.strerror}") from None
-    return parse_module_text(make_context(), text, "<stdin>" if path == "-" else path)
+    try:
+        return parse_module_text(make_context(), text, "<stdin>" if path == "-" else path)
+    except ParseError as e:
+        raise CleaveError(parse_error_line(e)) from None
 
 
 def resize_graph(graph: tgraph.GraphOp, resize: dict[int, int]) -> tgraph.GraphOp:

@@ -53,7 +53,13 @@ class _Unifier:
         elif isinstance(b, sympy.Symbol) and b not in a.free_symbols:
             self.subst[b] = a
         else:
-            raise CleaveError(f"{where}: cannot make {a} and {b} equal")
+            # e.g. k/s1 == k/s2 (two splits feeding one matmul): solve for one of the symbols
+            for sym in sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name):
+                solutions = sympy.solve(sympy.Eq(a, b), sym)
+                if len(solutions) == 1 and sym not in solutions[0].free_symbols:
+                    self.subst[sym] = solutions[0]
+                    return
+            raise CleaveError(f"{where}: cannot make the dims {a} and {b} equal")
 
 
 @dataclass
@@ -121,7 +127,11 @@ def symbolize_graph(graph: tgraph.GraphOp) -> SymbolicGraph:
         shapes[op.results[0]] = tuple(out)
 
     # name the surviving temporaries d0, d1, ... in order of first appearance; split parts s, s1, ...
-    taken = {s.name for d in graph.function_type.inputs.data for s in _syms(tgraph.tensor_type(d).shape)}
+    taken = {
+        s.name
+        for v in [*graph.inputs, *(r for op in graph.block.ops for r in op.results)]
+        for s in _syms(tgraph.tensor_type(v).shape)
+    }
     split_parts = {u.resolve(p) for p, _ in divides}
     rename: dict[sympy.Symbol, sympy.Symbol] = {}
     counters = {"d": 0, "s": 0}

@@ -227,9 +227,12 @@ tgraph.graph @binding(%a: !tgraph.tensor<[N, 8], f16>) -> !tgraph.tensor<[N, 8],
 
 // -----
 
-tgraph.graph @i32(%a: !tgraph.tensor<[4, 8], i32>) -> !tgraph.tensor<[4, 8], i32> {
-  tgraph.output %a : !tgraph.tensor<[4, 8], i32>
+// The unary result type is tied to the operand type (only reachable in generic form).
+tgraph.graph @unary_type(%a: !tgraph.tensor<[4, 8], f16>) -> !tgraph.tensor<[4, 8], f32> {
+  %e = "tgraph.exp"(%a) : (!tgraph.tensor<[4, 8], f16>) -> !tgraph.tensor<[4, 8], f32>
+  tgraph.output %e : !tgraph.tensor<[4, 8], f32>
 }
 
+
 // CHECK-NEXT: -----
-// CHECK-NEXT: error: tgraph.tensor element type must be f16, bf16, f32 or f64, got i32
+// CHECK-NEXT: error: attribute !tgraph.tensor<[4, 8], f16> expected from variable 'T', but got !tgraph.tensor<[4, 8], f32>

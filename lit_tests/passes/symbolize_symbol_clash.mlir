@@ -1,9 +1,4 @@
-// XFAIL: *
-// Known bug (passes/symbolize.py, `taken` only collects symbols of the graph's *input* types):
-// the user's part count `s` appears only in a split result, so the fresh name for the integer
-// split's part count is also `s`. Two independent part counts merge and `bindings` gains
-// `s = 4`, which now also fixes the user's `s`. (With `s` in an input type, the fresh name is
-// correctly `s1`.) Remove the XFAIL line once this passes.
+// A fresh split symbol never reuses a name the user already has anywhere in the graph (here `s`).
 // RUN: cleave-opt %s -p cleave-symbolize | filecheck %s
 
 // CHECK:      attributes {bindings = {d0 = 64 : i64, d1 = 256 : i64, s1 = 4 : i64}, constraints = ["s | K", "s1 | d1"]}

@@ -1,9 +1,4 @@
-// XFAIL: *
-// Known bug (passes/symbolize.py): a matmul whose operands both come from a split (split-K) cannot
-// be symbolized. The part counts get separate temporaries and the contracting dims d1/s vs d1'/s'
-// are not symbols, so _Unifier.unify fails with
-//   "tgraph.matmul in @split_k: cannot make _t1/_t4 and _t2/_t5 equal"
-// (which also leaks the internal _t names). Remove the XFAIL line once this passes.
+// A matmul whose operands both come from splits (split-K): the two part counts unify to one symbol.
 // RUN: cleave-opt %s -p cleave-symbolize | filecheck %s
 
 // CHECK: tgraph.matmul %as, %bs : !tgraph.tensor<[s, {{.*}}], f16>, !tgraph.tensor<[s, {{.*}}], f16> -> !tgraph.tensor<[s, {{.*}}], f16>
