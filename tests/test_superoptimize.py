@@ -1,0 +1,151 @@
+"""The algebraic search: eventually-reduced dims, and the candidates cleave-superoptimize rediscovers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cleave_ir.builder import GraphBuilder
+from cleave_ir.dialects import tgraph
+from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
+from cleave_ir.passes.reduced_dims import describe
+from cleave_ir.passes.superoptimize import superoptimize_graph
+from cleave_ir.passes.symbolize import symbolize
+from cleave_ir.run import load_module
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+EXPECTED_REDUCED = {
+    "gqa": "%q: 4; %k: 3, 4; %v: 3",
+    "gqa_decode": "%q: 3; %k: 2, 3; %v: 2",
+    "matmul": "%a: 1; %b: 0",
+    "matmul_matmul": "%a: 1; %b: 0, 1; %c: 0",
+    "matmul_rowsum": "%a: 1; %b: 0, 1",
+    "mha": "%q: 3; %k: 2, 3; %v: 2",
+    "mla_decode": "%q: 2; %k: 1, 2; %v: 1",
+    "rmsnorm_matmul": "%x: 1; %w: 0",
+    "swiglu": "%x: 1; %wg: 0; %wu: 0",
+}
+
+
+def example(name: str) -> tgraph.GraphOp:
+    graph = load_module(str(EXAMPLES / f"{name}.mlir")).body.block.first_op
+    assert isinstance(graph, tgraph.GraphOp)
+    return graph
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_REDUCED))
+def test_eventually_reduced_dims_are_inferred(name: str) -> None:
+    assert describe(example(name)) == EXPECTED_REDUCED[name]
+
+
+def test_reduced_annotation_overrides() -> None:
+    b = GraphBuilder("g")
+    x = b.input("x", [4, 8], reduced=[0])
+    graph = b.build(b.exp(x))
+    assert describe(graph) == "%x: 0"
+
+
+def ops(graph: tgraph.GraphOp) -> list[str]:
+    return [op.name.removeprefix("tgraph.") for op in graph.block.ops][:-1]
+
+
+def owner_name(value) -> str:
+    return getattr(value.owner, "name", "input")
+
+
+def assert_equivalent(reference: tgraph.GraphOp, candidate: tgraph.GraphOp, bindings: dict[str, int]) -> None:
+    xs = random_inputs(reference, seed=1234, bindings=bindings)
+    want = run_graph(reference, xs, bindings=bindings)[0]
+    got = run_graph(candidate, xs, bindings=bindings)[0]
+    assert max_relative_error(want, got) < 1e-9
+
+
+def search(name: str, max_ops: int, time_limit: float = 60.0):
+    graph = example(name)
+    symbolize(graph)
+    cands, stats = superoptimize_graph(graph, max_ops=max_ops, time_limit=time_limit)
+    return graph, cands, stats
+
+
+def test_matmul_rowsum_reduces_before_the_matmul() -> None:
+    _, cands, _ = search("matmul_rowsum", 4)
+    forms = {c.note: c.graph for c in cands}
+    g = forms["reduce sum moved before matmul"]
+    assert ops(g) == ["reduce", "matmul"]
+    red, mm = list(g.block.ops)[:2]
+    assert red.operands[0].name_hint == "b" and mm.operands[1] is red.results[0]
+    graph = example("matmul_rowsum")
+    symbolize(graph)
+    assert_equivalent(graph, g, {"d0": 5, "d1": 7, "d2": 6})
+
+
+def test_matmul_split_k() -> None:
+    _, cands, _ = search("matmul", 5)
+    notes = [c.note for c in cands]
+    assert "split %a dim 1 by s, split %b dim 0 by s" in notes
+    g = cands[notes.index("split %a dim 1 by s, split %b dim 0 by s")].graph
+    assert sorted(ops(g)) == sorted(["split", "split", "matmul", "reduce", "reshape"])
+    red = next(op for op in g.block.ops if isinstance(op, tgraph.ReduceOp))
+    assert red.axis == 0 and tgraph.tensor_type(red.input).shape[0].name == "s"
+    graph = example("matmul")
+    symbolize(graph)
+    for s in (2, 3, 4):
+        assert_equivalent(graph, g, {"d0": 3, "d1": 12, "d2": 5, "s": s})
+
+
+def test_rmsnorm_row_scaling_moves_after_the_matmul() -> None:
+    _, cands, _ = search("rmsnorm_matmul", 6)
+    forms = {c.note: c.graph for c in cands}
+    g = forms["mul moved after matmul"]
+    mm = next(op for op in g.block.ops if isinstance(op, tgraph.MatmulOp))
+    assert all(owner_name(o) == "input" for o in mm.operands)
+    assert [u.operation.name for u in mm.result.uses] == ["tgraph.mul"]
+
+
+@pytest.mark.parametrize("name", ["swiglu", "matmul_matmul"])
+def test_no_candidate_breaks_the_input(name: str) -> None:
+    graph, cands, stats = search(name, 5)
+    assert stats.classes > 0
+    for c in cands:
+        assert_equivalent(graph, c.graph, {k: 6 + i for i, k in enumerate(sorted(graph.binding_values()))} | {"s": 2})
+
+
+def test_attention_division_moves_after_the_value_matmul() -> None:
+    # the slowest search of the suite (about a minute on 2 cores)
+    graph, cands, _ = search("mha", 6, time_limit=120)
+    forms = {c.note: c.graph for c in cands}
+    g = forms["div moved after matmul"]
+    div = next(op for op in g.block.ops if isinstance(op, tgraph.DivOp))
+    assert owner_name(div.lhs) == "tgraph.matmul" and owner_name(div.rhs) == "tgraph.reduce"
+    assert g.block.last_op.operands[0] is div.result
+    assert_equivalent(graph, g, {"d0": 2, "d1": 5, "d2": 4, "d3": 6, "d4": 3})
+
+
+UNARY = ["exp", "neg", "square", "sigmoid"]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    m=st.integers(2, 4),
+    k=st.sampled_from([2, 4, 6]),
+    n=st.integers(2, 4),
+    unary=st.sampled_from(UNARY),
+    reduce_after=st.booleans(),
+)
+def test_random_graphs_every_candidate_is_equivalent(m: int, k: int, n: int, unary: str, reduce_after: bool) -> None:
+    b = GraphBuilder("g", "f32")
+    x = b.input("x", [m, k])
+    w = b.input("w", [k, n])
+    y = b.matmul(b.unary(unary, x), w)
+    if reduce_after:
+        y = b.reduce("sum", y, 1)
+    graph = b.build(y)
+    symbolize(graph)
+    cands, _ = superoptimize_graph(graph, max_ops=4, time_limit=20)
+    for c in cands:
+        assert_equivalent(graph, c.graph, {**graph.binding_values(), "s": 2})
