@@ -1,0 +1,144 @@
+"""Shared fixtures and helpers for the Cleave-IR test-suite.
+
+Helpers that test modules need at collection time (for `parametrize`) live here as plain module
+attributes too; pytest puts this directory on `sys.path` (no `__init__.py`), so test modules can
+`from conftest import ...` them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from cleave_ir.diagnostics import parse_module_text
+from cleave_ir.dialects import tgraph
+from cleave_ir.run import make_context
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES_DIR = ROOT / "examples"
+EXAMPLE_FILES = sorted(EXAMPLES_DIR.glob("*.mlir"))
+EXAMPLE_IDS = [p.stem for p in EXAMPLE_FILES]
+
+# Every size that appears in the examples and is big enough to slow the interpreter down, mapped to
+# a small size. Sizes, not positions, are mapped, so dims the ops tie together stay equal (the map
+# is applied once: mla's 512 becomes 32 and mha's 32 heads become 4, independently).
+SMALL = {4096: 64, 8192: 64, 14336: 96, 6144: 64, 576: 48, 512: 32, 128: 16, 32: 4}
+
+
+def parse_text(text: str, name: str = "<test>", ctx: Context | None = None) -> ModuleOp:
+    """Parse and verify `text` as cleave-opt does: a syntax error raises xDSL's ParseError, a
+    verifier error a CleaveError whose message is one located line."""
+    return parse_module_text(ctx or make_context(), text, name)
+
+
+def graphs_of(module: ModuleOp) -> list[tgraph.GraphOp]:
+    return [op for op in module.walk() if isinstance(op, tgraph.GraphOp)]
+
+
+def only_graph(module: ModuleOp) -> tgraph.GraphOp:
+    (graph,) = graphs_of(module)
+    return graph
+
+
+def load_example(name: str) -> tgraph.GraphOp:
+    return only_graph(parse_text((EXAMPLES_DIR / f"{name}.mlir").read_text(), f"{name}.mlir"))
+
+
+def value_types(graph: tgraph.GraphOp) -> list[Attribute]:
+    """The types of every value of `graph` in program order: inputs, then op results."""
+    out: list[Attribute] = [a.type for a in graph.inputs]
+    for op in graph.block.ops:
+        out.extend(r.type for r in op.results)
+    return out
+
+
+def build_graph(
+    input_types: Sequence[tgraph.TensorType],
+    body: Callable[[tuple[SSAValue, ...]], Sequence[Operation]],
+    name: str = "g",
+) -> tgraph.GraphOp:
+    """Build a graph with the Python API: `body(args)` returns the ops; the last op's result is
+    the output. The graph is verified."""
+    block = Block(arg_types=input_types)
+    ops = list(body(block.args))
+    out = tgraph.OutputOp([ops[-1].results[0]])
+    block.add_ops([*ops, out])
+    graph = tgraph.GraphOp(
+        name, list(input_types), [ops[-1].results[0].type], Region(block)
+    )
+    graph.verify()
+    return graph
+
+
+def tool(name: str) -> str:
+    """Path of an installed console script (in the running interpreter's venv)."""
+    candidate = Path(sys.executable).parent / name
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed")
+    return found
+
+
+def run_tool(
+    name: str, *args: str, input: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("PYTHONWARNINGS", None)
+    return subprocess.run(
+        [tool(name), *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=env,
+        timeout=120,
+    )
+
+
+def run_tools_parallel(
+    calls: dict[str, tuple[Sequence[str], dict]],
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Run several `run_tool(name, *args, **kwargs)` calls concurrently (each is a separate
+    process, so this only saves the ~1 s interpreter start-up of each); keyed like `calls`.
+    `calls[key] = ((name, *args), kwargs)`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        futures = {k: pool.submit(run_tool, *argv, **kw) for k, (argv, kw) in calls.items()}
+        return {k: f.result() for k, f in futures.items()}
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def ctx() -> Context:
+    """A fresh context with every xDSL dialect and Cleave-IR's (as cleave-opt has)."""
+    return make_context()
+
+
+@pytest.fixture(scope="session")
+def examples() -> Path:
+    """The examples/ directory."""
+    return EXAMPLES_DIR
+
+
+@pytest.fixture
+def parse(ctx: Context) -> Callable[..., ModuleOp]:
+    """`parse(text, name="<test>")`: parse and verify a text into a module."""
+
+    def _parse(text: str, name: str = "<test>") -> ModuleOp:
+        return parse_text(text, name, ctx)
+
+    return _parse
