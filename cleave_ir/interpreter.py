@@ -44,7 +44,7 @@ def round_to(x: np.ndarray, element_type: Attribute) -> np.ndarray:
         rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(
             0xFFFF0000
         )
-        return rounded.view(np.float32)
+        return np.where(np.isnan(x), np.float32(np.nan), rounded.view(np.float32))
     if isinstance(element_type, Float32Type):
         return x.astype(np.float32)
     return x.astype(np.float64)
@@ -129,12 +129,7 @@ class TGraphFunctions(InterpreterFunctions):
     @impl(tgraph.ReshapeOp)
     def run_reshape(self, interpreter: Interpreter, op: tgraph.ReshapeOp, args: tuple[Any, ...]):
         (x,) = args
-        src = [d for d in x.shape if d != 1]
-        shape: list[int] = []
-        it = iter(src)
-        for d in tgraph.tensor_type(op.result).shape:
-            shape.append(1 if d == 1 else next(it))
-        return (x.reshape(shape),)
+        return (x.reshape(concrete_shape(tgraph.tensor_type(op.result), self.bindings)),)
 
     @impl(tgraph.SplitOp)
     def run_split(self, interpreter: Interpreter, op: tgraph.SplitOp, args: tuple[Any, ...]):
@@ -235,8 +230,17 @@ def max_relative_error(reference: np.ndarray, value: np.ndarray) -> float:
     value = np.asarray(value, dtype=np.float64)
     if reference.shape != value.shape:
         return float("inf")
-    scale = float(np.max(np.abs(reference))) if reference.size else 0.0
-    err = float(np.max(np.abs(value - reference))) if reference.size else 0.0
+    if not reference.size:
+        return 0.0
+    # identical entries (including inf == inf, or nan in both) count as no error
+    same = (reference == value) | (np.isnan(reference) & np.isnan(value))
+    if not np.all(np.isfinite(reference) | same):
+        return float("inf")
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(same, 0.0, np.abs(value - reference))
+    err = float(np.max(diff))
+    finite = np.abs(reference[np.isfinite(reference)])
+    scale = float(np.max(finite)) if finite.size else 0.0
     if not np.isfinite(err):
         return float("inf")
     return err / scale if scale > 0 else err

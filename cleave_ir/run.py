@@ -64,7 +64,7 @@ def resize_graph(graph: tgraph.GraphOp, resize: dict[int, int]) -> tgraph.GraphO
     try:
         return instantiate(work, bindings)
     except Exception as e:  # a resize that breaks a split's divisibility
-        raise CleaveError(f"@{graph.sym_name.data}: --resize {resize} is not valid here: {e}") from None
+        raise CleaveError(f"error: @{graph.sym_name.data}: --resize {resize} is not valid here: {str(e).removeprefix('error: ')}") from None
 
 
 def estimated_bytes(graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: int) -> tuple[int, str]:
@@ -105,9 +105,10 @@ def run_module(
     mode: str = "float64",
     rtol: float | None = None,
     max_memory_gb: float = 8.0,
-    out=sys.stdout,
+    out=None,
 ) -> bool:
     """Run the module's graphs and print the report; return False when same-signature graphs disagree."""
+    out = sys.stdout if out is None else out
     graphs = [op for op in module.walk() if isinstance(op, tgraph.GraphOp)]
     if graph_name is not None:
         graphs = [g for g in graphs if g.sym_name.data == graph_name]

@@ -33,8 +33,29 @@ def as_dim(value: int | str | sympy.Expr) -> Dim:
 
 
 def dim_str(dim: Dim) -> str:
-    """Canonical text of a dim, as it appears in types: `4096`, `N`, `K/s`."""
-    return str(dim)
+    """Canonical text of a dim in the type grammar: `4096`, `N`, `K/s`, `K*K`, `K/(s*s)`."""
+    if dim.is_Atom:
+        return str(dim)
+    num, den = sympy.fraction(sympy.factor_terms(dim))
+
+    def product(e: sympy.Expr) -> list[str]:
+        out: list[str] = []
+        coeff, rest = e.as_coeff_Mul()
+        if coeff != 1:
+            out.append(str(coeff))
+        for base, exp in sorted(rest.as_powers_dict().items(), key=lambda t: str(t[0])):
+            if base == 1:
+                continue
+            if not (exp.is_Integer and exp > 0) or not base.is_Atom:
+                return [f"({e})"]  # not a monomial: outside the grammar, printed as is
+            out.extend([str(base)] * int(exp))
+        return out or ["1"]
+
+    n, d = product(num), product(den)
+    text = "*".join(n)
+    if d != ["1"]:
+        text += "/" + (d[0] if len(d) == 1 else "(" + "*".join(d) + ")")
+    return text
 
 
 def is_one(dim: Dim) -> bool:

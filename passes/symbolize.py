@@ -233,7 +233,7 @@ def instantiate(graph: tgraph.GraphOp, bindings: Mapping[str, int]) -> tgraph.Gr
         try:
             shapes[v] = tuple(sympy.Integer(evaluate(d, values)) for d in tgraph.tensor_type(v).shape)
         except ValueError as e:
-            raise CleaveError(f"@{graph.sym_name.data}: {e}") from None
+            raise CleaveError(f"error: @{graph.sym_name.data}: {e}") from None
     retype_graph(clone, shapes)
     clone.bindings = None
     clone.attributes.pop("constraints", None)
@@ -265,7 +265,7 @@ class BindSymbolsPass(ModulePass):
         for item in self.values.replace(",", " ").split():
             name, _, value = item.partition("=")
             if not value.isdigit() or int(value) < 1:
-                raise CleaveError(f"cleave-bind: expected NAME=POSITIVE_INT, got '{item}'")
+                raise CleaveError(f"error: cleave-bind: expected NAME=POSITIVE_INT, got '{item}'")
             overrides[name] = int(value)
         for graph in [g for g in op.walk() if isinstance(g, tgraph.GraphOp)]:
             concrete = instantiate(graph, overrides)

@@ -366,11 +366,6 @@ def test_cleave_run_stdin_bad(capsys, monkeypatch):
     assert re.match(r"^<stdin>:1:\d+: error: ", err)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG cleave_ir/run.py: run_module(out=sys.stdout) binds the stream at import time, so "
-    "cleave-run's report ignores a later sys.stdout redirection (contextlib.redirect_stdout)",
-)
 def test_cleave_run_report_follows_redirected_stdout():
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -410,13 +405,6 @@ def test_pass_errors_are_one_line_and_exit_1(argv, tmp_path: Path, capsys, monke
     assert re.search(r"@g: .*d1/s is not an integer", err)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG cleave_ir/run.py resize_graph and passes/symbolize.py (instantiate, symbolize): "
-    "their CleaveError messages lack the 'error:' marker every other diagnostic has, e.g. "
-    "'@g: --resize {12: 7} is not valid here: @g: dim d1/s is not an integer ...' and "
-    "'@g: dim d1/s is not an integer under ...' (cleave-bind)",
-)
 @pytest.mark.parametrize(
     "argv",
     [
@@ -492,12 +480,6 @@ INF_TWICE = "".join(
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG cleave_ir/interpreter.py max_relative_error: outputs with inf at the same places "
-    "give |inf - inf| = nan -> error inf, so cleave-run --mode declared reports two IDENTICAL "
-    "graphs as DISAGREE (exit 1) once an f16 value overflows (and numpy prints a RuntimeWarning)",
-)
 @pytest.mark.filterwarnings("ignore:invalid value encountered in subtract:RuntimeWarning")
 def test_identical_graphs_with_fp16_overflow_agree(tmp_path: Path):
     (tmp_path / "inf.mlir").write_text(INF_TWICE)

@@ -193,15 +193,6 @@ def test_reshape_rejects_reordering_non_unit_dims():
         build_graph([T((2, 3))], lambda a: [tgraph.ReshapeOp(a[0], T((3, 2)))])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=StopIteration,
-    reason="BUG cleave_ir/interpreter.py run_reshape: a symbolic dim bound to 1 (reshape "
-    "[N, 4] -> [N, 1, 4] with N=1) is treated as non-1 by the type but dropped from the input's "
-    "non-1 dims, so next(it) raises StopIteration: cleave-run --bind N=1 prints a traceback; "
-    "also reached by `cleave-opt -p cleave-symbolize` then `cleave-run --bind d0=1` on any graph "
-    "with a reshape",
-)
 def test_reshape_with_symbolic_dim_bound_to_one():
     text = """
     tgraph.graph @g(%a: !tgraph.tensor<[N, 4], f64>) -> !tgraph.tensor<[N, 1, 4], f64> {
@@ -342,13 +333,6 @@ def test_random_graph_text_roundtrip_and_symbolize(op_type, pair, elt):
     assert value_types(back) == value_types(graph)
 
 
-POWER_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="BUG dialects/tgraph.py + cleave_ir/shapes.py: a dim that simplifies to a power (K*K, "
-    "or K/s/s from splitting a split by the same symbol) is stored with sympy's text 'K**2', which "
-    "parse_dim_text cannot read back: the type is accepted by the parser but then fails to "
-    "verify/print ('unexpected '*' in dim 'K**2''), even though the verifier rules allow it",
-)
 
 
 @pytest.mark.parametrize(
@@ -360,8 +344,8 @@ POWER_BUG = pytest.mark.xfail(
         ("(K/s)/2", 2),
         ("K*s/2", 18),
         ("K/(s*t)", 2),
-        pytest.param("K*K", 144, marks=POWER_BUG),
-        pytest.param("K/s/s", 1, marks=POWER_BUG),
+        ("K*K", 144),
+        ("K/t/t", 3),
     ],
 )
 def test_symbolic_dim_text_roundtrip(dim, value):
@@ -394,12 +378,6 @@ def test_round_to_bf16_is_round_to_nearest_even(values):
     np.testing.assert_array_equal(got[~tiny], expected[~tiny].astype(np.float32))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG cleave_ir/interpreter.py round_to (bf16): the rounding add carries out of NaNs "
-    "whose mantissa's high bits are all set (e.g. 0x7FFFFFFF -> -0.0, 0xFFFFFFFF -> 0.0), so a "
-    "NaN becomes a zero in declared mode",
-)
 def test_round_to_bf16_keeps_nan():
     bits = np.array([0x7FC00000, 0x7FFFFFFF, 0xFFFFFFFF, 0x7FFF8000], dtype=np.uint32)
     got = round_to(bits.view(np.float32), BFloat16Type())
