@@ -41,11 +41,13 @@ from cleave_ir.builder import GraphBuilder
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
 from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
+from cleave_ir.passes import abstract_expr
 from cleave_ir.passes.reduced_dims import eventually_reduced
 from cleave_ir.passes.symbolize import symbolize
 from cleave_ir.shapes import Dim, evaluate_shape, symbol
 
 SPLIT = symbol("s")
+LEADING_ONE = ("leading-one",)  # reshape attribute: add a leading size-1 dim
 _UNARY_FN = {
     "exp": np.exp,
     "sqrt": np.sqrt,
@@ -75,10 +77,11 @@ class EClass:
     shape: tuple[Dim, ...]
     value: np.ndarray
     nodes: list[Node]
-    ops: Counter  # op kinds in the tree expansion of the first construction
-    leaves: Counter  # inputs in that tree expansion
+    counts: int  # op kinds and inputs of the first construction's tree expansion (_Packed)
     dag: frozenset[int]  # classes (non-input) of the first construction's DAG
+    form: tuple  # abstract expression of the first construction
     round: int
+    best: int = 0  # index of the construction with the smallest DAG (used for extraction)
 
 
 @dataclass
@@ -110,40 +113,6 @@ def _kind(op: object) -> str:
     if isinstance(op, tgraph.ReduceOp):
         return f"reduce_{op.kind.data.value}"
     return op.name.split(".")[1]  # type: ignore[attr-defined]
-
-
-_NONLINEAR = {"exp", "sqrt", "rsqrt", "silu", "sigmoid", "square", "reciprocal"}
-_TRANSPARENT = {"split", "reshape"}  # ops a candidate may add under a nonlinear op
-
-
-def _signature(ops: Counter, leaves: Counter) -> tuple:
-    kept = tuple(sorted((k, n) for k, n in ops.items() if k not in _TRANSPARENT))
-    return kept, tuple(sorted(leaves.items()))
-
-
-def _barriers(graph: tgraph.GraphOp) -> dict[str, set[tuple]]:
-    """For each nonlinear op kind, the (op kinds, leaves) signatures of its arguments in the graph.
-
-    Nonlinear ops are barriers for the identities the search is after: an equivalent graph applies
-    them to the same arguments, up to Split. A term applying one to anything else is pruned.
-    """
-    ops: dict[SSAValue, Counter] = {}
-    leaves: dict[SSAValue, Counter] = {}
-    for i, a in enumerate(graph.inputs):
-        ops[a], leaves[a] = Counter(), Counter({i: 1})
-    out: dict[str, set[tuple]] = {}
-    for op in graph.block.ops:
-        if isinstance(op, tgraph.OutputOp):
-            continue
-        k = _kind(op)
-        if k in _NONLINEAR:
-            out.setdefault(k, set()).add(_signature(ops[op.operands[0]], leaves[op.operands[0]]))
-        c, l = Counter({k: 1}), Counter()
-        for o in op.operands:
-            c += ops[o]
-            l += leaves[o]
-        ops[op.results[0]], leaves[op.results[0]] = c, l
-    return out
 
 
 def _tree_counts(graph: tgraph.GraphOp) -> tuple[Counter, Counter, set[float]]:
@@ -198,6 +167,96 @@ def small_instantiations(
     return out
 
 
+def _form(kind: str, children: Sequence[abstract_expr.Form], size: Dim | None = None, leaf: int = 0) -> abstract_expr.Form:
+    """Abstract expression of a construction (see abstract_expr)."""
+    ax = abstract_expr
+    if kind == "input":
+        return ax.leaf(leaf)
+    if kind in ("matmul", "matmul_t"):
+        return ax.total(ax.mul(children[0], children[1]), size)  # type: ignore[arg-type]
+    if kind == "reduce_sum":
+        return ax.total(children[0], size)  # type: ignore[arg-type]
+    if kind == "reduce_max":
+        return ax.fn("max", children[0])
+    if kind in ("exp", "sqrt", "silu", "sigmoid"):
+        return ax.fn(kind, children[0])
+    if kind == "rsqrt":
+        return ax.inv(ax.fn("sqrt", children[0]))
+    if kind == "reciprocal":
+        return ax.inv(children[0])
+    if kind == "square":
+        return ax.square(children[0])
+    if kind in ("add", "sub"):
+        return ax.add(children[0], children[1])
+    if kind == "mul":
+        return ax.mul(children[0], children[1])
+    if kind == "div":
+        return ax.mul(children[0], ax.inv(children[1]))
+    if kind == "max":
+        return ax.maximum(children[0], children[1])
+    return children[0]  # neg, scale, split, reshape
+
+
+def _graph_form(graph: tgraph.GraphOp) -> abstract_expr.Form:
+    forms: dict[SSAValue, abstract_expr.Form] = {a: abstract_expr.leaf(i) for i, a in enumerate(graph.inputs)}
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            continue
+        size = None
+        if isinstance(op, tgraph.MatmulOp):
+            size = tgraph.tensor_type(op.lhs).shape[-1]
+        elif isinstance(op, tgraph.ReduceOp):
+            size = tgraph.tensor_type(op.input).shape[op.axis]
+        forms[op.results[0]] = _form(_kind(op), [forms[o] for o in op.operands], size)
+    return forms[graph.output_op.outputs[0]]
+
+
+class _Packed:
+    """Op-kind and leaf counts packed into one int (7-bit fields, guard bits): add is `+`."""
+
+    def __init__(self, budget: dict[object, int]) -> None:
+        self.index = {k: i for i, k in enumerate(budget)}
+        self.guard = sum(1 << (8 * i + 7) for i in range(len(budget)))
+        self.limit = sum(min(v, 127) << (8 * self.index[k]) for k, v in budget.items()) | self.guard
+
+    def one(self, key: object) -> int:
+        return 1 << (8 * self.index[key])
+
+    def fits(self, counts: int) -> bool:
+        return (self.limit - counts) & self.guard == self.guard
+
+    def minimum(self, a: int, b: int) -> int:
+        out = 0
+        for i in range(len(self.index)):
+            shift = 8 * i
+            out |= min((a >> shift) & 127, (b >> shift) & 127) << shift
+        return out
+
+
+def _matmul_shape(a: tuple[Dim, ...], b: tuple[Dim, ...], transpose_b: bool) -> tuple[Dim, ...] | None:
+    if len(a) < 2 or len(b) < 2 or len(a) != len(b):
+        return None
+    k2, n = (b[-1], b[-2]) if transpose_b else (b[-2], b[-1])
+    if a[-1] != k2:
+        return None
+    batch = _broadcast(a[:-2], b[:-2])
+    return None if batch is None else (*batch, a[-2], n)
+
+
+def _broadcast(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tuple[Dim, ...] | None:
+    if len(a) != len(b):
+        return None
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
+
+
 class Enumerator:
     """Bottom-up enumeration of the terms of one graph at one small instantiation."""
 
@@ -217,8 +276,17 @@ class Enumerator:
         self.deadline = time.monotonic() + time_limit
         self.progress = progress
         self.stats = SearchStats()
-        self.budget_ops, self.budget_leaves, self.factors = _tree_counts(graph)
-        self.barriers = _barriers(graph)
+        ops, leaves, self.factors = _tree_counts(graph)
+        budget: dict[object, int] = {k: n for k, n in ops.items()}
+        # tree expansion counts a shared split (or reshape) once per use
+        share = max(leaves.values(), default=1)
+        budget["split"] = max_splits * share
+        budget["reshape"] = budget.get("reshape", 0) + 1 + (2 * share if max_splits else 0)
+        budget["reduce_sum"] = budget.get("reduce_sum", 0) + max_splits  # reductions over split counts
+        budget.update({("leaf", i): n for i, n in leaves.items()})
+        self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
+        self.packed = _Packed(budget)
+        self.goal = abstract_expr.Goal(_graph_form(graph))
         reduced = eventually_reduced(graph)
         self.reducible: set[sympy.Symbol] = {SPLIT}
         for arg, dims in zip(graph.inputs, reduced):
@@ -243,19 +311,8 @@ class Enumerator:
         q = np.round(mantissa * (1 << 23)).astype(np.int64)
         return (shape, q.tobytes(), exponent.astype(np.int16).tobytes())
 
-    def _allowed(self, kind: str, ops: Counter, leaves: Counter) -> bool:
-        for i, n in leaves.items():
-            if n > self.budget_leaves[i]:
-                return False
-        for k, n in ops.items():
-            extra = {"split": self.max_splits, "reshape": 1}.get(k, 0)
-            if k == "reduce_sum":
-                extra = self.max_splits  # reductions over split counts
-            if n > self.budget_ops[k] + extra:
-                return False
-        return True
-
-    def _add(self, node: Node, shape: tuple[Dim, ...], value: np.ndarray, round_: int) -> None:
+    def _add(self, node: Node, shape: tuple[Dim, ...], value: np.ndarray, round_: int, counts: int,
+             dag: frozenset[int], form: abstract_expr.Form) -> None:
         self.stats.explored += 1
         if not np.all(np.isfinite(value)):
             self.stats.pruned += 1
@@ -265,19 +322,19 @@ class Enumerator:
             cls = self.classes[self.by_key[key]]
             if node not in cls.nodes:
                 cls.nodes.append(node)
+                # keep a lower bound of the counts over the constructions, and the smallest DAG
+                lower = self.packed.minimum(cls.counts, counts)
+                if lower != cls.counts:  # cheaper now: retry the pairs the budget refused
+                    cls.counts = lower
+                    cls.round = round_
+                if len(dag) + 1 < len(cls.dag):
+                    cls.dag = dag | {cls.id}
+                    cls.best = len(cls.nodes) - 1
             return
-        children = [self.classes[a] for a in node.args]
-        ops = Counter({node.kind: 1}) if node.kind != "input" else Counter()
-        leaves = Counter({node.attr: 1}) if node.kind == "input" else Counter()
-        dag: frozenset[int] = frozenset()
-        for c in children:
-            ops += c.ops
-            leaves += c.leaves
-            dag |= c.dag
         cid = len(self.classes)
         if node.kind != "input":
             dag = dag | {cid}
-        self.classes.append(EClass(cid, shape, value, [node], ops, leaves, dag, round_))
+        self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_))
         self.by_key[key] = cid
         self.stats.classes = len(self.classes)
 
@@ -286,86 +343,101 @@ class Enumerator:
         """Constructions with at least one child created in the previous round (semi-naive)."""
         new = [c for c in self.classes if c.round == round_ - 1]
         all_ = list(self.classes)
+        unary = [k for k in _UNARY_FN if k in self.kinds]
+        binary = [k for k in _BINARY_FN if k in self.kinds]
+        matmuls = [k for k in ("matmul", "matmul_t") if k in self.kinds]
         for c in new:
-            for k in _UNARY_FN:
-                if not self.budget_ops[k]:
-                    continue
-                if k in _NONLINEAR and _signature(c.ops, c.leaves) not in self.barriers.get(k, ()):
-                    continue
+            for k in unary:
                 yield Node(k, (c.id,))
             for f in sorted(self.factors):
                 yield Node("scale", (c.id,), f)
             for d in range(len(c.shape)):
                 yield Node("reduce_sum", (c.id,), d)
-                yield Node("reduce_max", (c.id,), d)
+                if "reduce_max" in self.kinds:
+                    yield Node("reduce_max", (c.id,), d)
             if len(c.nodes) == 1 and c.nodes[0].kind == "input":
                 i = c.nodes[0].attr
                 for d in sorted(self.reduced_inputs[i]):  # type: ignore[index]
                     yield Node("split", (c.id,), d)
+                if self.max_splits:  # to meet split tensors: [..] -> [1, ..]
+                    yield Node("reshape", (c.id,), LEADING_ONE)
             yield Node("reshape", (c.id,), self.out_type.shape)
+        fits = self.packed.fits
         for c in new:
             for o in all_:
                 if o.round == round_ - 1 and o.id < c.id:
                     continue  # the pair (o, c) is yielded when o is `c`
-                if not self._allowed("", c.ops + o.ops, c.leaves + o.leaves) or len(c.dag | o.dag) >= self.max_ops:
+                if not fits(c.counts + o.counts) or len(c.dag | o.dag) >= self.max_ops:
                     continue  # no op over this pair can fit the budget
                 pairs = [(c.id, o.id), (o.id, c.id)] if o.id != c.id else [(c.id, c.id)]
                 for a, b in pairs:
-                    for k in ("matmul", "matmul_t"):
-                        if self.budget_ops["matmul"] + self.budget_ops["matmul_t"]:
-                            yield Node(k, (a, b))
-                    for k in _BINARY_FN:
-                        if not self.budget_ops[k] or (k in _COMMUTATIVE and a > b):
-                            continue
+                    for k in matmuls:
                         yield Node(k, (a, b))
+                    for k in binary:
+                        if not (k in _COMMUTATIVE and a > b):
+                            yield Node(k, (a, b))
 
-    def _evaluate(self, node: Node) -> tuple[tuple[Dim, ...], np.ndarray] | None:
+    def _shape(self, node: Node) -> tuple[tuple[Dim, ...], Dim | None] | None:
+        """Result shape (and summed size) of a construction, or None where the shapes forbid it."""
         cs = [self.classes[a] for a in node.args]
         k = node.kind
-        try:
-            if k in ("matmul", "matmul_t"):
-                shape = tgraph.MatmulOp.infer_shape(cs[0].shape, cs[1].shape, k == "matmul_t")
-                b = np.swapaxes(cs[1].value, -1, -2) if k == "matmul_t" else cs[1].value
-                return shape, np.matmul(cs[0].value, b)
-            if k in _BINARY_FN:
-                shape = tgraph.broadcast_shapes(cs[0].shape, cs[1].shape, k)
-                return shape, _BINARY_FN[k](cs[0].value, cs[1].value)
-            if k in _UNARY_FN:
-                return cs[0].shape, _UNARY_FN[k](cs[0].value)
-            if k == "scale":
-                return cs[0].shape, cs[0].value * node.attr  # type: ignore[operator]
-            if k.startswith("reduce_"):
-                d = node.attr
-                size = cs[0].shape[d]  # type: ignore[index]
-                if size == 1 or not size.free_symbols <= self.reducible:
-                    return None  # eventually-reduced rule
-                shape = tuple(sympy.Integer(1) if i == d else x for i, x in enumerate(cs[0].shape))
-                fn = np.sum if k == "reduce_sum" else np.max
-                return shape, fn(cs[0].value, axis=d, keepdims=True)  # type: ignore[call-overload]
-            if k == "split":
-                d = node.attr
-                shape = tgraph.SplitOp.infer_shape(cs[0].shape, d, SPLIT)  # type: ignore[arg-type]
-                x = cs[0].value
-                parts = self.bindings["s"]
-                if x.shape[d] % parts:  # type: ignore[index]
-                    return None
-                new = (*x.shape[:d], parts, x.shape[d] // parts, *x.shape[d + 1 :])  # type: ignore[index, operator]
-                return shape, np.moveaxis(x.reshape(new), d, 0)  # type: ignore[arg-type]
-            if k == "reshape":
-                target = node.attr
-                src = [x for x in cs[0].shape if x != 1]
-                if src != [x for x in target if x != 1] or tuple(target) == cs[0].shape:  # type: ignore[union-attr]
-                    return None
-                conc = evaluate_shape(target, self.bindings)  # type: ignore[arg-type]
-                return tuple(target), cs[0].value.reshape(conc)  # type: ignore[arg-type]
-        except VerifyException:
-            return None
+        if k in ("matmul", "matmul_t"):
+            shape = _matmul_shape(cs[0].shape, cs[1].shape, k == "matmul_t")
+            return None if shape is None else (shape, cs[0].shape[-1])
+        if k in _BINARY_FN:
+            shape = _broadcast(cs[0].shape, cs[1].shape)
+            return None if shape is None else (shape, None)
+        if k in _UNARY_FN or k == "scale":
+            return cs[0].shape, None
+        if k.startswith("reduce_"):
+            d = node.attr
+            size = cs[0].shape[d]  # type: ignore[index]
+            if size == 1 or not size.free_symbols <= self.reducible:
+                return None  # eventually-reduced rule
+            return tuple(sympy.Integer(1) if i == d else x for i, x in enumerate(cs[0].shape)), size
+        if k == "split":
+            try:
+                return tgraph.SplitOp.infer_shape(cs[0].shape, node.attr, SPLIT), None  # type: ignore[arg-type]
+            except VerifyException:
+                return None
+        if k == "reshape" and node.attr == LEADING_ONE:
+            return (sympy.Integer(1), *cs[0].shape), None
+        if k == "reshape":
+            target = tuple(node.attr)  # type: ignore[arg-type]
+            src = [x for x in cs[0].shape if x != 1]
+            if src != [x for x in target if x != 1] or target == cs[0].shape:
+                return None
+            return target, None
         return None
+
+    def _evaluate(self, node: Node, shape: tuple[Dim, ...]) -> np.ndarray | None:
+        xs = [self.classes[a].value for a in node.args]
+        k = node.kind
+        if k in ("matmul", "matmul_t"):
+            return np.matmul(xs[0], np.swapaxes(xs[1], -1, -2) if k == "matmul_t" else xs[1])
+        if k in _BINARY_FN:
+            return _BINARY_FN[k](xs[0], xs[1])
+        if k in _UNARY_FN:
+            return _UNARY_FN[k](xs[0])
+        if k == "scale":
+            return xs[0] * node.attr  # type: ignore[operator]
+        if k.startswith("reduce_"):
+            fn = np.sum if k == "reduce_sum" else np.max
+            return fn(xs[0], axis=node.attr, keepdims=True)  # type: ignore[call-overload]
+        if k == "split":
+            d, x, parts = node.attr, xs[0], self.bindings["s"]
+            if x.shape[d] % parts:  # type: ignore[index]
+                return None
+            new = (*x.shape[:d], parts, x.shape[d] // parts, *x.shape[d + 1 :])  # type: ignore[index, operator]
+            return np.moveaxis(x.reshape(new), d, 0)  # type: ignore[arg-type]
+        return xs[0].reshape(evaluate_shape(shape, self.bindings))
 
     def run(self) -> list[int]:
         """Enumerate; return the ids of classes equal to the output (the output's class)."""
+        packed = self.packed
         for i, arg in enumerate(self.graph.inputs):
-            self._add(Node("input", (), i), tgraph.tensor_type(arg).shape, self.inputs[i], 0)
+            self._add(Node("input", (), i), tgraph.tensor_type(arg).shape, self.inputs[i], 0,
+                      packed.one(("leaf", i)), frozenset(), abstract_expr.leaf(i))
         for round_ in range(1, self.max_ops + 1):
             for node in self._constructions(round_):
                 if time.monotonic() > self.deadline:
@@ -373,24 +445,27 @@ class Enumerator:
                     break
                 if node in self.seen:
                     continue
-                self.seen.add(node)
                 cs = [self.classes[a] for a in node.args]
-                ops = Counter({node.kind: 1})
-                leaves: Counter = Counter()
-                dag: frozenset[int] = frozenset()
-                for c in cs:
-                    ops += c.ops
-                    leaves += c.leaves
-                    dag |= c.dag
-                if len(dag) + 1 > self.max_ops or not self._allowed(node.kind, ops, leaves):
+                counts = sum(c.counts for c in cs) + packed.one(node.kind)
+                dag: frozenset[int] = frozenset().union(*(c.dag for c in cs))
+                if len(dag) + 1 > self.max_ops or not packed.fits(counts):
+                    self.stats.pruned += 1  # not `seen`: a cheaper child construction may admit it later
+                    continue
+                self.seen.add(node)
+                shaped = self._shape(node)
+                if shaped is None:
+                    self.stats.pruned += 1
+                    continue
+                form = _form(node.kind, [c.form for c in cs], shaped[1])
+                if not self.goal.admits(form):
                     self.stats.pruned += 1
                     continue
                 with np.errstate(all="ignore"):
-                    res = self._evaluate(node)
-                if res is None:
+                    value = self._evaluate(node, shaped[0])
+                if value is None:
                     self.stats.pruned += 1
                     continue
-                self._add(node, res[0], res[1], round_)
+                self._add(node, shaped[0], value, round_, counts, dag, form)
                 self._report()
             if self.stats.stopped_by_time:
                 break
@@ -402,7 +477,7 @@ class Enumerator:
         ]
 
     def _report(self) -> None:
-        if self.progress and self.stats.explored % 2000 == 0:
+        if self.progress and self.stats.explored % 500 == 0:
             s = self.stats
             print(
                 f"\r  explored {s.explored} pruned {s.pruned} classes {s.classes} "
@@ -413,19 +488,70 @@ class Enumerator:
             )
 
     # ------------------------------------------------------------------ extraction
-    def build(self, root: Node, name: str) -> tgraph.GraphOp:
-        """The graph of construction `root`, children by their first construction."""
+    def choose(self) -> None:
+        """Cheapest construction of every class per mode: "plain" (no split) and "split:<dim>".
+
+        Costs are tree sizes, computed to a fixpoint. Mode "split:K" uses at least one split, and
+        only splits of dims of size K, somewhere below the class; so every Split-K form (e.g. split
+        over the KV length or over the head dim) is extracted even where a plain construction of
+        the same value is smaller.
+        """
+        inf = float("inf")
+        n = len(self.classes)
+        split_dims = {
+            str(self.classes[node.args[0]].shape[node.attr])  # type: ignore[index]
+            for c in self.classes
+            for node in c.nodes
+            if node.kind == "split"
+        }
+        self.modes = ["plain", *(f"split:{d}" for d in sorted(split_dims))]
+        self.cost = {m: [inf] * n for m in self.modes}
+        self.pick: dict[str, list[tuple[Node, tuple[str, ...]] | None]] = {m: [None] * n for m in self.modes}
+        changed = True
+        while changed:
+            changed = False
+            for c in self.classes:
+                for node in c.nodes:
+                    for mode, (cost, modes) in self._node_costs(node).items():
+                        if cost < self.cost[mode][c.id]:
+                            self.cost[mode][c.id] = cost
+                            self.pick[mode][c.id] = (node, modes)
+                            changed = True
+
+    def _node_costs(self, node: Node) -> dict[str, tuple[float, tuple[str, ...]]]:
+        if node.kind == "input":
+            return {"plain": (0, ())}
+        plain = self.cost["plain"]
+        kids = node.args
+        out = {"plain": (1 + sum(plain[a] for a in kids), ("plain",) * len(kids))}
+        if node.kind == "split":
+            out[f"split:{self.classes[kids[0]].shape[node.attr]}"] = out["plain"]  # type: ignore[index]
+            return out
+        for mode in self.modes[1:]:
+            # split every operand that can be split over this dim (a Split-K graph splits all the
+            # reductions it combines, sharing the split producers), at least one
+            split = self.cost[mode]
+            modes = tuple(mode if split[a] < float("inf") else "plain" for a in kids)
+            best: tuple[float, tuple[str, ...]] = (float("inf"), ())
+            if mode in modes:
+                # an unsplit non-input operand recomputes work the split form should share
+                unsplit = sum(m == "plain" and plain[a] > 0 for m, a in zip(modes, kids))
+                best = (1 + sum(self.cost[m][a] for m, a in zip(modes, kids)) + 100 * unsplit, modes)
+            out[mode] = best
+        return out
+
+    def build(self, root: Node, mode: str, name: str) -> tgraph.GraphOp | None:
+        """The graph of construction `root` with its children's cheapest `mode` constructions."""
         g = self.graph
-        elt = self.out_type.element_type
-        b = GraphBuilder(name, elt)
+        b = GraphBuilder(name, self.out_type.element_type)
         args = [
             b.input(n, tgraph.tensor_type(a).shape, tgraph.tensor_type(a).element_type)
             for n, a in zip(g.input_names(), g.inputs)
         ]
-        memo: dict[int, SSAValue] = {}
+        memo: dict[tuple[int, str], SSAValue] = {}
 
-        def emit(node: Node) -> SSAValue:
-            xs = [value(a) for a in node.args]
+        def emit(node: Node, modes: Sequence[str]) -> SSAValue:
+            xs = [value(a, m) for a, m in zip(node.args, modes)]
             k = node.kind
             if k == "input":
                 return args[node.attr]  # type: ignore[index]
@@ -441,14 +567,21 @@ class Enumerator:
                 return b.reduce(k.removeprefix("reduce_"), xs[0], node.attr)  # type: ignore[arg-type]
             if k == "split":
                 return b.split(xs[0], node.attr, SPLIT)  # type: ignore[arg-type]
+            if node.attr == LEADING_ONE:
+                return b.reshape(xs[0], (1, *tgraph.tensor_type(xs[0]).shape))
             return b.reshape(xs[0], node.attr)  # type: ignore[arg-type]
 
-        def value(cid: int) -> SSAValue:
-            if cid not in memo:
-                memo[cid] = emit(self.classes[cid].nodes[0])
-            return memo[cid]
+        def value(cid: int, m: str) -> SSAValue:
+            if (cid, m) not in memo:
+                picked = self.pick[m][cid]
+                assert picked is not None
+                memo[(cid, m)] = emit(*picked)
+            return memo[(cid, m)]
 
-        graph = b.build(emit(root))
+        costs = self._node_costs(root)
+        if mode not in costs or costs[mode][0] == float("inf"):
+            return None
+        graph = b.build(emit(root, costs[mode][1]))
         graph.bindings = g.bindings
         return graph
 
@@ -485,6 +618,13 @@ def describe_change(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str:
             notes.append(f"{label} moved after matmul")
         elif b1[k] > b0[k] and a0[k] > a1[k]:
             notes.append(f"{label} moved before matmul")
+    combined = [
+        op
+        for op in candidate.block.ops
+        if isinstance(op, tgraph.ReduceOp) and tgraph.tensor_type(op.input).shape[op.axis] == SPLIT
+    ]
+    if combined:
+        notes.append(f"{len(combined)} partial result{'s' if len(combined) > 1 else ''} combined over s")
     if not notes:
         notes.append("reassociated")
     return ", ".join(notes)
@@ -519,18 +659,28 @@ def superoptimize_graph(
         print(file=sys.stderr)
     found: list[Candidate] = []
     base = graph.sym_name.data
-    for cid in hits:
-        for node in en.classes[cid].nodes:
-            if len(found) >= max_candidates:
-                break
-            cand = en.build(node, f"{base}_c{len(found) + 1}")
-            if _same_structure(cand, work):
-                continue
-            if not _confirm(work, cand, en.instantiations[1:], seed):
-                continue
-            found.append(Candidate(cand, describe_change(work, cand)))
+    en.choose()
+    for cid, node, mode in [(c, n, m) for m in en.modes for c in hits for n in en.classes[c].nodes]:
+        if len(found) >= max_candidates:
+            break
+        cand = en.build(node, mode, f"{base}_c{len(found) + 1}")
+        if cand is None or any(_same_structure(cand, x) for x in [work, *(f.graph for f in found)]):
+            continue
+        if _only_reshaped(cand, work):
+            continue
+        if not _confirm(work, cand, en.instantiations[1:], seed):
+            continue
+        found.append(Candidate(cand, describe_change(work, cand)))
     en.stats.candidates = len(found)
     return found, en.stats
+
+
+def _only_reshaped(cand: tgraph.GraphOp, original: tgraph.GraphOp) -> bool:
+    """The candidate only adds size-1 dims and drops them again (no split): nothing gained."""
+    kinds = [op.name for op in cand.block.ops]
+    return "tgraph.split" not in kinds and kinds.count("tgraph.reshape") > sum(
+        op.name == "tgraph.reshape" for op in original.block.ops
+    )
 
 
 def _confirm(reference: tgraph.GraphOp, cand: tgraph.GraphOp, bindings: Sequence[dict[str, int]], seed: int) -> bool:
@@ -550,7 +700,7 @@ class SuperoptimizePass(ModulePass):
 
     name = "cleave-superoptimize"
 
-    max_ops: int = 8
+    max_ops: int = 12
     max_splits: int = 2
     time_limit: float = 60.0
     seed: int = 0
