@@ -244,3 +244,23 @@ def max_relative_error(reference: np.ndarray, value: np.ndarray) -> float:
     if not np.isfinite(err):
         return float("inf")
     return err / scale if scale > 0 else err
+
+
+def run_split_k(
+    split: tgraph.GraphOp,
+    combine: tgraph.GraphOp,
+    inputs: Sequence[np.ndarray],
+    *,
+    mode: Mode = "float64",
+    bindings: Mapping[str, int] | None = None,
+) -> tuple[np.ndarray, ...]:
+    """Run a split graph then its combine graph (the two kernels of a Split-K candidate).
+
+    The combine graph takes the split graph's outputs, then the original inputs it names in its
+    `cleave.passthrough` attribute.
+    """
+    partials = run_graph(split, inputs, mode=mode, bindings=bindings)
+    names = split.input_names()
+    passthrough = combine.attributes.get("cleave.passthrough")
+    extra = [inputs[names.index(n.data)] for n in getattr(passthrough, "data", ())]  # type: ignore[attr-defined]
+    return run_graph(combine, [*partials, *extra], mode=mode, bindings=bindings)

@@ -25,6 +25,7 @@ from cleave_ir.interpreter import (
     max_relative_error,
     random_inputs,
     run_graph,
+    run_split_k,
 )
 from cleave_ir.passes.symbolize import instantiate, symbolize
 from cleave_ir.universe import get_all_dialects as cleave_dialects
@@ -80,6 +81,25 @@ def estimated_bytes(graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: i
     return total, largest_shape
 
 
+def _stage(graph: tgraph.GraphOp) -> str | None:
+    stage = graph.attributes.get("cleave.stage")
+    return getattr(stage, "data", None)
+
+
+def _combine_name(graph: tgraph.GraphOp) -> str | None:
+    ref = graph.attributes.get("cleave.combine")
+    return ref.root_reference.data if ref is not None else None  # type: ignore[attr-defined]
+
+
+def _pair_signature(split: tgraph.GraphOp, combine: tgraph.GraphOp) -> tgraph.GraphOp:
+    """A stand-in graph with the pair's signature: the split's inputs, the combine's outputs."""
+    return tgraph.GraphOp(
+        split.sym_name.data,
+        [tgraph.tensor_type(a) for a in split.inputs],
+        [tgraph.tensor_type(t) for t in combine.function_type.outputs.data],
+    )
+
+
 def signature(graph: tgraph.GraphOp) -> str:
     return str(graph.function_type)
 
@@ -120,9 +140,13 @@ def run_module(
     tol = rtol if rtol is not None else (1e-9 if mode == "float64" else 2e-2)
     itemsize = 8 if mode == "float64" else 4
     results: dict[str, list[tuple[str, tuple[np.ndarray, ...]]]] = {}
+    by_name = {g.sym_name.data: g for g in graphs}
     for graph in graphs:
+        if _stage(graph) == "combine":
+            continue  # run after its split graph
         g = resize_graph(graph, resize or {})
         name = graph.sym_name.data
+        combine = by_name.get(_combine_name(graph)) if _stage(graph) == "split" else None
         need, largest = estimated_bytes(g, bindings, itemsize)
         if need > max_memory_gb * 2**30:
             raise CleaveError(
@@ -130,7 +154,13 @@ def run_module(
                 f"{largest}); shrink it with --resize (e.g. --resize 4096=256) or raise --max-memory-gb"
             )
         inputs = random_inputs(g, seed, bindings)
-        outputs = run_graph(g, inputs, mode=mode, bindings=bindings)  # type: ignore[arg-type]
+        if combine is not None:  # a Split-K pair: both kernels in order, reported as one graph
+            c = resize_graph(combine, resize or {})
+            outputs = run_split_k(g, c, inputs, mode=mode, bindings=bindings)  # type: ignore[arg-type]
+            name = f"{name} + @{combine.sym_name.data}"
+            g = _pair_signature(g, c)
+        else:
+            outputs = run_graph(g, inputs, mode=mode, bindings=bindings)  # type: ignore[arg-type]
         for i, (value, t) in enumerate(zip(outputs, g.function_type.outputs.data)):
             elt = tgraph.tensor_type(t).element_type
             print(

@@ -23,8 +23,20 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SuperoptimizePass
 
+    def concretize() -> type[ModulePass]:
+        from cleave_ir.passes.concretize import ConcretizePass
+
+        return ConcretizePass
+
+    def partition_split_k() -> type[ModulePass]:
+        from cleave_ir.passes.partition_split_k import PartitionSplitKPass
+
+        return PartitionSplitKPass
+
     return {
+        "cleave-partition-split-k": partition_split_k,
         "cleave-symbolize": symbolize,
+        "cleave-concretize": concretize,
         "cleave-bind": bind,
         "cleave-superoptimize": superoptimize,
     }

@@ -1,0 +1,141 @@
+"""`cleave-partition-split-k`: cut a Split-K graph into a split graph and a combine graph (paper §4).
+
+The cut is at the reductions over a split's parts dim ("combine" reductions). The split graph keeps
+everything upstream of them and returns the partial tensors they read; the combine graph takes those
+partials (and any original input used after the cut) and computes the original outputs. Each becomes
+its own kernel; `cleave-run` and `run_split_k` run the pair in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from cleave_ir.dialects import tgraph
+
+
+def parts_dims(graph: tgraph.GraphOp) -> dict[SSAValue, frozenset[int]]:
+    """For every value, the positions of its dims that index split parts."""
+    parts: dict[SSAValue, frozenset[int]] = {a: frozenset() for a in graph.inputs}
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            continue
+        ins = [parts[o] for o in op.operands]
+        if isinstance(op, tgraph.SplitOp):
+            out = frozenset({0} | {p + 1 for p in ins[0]})
+        elif isinstance(op, tgraph.MatmulOp):
+            rank = tgraph.tensor_type(op.result).rank
+            out = frozenset(p for s in ins for p in s if p < rank - 2)
+        elif isinstance(op, tgraph.ReduceOp):
+            out = ins[0] - {op.axis}
+        elif isinstance(op, tgraph.ReshapeOp):
+            src = [i for i, d in enumerate(tgraph.tensor_type(op.input).shape) if d != 1]
+            dst = [i for i, d in enumerate(tgraph.tensor_type(op.result).shape) if d != 1]
+            remap = dict(zip(src, dst))
+            out = frozenset(remap[p] for p in ins[0] if p in remap)
+        else:
+            out = frozenset().union(*ins)
+        parts[op.results[0]] = out
+    return parts
+
+
+def combine_ops(graph: tgraph.GraphOp) -> list[tgraph.ReduceOp]:
+    """The reductions over a parts dim: where the split kernel ends."""
+    parts = parts_dims(graph)
+    return [
+        op
+        for op in graph.block.ops
+        if isinstance(op, tgraph.ReduceOp) and op.axis in parts[op.input]
+    ]
+
+
+def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | None:
+    """(split graph, combine graph) for a Split-K graph; None when it has no combine reduction."""
+    cuts = combine_ops(graph)
+    if not cuts:
+        return None
+    downstream: set[Operation] = set()
+    for op in graph.block.ops:
+        if op in cuts or any(o.owner in downstream for o in op.operands):
+            if not isinstance(op, tgraph.OutputOp):
+                downstream.add(op)
+    upstream = [op for op in graph.block.ops if op not in downstream and not isinstance(op, tgraph.OutputOp)]
+    # values crossing the cut, in first-use order: partials (from upstream ops) and graph inputs
+    crossing: list[SSAValue] = []
+    for op in [*downstream_in_order(graph, downstream), graph.output_op]:
+        for o in op.operands:
+            if o not in crossing and (o.owner in upstream or o in graph.inputs):
+                crossing.append(o)
+    partials = [v for v in crossing if v not in graph.inputs]
+    passthrough = [v for v in crossing if v in graph.inputs]
+    name = graph.sym_name.data
+
+    # split graph: the graph's inputs, the upstream ops, the partials as outputs
+    split_block = Block(arg_types=[a.type for a in graph.inputs])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for old, new in zip(graph.inputs, split_block.args):
+        new.name_hint = old.name_hint
+        mapping[old] = new
+    for op in upstream:
+        split_block.add_op(op.clone(value_mapper=mapping))
+    split_block.add_op(tgraph.OutputOp([mapping[p] for p in partials]))
+    split = tgraph.GraphOp(
+        f"{name}_split",
+        [tgraph.tensor_type(a) for a in graph.inputs],
+        [tgraph.tensor_type(p) for p in partials],
+        Region(split_block),
+        arg_attrs=graph.arg_attrs,
+    )
+
+    # combine graph: partials, then the inputs still needed, to the original outputs
+    combine_block = Block(arg_types=[v.type for v in [*partials, *passthrough]])
+    mapping = {}
+    for i, (old, new) in enumerate(zip([*partials, *passthrough], combine_block.args)):
+        new.name_hint = old.name_hint if old in passthrough else f"partial{i}"
+        mapping[old] = new
+    for op in downstream_in_order(graph, downstream):
+        combine_block.add_op(op.clone(value_mapper=mapping))
+    combine_block.add_op(tgraph.OutputOp([mapping[o] for o in graph.output_op.outputs]))
+    combine = tgraph.GraphOp(
+        f"{name}_combine",
+        [tgraph.tensor_type(v) for v in [*partials, *passthrough]],
+        list(graph.function_type.outputs.data),  # type: ignore[arg-type]
+        Region(combine_block),
+    )
+    for g in (split, combine):
+        for key in ("cleave.candidate_of", "cleave.note", "cleave.split_count"):
+            if key in graph.attributes:
+                g.attributes[key] = graph.attributes[key]
+    split.attributes["cleave.stage"] = StringAttr("split")
+    split.attributes["cleave.combine"] = SymbolRefAttr(combine.sym_name.data)
+    combine.attributes["cleave.stage"] = StringAttr("combine")
+    combine.attributes["cleave.split"] = SymbolRefAttr(split.sym_name.data)
+    combine.attributes["cleave.passthrough"] = ArrayAttr(
+        StringAttr(v.name_hint or f"arg{graph.inputs.index(v)}") for v in passthrough
+    )
+    return split, combine
+
+
+def downstream_in_order(graph: tgraph.GraphOp, downstream: set[Operation]) -> list[Operation]:
+    return [op for op in graph.block.ops if op in downstream]
+
+
+@dataclass(frozen=True)
+class PartitionSplitKPass(ModulePass):
+    """Replace every Split-K graph by its split graph and its combine graph."""
+
+    name = "cleave-partition-split-k"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
+            if graph.attributes.get("cleave.stage") is not None:
+                continue  # already partitioned
+            pair = partition(graph)
+            if pair is None:
+                continue
+            Rewriter.replace_op(graph, list(pair), [])
