@@ -1,7 +1,7 @@
 // cleave-partition-split-k cuts a Split-K graph at the reductions over the parts dim: the split graph
 // returns the partials, the combine graph reduces them over s and finishes the computation.
 // RUN: cleave-opt %s -p cleave-partition-split-k | filecheck %s
-// RUN: cleave-opt %s -p cleave-partition-split-k | cleave-run - | filecheck %s --check-prefix=RUN
+// RUN: cleave-opt %s -p cleave-partition-split-k | cleave-run - | filecheck %s --check-prefix=PAIR
 
 // CHECK:      tgraph.graph @fd_split(%q: !tgraph.tensor<[2, 4, 16], f32>, %k: !tgraph.tensor<[2, 64, 16], f32>, %v: !tgraph.tensor<[2, 64, 16], f32>) -> (!tgraph.tensor<[4, 2, 4, 16], f32>, !tgraph.tensor<[4, 2, 4, 1], f32>)
 // CHECK-SAME: cleave.stage = "split", cleave.combine = @fd_combine
@@ -14,7 +14,7 @@
 // CHECK-NEXT:   %[[R:.*]] = tgraph.reshape %[[D]]
 // CHECK-NEXT:   tgraph.output %[[R]]
 
-// RUN: @fd_split + @fd_combine vs @attention: agree
+// PAIR: @fd_split + @fd_combine vs @attention: agree
 
 tgraph.graph @attention(%q: !tgraph.tensor<[2, 4, 16], f32>, %k: !tgraph.tensor<[2, 64, 16], f32>, %v: !tgraph.tensor<[2, 64, 16], f32>) -> !tgraph.tensor<[2, 4, 16], f32> {
   %s = tgraph.matmul %q, %k transpose_b : !tgraph.tensor<[2, 4, 16], f32>, !tgraph.tensor<[2, 64, 16], f32> -> !tgraph.tensor<[2, 4, 64], f32>
