@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up Cleave-IR in ./.venv (Python >= 3.11 and pip are all it needs), then run the main job on
-# examples/mha.mlir: verify and round-trip it with cleave-opt, symbolize it, and interpret it.
+# examples/mha.mlir: verify and round-trip it, run the algebraic search (symbolize, superoptimize,
+# concretize, partition Split-K graphs), and interpret every resulting graph against the input.
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
@@ -15,5 +16,10 @@ cleave-opt /tmp/cleave-roundtrip-1.mlir | cmp -s - /tmp/cleave-roundtrip-1.mlir 
   && echo "round-trip: identical text"
 echo "== cleave-opt $EX -p cleave-symbolize"
 cleave-opt "$EX" -p cleave-symbolize | head -3
-echo "== cleave-run $EX (interpreted with every 4096 dim resized to 256 to keep it fast)"
-cleave-run "$EX" --resize 4096=256
+OUT=${OUT:-/tmp/cleave-candidates.mlir}
+echo "== cleave-opt $EX -p cleave-superoptimize,cleave-concretize,cleave-partition-split-k -o $OUT"
+cleave-opt "$EX" -p cleave-superoptimize,cleave-concretize,cleave-partition-split-k -o "$OUT"
+echo "graphs written: $(grep -c 'tgraph.graph @' "$OUT"); what the candidates change (graphs per note):"
+grep -o 'cleave.note = "[^"]*"' "$OUT" | sed 's/cleave.note = //' | sort | uniq -c
+echo "== cleave-run $OUT (every graph against the input; 4096 dims resized to 256 to keep it fast)"
+cleave-run "$OUT" --resize 4096=256 | grep -E 'agree|DISAGREE' 

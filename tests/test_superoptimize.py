@@ -174,3 +174,41 @@ def test_random_graphs_every_candidate_is_equivalent(m: int, k: int, n: int, una
     for c in cands:
         for s in (2, 3):  # every symbol 6, so that any split count divides
             assert_equivalent(graph, c.graph, {**{k: 6 for k in graph.binding_values()}, "s": s})
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    m=st.sampled_from([2, 3, 4]),
+    k=st.sampled_from([4, 6, 8]),
+    n=st.sampled_from([2, 4, 6]),
+    unary=st.sampled_from(UNARY),
+    tail=st.sampled_from(["none", "rowsum", "scale-rows"]),
+)
+def test_pipeline_on_random_graphs_keeps_every_graph_equivalent(
+    m: int, k: int, n: int, unary: str, tail: str
+) -> None:
+    """symbolize -> superoptimize -> concretize -> partition-split-k; cleave-run compares them all."""
+    import io
+
+    from xdsl.context import Context
+
+    from cleave_ir.builder import module_of
+    from cleave_ir.passes.concretize import ConcretizePass
+    from cleave_ir.passes.partition_split_k import PartitionSplitKPass
+    from cleave_ir.passes.superoptimize import SuperoptimizePass
+    from cleave_ir.run import run_module
+
+    b = GraphBuilder("g", "f32")
+    x = b.input("x", [m, k])
+    w = b.input("w", [k, n])
+    y = b.matmul(b.unary(unary, x), w)
+    if tail == "rowsum":
+        y = b.reduce("sum", y, 1)
+    elif tail == "scale-rows":
+        y = b.div(y, b.reduce("sum", b.unary("exp", x), 1))
+    module = module_of(b.build(y))
+    for p in (SuperoptimizePass(max_ops=7, time_limit=20), ConcretizePass(), PartitionSplitKPass()):
+        p.apply(Context(), module)
+    report = io.StringIO()
+    assert run_module(module, seed=3, out=report), report.getvalue()
+    assert "DISAGREE" not in report.getvalue()
