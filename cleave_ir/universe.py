@@ -15,7 +15,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return TGraph
 
-    return {"tgraph": tgraph}
+    def itgraph() -> Dialect:
+        from cleave_ir.dialects.itgraph import ITGraph
+
+        return ITGraph
+
+    return {"tgraph": tgraph, "itgraph": itgraph}
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -1,0 +1,122 @@
+"""numpy interpreter for `itgraph` kernels: loops run literally, tmaps slice whole tiles.
+
+Output tensors start as NaN, so a tile the schedule never writes shows up in the comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import product
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    ReturnedValues,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.interpreter import InterpretationError, TGraphFunctions, concrete_shape
+from cleave_ir.shapes import evaluate, symbol
+
+
+@register_impls
+class ITGraphFunctions(InterpreterFunctions):
+    """Loops, loads and stores; tile computations are TGraphFunctions'."""
+
+    def __init__(self, globals_: dict[Any, np.ndarray], bindings: Mapping[str, int]) -> None:
+        self.globals = globals_  # block argument of the kernel -> its array
+        self.bindings = dict(bindings)
+        self.env: dict[str, int] = {}
+
+    def _window(self, tmap: itgraph.TmapAttr) -> tuple[slice, ...]:
+        values = {**self.bindings, **self.env}
+        out = []
+        for off, size in zip(tmap.offset_exprs, tmap.tile_shape):
+            o = int(off.subs({symbol(k): v for k, v in values.items()})) if off.free_symbols else int(off)
+            out.append(slice(o, o + evaluate(size, values)))
+        return tuple(out)
+
+    @impl(itgraph.LoadOp)
+    def run_load(self, interpreter: Interpreter, op: itgraph.LoadOp, args: tuple[Any, ...]):
+        tile = args[0][self._window(op.tmap)]
+        want = concrete_shape(tgraph.tensor_type(op.result), self.bindings)
+        if tile.shape != want:
+            raise InterpretationError(f"itgraph.load: tile {tile.shape} read out of bounds (expected {want})")
+        return (tile.copy(),)
+
+    @impl(itgraph.StoreOp)
+    def run_store(self, interpreter: Interpreter, op: itgraph.StoreOp, args: tuple[Any, ...]):
+        value, dest = args
+        window = self._window(op.tmap)
+        if dest[window].shape != value.shape:
+            raise InterpretationError(f"itgraph.store: tile {value.shape} written out of bounds")
+        dest[window] = value
+        return ()
+
+    @impl(itgraph.ParallelOp)
+    def run_parallel(self, interpreter: Interpreter, op: itgraph.ParallelOp, args: tuple[Any, ...]):
+        extents = [evaluate(e, self.bindings) for e in op.extent_dims]
+        for index in product(*(range(e) for e in extents)):
+            self.env.update(zip(op.var_names, index))
+            interpreter.run_ssacfg_region(op.body, (), "parallel")
+        for name in op.var_names:
+            self.env.pop(name, None)
+        return ()
+
+    @impl(itgraph.SequentialOp)
+    def run_sequential(self, interpreter: Interpreter, op: itgraph.SequentialOp, args: tuple[Any, ...]):
+        kinds = op.kind_names
+        m_index = kinds.index("max") if "rescaled_sum" in kinds else None
+        acc: list[np.ndarray] | None = None
+        for j in range(evaluate(op.extent_dim, {**self.bindings, **self.env})):
+            self.env[op.var_name] = j
+            part = list(interpreter.run_ssacfg_region(op.body, (), "sequential"))
+            if acc is None:
+                acc = part
+                continue
+            if m_index is not None:
+                m_new = np.maximum(acc[m_index], part[m_index])
+                old_scale, new_scale = np.exp(acc[m_index] - m_new), np.exp(part[m_index] - m_new)
+            for i, kind in enumerate(kinds):
+                if kind == "sum":
+                    acc[i] = acc[i] + part[i]
+                elif kind == "max":
+                    acc[i] = np.maximum(acc[i], part[i])
+                else:  # rescaled_sum: both sides brought to the new running max
+                    acc[i] = acc[i] * old_scale + part[i] * new_scale
+        self.env.pop(op.var_name, None)
+        if acc is None:
+            raise InterpretationError("itgraph.sequential: zero iterations")
+        return tuple(acc)
+
+    @impl_terminator(itgraph.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: itgraph.YieldOp, args: tuple[Any, ...]):
+        return ReturnedValues(args), ()
+
+
+def run_kernel(
+    kernel: itgraph.KernelOp,
+    inputs: Sequence[np.ndarray],
+    bindings: Mapping[str, int] | None = None,
+) -> tuple[np.ndarray, ...]:
+    """Run one kernel in float64: inputs in, freshly allocated (NaN-poisoned) outputs out."""
+    b = dict(bindings or {})
+    if len(inputs) != len(kernel.inputs):
+        raise InterpretationError(f"@{kernel.sym_name.data} takes {len(kernel.inputs)} inputs, got {len(inputs)}")
+    outs = [np.full(concrete_shape(tgraph.tensor_type(o), b), np.nan) for o in kernel.outputs]
+    arrays = [np.asarray(x, dtype=np.float64) for x in inputs]
+    interpreter = Interpreter(ModuleOp([]))
+    interpreter.register_implementations(TGraphFunctions("float64", b))
+    interpreter.register_implementations(ITGraphFunctions({}, b))
+    interpreter.push_scope("kernel")
+    interpreter.set_values(zip(kernel.body.block.args, [*arrays, *outs]))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for op in kernel.body.block.ops:
+            interpreter.run_op(op, interpreter.get_values(op.operands))
+    return tuple(outs)

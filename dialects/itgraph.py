@@ -1,0 +1,450 @@
+"""The `itgraph` dialect: iterative tile graphs (paper §5.2).
+
+A kernel's block arguments are global tensors (inputs, then outputs). Its body is one
+`itgraph.parallel` loop (one iteration per threadblock, each writing a disjoint output tile) whose
+body loads tiles (`itgraph.load` with a tmap), computes on them with tgraph ops, may run nested
+`itgraph.sequential` loops that accumulate into their results, and stores tiles (`itgraph.store`).
+
+A tmap `#itgraph.tmap<[offsets], [tile_shape]>` slices a tensor: one offset expression per dim over
+loop variables, integers and symbols (`m*128`, `p*K/s + j*64`, `0` = not tiled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import sympy
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntegerAttr, StringAttr, SymbolNameConstraint, i64
+from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from cleave_ir.dialects.tgraph import TensorType, _parse_dim_primary, _parse_dim_product, tensor_type
+from cleave_ir.shapes import Dim, dim_str, parse_dim_text, symbol
+
+ACCUMULATE_KINDS = ("sum", "max", "rescaled_sum")
+
+
+def parse_offset_text(text: str) -> Dim:
+    """Offsets are sums of dim-grammar terms: `m*128`, `p*K/s + j*64`."""
+    return sympy.Add(*(parse_dim_text(t) for t in text.split("+")))
+
+
+def offset_str(expr: Dim) -> str:
+    terms = sorted(sympy.Add.make_args(sympy.expand(expr)), key=str)
+    return " + ".join(dim_str(t) for t in terms) if terms else "0"
+
+
+@irdl_attr_definition
+class TmapAttr(ParametrizedAttribute):
+    """`#itgraph.tmap<[0, m*128, 0], [1, 128, 64]>`: tile offsets and tile shape."""
+
+    name = "itgraph.tmap"
+
+    offsets: ArrayAttr[StringAttr]
+    shape: ArrayAttr[StringAttr]
+
+    def __init__(self, offsets: Sequence[Dim | int], shape: Sequence[Dim | int]) -> None:
+        super().__init__(
+            ArrayAttr(StringAttr(offset_str(sympy.sympify(o))) for o in offsets),
+            ArrayAttr(StringAttr(dim_str(sympy.sympify(d))) for d in shape),
+        )
+
+    @property
+    def offset_exprs(self) -> tuple[Dim, ...]:
+        return tuple(parse_offset_text(o.data) for o in self.offsets.data)
+
+    @property
+    def tile_shape(self) -> tuple[Dim, ...]:
+        return tuple(parse_dim_text(d.data) for d in self.shape.data)
+
+    def verify(self) -> None:
+        if len(self.offsets.data) != len(self.shape.data):
+            raise VerifyException(
+                f"itgraph.tmap: {len(self.offsets.data)} offsets for {len(self.shape.data)} tile dims"
+            )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def term() -> Dim:
+            lead = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+            if lead is None:
+                return _parse_dim_product(parser)
+            value: Dim = sympy.Integer(lead)
+            while op := parser.parse_optional_punctuation("*") or parser.parse_optional_punctuation("/"):
+                rhs = _parse_dim_primary(parser)
+                value = value * rhs if op == "*" else value / rhs
+            return value
+
+        def offset() -> Dim:
+            value = term()
+            while parser.parse_optional_punctuation("+") is not None:
+                value = value + term()
+            return value
+
+        with parser.in_angle_brackets():
+            offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, offset)
+            parser.parse_punctuation(",")
+            shape = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_dim_product(parser))
+        return (
+            ArrayAttr(StringAttr(offset_str(o)) for o in offs),
+            ArrayAttr(StringAttr(dim_str(d)) for d in shape),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(
+            "<[" + ", ".join(o.data for o in self.offsets.data) + "], ["
+            + ", ".join(d.data for d in self.shape.data) + "]>"
+        )
+
+
+def enclosing_loops(op: Operation) -> list[tuple[str, Dim]]:
+    """(variable, extent) of every loop around `op`, outermost first."""
+    out: list[tuple[str, Dim]] = []
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, ParallelOp):
+            out[:0] = list(zip(parent.var_names, parent.extent_dims))
+        elif isinstance(parent, SequentialOp):
+            out.insert(0, (parent.var_name, parent.extent_dim))
+        parent = parent.parent_op()
+    return out
+
+
+def _check_tmap(op: Operation, tmap: TmapAttr, full: TensorType, tile: TensorType, what: str) -> None:
+    if len(tmap.offsets.data) != full.rank:
+        raise VerifyException(f"{op.name}: tmap has {len(tmap.offsets.data)} dims, {what} has {full.rank}")
+    if tmap.tile_shape != tile.shape:
+        raise VerifyException(
+            f"{op.name}: tmap tile shape [{', '.join(map(dim_str, tmap.tile_shape))}] differs from the "
+            f"tile type [{', '.join(map(dim_str, tile.shape))}]"
+        )
+    loops = dict(enclosing_loops(op))
+    for d, (off, size, total) in enumerate(zip(tmap.offset_exprs, tile.shape, full.shape)):
+        unknown = {s.name for s in off.free_symbols} - set(loops) - {s.name for s in full.shape[d].free_symbols}  # type: ignore[attr-defined]
+        unknown -= {s.name for dd in full.shape for s in dd.free_symbols}  # type: ignore[attr-defined]
+        if unknown:
+            raise VerifyException(f"{op.name}: tmap dim {d} uses unknown loop variable(s) {', '.join(sorted(unknown))}")
+        last = off.subs({symbol(v): ext - 1 for v, ext in loops.items()}) + size
+        diff = sympy.simplify(total - last)
+        if diff.is_number and diff < 0:
+            raise VerifyException(
+                f"{op.name}: tile out of bounds in dim {d}: the last tile ends at {dim_str(sympy.simplify(last))} "
+                f"but the {what} has {dim_str(total)}"
+            )
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One GPU kernel: global tensors in (then outputs, written by stores), one parallel loop."""
+
+    name = "itgraph.kernel"
+
+    body = region_def("single_block")
+    sym_name = prop_def(SymbolNameConstraint())
+    function_type = prop_def(FunctionType)
+    num_outputs = prop_def(IntegerAttr[i64])
+
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), NoTerminator())
+
+    def __init__(self, name: str, inputs: Sequence[TensorType], outputs: Sequence[TensorType], region: Region) -> None:
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists([*inputs, *outputs], []),
+                "num_outputs": IntegerAttr(len(outputs), i64),
+            },
+            regions=[region],
+        )
+
+    @property
+    def inputs(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[: len(self.body.block.args) - self.num_outputs.value.data]
+
+    @property
+    def outputs(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[len(self.body.block.args) - self.num_outputs.value.data :]
+
+    def verify_(self) -> None:
+        ops = list(self.body.block.ops)
+        if len(ops) != 1 or not isinstance(ops[0], ParallelOp):
+            raise VerifyException(f"itgraph.kernel @{self.sym_name.data}: body must be exactly one itgraph.parallel")
+        if not 0 < self.num_outputs.value.data <= len(self.body.block.args):
+            raise VerifyException(f"itgraph.kernel @{self.sym_name.data}: bad number of outputs")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name, inputs, _, region, extra, _, _ = parse_func_op_like(
+            parser, reserved_attr_names=("sym_name", "function_type")
+        )
+        attrs = dict(extra.data) if extra is not None else {}
+        n = attrs.pop("num_outputs", None)
+        if not isinstance(n, IntegerAttr):
+            parser.raise_error("itgraph.kernel needs attributes {num_outputs = N}")
+        op = KernelOp.__new__(KernelOp)
+        IRDLOperation.__init__(
+            op,
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(list(inputs), []),
+                "num_outputs": IntegerAttr(n.value.data, i64),
+            },
+            regions=[region],
+        )
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        attrs = {"num_outputs": self.num_outputs, **self.attributes}
+        print_func_op_like(
+            printer, self.sym_name, self.function_type, self.body, attrs,
+            reserved_attr_names=("sym_name", "function_type"),
+        )
+
+
+def _print_loop_header(printer: Printer, names: Sequence[str], extents: Sequence[str]) -> None:
+    printer.print_string(" (" + ", ".join(names) + ") in (" + ", ".join(extents) + ")")
+
+
+def _parse_names(parser: Parser) -> list[str]:
+    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_identifier)
+
+
+def _parse_extents(parser: Parser) -> list[str]:
+    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: dim_str(_parse_dim_product(parser)))
+
+
+@irdl_op_definition
+class ParallelOp(IRDLOperation):
+    """`itgraph.parallel (b, m) in (4, 32) { ... }`: the grid; each iteration is one threadblock."""
+
+    name = "itgraph.parallel"
+
+    vars = prop_def(ArrayAttr[StringAttr])
+    extents = prop_def(ArrayAttr[StringAttr])
+    body = region_def("single_block")
+
+    traits = traits_def(HasParent(KernelOp), NoTerminator())
+
+    def __init__(self, names: Sequence[str], extents: Sequence[Dim | int], body: Region) -> None:
+        super().__init__(
+            properties={
+                "vars": ArrayAttr(StringAttr(n) for n in names),
+                "extents": ArrayAttr(StringAttr(dim_str(sympy.sympify(e))) for e in extents),
+            },
+            regions=[body],
+        )
+
+    @property
+    def var_names(self) -> list[str]:
+        return [v.data for v in self.vars.data]
+
+    @property
+    def extent_dims(self) -> list[Dim]:
+        return [parse_dim_text(e.data) for e in self.extents.data]
+
+    def verify_(self) -> None:
+        if len(self.vars.data) != len(self.extents.data):
+            raise VerifyException("itgraph.parallel: one extent per loop variable")
+        stores = [op for op in self.body.block.ops if isinstance(op, StoreOp)]
+        for st in stores:
+            _check_cover(st, self.var_names, self.extent_dims)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ParallelOp:
+        names = _parse_names(parser)
+        parser.parse_keyword("in")
+        extents = _parse_extents(parser)
+        body = parser.parse_region()
+        return ParallelOp(names, [parse_dim_text(e) for e in extents], body)
+
+    def print(self, printer: Printer) -> None:
+        _print_loop_header(printer, self.var_names, [e.data for e in self.extents.data])
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+
+def _check_cover(store: StoreOp, names: Sequence[str], extents: Sequence[Dim]) -> None:
+    """The parallel loop's stores write disjoint tiles that cover the output."""
+    full = tensor_type(store.dest)
+    ext = dict(zip(names, extents))
+    used: set[str] = set()
+    for d, (off, tile, size) in enumerate(zip(store.tmap.offset_exprs, store.tmap.tile_shape, full.shape)):
+        if off == 0:
+            if sympy.simplify(tile - size) != 0:
+                raise VerifyException(
+                    f"itgraph.parallel: the stores do not cover dim {d} of the output: offset 0, tile "
+                    f"{dim_str(tile)} of {dim_str(size)}"
+                )
+            continue
+        var_syms = [s for s in off.free_symbols if s.name in ext]  # type: ignore[attr-defined]
+        if len(var_syms) != 1 or sympy.simplify(off - var_syms[0] * tile) != 0:
+            raise VerifyException(f"itgraph.parallel: store offset {offset_str(off)} in dim {d} is not <var>*<tile>")
+        v = var_syms[0].name  # type: ignore[attr-defined]
+        if v in used:
+            raise VerifyException(f"itgraph.parallel: loop variable {v} tiles two output dims: tiles overlap")
+        used.add(v)
+        if sympy.simplify(ext[v] * tile - size) != 0:
+            raise VerifyException(
+                f"itgraph.parallel: {v} in (0..{dim_str(ext[v])}) with tile {dim_str(tile)} does not cover dim {d} "
+                f"of size {dim_str(size)}"
+            )
+    unused = [n for n, e in ext.items() if n not in used and e != 1]
+    if unused:
+        raise VerifyException(f"itgraph.parallel: loop variable(s) {', '.join(unused)} write the same tile twice")
+
+
+@irdl_op_definition
+class SequentialOp(IRDLOperation):
+    """`%a, %b = itgraph.sequential j in 64 accumulate (sum, max) : T1, T2 { ... itgraph.yield }`.
+
+    Each iteration yields partial tiles; the results accumulate them with the declared kinds.
+    `rescaled_sum` (online softmax) needs exactly one `max` result: the iteration's partials are
+    scaled by exp(-m_iter), and accumulators are rescaled by exp(m_old - m_new).
+    """
+
+    name = "itgraph.sequential"
+
+    var = prop_def(StringAttr)
+    extent = prop_def(StringAttr)
+    kinds = prop_def(ArrayAttr[StringAttr])
+    body = region_def("single_block")
+    results_ = var_result_def(TensorType)
+
+    def __init__(self, var: str, extent: Dim | int, kinds: Sequence[str], result_types: Sequence[TensorType], body: Region) -> None:
+        super().__init__(
+            properties={
+                "var": StringAttr(var),
+                "extent": StringAttr(dim_str(sympy.sympify(extent))),
+                "kinds": ArrayAttr(StringAttr(k) for k in kinds),
+            },
+            result_types=[list(result_types)],
+            regions=[body],
+        )
+
+    @property
+    def var_name(self) -> str:
+        return self.var.data
+
+    @property
+    def extent_dim(self) -> Dim:
+        return parse_dim_text(self.extent.data)
+
+    @property
+    def kind_names(self) -> list[str]:
+        return [k.data for k in self.kinds.data]
+
+    def verify_(self) -> None:
+        kinds = self.kind_names
+        if len(kinds) != len(self.results):
+            raise VerifyException(f"itgraph.sequential: {len(kinds)} accumulate kinds for {len(self.results)} results")
+        for k in kinds:
+            if k not in ACCUMULATE_KINDS:
+                raise VerifyException(f"itgraph.sequential: unknown accumulate kind '{k}' (expected {', '.join(ACCUMULATE_KINDS)})")
+        if "rescaled_sum" in kinds and kinds.count("max") != 1:
+            raise VerifyException("itgraph.sequential: rescaled_sum needs exactly one max result (the running max)")
+        term = self.body.block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException("itgraph.sequential: body must end with itgraph.yield")
+        got = [o.type for o in term.values]
+        if got != [r.type for r in self.results]:
+            raise VerifyException("itgraph.sequential: yielded tile types differ from the results")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SequentialOp:
+        var = parser.parse_identifier()
+        parser.parse_keyword("in")
+        extent = _parse_dim_product(parser)
+        parser.parse_keyword("accumulate")
+        kinds = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_identifier)
+        types: list[Attribute] = []
+        if parser.parse_optional_punctuation(":") is not None:
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        body = parser.parse_region()
+        return SequentialOp(var, extent, kinds, cast(list[TensorType], types), body)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.var_name} in {self.extent.data} accumulate ({', '.join(self.kind_names)})")
+        if self.results:
+            printer.print_string(" : ")
+            printer.print_list([r.type for r in self.results], printer.print_attribute)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """The partial tiles of one sequential iteration."""
+
+    name = "itgraph.yield"
+
+    values = var_operand_def(TensorType)
+
+    traits = traits_def(IsTerminator(), HasParent(SequentialOp))
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, values: Sequence[SSAValue | Operation]) -> None:
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Load the tile of a global tensor that `tmap` selects in the current iteration."""
+
+    name = "itgraph.load"
+
+    source = operand_def(TensorType)
+    tmap = prop_def(TmapAttr)
+    result = result_def(TensorType)
+
+    assembly_format = "$source `at` qualified($tmap) attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, tmap: TmapAttr) -> None:
+        t = tensor_type(source)
+        super().__init__(operands=[source], properties={"tmap": tmap}, result_types=[t.with_shape(tmap.tile_shape)])
+
+    def verify_(self) -> None:
+        _check_tmap(self, self.tmap, tensor_type(self.source), tensor_type(self.result), "source")
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Store a tile into the global output tensor at `tmap`."""
+
+    name = "itgraph.store"
+
+    value = operand_def(TensorType)
+    dest = operand_def(TensorType)
+    tmap = prop_def(TmapAttr)
+
+    assembly_format = "$value `,` $dest `at` qualified($tmap) attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, tmap: TmapAttr) -> None:
+        super().__init__(operands=[value, dest], properties={"tmap": tmap})
+
+    def verify_(self) -> None:
+        _check_tmap(self, self.tmap, tensor_type(self.dest), tensor_type(self.value), "output")
+
+
+ITGraph = Dialect(
+    "itgraph",
+    [KernelOp, ParallelOp, SequentialOp, YieldOp, LoadOp, StoreOp],
+    [TmapAttr],
+)
