@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
 from cleave_ir.diagnostics import CleaveError, parse_error_line, parse_module_text
-from cleave_ir.dialects import tgraph
+from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.interpreter import (
     InterpretationError,
     concrete_shape,
@@ -27,6 +27,7 @@ from cleave_ir.interpreter import (
     run_graph,
     run_split_k,
 )
+from cleave_ir.interpreter_itgraph import run_kernel
 from cleave_ir.passes.symbolize import instantiate, symbolize
 from cleave_ir.universe import get_all_dialects as cleave_dialects
 
@@ -130,12 +131,14 @@ def run_module(
     """Run the module's graphs and print the report; return False when same-signature graphs disagree."""
     out = sys.stdout if out is None else out
     graphs = [op for op in module.walk() if isinstance(op, tgraph.GraphOp)]
+    if graph_name is not None and any(isinstance(op, itgraph.KernelOp) for op in module.walk()):
+        raise CleaveError("error: --graph does not select among itgraph kernels yet; run the whole module")
     if graph_name is not None:
         graphs = [g for g in graphs if g.sym_name.data == graph_name]
         if not graphs:
             raise CleaveError(f"error: no graph @{graph_name} in the module")
-    if not graphs:
-        raise CleaveError("error: the module holds no tgraph.graph")
+    if not graphs and not any(isinstance(op, itgraph.KernelOp) for op in module.walk()):
+        raise CleaveError("error: the module holds no tgraph.graph or itgraph.kernel")
     bindings = bindings or {}
     tol = rtol if rtol is not None else (1e-9 if mode == "float64" else 2e-2)
     itemsize = 8 if mode == "float64" else 4
@@ -169,6 +172,23 @@ def run_module(
                 file=out,
             )
         results.setdefault(signature(g), []).append((name, outputs))
+    for kernel in [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]:
+        if resize:
+            raise CleaveError("error: --resize does not apply to itgraph kernels (their tiles are fixed); schedule a smaller graph")
+        stand_in = tgraph.GraphOp(
+            kernel.sym_name.data,
+            [tgraph.tensor_type(a) for a in kernel.inputs],
+            [tgraph.tensor_type(o) for o in kernel.outputs],
+        )
+        inputs = random_inputs(stand_in, seed, bindings)
+        outputs = run_kernel(kernel, inputs, bindings)
+        for i, value in enumerate(outputs):
+            print(
+                f"@{kernel.sym_name.data} output {i}: shape {list(value.shape)} "
+                f"sum {float(np.sum(value)):.9g} abs-sum {float(np.sum(np.abs(value))):.9g}",
+                file=out,
+            )
+        results.setdefault(signature(stand_in), []).append((kernel.sym_name.data, outputs))
     ok = True
     for members in results.values():
         if len(members) < 2:

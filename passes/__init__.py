@@ -33,7 +33,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PartitionSplitKPass
 
+    def schedule() -> type[ModulePass]:
+        from cleave_ir.passes.schedule import SchedulePass
+
+        return SchedulePass
+
     return {
+        "cleave-schedule": schedule,
         "cleave-partition-split-k": partition_split_k,
         "cleave-symbolize": symbolize,
         "cleave-concretize": concretize,

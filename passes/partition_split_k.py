@@ -59,12 +59,16 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
     cuts = combine_ops(graph)
     if not cuts:
         return None
-    downstream: set[Operation] = set()
-    for op in graph.block.ops:
-        if op in cuts or any(o.owner in downstream for o in op.operands):
-            if not isinstance(op, tgraph.OutputOp):
-                downstream.add(op)
-    upstream = [op for op in graph.block.ops if op not in downstream and not isinstance(op, tgraph.OutputOp)]
+    # the split kernel computes exactly what the partials need; everything else is the combine's
+    needed: set[Operation] = set()
+    stack = [o.owner for cut in cuts for o in cut.operands]
+    while stack:
+        op = stack.pop()
+        if isinstance(op, Operation) and op.parent is graph.block and op not in needed:
+            needed.add(op)
+            stack.extend(o.owner for o in op.operands)
+    upstream = [op for op in graph.block.ops if op in needed]
+    downstream = {op for op in graph.block.ops if op not in needed and not isinstance(op, tgraph.OutputOp)}
     # values crossing the cut, in first-use order: partials (from upstream ops) and graph inputs
     crossing: list[SSAValue] = []
     for op in [*downstream_in_order(graph, downstream), graph.output_op]:

@@ -1,0 +1,90 @@
+"""An analytical cost model for itgraph kernels on the H200 (Welder/Roller style, paper appendix A).
+
+Per threadblock: bytes moved from global memory (every load and store, times the sequential trips
+around it) and tensor-core flops; a block takes the longer of the two at its share of the GPU
+(4.3 TB/s and 790 TFLOP/s over 132 SMs), and blocks run in waves of 132. Loaded tiles must fit in
+shared memory (227 KiB) and computed fp32 tiles in the registers (64K x 32 bit per SM). Buffers are
+not reused in this estimate, so footprints are upper bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type
+from xdsl.ir import Operation
+
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.shapes import evaluate
+
+SMS = 132
+HBM_BYTES_PER_S = 4.3e12
+TENSOR_FLOPS = 790e12
+SMEM_BYTES = 227 * 1024
+REGISTER_BYTES = 64 * 1024 * 4
+
+
+@dataclass
+class Estimate:
+    microseconds: float
+    bytes: int
+    flops: int
+    grid: int
+    smem_bytes: int
+    register_bytes: int
+    fits: bool
+    reason: str = ""
+
+    @property
+    def footprint_bytes(self) -> int:
+        return self.smem_bytes + self.register_bytes
+
+
+def _numel(value) -> int:
+    return math.prod(evaluate(d, {}) for d in tgraph.tensor_type(value).shape)
+
+
+def _elt_bytes(value) -> int:
+    return 2 if isinstance(tgraph.tensor_type(value).element_type, (Float16Type, BFloat16Type)) else 4
+
+
+def _trips(op: Operation) -> int:
+    n = 1
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, itgraph.ParallelOp):
+        if isinstance(parent, itgraph.SequentialOp):
+            n *= evaluate(parent.extent_dim, {})
+        parent = parent.parent_op()
+    return n
+
+
+def estimate(kernel: itgraph.KernelOp) -> Estimate:
+    """Estimated time and footprint of `kernel` (concrete shapes)."""
+    par = kernel.body.block.first_op
+    assert isinstance(par, itgraph.ParallelOp)
+    grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
+    moved = flops = smem = regs = 0
+    for op in par.walk():
+        if isinstance(op, itgraph.LoadOp):
+            moved += _numel(op.result) * _elt_bytes(op.result) * _trips(op)
+            smem += _numel(op.result) * _elt_bytes(op.result)
+        elif isinstance(op, itgraph.StoreOp):
+            moved += _numel(op.value) * _elt_bytes(op.value) * _trips(op)
+        elif isinstance(op, tgraph.MatmulOp):
+            k = evaluate(tgraph.tensor_type(op.lhs).shape[-1], {})
+            flops += 2 * _numel(op.result) * k * _trips(op)
+            regs += _numel(op.result) * 4
+        elif isinstance(op, (itgraph.SequentialOp,)):
+            regs += sum(_numel(r) * 4 for r in op.results)
+        elif op.results and not isinstance(op, (itgraph.ParallelOp, itgraph.KernelOp)):
+            regs += _numel(op.results[0]) * 4
+    block_s = max(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS))
+    waves = math.ceil(grid / SMS)
+    us = waves * block_s * 1e6
+    reason = ""
+    if smem > SMEM_BYTES:
+        reason = f"loaded tiles need {smem // 1024} KiB of shared memory (limit {SMEM_BYTES // 1024} KiB)"
+    elif regs > REGISTER_BYTES:
+        reason = f"computed tiles need {regs // 1024} KiB of registers (limit {REGISTER_BYTES // 1024} KiB per SM)"
+    return Estimate(us, moved * grid, flops * grid, grid, smem, regs, not reason, reason)

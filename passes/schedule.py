@@ -1,0 +1,434 @@
+"""`cleave-schedule`: tgraph graphs -> itgraph kernels, ranked by a cost model (paper §5).
+
+For one tile configuration (output tile sizes, reduction tile size):
+1. inter-threadblock: the outputs are cut into tiles, one parallel iteration per tile; tmaps are
+   propagated backwards through every op (tmap_propagation); two different tiles of one value reject
+   the configuration;
+2. intra-threadblock: the last-wave iterable reductions (no other iterable reduction downstream)
+   that share upstream nodes are grouped (horizontal fusion); each group and its upstream ops move
+   into a sequential loop over the reduction dim, tiles recomputed with that dim cut to the reduction
+   tile; the loop accumulates (sum, max) into the reductions' results;
+3. when a loop accumulates sums of exp(x) that the kernel only uses as a ratio of two accumulators
+   (attention's P.V over the row sum), they become rescaled sums with a running max (online softmax):
+   exp never overflows, whatever the logits.
+
+One level of iterative tiling is done (reductions inside a loop are computed whole per tile).
+Configurations are enumerated (tiles of 16..256 on the last two output dims, reduction tiles
+32..128) and ranked by `cost_model.estimate`; those that do not fit are dropped with the reason.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import product
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.passes import cost_model
+from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
+from cleave_ir.shapes import symbol
+
+@dataclass(frozen=True)
+class Config:
+    out_tile: tuple[int, ...]  # tile size per dim of the first output (clipped to each dim)
+    reduce_tile: int | None  # the reduction tile; None: no iterative tiling
+    fusion: bool = True  # horizontal fusion of last-wave reductions sharing upstream nodes
+
+    def describe(self) -> str:
+        r = "none" if self.reduce_tile is None else str(self.reduce_tile)
+        return f"out={list(self.out_tile)} reduce={r}" + ("" if self.fusion else " no-fusion")
+
+
+@dataclass
+class Loop:
+    var: str
+    extent: int
+    members: list[Operation]
+    inside: list[Operation]  # members and their upstream ops, in graph order
+    tiles: dict[SSAValue, Tile] = field(default_factory=dict)
+    rescaled: Operation | None = None  # the exp op whose max is tracked
+
+
+def _ops(graph: tgraph.GraphOp) -> list[Operation]:
+    return [op for op in graph.block.ops if not isinstance(op, tgraph.OutputOp)]
+
+
+def _ancestors(op: Operation, ops: set[Operation]) -> set[Operation]:
+    out: set[Operation] = set()
+    stack = [o.owner for o in op.operands]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Operation) and x in ops and x not in out:
+            out.add(x)
+            stack.extend(o.owner for o in x.operands)
+    return out
+
+
+def _descendants(op: Operation) -> set[Operation]:
+    out: set[Operation] = set()
+    stack = [u.operation for r in op.results for u in r.uses]
+    while stack:
+        x = stack.pop()
+        if x not in out and not isinstance(x, tgraph.OutputOp):
+            out.add(x)
+            stack.extend(u.operation for r in x.results for u in r.uses)
+    return out
+
+
+def _propagate(ops: Sequence[Operation], tiles: dict[SSAValue, Tile], stop: set[Operation] = frozenset()) -> None:  # type: ignore[assignment]
+    """Fill `tiles` backwards from the results that already have one; conflicts raise."""
+    for op in reversed(ops):
+        if op in stop or op.results[0] not in tiles:
+            continue
+        for operand, tile in zip(op.operands, operand_tiles(op, tiles[op.results[0]])):
+            _merge(tiles, operand, tile, op)
+
+
+def _merge(tiles: dict[SSAValue, Tile], value: SSAValue, tile: Tile, user: Operation) -> None:
+    old = tiles.get(value)
+    if old is not None and (old.shape != tile.shape or any(sympy.simplify(a - b) != 0 for a, b in zip(old.offsets, tile.offsets))):
+        name = value.name_hint or "value"
+        raise Unschedulable(f"{user.name}: two paths need different tiles of %{name}")
+    tiles[value] = tile
+
+
+@dataclass
+class Plan:
+    """A scheduled configuration: parallel grid, tiles and loops."""
+
+    graph: tgraph.GraphOp
+    config: Config
+    grid: list[tuple[str, int]]
+    tiles: dict[SSAValue, Tile]
+    loops: list[Loop]
+
+
+def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
+    """Schedule `graph` for `config` (raises Unschedulable with the reason)."""
+    outputs = list(graph.output_op.outputs)
+    first = concrete(outputs[0])
+    if len(config.out_tile) != len(first):
+        raise Unschedulable(f"output tile {list(config.out_tile)} has {len(config.out_tile)} dims, the output {len(first)}")
+    grid: list[tuple[str, int]] = []
+    var_of_dim: dict[int, tuple[str, int]] = {}
+    for d, (size, t) in enumerate(zip(first, config.out_tile)):
+        t = min(t, size)
+        if size % t:
+            raise Unschedulable(f"output tile {t} does not divide dim {d} of size {size}")
+        if size // t > 1:
+            var_of_dim[d] = (f"p{d}", t)
+            grid.append((f"p{d}", size // t))
+    tiles: dict[SSAValue, Tile] = {}
+    for out in outputs:
+        shape = concrete(out)
+        if len(shape) != len(first):
+            raise Unschedulable("outputs of different ranks cannot share one grid")
+        offs, tshape = [], []
+        for d, size in enumerate(shape):
+            if size == 1:
+                offs.append(sympy.Integer(0))
+                tshape.append(1)
+            elif d in var_of_dim:
+                var, t = var_of_dim[d]
+                if size != first[d]:
+                    raise Unschedulable(f"outputs differ in dim {d} ({size} vs {first[d]}): no common grid")
+                offs.append(symbol(var) * t)
+                tshape.append(t)
+            else:
+                offs.append(sympy.Integer(0))
+                tshape.append(size)
+        _merge(tiles, out, Tile(tuple(offs), tuple(tshape)), graph.output_op)
+    ops = _ops(graph)
+    _propagate(ops, tiles)
+    loops = _loops(graph, ops, tiles, config) if config.reduce_tile is not None else []
+    return Plan(graph, config, grid, tiles, loops)
+
+
+def _loops(graph: tgraph.GraphOp, ops: list[Operation], tiles: dict[SSAValue, Tile], config: Config) -> list[Loop]:
+    b = config.reduce_tile
+    assert b is not None
+    iterable = []
+    for op in ops:
+        dims = reduced_dims(op)
+        if not dims or op.results[0] not in tiles:
+            continue
+        i, d = dims[0]
+        extent = tiles[op.operands[i]].shape[d]
+        if extent > b and extent % b == 0:
+            iterable.append(op)
+    last_wave = [op for op in iterable if not (_descendants(op) & set(iterable))]
+    opset = set(ops)
+    groups: list[list[Operation]] = []
+    for op in last_wave:
+        up = _ancestors(op, opset) | {op}
+        inputs_used = {o for x in up for o in x.operands if o in graph.inputs}
+        for g in groups if config.fusion else []:
+            g_up = set().union(*(_ancestors(m, opset) | {m} for m in g))
+            g_inputs = {o for x in g_up for o in x.operands if o in graph.inputs}
+            if (up & g_up) or (inputs_used & g_inputs):
+                g.append(op)
+                break
+        else:
+            groups.append([op])
+    loops = []
+    for gi, members in enumerate(groups):
+        inside_set = set(members).union(*(_ancestors(m, opset) for m in members))
+        inside = [op for op in ops if op in inside_set]
+        for op in inside:
+            for r in op.results:
+                for use in r.uses:
+                    if use.operation not in inside_set and op not in members:
+                        raise Unschedulable(
+                            f"{op.name}: its result is needed outside the reduction loop as well"
+                        )
+        var = f"r{gi}"
+        first_dims = reduced_dims(members[0])
+        extent_full = tiles[members[0].operands[first_dims[0][0]]].shape[first_dims[0][1]]
+        loop = Loop(var, extent_full // b, members, inside)
+        for m in members:
+            loop.tiles[m.results[0]] = tiles[m.results[0]]  # a partial of the same tile each trip
+            for i, d in reduced_dims(m):
+                t = tiles[m.operands[i]]
+                if t.shape[d] != extent_full:
+                    raise Unschedulable(f"{m.name}: reduces {t.shape[d]} elements, its group {extent_full}: cannot fuse")
+                _merge(loop.tiles, m.operands[i], t.with_dim(d, symbol(var) * b, b), m)
+            for i, operand in enumerate(m.operands):
+                if i not in [x for x, _ in reduced_dims(m)]:
+                    _merge(loop.tiles, operand, tiles[operand], m)
+        _propagate([op for op in inside if op not in members], loop.tiles)
+        loop.rescaled = _rescalable(loop, graph)
+        loops.append(loop)
+    return loops
+
+
+def _rescalable(loop: Loop, graph: tgraph.GraphOp) -> Operation | None:
+    """The exp whose running max makes this loop's sums rescaled sums, if the kernel allows it."""
+    exps = [op for op in loop.inside if isinstance(op, tgraph.ExpOp)]
+    if len(exps) != 1:
+        return None
+    e = exps[0]
+    if not all(isinstance(m, tgraph.MatmulOp) or (isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.SUM) for m in loop.members):
+        return None
+    # every member must read exp's result directly as the reduced operand (rows scale alike)
+    for m in loop.members:
+        if m.operands[0] is not e.results[0]:
+            return None
+    # outside the loop, the accumulators may only meet in one division (a ratio: the scale cancels)
+    results = {m.results[0] for m in loop.members}
+    users = {u.operation for r in results for u in r.uses}
+    if len(users) != 1:
+        return None
+    (user,) = users
+    if not isinstance(user, tgraph.DivOp) or {user.lhs, user.rhs} != results:
+        return None
+    return e
+
+
+def _tile_type(value: SSAValue, tile: Tile) -> tgraph.TensorType:
+    return tgraph.tensor_type(value).with_shape(tile.shape)
+
+
+def _tmap(tile: Tile) -> itgraph.TmapAttr:
+    return itgraph.TmapAttr(tile.offsets, tile.shape)
+
+
+def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
+    """The itgraph kernel of a plan."""
+    graph = p.graph
+    inputs = [tgraph.tensor_type(a) for a in graph.inputs]
+    outs = [tgraph.tensor_type(o) for o in graph.output_op.outputs]
+    kblock = Block(arg_types=[*inputs, *outs])
+    for a, src in zip(kblock.args, graph.inputs):
+        a.name_hint = src.name_hint
+    for i, a in enumerate(kblock.args[len(inputs):]):
+        a.name_hint = f"out{i}"
+    globals_ = dict(zip(graph.inputs, kblock.args))
+    body = Block()
+    in_loop = {op: loop for loop in p.loops for op in loop.inside}
+    outer: dict[SSAValue, SSAValue] = {}
+
+    loaded: dict[SSAValue, Tile] = {}  # tile each load reads
+
+    def operand(block: Block, env: dict[SSAValue, SSAValue], tiles: dict[SSAValue, Tile], v: SSAValue) -> SSAValue:
+        if v in env and (v not in globals_ or loaded[env[v]] == tiles[v]):
+            return env[v]
+        if v in globals_:  # an input tile: loaded where it is used (again where the tile differs)
+            ld = itgraph.LoadOp(globals_[v], _tmap(tiles[v]))
+            ld.result.name_hint = v.name_hint
+            block.add_op(ld)
+            env[v] = ld.result
+            loaded[ld.result] = tiles[v]
+            return ld.result
+        raise Unschedulable(f"value %{v.name_hint} used before it is computed")
+
+    def emit(block: Block, env: dict[SSAValue, SSAValue], tiles: dict[SSAValue, Tile], op: Operation, rescale: tuple | None = None) -> None:
+        xs = [operand(block, env, tiles, v) for v in op.operands]
+        if rescale is not None and op is rescale[0]:
+            # online softmax: exp(x - rowmax(x)); the max is yielded as the loop's running max
+            axis = rescale[1]
+            m = tgraph.ReduceOp("max", xs[0], axis)
+            sub = tgraph.SubOp(xs[0], m.result)
+            block.add_op(m)
+            block.add_op(sub)
+            rescale[2].append(m.result)
+            xs = [sub.result]
+        new = _rebuild(op, xs, _tile_type(op.results[0], tiles[op.results[0]]))
+        new.results[0].name_hint = op.results[0].name_hint
+        new.verify()
+        block.add_op(new)
+        env[op.results[0]] = new.results[0]
+
+    placed: set[int] = set()
+    for op in _ops(graph):
+        loop = in_loop.get(op)
+        if loop is None:
+            emit(body, outer, p.tiles, op)
+            continue
+        if id(loop) in placed:
+            continue
+        placed.add(id(loop))
+        lblock = Block()
+        env = dict(outer)
+        maxes: list[SSAValue] = []
+        rescale = None
+        if loop.rescaled is not None:
+            m0 = loop.members[0]
+            axis = reduced_dims(m0)[0][1]
+            rescale = (loop.rescaled, axis, maxes)
+        for x in loop.inside:
+            emit(lblock, env, loop.tiles, x, rescale)
+        yielded = [env[m.results[0]] for m in loop.members]
+        kinds = ["max" if isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.MAX else "sum" for m in loop.members]
+        if rescale is not None:
+            kinds = ["rescaled_sum"] * len(kinds) + ["max"]
+            yielded.append(maxes[0])
+        lblock.add_op(itgraph.YieldOp(yielded))
+        seq = itgraph.SequentialOp(loop.var, loop.extent, kinds, [tgraph.tensor_type(v) for v in yielded], Region(lblock))
+        body.add_op(seq)
+        for m, r in zip(loop.members, seq.results):
+            r.name_hint = m.results[0].name_hint
+            outer[m.results[0]] = r
+    for out, dest in zip(graph.output_op.outputs, kblock.args[len(inputs):]):
+        body.add_op(itgraph.StoreOp(operand(body, outer, p.tiles, out), dest, _tmap(p.tiles[out])))
+    par = itgraph.ParallelOp([v for v, _ in p.grid] or ["p"], [e for _, e in p.grid] or [1], Region(body))
+    kblock.add_op(par)
+    return itgraph.KernelOp(name, inputs, outs, Region(kblock))
+
+
+def _rebuild(op: Operation, xs: list[SSAValue], result_type: tgraph.TensorType) -> Operation:
+    if isinstance(op, tgraph.MatmulOp):
+        return tgraph.MatmulOp(xs[0], xs[1], result_type, op.transpose_b is not None)
+    if isinstance(op, tgraph.UnaryOp):
+        return type(op)(xs[0])
+    if isinstance(op, tgraph.BinaryOp):
+        return type(op)(xs[0], xs[1])
+    if isinstance(op, tgraph.ScaleOp):
+        return tgraph.ScaleOp(xs[0], op.value)
+    if isinstance(op, tgraph.ReduceOp):
+        return tgraph.ReduceOp(op.kind.data, xs[0], op.axis)
+    if isinstance(op, tgraph.ReshapeOp):
+        return tgraph.ReshapeOp(xs[0], result_type)
+    if isinstance(op, tgraph.SplitOp):
+        if result_type.shape[0] == 1:  # one part per tile: the slice itself, with a leading 1
+            return tgraph.ReshapeOp(xs[0], result_type)
+        return tgraph.SplitOp(xs[0], op.axis, result_type.shape[0])
+    raise Unschedulable(f"{op.name}: cannot be scheduled")
+
+
+def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True) -> list[Config]:
+    """Tile-size candidates (Roller-style: powers of two on the last two output dims)."""
+    shape = concrete(graph.output_op.outputs[0])
+    choices: list[list[int]] = []
+    for d, size in enumerate(shape):
+        if d >= len(shape) - 2 and size > 1:
+            opts = [t for t in (16, 32, 64, 128, 256) if t < size and size % t == 0]
+            if size <= 256:
+                opts.append(size)
+            choices.append(opts or [size])
+        else:
+            choices.append([1])
+    reduce_tiles: list[int | None] = [None, 32, 64, 128] if iterative else [None]
+    return [Config(tuple(t), r, fusion) for t in product(*choices) for r in reduce_tiles]
+
+
+@dataclass
+class Scheduled:
+    kernel: itgraph.KernelOp
+    estimate: cost_model.Estimate
+    config: Config
+
+
+def schedule_graph(
+    graph: tgraph.GraphOp, top_k: int = 3, iterative: bool = True, fusion: bool = True
+) -> tuple[list[Scheduled], list[str]]:
+    """The top-k kernels of `graph` by estimated time, and why the other configurations were dropped."""
+    ranked: list[Scheduled] = []
+    dropped: list[str] = []
+    seen: set[str] = set()
+    for cfg in configs(graph, iterative, fusion):
+        try:
+            p = plan(graph, cfg)
+            kernel = build_kernel(p, f"{graph.sym_name.data}_k")
+            est = cost_model.estimate(kernel)
+        except Unschedulable as e:
+            dropped.append(f"{cfg.describe()}: {e}")
+            continue
+        if not est.fits:
+            dropped.append(f"{cfg.describe()}: {est.reason}")
+            continue
+        text = str(kernel)
+        if text in seen:  # a reduction tile that tiles nothing repeats a configuration
+            continue
+        seen.add(text)
+        ranked.append(Scheduled(kernel, est, cfg))
+    ranked.sort(key=lambda s: s.estimate.microseconds)
+    return ranked[:top_k], dropped
+
+
+@dataclass(frozen=True)
+class SchedulePass(ModulePass):
+    """Add the top-k itgraph kernels of every concrete tgraph graph next to it."""
+
+    name = "cleave-schedule"
+
+    top_k: int = 3
+    iterative_tiling: bool = True
+    horizontal_fusion: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.top_k < 1:
+            raise CleaveError("error: cleave-schedule: top-k must be at least 1")
+        for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
+            candidate = "cleave.candidate_of" in graph.attributes
+            try:
+                best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion)
+            except Unschedulable as e:
+                best, dropped = [], [f"all: {e}"]
+            if not best:
+                reasons = "; ".join(sorted(set(r.split(": ", 1)[1] for r in dropped))[:3])
+                if candidate:  # one candidate less; the input graph and the others go on
+                    print(f"warning: cleave-schedule: skipped @{graph.sym_name.data}: {reasons}", file=sys.stderr)
+                    continue
+                raise CleaveError(f"error: cleave-schedule: @{graph.sym_name.data} cannot be scheduled: {reasons}")
+            anchor: Operation = graph
+            for i, s in enumerate(best):
+                s.kernel.sym_name = StringAttr(f"{graph.sym_name.data}_k{i}")
+                s.kernel.attributes["cleave.schedule_of"] = SymbolRefAttr(graph.sym_name.data)
+                s.kernel.attributes["cleave.tiles"] = StringAttr(s.config.describe())
+                s.kernel.attributes["cleave.estimated_us"] = FloatAttr(round(s.estimate.microseconds, 3), f64)
+                s.kernel.attributes["cleave.smem_bytes"] = IntegerAttr(s.estimate.footprint_bytes, i64)
+                op.body.block.insert_op_after(s.kernel, anchor)
+                anchor = s.kernel
+            print(
+                f"cleave-schedule @{graph.sym_name.data}: {len(best)} kernels kept, {len(dropped)} "
+                f"configurations dropped; best {best[0].config.describe()} ~{best[0].estimate.microseconds:.1f} us",
+                file=sys.stderr,
+            )

@@ -1,0 +1,185 @@
+"""cleave-schedule: itgraph kernels equal their source graphs; the structures the paper needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from cleave_ir.builder import GraphBuilder, module_of
+from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
+from cleave_ir.interpreter_itgraph import run_kernel
+from cleave_ir.passes.concretize import ConcretizePass
+from cleave_ir.passes.partition_split_k import PartitionSplitKPass
+from cleave_ir.passes.schedule import Config, SchedulePass, build_kernel, configs, plan, schedule_graph
+from cleave_ir.passes.superoptimize import SuperoptimizePass
+from cleave_ir.passes.tmap_propagation import Unschedulable
+from cleave_ir.run import load_module, resize_graph
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SMALL = {4096: 256, 8192: 256, 14336: 128, 6144: 64, 576: 48, 512: 32, 128: 32, 32: 2}
+
+
+def candidates(name: str, resize: dict[int, int] | None = None) -> list[tgraph.GraphOp]:
+    """The example's graph and its concrete candidates (split+combine graphs partitioned)."""
+    module = load_module(str(EXAMPLES / f"{name}.mlir"))
+    if resize:
+        g = module.body.block.first_op
+        small = resize_graph(g, resize)
+        small.attributes.pop("constraints", None)
+        module = module_of(small.clone())
+    for p in (SuperoptimizePass(), ConcretizePass(split_counts=(2, 4)), PartitionSplitKPass()):
+        p.apply(Context(), module)
+    return [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
+
+
+def kernel_agrees(graph: tgraph.GraphOp, kernel: itgraph.KernelOp, seed: int = 0) -> float:
+    xs = random_inputs(graph, seed)
+    want = run_graph(graph, xs)
+    got = run_kernel(kernel, xs)
+    return max(max_relative_error(w, g) for w, g in zip(want, got))
+
+
+@pytest.mark.parametrize(
+    "name", ["mha", "gqa", "mla", "gqa_decode", "mla_decode", "rmsnorm_matmul", "swiglu", "matmul_matmul", "matmul_rowsum", "matmul"]
+)
+def test_every_top_k_kernel_equals_its_graph(name: str) -> None:
+    """Scaled-down shapes; every candidate of the search; the top 2 kernels of each."""
+    resize = dict(SMALL)
+    if name == "matmul":
+        resize = {4096: 256}
+    graphs = candidates(name, resize)
+    assert len(graphs) >= 2
+    checked = 0
+    for g in graphs[:8]:
+        best, dropped = schedule_graph(g, top_k=2)
+        if "cleave.candidate_of" not in g.attributes:
+            assert best, f"the input graph @{g.sym_name.data} must schedule: {dropped[:3]}"
+        for s in best:
+            assert kernel_agrees(g, s.kernel) < 1e-9, (g.sym_name.data, s.config)
+            checked += 1
+    assert checked >= 4
+
+
+def test_every_configuration_of_attention_candidates_is_right() -> None:
+    """All configurations (fused and not), not only the top ones, on a small attention."""
+    graphs = candidates("mha", {4096: 128, 128: 16, 32: 2})
+    n = 0
+    for g in graphs[:4]:
+        xs = random_inputs(g, 1)
+        ref = run_graph(g, xs)[0]
+        for cfg in configs(g) + configs(g, fusion=False):
+            try:
+                kernel = build_kernel(plan(g, cfg), "k")
+            except Unschedulable:
+                continue
+            assert max_relative_error(ref, run_kernel(kernel, xs)[0]) < 1e-9, (g.sym_name.data, cfg)
+            n += 1
+    assert n > 50
+
+
+def _fa_candidate(name: str) -> tgraph.GraphOp:
+    graphs = candidates(name)
+    return next(g for g in graphs if getattr(g.attributes.get("cleave.note"), "data", "") == "div moved after matmul")
+
+
+@pytest.mark.parametrize("name", ["mha", "gqa"])
+def test_flash_attention_structure(name: str) -> None:
+    g = _fa_candidate(name)
+    best, dropped = schedule_graph(g, top_k=3)
+    k = best[0].kernel
+    par = k.body.block.first_op
+    assert isinstance(par, itgraph.ParallelOp)
+    loops = [op for op in par.body.block.ops if isinstance(op, itgraph.SequentialOp)]
+    assert len(loops) == 1  # one loop over KV tiles
+    loop = loops[0]
+    inside = [op.name for op in loop.body.block.ops]
+    assert inside.count("tgraph.matmul") == 2 and "tgraph.exp" in inside  # QK^T, exp, P.V ...
+    assert any(op.name == "tgraph.reduce" and op.kind.data.value == "sum" for op in loop.body.block.ops)  # ... and the row sum, fused
+    assert loop.kind_names == ["rescaled_sum", "rescaled_sum", "max"]  # online softmax
+    after = [op.name for op in par.body.block.ops]
+    assert after.index("tgraph.div") > after.index("itgraph.sequential")  # the division after the loop
+    # no intermediate larger than a tile: every value in the kernel is a tile of at most 128 x 128
+    for op in par.walk():
+        for r in op.results:
+            assert np.prod([int(d) for d in tgraph.tensor_type(r).shape]) <= 128 * 128
+    # the fused loop needs far less than the whole rows the unfused schedules ask for
+    assert any("registers" in d or "shared memory" in d for d in dropped)
+
+
+def test_decode_split_kernel_grid_includes_the_split_dim_and_combine_reduces_over_s() -> None:
+    graphs = candidates("gqa_decode")
+    split = next(g for g in graphs if g.sym_name.data.endswith("_split") and "2 partial" in g.attributes["cleave.note"].data)
+    combine_name = split.attributes["cleave.combine"].root_reference.data
+    combine = next(g for g in graphs if g.sym_name.data == combine_name)
+    k_split = schedule_graph(split, 1)[0][0].kernel
+    par = k_split.body.block.first_op
+    assert "p0" in par.var_names  # the parts dim (dim 0 of the partials) is a grid dim
+    k_combine = schedule_graph(combine, 1)[0][0].kernel
+    reduces = [op for op in k_combine.walk() if isinstance(op, tgraph.ReduceOp)]
+    assert reduces and all(op.axis == 0 for op in reduces)
+
+
+def test_swiglu_matmuls_share_one_loop_and_ablation_splits_them() -> None:
+    g = load_module(str(EXAMPLES / "swiglu.mlir")).body.block.first_op
+    k = schedule_graph(g, 1)[0][0].kernel
+    loops = [op for op in k.walk() if isinstance(op, itgraph.SequentialOp)]
+    assert len(loops) == 1
+    assert sum(isinstance(op, tgraph.MatmulOp) for op in loops[0].body.block.ops) == 2  # horizontal fusion
+    k2 = schedule_graph(g, 1, fusion=False)[0][0].kernel
+    assert len([op for op in k2.walk() if isinstance(op, itgraph.SequentialOp)]) == 2
+    k3 = schedule_graph(g, 1, iterative=False)
+    assert all(not any(isinstance(op, itgraph.SequentialOp) for op in s.kernel.walk()) for s in k3[0])
+
+
+def test_online_softmax_survives_logits_of_1000() -> None:
+    b = GraphBuilder("attn", "f32")
+    q = b.input("q", [2, 32, 8])
+    k = b.input("k", [2, 128, 8])
+    v = b.input("v", [2, 128, 8])
+    e = b.exp(b.matmul(q, k, transpose_b=True))
+    g = b.build(b.div(b.matmul(e, v), b.reduce("sum", e, 2)))
+    kernel = build_kernel(plan(g, Config((1, 32, 8), 32)), "k")
+    seq = next(op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp))
+    assert "rescaled_sum" in seq.kind_names
+    rng = np.random.default_rng(0)
+    qx = rng.standard_normal((2, 32, 8))
+    qx *= 1000 / np.abs(qx).max()  # logits reach about +-1000
+    kx = np.sign(rng.standard_normal((2, 128, 8)))
+    vx = rng.standard_normal((2, 128, 8))
+    s = qx @ np.swapaxes(kx, -1, -2)
+    assert np.abs(s).max() > 700  # exp overflows float64 beyond ~709
+    p = np.exp(s - s.max(-1, keepdims=True))
+    stable = (p / p.sum(-1, keepdims=True)) @ vx
+    with np.errstate(all="ignore"):
+        naive = run_graph(g, [qx, kx, vx])[0]
+    assert not np.all(np.isfinite(naive))  # computing exp directly overflows
+    got = run_kernel(kernel, [qx, kx, vx])[0]
+    assert max_relative_error(stable, got) < 1e-12
+
+
+def test_bad_input_errors() -> None:
+    g = candidates("matmul", {4096: 256})[0]
+    with pytest.raises(Unschedulable, match="does not divide dim 0"):
+        plan(g, Config((48, 64), None))
+    with pytest.raises(CleaveError, match="top-k must be at least 1"):
+        SchedulePass(top_k=0).apply(Context(), module_of(g.clone()))
+    b = GraphBuilder("sym", "f32")
+    x = b.input("x", ["N", 8])
+    with pytest.raises(CleaveError, match="concretize the graph first"):
+        SchedulePass().apply(Context(), module_of(b.build(b.exp(x))))
+
+
+def test_schedule_pass_adds_ranked_kernels() -> None:
+    g = candidates("matmul_rowsum", {4096: 256})[0]
+    module = module_of(g.clone())
+    SchedulePass(top_k=2).apply(Context(), module)
+    kernels = [op for op in module.body.block.ops if isinstance(op, itgraph.KernelOp)]
+    assert [k.sym_name.data for k in kernels] == ["matmul_rowsum_k0", "matmul_rowsum_k1"]
+    costs = [k.attributes["cleave.estimated_us"].value.data for k in kernels]
+    assert costs == sorted(costs)
+    assert kernels[0].attributes["cleave.schedule_of"].root_reference.data == "matmul_rowsum"
