@@ -406,18 +406,23 @@ class SchedulePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.top_k < 1:
             raise CleaveError("error: cleave-schedule: top-k must be at least 1")
-        for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
-            candidate = "cleave.candidate_of" in graph.attributes
+        graphs = [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]
+        scheduled: dict[str, int] = {}  # input graph -> kernels made for it or its candidates
+        failures: dict[str, str] = {}
+        for graph in graphs:
+            origin = graph.attributes.get("cleave.candidate_of")
+            family = origin.root_reference.data if isinstance(origin, SymbolRefAttr) else graph.sym_name.data
+            scheduled.setdefault(family, 0)
             try:
                 best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion)
             except Unschedulable as e:
                 best, dropped = [], [f"all: {e}"]
             if not best:
                 reasons = "; ".join(sorted(set(r.split(": ", 1)[1] for r in dropped))[:3])
-                if candidate:  # one candidate less; the input graph and the others go on
-                    print(f"warning: cleave-schedule: skipped @{graph.sym_name.data}: {reasons}", file=sys.stderr)
-                    continue
-                raise CleaveError(f"error: cleave-schedule: @{graph.sym_name.data} cannot be scheduled: {reasons}")
+                failures[graph.sym_name.data] = reasons
+                print(f"warning: cleave-schedule: skipped @{graph.sym_name.data}: {reasons}", file=sys.stderr)
+                continue
+            scheduled[family] += len(best)
             anchor: Operation = graph
             for i, s in enumerate(best):
                 s.kernel.sym_name = StringAttr(f"{graph.sym_name.data}_k{i}")
@@ -432,3 +437,8 @@ class SchedulePass(ModulePass):
                 f"configurations dropped; best {best[0].config.describe()} ~{best[0].estimate.microseconds:.1f} us",
                 file=sys.stderr,
             )
+        for family, n in scheduled.items():
+            if n == 0:  # neither the graph nor any candidate: that is an error
+                raise CleaveError(
+                    f"error: cleave-schedule: @{family} cannot be scheduled: {failures.get(family, 'no candidate schedules')}"
+                )
