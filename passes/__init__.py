@@ -38,7 +38,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SchedulePass
 
+    def place_memory() -> type[ModulePass]:
+        from cleave_ir.passes.place_memory import PlaceMemoryPass
+
+        return PlaceMemoryPass
+
     return {
+        "cleave-place-memory": place_memory,
         "cleave-schedule": schedule,
         "cleave-partition-split-k": partition_split_k,
         "cleave-symbolize": symbolize,

@@ -1,0 +1,101 @@
+"""`cleave-place-memory`: shared memory or registers for every tile, hoisting, threads and stages (paper §6.1).
+
+Decisions, visible as attributes in the IR:
+- `cleave.mem = "shared"` on loads (global -> shared copies feed the tensor cores), `"fragment"` on
+  computed tiles (registers; matmul accumulators in fp32); a computed tile used as a matmul's right
+  operand is placed in shared memory (T.gemm takes B from shared memory only);
+- loads inside a sequential loop whose tmap does not depend on the loop variable are hoisted out of
+  it (the Q tile of attention is loaded once per block, not once per KV tile);
+- on the kernel: `cleave.threads` (one warpgroup of 128 threads per 64 rows of the largest matmul
+  tile, at most 256) and `cleave.stages` (2-stage pipelining of the sequential loop's loads when the
+  loaded tiles fit twice in shared memory), and `cleave.smem_bytes` after placement.
+A kernel whose shared tiles exceed the H200's 227 KiB is rejected with a message naming the kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.passes.cost_model import SMEM_BYTES
+from cleave_ir.shapes import symbol
+
+
+def _numel(value) -> int:
+    return math.prod(int(d) for d in tgraph.tensor_type(value).shape)
+
+
+def _bytes(value) -> int:
+    elt = str(tgraph.tensor_type(value).element_type)
+    return _numel(value) * (2 if elt in ("f16", "bf16") else 4)
+
+
+def hoist_invariant_loads(kernel: itgraph.KernelOp) -> int:
+    """Move loads that do not depend on their sequential loop's variable before the loop."""
+    moved = 0
+    for seq in [op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp)]:
+        var = symbol(seq.var_name)
+        for load in [op for op in seq.body.block.ops if isinstance(op, itgraph.LoadOp)]:
+            if any(var in off.free_symbols for off in load.tmap.offset_exprs):
+                continue
+            load.detach()
+            seq.parent_block().insert_op_before(load, seq)  # type: ignore[union-attr]
+            moved += 1
+    return moved
+
+
+def place(kernel: itgraph.KernelOp) -> None:
+    """Annotate `kernel` (see the module docstring); raises CleaveError if it cannot fit."""
+    hoist_invariant_loads(kernel)
+    largest_m = 1
+    for op in kernel.walk():
+        if isinstance(op, itgraph.LoadOp):
+            op.attributes["cleave.mem"] = StringAttr("shared")
+        elif isinstance(op, tgraph.MatmulOp):
+            op.attributes["cleave.mem"] = StringAttr("fragment")
+            largest_m = max(largest_m, int(tgraph.tensor_type(op.result).shape[-2]))
+            rhs = op.rhs.owner
+            if isinstance(rhs, Operation) and not isinstance(rhs, itgraph.LoadOp):
+                rhs.attributes["cleave.mem"] = StringAttr("shared")  # T.gemm's B operand
+        elif isinstance(op, itgraph.SequentialOp) or (op.results and op.name.startswith("tgraph.")):
+            op.attributes.setdefault("cleave.mem", StringAttr("fragment"))
+    shared = sum(
+        sum(_bytes(r) for r in op.results)
+        for op in kernel.walk()
+        if op.attributes.get("cleave.mem") == StringAttr("shared")
+    )
+    if shared > SMEM_BYTES:
+        raise CleaveError(
+            f"error: cleave-place-memory: @{kernel.sym_name.data} needs {shared // 1024} KiB of shared memory "
+            f"(limit {SMEM_BYTES // 1024} KiB)"
+        )
+    loop_loads = sum(
+        _bytes(op.result)
+        for seq in kernel.walk()
+        if isinstance(seq, itgraph.SequentialOp)
+        for op in seq.body.block.ops
+        if isinstance(op, itgraph.LoadOp)
+    )
+    stages = 2 if shared + loop_loads <= SMEM_BYTES and loop_loads else 1
+    threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
+    kernel.attributes["cleave.threads"] = IntegerAttr(threads, i64)
+    kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
+    kernel.attributes["cleave.smem_bytes"] = IntegerAttr(shared + (stages - 1) * loop_loads, i64)
+
+
+@dataclass(frozen=True)
+class PlaceMemoryPass(ModulePass):
+    """Annotate every itgraph kernel with memory spaces, hoisting, threads and stages."""
+
+    name = "cleave-place-memory"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.walk() if isinstance(k, itgraph.KernelOp)]:
+            place(kernel)
