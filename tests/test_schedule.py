@@ -183,3 +183,22 @@ def test_schedule_pass_adds_ranked_kernels() -> None:
     costs = [k.attributes["cleave.estimated_us"].value.data for k in kernels]
     assert costs == sorted(costs)
     assert kernels[0].attributes["cleave.schedule_of"].root_reference.data == "matmul_rowsum"
+
+
+def test_placement_keeps_kernels_equal_and_hoists_loads() -> None:
+    from cleave_ir.passes.place_memory import place
+
+    b = GraphBuilder("fa", "f16")
+    q = b.input("q", [2, 128, 16])
+    k = b.input("k", [2, 256, 16])
+    v = b.input("v", [2, 256, 16])
+    e = b.exp(b.matmul(q, k, transpose_b=True))
+    g = b.build(b.div(b.matmul(e, v), b.reduce("sum", e, 2)))
+    kernel = build_kernel(plan(g, Config((1, 64, 16), 64)), "k")
+    place(kernel)
+    seq = next(op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp))
+    loads_in_loop = [op.source.name_hint for op in seq.body.block.ops if isinstance(op, itgraph.LoadOp)]
+    assert sorted(loads_in_loop) == ["k", "v"]  # q's tile does not change with the KV loop: hoisted
+    assert all(op.attributes["cleave.mem"].data == "shared" for op in kernel.walk() if isinstance(op, itgraph.LoadOp))
+    assert kernel.attributes["cleave.threads"].value.data == 128
+    assert kernel_agrees(g, kernel) < 1e-9
