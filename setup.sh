@@ -7,6 +7,8 @@ cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+# torch first and pinned: tilelang needs it, and an unpinned torch would fetch a multi-GB CUDA build
+.venv/bin/python -m pip install -q torch==2.13.0
 .venv/bin/python -m pip install -q -e '.[test]'
 source .venv/bin/activate
 EX=${1:-examples/mha.mlir}

@@ -12,7 +12,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cleave_ir.diagnostics import CleaveError, parse_module_text
-from cleave_ir.universe import get_all_dialects, get_all_passes
+from cleave_ir.universe import get_all_dialects, get_all_passes, get_all_targets
 
 
 def cleave_version() -> str:
@@ -43,6 +43,12 @@ class CleaveOptMain(xDSLOptMain):
         for name, factory in get_all_passes().items():
             if name not in self.available_passes:
                 self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        for name, factory in get_all_targets().items():
+            if name not in self.available_targets:
+                self.available_targets[name] = factory
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+from xdsl.utils.target import Target
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
@@ -30,4 +31,17 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return passes()
 
 
-CLEAVE_UNIVERSE = Universe(all_dialects=get_all_dialects(), all_passes=get_all_passes())
+def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
+    """Output backends: `-t tilelang` writes the TileLang module of the scheduled kernels."""
+
+    def tilelang() -> type[Target]:
+        from cleave_ir.tilelang_emitter import TileLangTarget
+
+        return TileLangTarget
+
+    return {"tilelang": tilelang}
+
+
+CLEAVE_UNIVERSE = Universe(
+    all_dialects=get_all_dialects(), all_passes=get_all_passes(), all_targets=get_all_targets()
+)

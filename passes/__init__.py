@@ -43,7 +43,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PlaceMemoryPass
 
+    def pipeline() -> type[ModulePass]:
+        from cleave_ir.passes.pipeline import PipelinePass
+
+        return PipelinePass
+
     return {
+        "cleave-pipeline": pipeline,
         "cleave-place-memory": place_memory,
         "cleave-schedule": schedule,
         "cleave-partition-split-k": partition_split_k,

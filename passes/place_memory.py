@@ -9,18 +9,21 @@ Decisions, visible as attributes in the IR:
 - on the kernel: `cleave.threads` (one warpgroup of 128 threads per 64 rows of the largest matmul
   tile, at most 256) and `cleave.stages` (2-stage pipelining of the sequential loop's loads when the
   loaded tiles fit twice in shared memory), and `cleave.smem_bytes` after placement.
-A kernel whose shared tiles exceed the H200's 227 KiB is rejected with a message naming the kernel.
+A kernel whose shared tiles exceed the H200's 227 KiB is dropped with a warning naming it, or with
+`strict=true` rejected with an error.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
@@ -96,6 +99,14 @@ class PlaceMemoryPass(ModulePass):
 
     name = "cleave-place-memory"
 
+    strict: bool = False  # reject (error) instead of dropping a kernel that does not fit
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, itgraph.KernelOp)]:
-            place(kernel)
+            try:
+                place(kernel)
+            except CleaveError as e:
+                if self.strict:
+                    raise
+                print(f"warning: {str(e).removeprefix('error: ')}: kernel dropped", file=sys.stderr)
+                Rewriter.erase_op(kernel)

@@ -1,0 +1,92 @@
+"""`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
+
+symbolize -> superoptimize -> concretize -> partition-split-k -> schedule -> place-memory, then the
+candidates (a graph's best kernel, or a split kernel plus its combine kernel) are ranked by the cost
+model's estimate and only the `keep` best are left in the module, with their kernels.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.passes.concretize import ConcretizePass
+from cleave_ir.passes.partition_split_k import PartitionSplitKPass
+from cleave_ir.passes.place_memory import PlaceMemoryPass
+from cleave_ir.passes.schedule import SchedulePass
+from cleave_ir.passes.superoptimize import SuperoptimizePass
+from cleave_ir.passes.symbolize import SymbolizePass
+
+
+def _ref(op: Operation, key: str) -> str | None:
+    attr = op.attributes.get(key)
+    return attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
+
+
+def rank_candidates(module: ModuleOp) -> list[tuple[float, list[str], str]]:
+    """(estimated us, kernels in launch order, graph) for every schedulable candidate, best first."""
+    best: dict[str, tuple[float, str]] = {}
+    for k in module.body.block.ops:
+        if isinstance(k, itgraph.KernelOp):
+            src = _ref(k, "cleave.schedule_of")
+            us = k.attributes["cleave.estimated_us"].value.data  # type: ignore[attr-defined]
+            if src is not None and (src not in best or us < best[src][0]):
+                best[src] = (us, k.sym_name.data)
+    units = []
+    for g in module.body.block.ops:
+        if not isinstance(g, tgraph.GraphOp) or g.sym_name.data not in best:
+            continue
+        stage = getattr(g.attributes.get("cleave.stage"), "data", None)
+        if stage == "combine":
+            continue
+        if stage == "split":
+            comb = _ref(g, "cleave.combine")
+            if comb in best:
+                units.append((best[g.sym_name.data][0] + best[comb][0], [best[g.sym_name.data][1], best[comb][1]], g.sym_name.data))  # type: ignore[index]
+        else:
+            units.append((best[g.sym_name.data][0], [best[g.sym_name.data][1]], g.sym_name.data))
+    return sorted(units)
+
+
+@dataclass(frozen=True)
+class PipelinePass(ModulePass):
+    """The whole pipeline with defaults; leaves the input graphs and the `keep` best candidates."""
+
+    name = "cleave-pipeline"
+
+    max_ops: int = 12
+    top_k: int = 2
+    keep: int = 3
+    split_counts: tuple[int, ...] = (2, 4, 8, 16, 32)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in (
+            SymbolizePass(),
+            SuperoptimizePass(max_ops=self.max_ops),
+            ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),
+            PartitionSplitKPass(),
+            SchedulePass(top_k=self.top_k),
+            PlaceMemoryPass(),
+        ):
+            p.apply(ctx, op)
+        units = rank_candidates(op)
+        kept_kernels = {k for _, ks, _ in units[: self.keep] for k in ks}
+        kept_graphs = {_ref(k, "cleave.schedule_of") for k in op.body.block.ops if isinstance(k, itgraph.KernelOp) and k.sym_name.data in kept_kernels}
+        for x in list(op.body.block.ops):
+            if isinstance(x, itgraph.KernelOp) and x.sym_name.data not in kept_kernels:
+                Rewriter.erase_op(x)
+            elif (
+                isinstance(x, tgraph.GraphOp)
+                and "cleave.candidate_of" in x.attributes
+                and x.sym_name.data not in kept_graphs
+            ):
+                Rewriter.erase_op(x)
+        for rank, (us, ks, g) in enumerate(units[: self.keep]):
+            print(f"cleave-pipeline: #{rank + 1} @{g}: kernels {', '.join('@' + k for k in ks)}, estimated {us:.1f} us", file=sys.stderr)
