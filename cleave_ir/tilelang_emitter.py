@@ -2,8 +2,8 @@
 
 One `@T.prim_func` per kernel. Tiles become buffers without their size-1 dims: loads are
 `T.copy` from a global slice into shared memory, computed tiles are fp32 fragments. Matmuls whose
-tiles are 2-D multiples of 16 become `T.gemm` (a computed A operand is cast to fp16 first, a computed
-B operand is staged through shared memory); other matmuls (a few rows, matrix-vector, batched tiles)
+tiles are 2-D multiples of 16 become `T.gemm` (computed operands are staged in shared memory as
+fp16); other matmuls (a few rows, matrix-vector, batched tiles)
 are CUDA-core loops. Sequential loops become `T.Pipelined` with their accumulators in fragments
 (sum, max, and the online-softmax rescaled sum).
 
@@ -102,7 +102,7 @@ class _KernelWriter:
     def expr(self, e: sympy.Expr) -> str:
         text = str(sympy.expand(e))
         for var, tl in self.subst.items():
-            text = re.sub(rf"\b{var}\b", tl, text)
+            text = re.sub(rf"\b{var}\b", f"({tl})" if " " in tl else tl, text)
         return text
 
     def emit(self, indent: int, line: str) -> None:
@@ -130,11 +130,16 @@ class _KernelWriter:
             self.buffers[arg] = _Buffer(name, _shape(arg))
             params.append(f"{name}: T.Tensor({_shape(arg)}, \"{_dtype(arg)}\")")
         grid = [(v, int(e)) for v, e in zip(par.var_names, par.extent_dims) if int(e) > 1]
-        if len(grid) > 3:
-            raise LoweringError(f"@{k.sym_name.data}: {len(grid)} grid dims, T.Kernel takes at most 3")
+        if len(grid) > 3:  # T.Kernel has three grid dims: the leading ones share bx
+            merged, grid = grid[: len(grid) - 2], grid[len(grid) - 2 :]
+            stride = 1
+            for v, e in reversed(merged):
+                self.subst[v] = f"(bx // {stride} % {e})" if stride > 1 else f"(bx % {e})"
+                stride *= e
+            grid = [("_merged", stride), *grid]
         tl_vars = ["bx", "by", "bz"][: max(1, len(grid))]
         for (v, _), tl in zip(grid, tl_vars):
-            self.subst[v] = tl
+            self.subst.setdefault(v, tl)
         for v, e in zip(par.var_names, par.extent_dims):
             if int(e) == 1:
                 self.subst[v] = "0"
@@ -211,6 +216,7 @@ class _KernelWriter:
             self.emit(indent, f"T.{fn}({src.name}, {out.name}, dim=1, clear=True)")
             return
         # any other axis: a serial loop over the reduced dim around a parallel update
+        src = self._shared(src, indent)
         self.emit(indent, f"T.fill({out.name}, {_identity(op)})")
         self.emit(indent, f"for kk in T.serial({src.shape[op.axis]}):")
         full, inner = self.parallel(indent + 1, out.shape)
@@ -227,12 +233,17 @@ class _KernelWriter:
         m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
         batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
         if batch_one and len(ta) == 2 and len(tb) == 2 and m % 16 == 0 and n % 16 == 0 and k % 16 == 0 and m > 1 and n > 1:
-            a_name = self._operand_fp16(op.lhs, a, "fragment", indent)
+            # a computed A operand is staged through shared memory: a register fragment would need
+            # the layout of this gemm's A and of the producer's accumulator at once (TileLang
+            # rejects that conflict when the tile is below the 64 rows of a warpgroup)
+            a_name = self._operand_fp16(op.lhs, a, "shared", indent)
             b_name = self._operand_fp16(op.rhs, b, "shared", indent)
             self.emit(indent, f"T.clear({out.name})")
             self.emit(indent, f"T.gemm({a_name}, {b_name}, {out.name}, transpose_B={tt}, policy=T.GemmWarpPolicy.FullRow)")
             return
-        # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk
+        # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
+        # are read from shared memory (a fragment can only be indexed by its owning threads)
+        a, b = self._shared(a, indent), self._shared(b, indent)
         self.emit(indent, f"T.clear({out.name})")
         self.emit(indent, f"for kk in T.serial({k}):")
         full, inner = self.parallel(indent + 1, out.shape)
@@ -242,6 +253,15 @@ class _KernelWriter:
         else:
             rhs_vars = _align(full[:-2], b.shape, "kk" if b.shape[-2] != 1 else None, full[-1])
         self.emit(inner, f"{out.at(full)} += {a.at(lhs_vars)} * {b.at(rhs_vars)}")
+
+    def _shared(self, buf: _Buffer, indent: int) -> _Buffer:
+        """`buf` itself if it is in shared memory, else a shared copy of it."""
+        if buf.scope == "shared":
+            return buf
+        name = self.fresh(buf.name + "_s")
+        self.allocs.append(f"{name} = T.alloc_shared({_squeezed(buf.shape)}, \"{buf.dtype}\")")
+        self.emit(indent, f"T.copy({buf.name}, {name})")
+        return _Buffer(name, buf.shape, "shared", buf.dtype)
 
     def _operand_fp16(self, value: SSAValue, buf: _Buffer, scope: str, indent: int) -> str:
         if buf.scope == "shared" and buf.dtype in ("float16", "bfloat16"):
@@ -360,7 +380,8 @@ def module_source(module: ModuleOp) -> str:
         us = float(est.value.data) if est is not None else math.inf  # type: ignore[attr-defined]
         meta.append(
             f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'tiles': {getattr(k.attributes.get('cleave.tiles'), 'data', '')!r}, "
-            f"'estimated_us': {us!r}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}}},"
+            f"'estimated_us': {us!r}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, "
+            f"'shapes': {[_shape(a) for a in k.body.block.args]!r}, 'dtypes': {[_dtype(a) for a in k.body.block.args]!r}}},"
         )
         if src_name and (src_name not in best or us < best[src_name][0]):
             best[src_name] = (us, k.sym_name.data)

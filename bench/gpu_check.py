@@ -1,0 +1,134 @@
+"""Compile, verify and time emitted TileLang modules on a GPU against PyTorch (run on the H200).
+
+    python bench/gpu_check.py KERNEL_DIR [--candidates 3]
+
+KERNEL_DIR holds modules written by `cleave-opt examples/X.mlir -p cleave-pipeline -t tilelang -o
+KERNEL_DIR/X.py`. For every module: each of the top candidates is compiled (tilelang.compile,
+sm_90a), run on random fp16 inputs with its outputs poisoned beforehand, checked against a float64
+reference of the example (max relative error < 1e-2), and timed (CUDA events, warm-up, median of
+many launches); the PyTorch baselines (SDPA, eager) run in the same process. Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+SCALE_128 = 128 ** -0.5
+
+
+def _attention(q, k, v, scale):
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+REFERENCES = {  # float64 references of the examples, same argument order as the graphs
+    "mha": lambda q, k, v: _attention(q, k, v, SCALE_128),
+    "gqa_decode": lambda q, k, v: _attention(q, k, v, SCALE_128),
+    "rmsnorm_matmul": lambda x, w: (x * torch.rsqrt((x * x).mean(-1, keepdim=True))) @ w,
+    "matmul_rowsum": lambda a, b: (a @ b).sum(-1, keepdim=True),
+    "swiglu": lambda x, wg, wu: F.silu(x @ wg) * (x @ wu),
+}
+
+
+def _baselines(name, xs):
+    """(label, callable) PyTorch baselines on the fp16 inputs."""
+    if name == "mha":
+        q, k, v = xs
+        return [("sdpa", lambda: F.scaled_dot_product_attention(q, k, v))]
+    if name == "gqa_decode":
+        q, k, v = xs  # q [1, 8, 4, 128] (4 query heads per KV head), k/v [1, 8, L, 128]
+        return [("sdpa", lambda: F.scaled_dot_product_attention(q, k, v))]
+    fn = REFERENCES[name]
+    return [("eager", lambda: fn(*xs))]
+
+
+def time_us(fn, iters: int = 50) -> float:
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    return statistics.median(times)
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"k_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def check_module(path: Path, n_candidates: int) -> list[str]:
+    name = path.stem
+    mod = load(path)
+    rows = []
+    first = mod.KERNELS[mod.CANDIDATES[0][1][0]]
+    n_in = first["inputs"]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    xs = [torch.randn(s, generator=gen, device="cuda", dtype=torch.float16) for s in first["shapes"][:n_in]]
+    if name in ("rmsnorm_matmul", "swiglu"):  # keep activations in a sane range for fp16
+        xs = [xs[0]] + [x * 0.02 for x in xs[1:]]
+    ref = REFERENCES[name](*[x.double() for x in xs])
+    base = {label: time_us(fn) for label, fn in _baselines(name, xs)}
+    for est, kernels, graph in mod.CANDIDATES[:n_candidates]:
+        t0 = time.perf_counter()
+        try:
+            compiled = [mod.compile_kernel(k) for k in kernels]
+        except Exception as e:  # report and go on: one bad candidate must not hide the others
+            rows.append(f"| {name} | {graph} | {est} | compile failed: {str(e).splitlines()[-1][:80]} | | | |")
+            continue
+        compile_s = time.perf_counter() - t0
+
+        def call():
+            values = list(xs)
+            for kname, ck in zip(kernels, compiled):
+                out = ck(*values[: mod.KERNELS[kname]["inputs"]])
+                values = list(out) if isinstance(out, (list, tuple)) else [out]
+            return values[0]
+
+        out = call()
+        torch.cuda.synchronize()
+        err = ((out.double().reshape(ref.shape) - ref).abs().max() / ref.abs().max()).item()
+        us = time_us(call)
+        best_label, best_us = min(base.items(), key=lambda kv: kv[1])
+        ok = "ok" if err < 1e-2 else "WRONG"
+        rows.append(
+            f"| {name} | {graph} ({len(kernels)} kernel{'s' if len(kernels) > 1 else ''}) | {est} | "
+            f"{us:.1f} | {best_label} {best_us:.1f} | {best_us / us:.2f}x | {err:.2e} {ok} | {compile_s:.1f} |"
+        )
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("kernel_dir")
+    p.add_argument("--candidates", type=int, default=3)
+    args = p.parse_args()
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}")
+    print()
+    print("| example | candidate | estimated us | measured us | best baseline us | speed-up | rel. error | compile s |")
+    print("| --- | --- | ---: | ---: | --- | ---: | --- | ---: |")
+    for path in sorted(Path(args.kernel_dir).glob("*.py")):
+        if path.stem not in REFERENCES:
+            continue
+        for row in check_module(path, args.candidates):
+            print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
