@@ -133,6 +133,10 @@ def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
             raise Unschedulable("outputs of different ranks cannot share one grid")
         offs, tshape = [], []
         for d, size in enumerate(shape):
+            if size == 1 and d in var_of_dim:
+                raise Unschedulable(
+                    f"output {outputs.index(out)} has size 1 in dim {d}, which the grid tiles: several blocks would write it"
+                )
             if size == 1:
                 offs.append(sympy.Integer(0))
                 tshape.append(1)

@@ -31,6 +31,7 @@ def emitted(name: str, tmp_path: Path, keep: int = 2) -> Path:
     small.bindings = None
     module = module_of(small.clone())
     PipelinePass(top_k=1, keep=keep, split_counts=(4,)).apply(Context(), module)
+    module.verify()
     assert any(isinstance(op, itgraph.KernelOp) for op in module.body.block.ops)
     path = tmp_path / f"{name}_kernels.py"
     path.write_text(module_source(module))
