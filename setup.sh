@@ -24,4 +24,11 @@ cleave-opt "$EX" -p cleave-superoptimize,cleave-concretize,cleave-partition-spli
 echo "graphs written: $(grep -c 'tgraph.graph @' "$OUT"); what the candidates change (graphs per note):"
 grep -o 'cleave.note = "[^"]*"' "$OUT" | sed 's/cleave.note = //' | sort | uniq -c
 echo "== cleave-run $OUT (every graph against the input; 4096 dims resized to 256 to keep it fast)"
-cleave-run "$OUT" --resize 4096=256 | grep -E 'agree|DISAGREE' 
+cleave-run "$OUT" --resize 4096=256 | awk '/ vs /{n++} / agree /{a++} END{print n+0 " comparisons with the input graph, " a+0 " agree"}'
+KERNEL=${KERNEL:-kernel.py}
+echo "== cleave-opt $EX -p cleave-pipeline -t tilelang -o $KERNEL   (search, schedule, place, emit)"
+cleave-opt "$EX" -p cleave-pipeline -t tilelang -o "$KERNEL" 2>&1 | grep -E '^cleave-(superoptimize|pipeline)|error'
+echo "kernel module written to $KERNEL"
+echo "== python -m cleave_ir.tilelang_check $KERNEL   (every kernel lowered to CUDA for sm_90a, no GPU needed)"
+KPATH=$(realpath "$KERNEL")
+(cd /tmp && python -m cleave_ir.tilelang_check "$KPATH")

@@ -91,18 +91,27 @@ def check_module(path: Path, n_candidates: int) -> list[str]:
             compiled = [mod.compile_kernel(k) for k in kernels]
         except Exception as e:  # report and go on: one bad candidate must not hide the others
             rows.append(f"| {name} | {graph} | {est} | compile failed: {str(e).splitlines()[-1][:80]} | | | |")
+            print(rows[-1], flush=True)
             continue
         compile_s = time.perf_counter() - t0
+
+        first = mod.KERNELS[kernels[0]]["input_names"]
 
         def call():
             values = list(xs)
             for kname, ck in zip(kernels, compiled):
-                out = ck(*values[: mod.KERNELS[kname]["inputs"]])
+                extra = [xs[first.index(n)] for n in mod.KERNELS[kname]["passthrough"]]
+                out = ck(*(values[: mod.KERNELS[kname]["inputs"] - len(extra)] + extra))
                 values = list(out) if isinstance(out, (list, tuple)) else [out]
             return values[0]
 
-        out = call()
-        torch.cuda.synchronize()
+        try:
+            out = call()
+            torch.cuda.synchronize()
+        except Exception as e:
+            rows.append(f"| {name} | {graph} | {est} | run failed: {str(e).splitlines()[-1][:80]} | | | |")
+            print(rows[-1], flush=True)
+            continue
         err = ((out.double().reshape(ref.shape) - ref).abs().max() / ref.abs().max()).item()
         us = time_us(call)
         best_label, best_us = min(base.items(), key=lambda kv: kv[1])
@@ -111,6 +120,7 @@ def check_module(path: Path, n_candidates: int) -> list[str]:
             f"| {name} | {graph} ({len(kernels)} kernel{'s' if len(kernels) > 1 else ''}) | {est} | "
             f"{us:.1f} | {best_label} {best_us:.1f} | {best_us / us:.2f}x | {err:.2e} {ok} | {compile_s:.1f} |"
         )
+        print(rows[-1], flush=True)
     return rows
 
 
@@ -126,8 +136,10 @@ def main() -> None:
     for path in sorted(Path(args.kernel_dir).glob("*.py")):
         if path.stem not in REFERENCES:
             continue
-        for row in check_module(path, args.candidates):
-            print(row, flush=True)
+        try:
+            check_module(path, args.candidates)
+        except Exception as e:
+            print(f"| {path.stem} | - | - | failed: {str(e).splitlines()[-1][:100]} | | | |", flush=True)
 
 
 if __name__ == "__main__":

@@ -30,3 +30,29 @@ def lower_all(path: str | Path, arch: str = "sm_90a") -> dict[str, str]:
         for name in mod.KERNELS:
             out[name] = tilelang.lower(getattr(mod, name)).kernel_source
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m cleave_ir.tilelang_check kernel.py`: lower every kernel for sm_90a, one line each."""
+    import argparse
+    import time
+
+    p = argparse.ArgumentParser(prog="python -m cleave_ir.tilelang_check")
+    p.add_argument("module", help="a module written by cleave-opt ... -t tilelang -o FILE")
+    p.add_argument("--arch", default="sm_90a")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        sources = lower_all(args.module, args.arch)
+    except Exception as e:  # one line for the user, whatever TileLang raised
+        lines = [line for line in str(e).splitlines() if line.strip()]
+        print(f"error: {args.module}: lowering failed: {lines[-1] if lines else type(e).__name__}", file=sys.stderr)
+        return 1
+    for name, src in sources.items():
+        print(f"{name}: {len(src.splitlines())} lines of CUDA for {args.arch}")
+    print(f"lowered {len(sources)} kernels in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

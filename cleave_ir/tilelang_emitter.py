@@ -378,8 +378,12 @@ def module_source(module: ModuleOp) -> str:
         src_name = src.root_reference.data if src is not None else ""  # type: ignore[attr-defined]
         est = k.attributes.get("cleave.estimated_us")
         us = float(est.value.data) if est is not None else math.inf  # type: ignore[attr-defined]
+        passthrough = []
+        if src_name in graphs and "cleave.passthrough" in graphs[src_name].attributes:
+            passthrough = [a.data for a in graphs[src_name].attributes["cleave.passthrough"].data]  # type: ignore[attr-defined]
+        names = [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
         meta.append(
-            f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'tiles': {getattr(k.attributes.get('cleave.tiles'), 'data', '')!r}, "
+            f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'input_names': {names!r}, 'passthrough': {passthrough!r}, 'tiles': {getattr(k.attributes.get('cleave.tiles'), 'data', '')!r}, "
             f"'estimated_us': {us!r}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, "
             f"'shapes': {[_shape(a) for a in k.body.block.args]!r}, 'dtypes': {[_dtype(a) for a in k.body.block.args]!r}}},"
         )
@@ -431,12 +435,13 @@ def run(*tensors, candidate=0):
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
+    first = KERNELS[names[0]]["input_names"]
     for name in names:
         kernel = compile_kernel(name)
-        result = kernel(*values[: KERNELS[name]["inputs"]])
+        # a combine kernel takes the partials, then the original inputs it names
+        extra = [tensors[first.index(n)] for n in KERNELS[name]["passthrough"]]
+        result = kernel(*(values[: KERNELS[name]["inputs"] - len(extra)] + extra))
         values = list(result) if isinstance(result, (list, tuple)) else [result]
-        if name != names[-1]:  # the combine kernel takes the partials, then any passed-through input
-            values = values + list(tensors)[: KERNELS[names[-1]]["inputs"] - len(values)]
     return values[0] if len(values) == 1 else values
 '''
 
