@@ -52,8 +52,8 @@ def gqa_decode_c3_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16")
 
 
 KERNELS = {
-    'gqa_decode_c3_s4_split_k0': {'graph': 'gqa_decode_c3_s4_split', 'tiles': 'out=[1, 1, 1, 4, 128] reduce=none', 'estimated_us': 0.291, 'inputs': 3, 'outputs': 1, 'shapes': [(1, 8, 4, 128), (1, 8, 512, 128), (1, 8, 512, 128), (4, 1, 8, 4, 512)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
-    'gqa_decode_c3_s4_combine_k0': {'graph': 'gqa_decode_c3_s4_combine', 'tiles': 'out=[1, 1, 4, 16] reduce=none', 'estimated_us': 1.01, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 8, 4, 512), (1, 8, 512, 128), (1, 8, 4, 128)], 'dtypes': ['float16', 'float16', 'float16']},
+    'gqa_decode_c3_s4_split_k0': {'graph': 'gqa_decode_c3_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 4, 128] reduce=none', 'estimated_us': 0.291, 'inputs': 3, 'outputs': 1, 'shapes': [(1, 8, 4, 128), (1, 8, 512, 128), (1, 8, 512, 128), (4, 1, 8, 4, 512)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
+    'gqa_decode_c3_s4_combine_k0': {'graph': 'gqa_decode_c3_s4_combine', 'input_names': ['partial0', 'v'], 'passthrough': ['v'], 'tiles': 'out=[1, 1, 4, 16] reduce=none', 'estimated_us': 1.01, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 8, 4, 512), (1, 8, 512, 128), (1, 8, 4, 128)], 'dtypes': ['float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -113,10 +113,11 @@ def run(*tensors, candidate=0):
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
+    first = KERNELS[names[0]]["input_names"]
     for name in names:
         kernel = compile_kernel(name)
-        result = kernel(*values[: KERNELS[name]["inputs"]])
+        # a combine kernel takes the partials, then the original inputs it names
+        extra = [tensors[first.index(n)] for n in KERNELS[name]["passthrough"]]
+        result = kernel(*(values[: KERNELS[name]["inputs"] - len(extra)] + extra))
         values = list(result) if isinstance(result, (list, tuple)) else [result]
-        if name != names[-1]:  # the combine kernel takes the partials, then any passed-through input
-            values = values + list(tensors)[: KERNELS[names[-1]]["inputs"] - len(values)]
     return values[0] if len(values) == 1 else values

@@ -65,8 +65,8 @@ def mha_c5_s4_combine_k0(partial0: T.Tensor((4, 1, 4, 512, 128), "float16"), par
 
 
 KERNELS = {
-    'mha_c5_s4_split_k0': {'graph': 'mha_c5_s4_split', 'tiles': 'out=[1, 1, 1, 64, 128] reduce=64', 'estimated_us': 3.525, 'inputs': 3, 'outputs': 2, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1)], 'dtypes': ['float16', 'float16', 'float16', 'float16', 'float16']},
-    'mha_c5_s4_combine_k0': {'graph': 'mha_c5_s4_combine', 'tiles': 'out=[1, 1, 16, 128] reduce=none', 'estimated_us': 0.633, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 4, 512, 128), (4, 1, 4, 512, 1), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16']},
+    'mha_c5_s4_split_k0': {'graph': 'mha_c5_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 64, 128] reduce=64', 'estimated_us': 3.525, 'inputs': 3, 'outputs': 2, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1)], 'dtypes': ['float16', 'float16', 'float16', 'float16', 'float16']},
+    'mha_c5_s4_combine_k0': {'graph': 'mha_c5_s4_combine', 'input_names': ['partial0', 'partial1'], 'passthrough': [], 'tiles': 'out=[1, 1, 16, 128] reduce=none', 'estimated_us': 0.633, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 4, 512, 128), (4, 1, 4, 512, 1), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -127,10 +127,11 @@ def run(*tensors, candidate=0):
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
+    first = KERNELS[names[0]]["input_names"]
     for name in names:
         kernel = compile_kernel(name)
-        result = kernel(*values[: KERNELS[name]["inputs"]])
+        # a combine kernel takes the partials, then the original inputs it names
+        extra = [tensors[first.index(n)] for n in KERNELS[name]["passthrough"]]
+        result = kernel(*(values[: KERNELS[name]["inputs"] - len(extra)] + extra))
         values = list(result) if isinstance(result, (list, tuple)) else [result]
-        if name != names[-1]:  # the combine kernel takes the partials, then any passed-through input
-            values = values + list(tensors)[: KERNELS[names[-1]]["inputs"] - len(values)]
     return values[0] if len(values) == 1 else values

@@ -53,8 +53,8 @@ def rmsnorm_matmul_c4_s4_combine_k0(partial0: T.Tensor((4, 1, 512), "float16"), 
 
 
 KERNELS = {
-    'rmsnorm_matmul_c4_s4_split_k0': {'graph': 'rmsnorm_matmul_c4_s4_split', 'tiles': 'out=[1, 1, 16] reduce=none', 'estimated_us': 0.135, 'inputs': 2, 'outputs': 1, 'shapes': [(1, 512), (512, 512), (4, 1, 512)], 'dtypes': ['float16', 'float16', 'float16']},
-    'rmsnorm_matmul_c4_s4_combine_k0': {'graph': 'rmsnorm_matmul_c4_s4_combine', 'tiles': 'out=[1, 16] reduce=none', 'estimated_us': 0.036, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 512), (1, 512), (1, 512)], 'dtypes': ['float16', 'float16', 'float16']},
+    'rmsnorm_matmul_c4_s4_split_k0': {'graph': 'rmsnorm_matmul_c4_s4_split', 'input_names': ['x', 'w'], 'passthrough': [], 'tiles': 'out=[1, 1, 16] reduce=none', 'estimated_us': 0.135, 'inputs': 2, 'outputs': 1, 'shapes': [(1, 512), (512, 512), (4, 1, 512)], 'dtypes': ['float16', 'float16', 'float16']},
+    'rmsnorm_matmul_c4_s4_combine_k0': {'graph': 'rmsnorm_matmul_c4_s4_combine', 'input_names': ['partial0', 'x'], 'passthrough': ['x'], 'tiles': 'out=[1, 16] reduce=none', 'estimated_us': 0.036, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 512), (1, 512), (1, 512)], 'dtypes': ['float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -113,10 +113,11 @@ def run(*tensors, candidate=0):
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
+    first = KERNELS[names[0]]["input_names"]
     for name in names:
         kernel = compile_kernel(name)
-        result = kernel(*values[: KERNELS[name]["inputs"]])
+        # a combine kernel takes the partials, then the original inputs it names
+        extra = [tensors[first.index(n)] for n in KERNELS[name]["passthrough"]]
+        result = kernel(*(values[: KERNELS[name]["inputs"] - len(extra)] + extra))
         values = list(result) if isinstance(result, (list, tuple)) else [result]
-        if name != names[-1]:  # the combine kernel takes the partials, then any passed-through input
-            values = values + list(tensors)[: KERNELS[names[-1]]["inputs"] - len(values)]
     return values[0] if len(values) == 1 else values
