@@ -22,6 +22,7 @@ from xdsl.context import Context
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
+from cleave_ir.passes.pipeline import rank_candidates
 from cleave_ir.passes.schedule import SchedulePass
 from cleave_ir.passes.superoptimize import SuperoptimizePass
 from cleave_ir.run import load_module
@@ -50,35 +51,19 @@ def main() -> None:
             dt = time.monotonic() - t0
         kernels = [op for op in module.body.block.ops if isinstance(op, itgraph.KernelOp)]
 
-        def us(k: itgraph.KernelOp) -> float:
-            return k.attributes["cleave.estimated_us"].value.data  # type: ignore[attr-defined]
+        ranked = rank_candidates(module)
+        units = {g.removesuffix("_split"): (us, ks) for us, ks, g in ranked}
+        tiles = {k.sym_name.data: k.attributes["cleave.tiles"].data for k in kernels}  # type: ignore[attr-defined]
 
-        best_of: dict[str, itgraph.KernelOp] = {}
-        for k in kernels:
-            src = k.attributes["cleave.schedule_of"].root_reference.data  # type: ignore[attr-defined]
-            if src not in best_of or us(k) < us(best_of[src]):
-                best_of[src] = k
-        # a Split-K candidate costs its split kernel plus its combine kernel
-        units: dict[str, tuple[float, str]] = {}
-        graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
-        for gname, g in graphs.items():
-            stage = getattr(g.attributes.get("cleave.stage"), "data", None)
-            if stage == "combine" or gname not in best_of:
-                continue
-            if stage == "split":
-                comb = g.attributes["cleave.combine"].root_reference.data  # type: ignore[attr-defined]
-                if comb not in best_of:
-                    continue
-                cost = us(best_of[gname]) + us(best_of[comb])
-                units[gname.removesuffix("_split")] = (cost, f"{best_of[gname].attributes['cleave.tiles'].data} + combine")  # type: ignore[attr-defined]
-            else:
-                units[gname] = (us(best_of[gname]), best_of[gname].attributes["cleave.tiles"].data)  # type: ignore[attr-defined]
+        def describe(ks: list[str]) -> str:
+            return tiles[ks[0]] + (" + combine" if len(ks) > 1 else "")
+
         own_text = "does not fit (softmax rows whole)"
         if name in units:
-            own_text = f"{units[name][1]}, {units[name][0]:.1f}"
+            own_text = f"{describe(units[name][1])}, {units[name][0]:.1f}"
         bname = min(units, key=lambda n: units[n][0])
         print(f"| {name} | {n_graphs} | {len(kernels)} | {dt:.1f} | {own_text} | "
-              f"{bname}, {units[bname][1]}, {units[bname][0]:.1f} |", flush=True)
+              f"{bname}, {describe(units[bname][1])}, {units[bname][0]:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -370,7 +370,6 @@ def module_source(module: ModuleOp) -> str:
         "",
     ]
     meta = []
-    best: dict[str, tuple[float, str]] = {}
     for k in kernels:
         out.append(kernel_source(k))
         out.append("")
@@ -387,8 +386,6 @@ def module_source(module: ModuleOp) -> str:
             f"'estimated_us': {us!r}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, "
             f"'shapes': {[_shape(a) for a in k.body.block.args]!r}, 'dtypes': {[_dtype(a) for a in k.body.block.args]!r}}},"
         )
-        if src_name and (src_name not in best or us < best[src_name][0]):
-            best[src_name] = (us, k.sym_name.data)
     out.append("KERNELS = {\n" + "\n".join(meta) + "\n}")
     out.append("")
     out.append("GRAPHS = {")
@@ -396,19 +393,9 @@ def module_source(module: ModuleOp) -> str:
         out.append(f'    {name!r}: """\n{_graph_text(g)}\n""",')
     out.append("}")
     out.append("")
-    # units: a plain graph (its best kernel) or a split + combine pair
-    units: list[tuple[float, list[str], str]] = []
-    for name, g in graphs.items():
-        stage = getattr(g.attributes.get("cleave.stage"), "data", None)
-        if stage == "combine" or name not in best:
-            continue
-        if stage == "split":
-            comb = g.attributes["cleave.combine"].root_reference.data  # type: ignore[attr-defined]
-            if comb in best:
-                units.append((best[name][0] + best[comb][0], [best[name][1], best[comb][1]], name))
-        else:
-            units.append((best[name][0], [best[name][1]], name))
-    units.sort()
+    from cleave_ir.passes.pipeline import rank_candidates
+
+    units = rank_candidates(module)
     out.append("# the candidates, best estimated first: (estimated us, kernels to run in order, graph)")
     out.append(f"CANDIDATES = {[(round(u, 3), ks, g) for u, ks, g in units]!r}")
     out.append(_RUNTIME)

@@ -34,7 +34,7 @@ def rank_candidates(module: ModuleOp) -> list[tuple[float, list[str], str]]:
     """(estimated us, kernels in launch order, graph) for every schedulable candidate, best first."""
     best: dict[str, tuple[float, str]] = {}
     for k in module.body.block.ops:
-        if isinstance(k, itgraph.KernelOp):
+        if isinstance(k, itgraph.KernelOp) and "cleave.estimated_us" in k.attributes:
             src = _ref(k, "cleave.schedule_of")
             us = k.attributes["cleave.estimated_us"].value.data  # type: ignore[attr-defined]
             if src is not None and (src not in best or us < best[src][0]):
