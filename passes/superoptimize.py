@@ -652,7 +652,7 @@ def superoptimize_graph(
     if any(d.is_Integer and d != 1 for a in work.inputs for d in tgraph.tensor_type(a).shape):
         symbolize(work)
     if len(work.function_type.outputs.data) != 1:
-        raise CleaveError(f"cleave-superoptimize: @{graph.sym_name.data} must have exactly one output")
+        raise CleaveError(f"error: cleave-superoptimize: @{graph.sym_name.data} must have exactly one output")
     en = Enumerator(work, max_ops=max_ops, max_splits=max_splits, time_limit=time_limit, seed=seed, progress=progress)
     hits = en.run()
     if progress:
@@ -708,7 +708,7 @@ class SuperoptimizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_ops < 1:
-            raise CleaveError("cleave-superoptimize: max-ops must be at least 1")
+            raise CleaveError("error: cleave-superoptimize: max-ops must be at least 1")
         graphs = [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" not in g.attributes]
         progress = sys.stderr.isatty()
         for g in graphs:

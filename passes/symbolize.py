@@ -59,7 +59,7 @@ class _Unifier:
                 if len(solutions) == 1 and sym not in solutions[0].free_symbols:
                     self.subst[sym] = solutions[0]
                     return
-            raise CleaveError(f"{where}: cannot make the dims {a} and {b} equal")
+            raise CleaveError(f"error: {where}: cannot make the dims {a} and {b} equal")
 
 
 @dataclass
@@ -123,7 +123,7 @@ def symbolize_graph(graph: tgraph.GraphOp) -> SymbolicGraph:
             divides.append((parts, k))
             out = (parts, *(k / parts if i == op.axis else d for i, d in enumerate(ins[0])))
         else:
-            raise CleaveError(f"cleave-symbolize: unsupported op {op.name} in @{graph.sym_name.data}")
+            raise CleaveError(f"error: cleave-symbolize: unsupported op {op.name} in @{graph.sym_name.data}")
         shapes[op.results[0]] = tuple(out)
 
     # name the surviving temporaries d0, d1, ... in order of first appearance; split parts s, s1, ...
