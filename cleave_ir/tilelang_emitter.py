@@ -233,10 +233,11 @@ class _KernelWriter:
         m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
         batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
         if batch_one and len(ta) == 2 and len(tb) == 2 and m % 16 == 0 and n % 16 == 0 and k % 16 == 0 and m > 1 and n > 1:
-            # a computed A operand is staged through shared memory: a register fragment would need
-            # the layout of this gemm's A and of the producer's accumulator at once (TileLang
-            # rejects that conflict when the tile is below the 64 rows of a warpgroup)
-            a_name = self._operand_fp16(op.lhs, a, "shared", indent)
+            # a computed A operand stays in registers (cast to fp16) when the gemm has whole
+            # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
+            # give the fragment both the producer's and this gemm's layout: stage it in shared memory
+            a_scope = "fragment" if m % 64 == 0 else "shared"
+            a_name = self._operand_fp16(op.lhs, a, a_scope, indent)
             b_name = self._operand_fp16(op.rhs, b, "shared", indent)
             self.emit(indent, f"T.clear({out.name})")
             self.emit(indent, f"T.gemm({a_name}, {b_name}, {out.name}, transpose_B={tt}, policy=T.GemmWarpPolicy.FullRow)")

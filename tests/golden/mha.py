@@ -15,7 +15,7 @@ def mha_c5_s4_split_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1,
         exp = T.alloc_fragment((64, 64), "float32")
         v_1 = T.alloc_shared((64, 128), "float16")
         acc_1 = T.alloc_fragment((64, 128), "float32")
-        exp_h = T.alloc_shared((64, 64), "float16")
+        exp_h = T.alloc_fragment((64, 64), "float16")
         red = T.alloc_fragment((64,), "float32")
         T.copy(q[0, by, 64*bz:64*bz + 64, 0:128], q_1)
         T.clear(acc_acc)
