@@ -22,7 +22,7 @@ from typing import IO
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float16Type, BFloat16Type, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 

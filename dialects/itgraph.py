@@ -17,7 +17,7 @@ from typing import cast
 import sympy
 from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntegerAttr, StringAttr, SymbolNameConstraint, i64
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,

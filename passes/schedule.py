@@ -26,7 +26,7 @@ from itertools import product
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
