@@ -210,8 +210,12 @@ class _KernelWriter:
         axis = sum(1 for d in src.shape[: op.axis] if d != 1)
         if _squeezed(src.shape) == (1,) or src.shape[op.axis] == 1:
             raise LoweringError(f"tgraph.reduce: nothing to reduce in a tile of {list(src.shape)}")
-        squeezed_rank = len([d for d in src.shape if d != 1])
-        if squeezed_rank == 2 and axis == 1:  # rows of a 2-D tile: TileLang's reduction
+        dims = [d for d in src.shape if d != 1]
+        width = dims[-1]
+        if (
+            len(dims) == 2 and axis == 1 and src.scope == "fragment" and dims[0] >= 16
+            and width >= 8 and width & (width - 1) == 0
+        ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
             fn = "reduce_sum" if op.kind.data == tgraph.ReduceKind.SUM else "reduce_max"
             self.emit(indent, f"T.{fn}({src.name}, {out.name}, dim=1, clear=True)")
             return

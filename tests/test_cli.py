@@ -502,3 +502,26 @@ def test_stock_xdsl_opt_runs_cleave_symbolize(runs):
     assert p.returncode == 0, p.stderr
     assert "bindings = {d0 = 32 : i64" in p.stdout
     assert "!tgraph.tensor<[1, d0, d1, d2], f16>" in p.stdout
+
+
+def test_cleave_compile_without_gpu_stops_after_emission(tmp_path) -> None:
+    """`cleave compile` writes and lowers the kernel module; `--gpu` on a CPU-only machine says so."""
+    import torch
+
+    from cleave_ir.compile import main as cleave_main
+
+    if torch.cuda.is_available():  # pragma: no cover - CI and this machine have no GPU
+        pytest.skip("a GPU is present: the no-GPU message cannot be checked")
+    src = tmp_path / "rowsum.mlir"
+    src.write_text(
+        """tgraph.graph @rowsum(%a: !tgraph.tensor<[64, 32], f16>, %b: !tgraph.tensor<[32, 48], f16>) -> !tgraph.tensor<[64, 1], f16> {
+  %y = tgraph.matmul %a, %b : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[32, 48], f16> -> !tgraph.tensor<[64, 48], f16>
+  %r = tgraph.reduce sum %y dim 1 : !tgraph.tensor<[64, 48], f16> -> !tgraph.tensor<[64, 1], f16>
+  tgraph.output %r : !tgraph.tensor<[64, 1], f16>
+}
+"""
+    )
+    out = tmp_path / "k.py"
+    assert cleave_main(["compile", str(src), "-o", str(out)]) == 0
+    assert "CANDIDATES" in out.read_text()
+    assert cleave_main(["compile", str(src), "-o", str(out), "--gpu"]) == 1

@@ -29,6 +29,7 @@ def gqa_decode_c3_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16")
         acc = T.alloc_fragment((4, 16), "float32")
         exp_s = T.alloc_shared((4, 512), "float32")
         red_1 = T.alloc_fragment((4,), "float32")
+        exp_s_1 = T.alloc_shared((4, 512), "float32")
         div = T.alloc_fragment((4, 16), "float32")
         T.copy(partial0[0:4, 0, bx, 0:4, 0:512], partial0_1)
         T.fill(red, 0.0)
@@ -45,7 +46,11 @@ def gqa_decode_c3_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16")
         for kk in T.serial(512):
             for i0, i1 in T.Parallel(4, 16):
                 acc[i0, i1] += exp_s[i0, kk] * v_1[kk, i1]
-        T.reduce_sum(exp, red_1, dim=1, clear=True)
+        T.copy(exp, exp_s_1)
+        T.fill(red_1, 0.0)
+        for kk in T.serial(512):
+            for i0 in T.Parallel(4):
+                red_1[i0] = red_1[i0] + exp_s_1[i0, kk]
         for i0, i1 in T.Parallel(4, 16):
             div[i0, i1] = acc[i0, i1] / red_1[i0]
         T.copy(div, out0[0, bx, 0:4, 16*by:16*by + 16])
