@@ -72,7 +72,7 @@ def resize_graph(graph: tgraph.GraphOp, resize: dict[int, int]) -> tgraph.GraphO
 def estimated_bytes(graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: int) -> tuple[int, str]:
     """Bytes the interpreter holds at once (every value stays alive) and the largest value's shape."""
     total, largest, largest_shape = 0, 0, ""
-    values = list(graph.inputs) + [r for op in graph.block.ops for r in op.results]
+    values = graph.values()
     for v in values:
         shape = concrete_shape(tgraph.tensor_type(v), {**graph.binding_values(), **bindings})
         n = int(np.prod(shape, dtype=np.int64)) * itemsize
@@ -88,8 +88,7 @@ def _stage(graph: tgraph.GraphOp) -> str | None:
 
 
 def _combine_name(graph: tgraph.GraphOp) -> str | None:
-    ref = graph.attributes.get("cleave.combine")
-    return ref.root_reference.data if ref is not None else None  # type: ignore[attr-defined]
+    return tgraph.referenced_symbol(graph, "cleave.combine")
 
 
 def _pair_signature(split: tgraph.GraphOp, combine: tgraph.GraphOp) -> tgraph.GraphOp:

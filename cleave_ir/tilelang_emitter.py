@@ -378,8 +378,7 @@ def module_source(module: ModuleOp) -> str:
     for k in kernels:
         out.append(kernel_source(k))
         out.append("")
-        src = k.attributes.get("cleave.schedule_of")
-        src_name = src.root_reference.data if src is not None else ""  # type: ignore[attr-defined]
+        src_name = tgraph.referenced_symbol(k, "cleave.schedule_of") or ""
         est = k.attributes.get("cleave.estimated_us")
         us = float(est.value.data) if est is not None else math.inf  # type: ignore[attr-defined]
         passthrough = []

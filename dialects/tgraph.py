@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     SymbolNameConstraint,
+    SymbolRefAttr,
     UnitAttr,
     i64,
 )
@@ -164,6 +165,12 @@ def _parse_dim_product(parser: AttrParser) -> Dim:
     return value
 
 
+def referenced_symbol(op: Operation, key: str) -> str | None:
+    """The symbol an `@name` attribute such as `cleave.candidate_of` names, or None."""
+    attr = op.attributes.get(key)
+    return attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
+
+
 def tensor_type(value: SSAValue | Attribute) -> TensorType:
     t = value.type if isinstance(value, SSAValue) else value
     assert isinstance(t, TensorType), t
@@ -291,6 +298,10 @@ class GraphOp(IRDLOperation):
         term = self.body.block.last_op
         assert isinstance(term, OutputOp)
         return term
+
+    def values(self) -> list[SSAValue]:
+        """Every value of the graph: its inputs, then each op's results in order."""
+        return [*self.body.block.args, *(r for op in self.body.block.ops for r in op.results)]
 
     def input_names(self) -> list[str]:
         return [a.name_hint or f"arg{i}" for i, a in enumerate(self.body.block.args)]

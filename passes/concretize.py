@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, i64
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -34,7 +34,7 @@ SPLIT_SYMBOL = "s"
 
 
 def _symbols(graph: tgraph.GraphOp) -> set[str]:
-    values = [*graph.inputs, *(r for op in graph.block.ops for r in op.results)]
+    values = graph.values()
     return {s.name for v in values for d in tgraph.tensor_type(v).shape for s in d.free_symbols}  # type: ignore[attr-defined]
 
 
@@ -66,7 +66,7 @@ def check_bindings(graph: tgraph.GraphOp, b: dict[str, int], max_gb: float) -> d
 
 
 def _bytes(graph: tgraph.GraphOp, bindings: dict[str, int]) -> int:
-    values = [*graph.inputs, *(r for op in graph.block.ops for r in op.results)]
+    values = graph.values()
     try:
         return sum(8 * int(np.prod(evaluate_shape(tgraph.tensor_type(v).shape, bindings))) for v in values)
     except ValueError:
@@ -155,5 +155,4 @@ class ConcretizePass(ModulePass):
 
 
 def _origin(graph: tgraph.GraphOp) -> str:
-    ref = graph.attributes.get("cleave.candidate_of")
-    return ref.root_reference.data if isinstance(ref, SymbolRefAttr) else graph.sym_name.data
+    return tgraph.referenced_symbol(graph, "cleave.candidate_of") or graph.sym_name.data

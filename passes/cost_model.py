@@ -49,6 +49,11 @@ def _elt_bytes(value) -> int:
     return 2 if isinstance(tgraph.tensor_type(value).element_type, (Float16Type, BFloat16Type)) else 4
 
 
+def tile_bytes(value) -> int:
+    """Bytes of a (concrete) tile at its element type: 2 for f16/bf16, 4 otherwise."""
+    return _numel(value) * _elt_bytes(value)
+
+
 def _trips(op: Operation) -> int:
     n = 1
     parent = op.parent_op()
@@ -67,10 +72,10 @@ def estimate(kernel: itgraph.KernelOp) -> Estimate:
     moved = flops = smem = regs = 0
     for op in par.walk():
         if isinstance(op, itgraph.LoadOp):
-            moved += _numel(op.result) * _elt_bytes(op.result) * _trips(op)
-            smem += _numel(op.result) * _elt_bytes(op.result)
+            moved += tile_bytes(op.result) * _trips(op)
+            smem += tile_bytes(op.result)
         elif isinstance(op, itgraph.StoreOp):
-            moved += _numel(op.value) * _elt_bytes(op.value) * _trips(op)
+            moved += tile_bytes(op.value) * _trips(op)
         elif isinstance(op, tgraph.MatmulOp):
             k = evaluate(tgraph.tensor_type(op.lhs).shape[-1], {})
             flops += 2 * _numel(op.result) * k * _trips(op)

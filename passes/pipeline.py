@@ -11,8 +11,7 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -25,9 +24,7 @@ from cleave_ir.passes.superoptimize import SuperoptimizePass
 from cleave_ir.passes.symbolize import SymbolizePass
 
 
-def _ref(op: Operation, key: str) -> str | None:
-    attr = op.attributes.get(key)
-    return attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
+_ref = tgraph.referenced_symbol
 
 
 def rank_candidates(module: ModuleOp) -> list[tuple[float, list[str], str]]:

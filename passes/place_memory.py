@@ -27,17 +27,8 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.passes.cost_model import SMEM_BYTES
+from cleave_ir.passes.cost_model import SMEM_BYTES, tile_bytes
 from cleave_ir.shapes import symbol
-
-
-def _numel(value) -> int:
-    return math.prod(int(d) for d in tgraph.tensor_type(value).shape)
-
-
-def _bytes(value) -> int:
-    elt = str(tgraph.tensor_type(value).element_type)
-    return _numel(value) * (2 if elt in ("f16", "bf16") else 4)
 
 
 def hoist_invariant_loads(kernel: itgraph.KernelOp) -> int:
@@ -70,7 +61,7 @@ def place(kernel: itgraph.KernelOp) -> None:
         elif isinstance(op, itgraph.SequentialOp) or (op.results and op.name.startswith("tgraph.")):
             op.attributes.setdefault("cleave.mem", StringAttr("fragment"))
     shared = sum(
-        sum(_bytes(r) for r in op.results)
+        sum(tile_bytes(r) for r in op.results)
         for op in kernel.walk()
         if op.attributes.get("cleave.mem") == StringAttr("shared")
     )
@@ -80,7 +71,7 @@ def place(kernel: itgraph.KernelOp) -> None:
             f"(limit {SMEM_BYTES // 1024} KiB)"
         )
     loop_loads = sum(
-        _bytes(op.result)
+        tile_bytes(op.result)
         for seq in kernel.walk()
         if isinstance(seq, itgraph.SequentialOp)
         for op in seq.body.block.ops

@@ -414,8 +414,7 @@ class SchedulePass(ModulePass):
         scheduled: dict[str, int] = {}  # input graph -> kernels made for it or its candidates
         failures: dict[str, str] = {}
         for graph in graphs:
-            origin = graph.attributes.get("cleave.candidate_of")
-            family = origin.root_reference.data if isinstance(origin, SymbolRefAttr) else graph.sym_name.data
+            family = tgraph.referenced_symbol(graph, "cleave.candidate_of") or graph.sym_name.data
             scheduled.setdefault(family, 0)
             try:
                 best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion)

@@ -129,7 +129,7 @@ def symbolize_graph(graph: tgraph.GraphOp) -> SymbolicGraph:
     # name the surviving temporaries d0, d1, ... in order of first appearance; split parts s, s1, ...
     taken = {
         s.name
-        for v in [*graph.inputs, *(r for op in graph.block.ops for r in op.results)]
+        for v in graph.values()
         for s in _syms(tgraph.tensor_type(v).shape)
     }
     split_parts = {u.resolve(p) for p, _ in divides}
@@ -184,10 +184,7 @@ def _broadcast(u: _Unifier, a: Dim, b: Dim, where: str) -> Dim:
 
 def retype_graph(graph: tgraph.GraphOp, shape_of: Mapping[SSAValue, Sequence[Dim]]) -> None:
     """Give every value of `graph` the shape `shape_of[value]` (element types unchanged)."""
-    values: list[SSAValue] = list(graph.inputs)
-    for op in graph.block.ops:
-        values.extend(op.results)
-    for v in values:
+    for v in graph.values():
         t = tgraph.tensor_type(v)
         new = t.with_shape(shape_of[v])
         if new != t:
@@ -226,10 +223,7 @@ def instantiate(graph: tgraph.GraphOp, bindings: Mapping[str, int]) -> tgraph.Gr
     values = {**graph.binding_values(), **bindings}
     clone = graph.clone()
     shapes: dict[SSAValue, tuple[Dim, ...]] = {}
-    vals: list[SSAValue] = list(clone.inputs)
-    for op in clone.block.ops:
-        vals.extend(op.results)
-    for v in vals:
+    for v in clone.values():
         try:
             shapes[v] = tuple(sympy.Integer(evaluate(d, values)) for d in tgraph.tensor_type(v).shape)
         except ValueError as e:
