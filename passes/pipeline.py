@@ -3,6 +3,11 @@
 symbolize -> superoptimize -> concretize -> partition-split-k -> schedule -> place-memory, then the
 candidates (a graph's best kernel, or a split kernel plus its combine kernel) are ranked by the cost
 model's estimate and only the `keep` best are left in the module, with their kernels.
+
+Ablations (the Cleave paper's Figure 12), as options: `no-split=true` searches without the Split
+operator (max-splits=0: no Split-K or FlashDecoding candidates), `no-search=true` skips the algebraic
+search (only the input graph itself is scheduled), `iterative-tiling=false` and
+`horizontal-fusion=false` are passed to `cleave-schedule`.
 """
 
 from __future__ import annotations
@@ -62,16 +67,25 @@ class PipelinePass(ModulePass):
     top_k: int = 2
     keep: int = 3
     split_counts: tuple[int, ...] = (2, 4, 8, 16, 32)
+    no_split: bool = False
+    no_search: bool = False
+    iterative_tiling: bool = True
+    horizontal_fusion: bool = True
+
+    def passes(self) -> list[ModulePass]:
+        """The passes this configuration runs, in order (the search is left out under `no-search`)."""
+        search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2)]
+        return [
+            SymbolizePass(),
+            *search,
+            ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),  # makes the input graph concrete again
+            PartitionSplitKPass(),
+            SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion),
+            PlaceMemoryPass(),
+        ]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in (
-            SymbolizePass(),
-            SuperoptimizePass(max_ops=self.max_ops),
-            ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),
-            PartitionSplitKPass(),
-            SchedulePass(top_k=self.top_k),
-            PlaceMemoryPass(),
-        ):
+        for p in self.passes():
             p.apply(ctx, op)
         units = rank_candidates(op)
         kept_kernels = {k for _, ks, _ in units[: self.keep] for k in ks}
