@@ -1,0 +1,105 @@
+"""bench/gpu_suite.py without a GPU: rows, `prepare` on a scaled-down row, `chart`, and `run`'s refusal."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cleave_ir.tilelang_check import lower_all
+
+SUITE = Path(__file__).resolve().parent.parent / "bench" / "gpu_suite.py"
+
+
+@pytest.fixture(scope="module")
+def suite():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("gpu_suite", SUITE)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_suite"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _row(suite, name: str):  # type: ignore[no-untyped-def]
+    return next(r for r in suite.rows() if r.name == name)
+
+
+def test_rows_cover_the_benchmark_table(suite) -> None:  # type: ignore[no-untyped-def]
+    names = {r.name for r in suite.rows()}
+    assert len(names) == 28 and set(suite.ABLATION_ROWS) <= names
+    costs = {}
+    for name in ("mha_b4_h32_s2048_d128", "mha_b1_h32_s8192_d64", "gqa_decode_b8_l8192", "swiglu_t4096", "matmul_4096"):
+        graph = suite.parse_graph(suite.graph_text(_row(suite, name)))
+        costs[name] = suite.graph_costs(graph)
+        if name == "mha_b1_h32_s8192_d64":
+            assert suite._scale_of(graph) == 0.125
+    assert costs["mha_b4_h32_s2048_d128"][0][0] == [4, 32, 2048, 128]
+    assert costs["mha_b1_h32_s8192_d64"][0][0] == [1, 32, 8192, 64]
+    assert costs["gqa_decode_b8_l8192"][0] == [[8, 8, 4, 128], [8, 8, 8192, 128], [8, 8, 8192, 128]]
+    assert costs["swiglu_t4096"][1] == [4096, 14336] and costs["swiglu_t4096"][2] == 2 * 2 * 4096 * 4096 * 14336
+    assert costs["matmul_4096"][2] == 2 * 4096**3 and costs["matmul_4096"][3] == 3 * 4096 * 4096 * 2
+
+
+def test_prepare_writes_manifest_and_a_module_that_lowers(suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "suite"
+    manifest = suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True)
+    entry = manifest["entries"]["matmul_rowsum_s1024__full"]
+    assert entry["status"] == "ok" and entry["inputs"] == [[256, 128], [128, 256]] and entry["candidates"]
+    assert entry["flops"] == 2 * 256 * 128 * 256 and entry["metric"] in ("TFLOP/s", "TB/s")
+    assert json.loads((out / "manifest.json").read_text())["entries"].keys() == manifest["entries"].keys()
+    monkeypatch.chdir(tmp_path)  # TileLang runs outside the repository
+    sources = lower_all(out / entry["module"])
+    assert set(sources) == {k for c in entry["candidates"] for k in c["kernels"]}
+    again = suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True)  # resumes: nothing re-run
+    assert again["entries"]["matmul_rowsum_s1024__full"]["pipeline_s"] == entry["pipeline_s"]
+
+
+def test_a_failing_pipeline_is_recorded(suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    row = _row(suite, "mha_b1_h32_s4096_d128")  # the input graph alone does not fit: softmax rows whole
+    entry = suite.prepare_one(row.name, "no-search", suite.graph_text(row), str(tmp_path), 3, 2)
+    assert entry["status"] == "failed" and "cannot be scheduled" in entry["error"] and "\n" not in entry["error"]
+
+
+def _synthetic_results() -> dict:
+    def row(name: str, variant: str, us: float | None, base: float) -> dict:
+        r = {"row": name, "variant": variant, "metric": "TB/s", "status": "ok" if us else "pipeline failed: x", "candidates": []}
+        if us:
+            r.update(best={"candidate": 0, "graph": name + "_c1", "us": us, "rel_error": 1e-3, "tflops": 1.0, "tbps": 2.0},
+                     baselines={"eager": {"us": base}, "sdpa_cudnn": {"na": "refused"}}, best_baseline={"label": "eager", "us": base}, ratio=base / us)
+        return r
+
+    rows = {
+        "gqa_decode_b1_l4096__full": row("gqa_decode_b1_l4096", "full", 10.0, 17.0),
+        "swiglu_t1__full": row("swiglu_t1", "full", 100.0, 64.0),
+        "gqa_decode_b1_l4096__no-split": row("gqa_decode_b1_l4096", "no-split", 40.0, 17.0),
+        "gqa_decode_b1_l4096__no-search": row("gqa_decode_b1_l4096", "no-search", None, 17.0),
+    }
+    return {"meta": {"gpu": "test GPU", "date": "2026-01-01", "command": "python bench/gpu_suite.py run x"}, "rows": rows}
+
+
+def test_markdown_table(suite) -> None:  # type: ignore[no-untyped-def]
+    md = suite.markdown(_synthetic_results())
+    assert "| gqa_decode_b1_l4096 | gqa_decode_b1_l4096_c1 | 10.0 | 2.00 TB/s | n/a | - | 17.0 | - | 1.70x (eager) | 1.0e-03 |" in md
+    assert "| gqa_decode_b1_l4096 | 10.0 (1.00x) | 40.0 (0.25x) | pipeline failed: x |" in md
+
+
+def test_chart_renders_a_png(suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("matplotlib")
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(_synthetic_results()))
+    png = tmp_path / "chart.png"
+    assert suite.main(["chart", str(results), "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_without_a_gpu_is_one_line(suite, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert suite.main(["run", str(tmp_path), "--out", str(tmp_path / "r.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and err.count("\n") == 1
