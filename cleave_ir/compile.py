@@ -1,133 +1,107 @@
 """`cleave compile FILE [--gpu]`: the whole job for a user, with a report.
 
 Search, schedule, place and emit (`cleave-pipeline -t tilelang`), then lower every kernel for sm_90a.
-With `--gpu`, every kept candidate is also compiled, checked against a float64 reference of the
-input graph (computed with torch on the GPU, outputs poisoned before the call), timed (CUDA-graph
-replays), and the fastest correct one is reported as the winner. Without a GPU it stops after
-emission and says so.
+With `--gpu`, the kernels of every kept candidate are compiled in parallel (`-j`), checked against a
+float64 reference of the input graph (outputs poisoned), timed (CUDA graphs, rotating inputs), and
+the fastest correct one is reported as the winner (`cleave_ir.runtime`). Without a GPU it stops
+after emission and says so.
+
+Results are cached (`cleave_ir.cache`): a second run on the same graph with the same options and
+versions reuses the search, the schedules, the emitted module, the lowering, TileLang's compiled
+kernels and the measured winner (`--retune` measures again; `--no-cache` disables the cache).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
-import statistics
+import json
+import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
 
+from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
-from cleave_ir.passes.pipeline import PipelinePass
+from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.run import load_module
-from cleave_ir.tilelang_check import load_module_file, lower_all
+from cleave_ir.runtime import torch_reference  # noqa: F401  (re-exported: it lived here before)
+from cleave_ir.runtime import default_jobs, one_line
+from cleave_ir.tilelang_check import lower_all
 from cleave_ir.tilelang_emitter import module_source
 
+ARCH = "sm_90a"
 
-def torch_reference(graph: tgraph.GraphOp, inputs):  # type: ignore[no-untyped-def]
-    """Evaluate a concrete tgraph graph with torch in float64 (on the inputs' device)."""
-    import torch
+ABLATIONS: dict[str, tuple[str, bool]] = {
+    # PipelinePass field: (flag, the field's value without the flag)
+    "no_split": ("--no-split", False),
+    "no_search": ("--no-search", False),
+    "iterative_tiling": ("--no-iterative-tiling", True),
+    "horizontal_fusion": ("--no-horizontal-fusion", True),
+}
 
-    env = {a: x.double() for a, x in zip(graph.inputs, inputs)}
-    unary = {
-        "exp": torch.exp, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "neg": torch.neg,
-        "silu": torch.nn.functional.silu, "sigmoid": torch.sigmoid, "square": torch.square,
-        "reciprocal": torch.reciprocal,
+
+def graph_text(graph: tgraph.GraphOp) -> str:
+    """The canonical text of a graph, as xDSL's printer writes it."""
+    out = io.StringIO()
+    Printer(stream=out).print_op(graph)
+    return out.getvalue()
+
+
+def graph_shapes(graph: tgraph.GraphOp) -> list[list[str]]:
+    """Shapes of the graph's inputs then outputs, each dim as text."""
+    values = list(graph.inputs) + [r for op in graph.block.ops if isinstance(op, tgraph.OutputOp) for r in op.outputs]
+    return [[str(d) for d in tgraph.tensor_type(v).shape] for v in values]
+
+
+def pipeline_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Every option that changes the pipeline's result (these enter the cache key)."""
+    return {
+        "max_ops": args.max_ops,
+        "keep": args.keep,
+        "top_k": args.top_k,
+        "split_counts": tuple(args.split_counts),
+        "no_split": args.no_split,
+        "no_search": args.no_search,
+        "iterative_tiling": not args.no_iterative_tiling,
+        "horizontal_fusion": not args.no_horizontal_fusion,
+        "arch": ARCH,
     }
-    binary = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "max": torch.maximum}
-    for op in graph.block.ops:
-        if isinstance(op, tgraph.OutputOp):
-            return [env[o] for o in op.outputs]
-        xs = [env[o] for o in op.operands]
-        kind = op.name.split(".")[1]
-        if isinstance(op, tgraph.MatmulOp):
-            y = torch.matmul(xs[0], xs[1].transpose(-1, -2) if op.transpose_b is not None else xs[1])
-        elif kind in unary:
-            y = unary[kind](xs[0])
-        elif kind in binary:
-            y = binary[kind](xs[0], xs[1])
-        elif isinstance(op, tgraph.ScaleOp):
-            y = xs[0] * op.value
-        elif isinstance(op, tgraph.ReduceOp):
-            y = xs[0].sum(op.axis, keepdim=True) if op.kind.data == tgraph.ReduceKind.SUM else xs[0].amax(op.axis, keepdim=True)
-        elif isinstance(op, tgraph.ReshapeOp):
-            y = xs[0].reshape([int(d) for d in tgraph.tensor_type(op.result).shape])
-        elif isinstance(op, tgraph.SplitOp):
-            parts = int(tgraph.tensor_type(op.result).shape[0])
-            x, ax = xs[0], op.axis
-            y = x.reshape(*x.shape[:ax], parts, x.shape[ax] // parts, *x.shape[ax + 1 :]).movedim(ax, 0)
-        else:
-            raise CleaveError(f"error: no torch reference for {op.name}")
-        env[op.results[0]] = y
-    raise CleaveError("error: graph without tgraph.output")
 
 
-def _time_us(fn, batch: int = 50, iters: int = 20) -> float:  # type: ignore[no-untyped-def]
-    import torch
-
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    with torch.cuda.graph(graph):
-        for _ in range(batch):
-            fn()
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        graph.replay()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / batch)
-    return statistics.median(times)
+def pipeline_pass(options: dict[str, Any]) -> PipelinePass:
+    """The PipelinePass for `options`; an ablation this PipelinePass lacks is an error when asked for."""
+    fields = {f.name for f in dataclasses.fields(PipelinePass)}
+    kwargs = {k: options[k] for k in ("max_ops", "keep", "top_k", "split_counts")}
+    for name, (flag, default) in ABLATIONS.items():
+        if name in fields:
+            kwargs[name] = options[name]
+        elif options[name] != default:
+            raise CleaveError(f"error: {flag}: not supported by this cleave-pipeline (PipelinePass has no field {name})")
+    return PipelinePass(**kwargs)
 
 
-def measure(module_path: Path, graph: tgraph.GraphOp, out=sys.stdout) -> int | None:
-    """Compile, check and time every candidate on the GPU; print a table; return the winner's index."""
-    import torch
-
-    mod = load_module_file(module_path)
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    shapes = [[int(d) for d in tgraph.tensor_type(a).shape] for a in graph.inputs]
-    xs = [torch.randn(s, generator=gen, device="cuda", dtype=torch.float16) * 0.5 for s in shapes]
-    (ref,) = torch_reference(graph, xs)
-    print("| # | candidate | estimated us | compile s | measured us | rel. error |", file=out)
-    print("| ---: | --- | ---: | ---: | ---: | --- |", file=out)
-    best: tuple[float, int] | None = None
-    for i, (est, kernels, name) in enumerate(mod.CANDIDATES):
-        t0 = time.perf_counter()
-        try:
-            for k in kernels:
-                mod.compile_kernel(k)
-        except Exception as e:
-            print(f"| {i} | {name} | {est} | compile failed: {str(e).splitlines()[-1][:60]} | | |", file=out)
-            continue
-        compile_s = time.perf_counter() - t0
-        result = mod.run(*xs, candidate=i)
-        torch.cuda.synchronize()
-        got = result if torch.is_tensor(result) else result[0]
-        err = ((got.double().reshape(ref.shape) - ref).abs().max() / ref.abs().max()).item()
-        us = _time_us(lambda: mod.run(*xs, candidate=i))
-        ok = err < 1e-2
-        print(f"| {i} | {name} ({len(kernels)} kernels) | {est} | {compile_s:.1f} | {us:.1f} | {err:.2e} {'ok' if ok else 'WRONG'} |", file=out)
-        if ok and (best is None or us < best[0]):
-            best = (us, i)
-    return None if best is None else best[1]
+def _split_counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not counts or any(c < 2 for c in counts):
+        raise argparse.ArgumentTypeError(f"split counts must be integers >= 2, got {text!r}")
+    return counts
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `cleave`."""
+def parser() -> argparse.ArgumentParser:
+    """The `cleave` command line."""
     p = argparse.ArgumentParser(prog="cleave", description="Cleave-IR: optimize a tgraph subgraph into TileLang kernels")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", help="search, schedule, emit and lower; with --gpu also compile, check and time")
@@ -136,42 +110,188 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--gpu", action="store_true", help="compile, verify and time the candidates on a CUDA GPU")
     c.add_argument("--keep", type=int, default=3, help="candidates to keep and emit (default 3)")
     c.add_argument("--max-ops", type=int, default=12)
-    args = p.parse_args(argv)
+    c.add_argument("--top-k", type=int, default=2, help="tile configurations scheduled per candidate (default 2)")
+    c.add_argument("--split-counts", type=_split_counts, default=[2, 4, 8, 16, 32], help="Split-K counts tried (default 2,4,8,16,32)")
+    c.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="parallel compile/lowering workers (default min(8, cpus))")
+    c.add_argument("--cache-dir", help="cache directory (default $CLEAVE_CACHE_DIR, else ~/.cache/cleave-ir)")
+    c.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    c.add_argument("--retune", action="store_true", help="with --gpu: measure again even when the cache holds results")
+    for name, (flag, default) in ABLATIONS.items():
+        c.add_argument(flag, action="store_true", help=f"ablation: PipelinePass({name}={not default})")
+    return p
+
+
+@dataclasses.dataclass
+class Job:
+    """One `cleave compile` run: its arguments, input graph, cache entry and report stream."""
+
+    args: argparse.Namespace
+    source: tgraph.GraphOp
+    cache: Cache | None
+    key: str
+    material: dict[str, Any]
+    out: Any = None
+    entry: Entry | None = None
+
+    def say(self, line: str) -> None:
+        """One line of the report (to `out`, default the current stdout)."""
+        print(line, file=self.out or sys.stdout, flush=True)
+
+
+def _search_and_emit(job: Job, module: ModuleOp) -> None:
+    """Run the pipeline and emission, write the module, lower it; store a cache entry."""
+    args = job.args
+    t0 = time.perf_counter()
+    log = io.StringIO()
+    with contextlib.redirect_stderr(log):
+        pipeline_pass(pipeline_options(args)).apply(Context(), module)
+    lines = [line for line in log.getvalue().splitlines() if line.startswith(("cleave-superoptimize", "cleave-pipeline"))]
+    search_s = time.perf_counter() - t0
+    job.say(f"search+schedule: {search_s:.1f} s")
+    for line in lines:
+        job.say(f"  {line}")
+    t0 = time.perf_counter()
+    source = module_source(module)
+    candidates = [[u, ks, g] for u, ks, g in rank_candidates(module)]
+    emit_s = time.perf_counter() - t0
+    _report_candidates(job, candidates)
+    Path(args.output).write_text(source)
+    job.say(f"emit: {emit_s:.1f} s; kernel module written to {args.output}")
+    lowered = _lower(job)
+    if job.cache is None:
+        return
+    buf = io.StringIO()
+    Printer(stream=buf).print_op(module)
+    report = {"log": lines, "candidates": candidates, "seconds": {"search+schedule": search_s, "emit": emit_s}, "arch": ARCH, "lowered": list(lowered)}
+    files: dict[str, str | bytes] = {"kernel.py": source, "pipeline.mlir": buf.getvalue(), "report.json": json.dumps(report, indent=1)}
+    files.update({f"cuda/{name}.cu": src for name, src in lowered.items()})
+    job.entry = job.cache.store(job.key, job.material, files)
+    job.say(f"cache: stored entry {job.entry.short} in {job.cache.root}")
+
+
+def _reuse(job: Job, entry: Entry) -> None:
+    """Write the cached module and report what the entry holds."""
+    report = entry.json("report.json")
+    job.say(f"search+schedule: cache hit (entry {entry.short})")
+    for line in report["log"]:
+        job.say(f"  {line}")
+    _report_candidates(job, report["candidates"])
+    Path(job.args.output).write_bytes(entry.files["kernel.py"])
+    job.say(f"emit: cache hit (entry {entry.short}); kernel module written to {job.args.output}")
+    job.say(f"lower ({ARCH}): cache hit ({len(report['lowered'])} kernels lowered when the entry was made)")
+
+
+def _report_candidates(job: Job, candidates: list[list[Any]]) -> None:
+    if not candidates:
+        raise CleaveError("error: no candidate could be scheduled and placed")
+    job.say(f"kept {len(candidates)} candidate{'s' if len(candidates) > 1 else ''}:")
+    for i, (us, ks, g) in enumerate(candidates):
+        job.say(f"  #{i} @{g}: {len(ks)} kernel{'s' if len(ks) > 1 else ''} ({', '.join(ks)}), estimated {us} us")
+
+
+def _lower(job: Job) -> dict[str, str]:
     t0 = time.perf_counter()
     try:
+        lowered = lower_all(job.args.output, ARCH, jobs=job.args.jobs)
+    except Exception as e:  # one line for the user, whatever TileLang raised
+        raise CleaveError(f"error: {job.args.output}: lowering for {ARCH} failed: {one_line(e)}") from None
+    job.say(f"lower ({ARCH}, {job.args.jobs} jobs): {len(lowered)} kernels in {time.perf_counter() - t0:.1f} s")
+    return lowered
+
+
+def _gpu(job: Job, t_start: float) -> int:
+    """The GPU phase: compile, check, time (or reuse recorded results), report the winner."""
+    from cleave_ir import runtime
+
+    args = job.args
+    try:
+        import torch
+    except ImportError:
+        torch = None  # type: ignore[assignment]
+    if torch is None or not torch.cuda.is_available():
+        print(
+            f"error: --gpu: no CUDA GPU on this machine; stopped after emission ({args.output} is written and lowers for {ARCH})",
+            file=sys.stderr,
+        )
+        return 1
+    if job.cache is not None:
+        job.say(f"tilelang kernel cache: {job.cache.use_tilelang_cache()}")
+    device = torch.cuda.get_device_name()
+    m = None
+    entry = job.entry
+    if entry is not None and "gpu.json" in entry.files and not args.retune:
+        recorded = runtime.Measurement.from_json(entry.json("gpu.json"))
+        if recorded.device != device:
+            job.say(f"compile+check+time: recorded on {recorded.device}, not {device}; measuring")
+        elif recorded.winner is None:
+            job.say("compile+check+time: the recorded run found no correct candidate; measuring again")
+        else:
+            job.say(f"compile+check+time: cache hit (entry {entry.short}, measured on {device}; --retune to measure again)")
+            runtime.print_table(recorded, job.out or sys.stdout)
+            t0 = time.perf_counter()
+            err = runtime.verify(args.output, job.source, recorded.winner, jobs=args.jobs)
+            ok = err < runtime.TOLERANCE
+            job.say(f"winner re-checked: candidate #{recorded.winner}, rel. error {err:.2e} {'ok' if ok else 'WRONG'} ({time.perf_counter() - t0:.1f} s)")
+            if ok:
+                m = recorded
+            else:
+                job.say("the recorded winner fails its check now; measuring again")
+    if m is None:
+        t0 = time.perf_counter()
+        m = runtime.measure(args.output, job.source, job.out or sys.stdout, jobs=args.jobs)
+        job.say(f"compile+check+time: {time.perf_counter() - t0:.1f} s (parallel compile {m.compile_s:.1f} s, {args.jobs} jobs)")
+        if job.cache is not None and entry is not None:
+            job.entry = job.cache.update(entry, job.material, {"gpu.json": json.dumps(m.to_json(), indent=1)})
+            job.say(f"cache: recorded the measurements in entry {job.entry.short}")
+    if m.winner is None:
+        print("error: no candidate ran correctly on the GPU", file=sys.stderr)
+        return 1
+    us = next(r.us for r in m.rows if r.index == m.winner)
+    job.say(f"winner: candidate #{m.winner}, {us:.2f} us (run(*tensors, candidate={m.winner}) in {args.output}); total {time.perf_counter() - t_start:.1f} s")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `cleave`."""
+    args = parser().parse_args(argv)
+    t_start = time.perf_counter()
+    try:
+        if args.jobs < 1:
+            raise CleaveError("error: -j/--jobs must be at least 1")
         module = load_module(args.file)
         graphs = [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
         if len(graphs) != 1:
             raise CleaveError(f"error: {args.file}: cleave compile takes one tgraph.graph, found {len(graphs)}")
         source = graphs[0].clone()
-        log = io.StringIO()
-        with contextlib.redirect_stderr(log):
-            PipelinePass(max_ops=args.max_ops, keep=args.keep).apply(Context(), module)
-        for line in log.getvalue().splitlines():
-            if line.startswith(("cleave-superoptimize", "cleave-pipeline")):
-                print(line)
-        Path(args.output).write_text(module_source(module))
-        print(f"kernel module written to {args.output} ({time.perf_counter() - t0:.1f} s)")
-        lowered = lower_all(args.output)
-        print(f"{len(lowered)} kernels lower to CUDA for sm_90a")
+        options = pipeline_options(args)
+        pipeline_pass(options)  # an unsupported ablation fails before any work
+        material = key_material(graph_text(source), graph_shapes(source), options)
+        key = cache_key(material)
+        cache = None if args.no_cache else Cache(default_root(args.cache_dir))
+        job = Job(args, source, cache, key, material)
+        if cache is None:
+            job.say("cache: off (--no-cache)")
+        else:
+            job.entry = cache.load(key, material, required=("kernel.py", "report.json", "pipeline.mlir"))
+            job.say(f"cache: {'hit' if job.entry else 'miss'}, entry {key[:12]} in {cache.root}")
+        if job.entry is not None:
+            _reuse(job, job.entry)
+        else:
+            _search_and_emit(job, module)
         if not args.gpu:
+            job.say(f"total {time.perf_counter() - t_start:.1f} s")
             return 0
-        import torch
-
-        if not torch.cuda.is_available():
-            print(
-                f"error: --gpu: no CUDA GPU on this machine; stopped after emission ({args.output} is written and lowers for sm_90a)",
-                file=sys.stderr,
-            )
-            return 1
-        winner = measure(Path(args.output), source)
-        if winner is None:
-            print("error: no candidate ran correctly on the GPU", file=sys.stderr)
-            return 1
-        print(f"winner: candidate #{winner} (run(*tensors, candidate={winner}) in {args.output}); total {time.perf_counter() - t0:.1f} s")
-        return 0
+        return _gpu(job, t_start)
     except CleaveError as e:
         print(str(e), file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # no tracebacks for users; CLEAVE_DEBUG=1 shows them
+        if os.environ.get("CLEAVE_DEBUG"):
+            raise
+        print(f"error: internal error ({type(e).__name__}): {one_line(e)} (CLEAVE_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
 
 

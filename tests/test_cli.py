@@ -522,6 +522,32 @@ def test_cleave_compile_without_gpu_stops_after_emission(tmp_path) -> None:
 """
     )
     out = tmp_path / "k.py"
-    assert cleave_main(["compile", str(src), "-o", str(out)]) == 0
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert cleave_main(["compile", str(src), "-o", str(out), *cache]) == 0
     assert "CANDIDATES" in out.read_text()
-    assert cleave_main(["compile", str(src), "-o", str(out), "--gpu"]) == 1
+    assert cleave_main(["compile", str(src), "-o", str(out), "--gpu", *cache]) == 1
+
+
+def test_cleave_compile_errors_are_one_line(tmp_path, capsys) -> None:
+    """Bad input, options and unreadable files: one line on stderr, exit code 1 (argparse's 2), no traceback."""
+    from cleave_ir.compile import main as cleave_main
+
+    src = tmp_path / "two.mlir"
+    graph = """tgraph.graph @g%d(%%a: !tgraph.tensor<[4, 4], f16>) -> !tgraph.tensor<[4, 4], f16> {
+  tgraph.output %%a : !tgraph.tensor<[4, 4], f16>
+}
+"""
+    src.write_text(graph % 1 + graph % 2)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    for args, message in [
+        ([str(src)], "cleave compile takes one tgraph.graph, found 2"),
+        ([str(tmp_path / "missing.mlir")], "error: cannot read"),
+        ([str(src), "-j", "0"], "error: -j/--jobs must be at least 1"),
+    ]:
+        capsys.readouterr()
+        assert cleave_main(["compile", *args, "-o", str(tmp_path / "k.py"), *cache]) == 1
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as e:
+        cleave_main(["compile", str(src), "--split-counts", "2,x"])
+    assert e.value.code == 2
