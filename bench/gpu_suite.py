@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import io
 import json
 import math
@@ -258,6 +259,19 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
     return entry
 
 
+def _code_version() -> str:
+    """The commit the kernels come from, with the files then modified in the working tree."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, check=True).stdout.split("\n")
+        changed = sorted(line[3:] for line in dirty if line.strip())
+        return head + (f" + uncommitted changes to {', '.join(changed)}" if changed else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+
+
 def _key(entry: dict[str, Any]) -> str:
     return f"{entry['row']}__{entry['variant']}"
 
@@ -293,9 +307,10 @@ def prepare(
             if old and old["status"] == "ok" and old["graph"] == text and (out_dir / old["module"]).exists() and (not lower or "lowering" in old):
                 continue
             todo.append((r.name, v, text))
+    todo.sort(key=lambda job: job[1] != "full")  # every row's full pipeline first, then the ablation variants
     manifest.update(
         {"command": " ".join(["python", "bench/gpu_suite.py", *sys.argv[1:]]) if sys.argv[0].endswith("gpu_suite.py") else "prepare()",
-         "keep": keep, "top_k": top_k, "scaled": scale}
+         "keep": keep, "top_k": top_k, "scaled": scale, "code": _code_version()}
     )
     t0 = time.perf_counter()
     print(f"prepare: {len(todo)} pipelines to run ({len(selected)} rows selected), {jobs} workers", flush=True)
@@ -467,10 +482,6 @@ def _scale_of(graph) -> float | None:  # type: ignore[no-untyped-def]
     return next((float(op.value) for op in graph.block.ops if isinstance(op, tgraph.ScaleOp)), None)
 
 
-class Deadline(Exception):
-    """The row's or the run's time budget ran out."""
-
-
 def compile_row(entry: dict[str, Any], suite: Path, top_k: int, jobs: int) -> tuple[Any, dict[str, Any], dict[str, float], float]:
     """Load a row's module and compile its first `top_k` candidates' kernels (outputs passed in: out_idx=None)."""
     from cleave_ir.tilelang_check import load_module_file
@@ -542,12 +553,19 @@ def measure_row(
     # interleaved timing: every contender once per round, median over the rounds
     samples: dict[str, list[float]] = {k: [] for k in contenders}
     methods: dict[str, str] = {}
+    batches: dict[str, int] = {}
+    for label, fn in list(contenders.items()):
+        try:
+            batches[label] = _batch(fn, sets)
+        except Exception as e:
+            methods[label] = f"timing failed: {one_line(e)}"
+            del contenders[label]
     for rnd in range(args.rounds):
         for label, fn in contenders.items():
             if left() < 0 and rnd > 0:
                 break
             try:
-                t = timed(fn, rotate=sets, batch=_batch(fn, sets), iters=args.iters)
+                t = timed(fn, rotate=sets, batch=batches[label], iters=args.iters)
                 samples[label].append(t.us)
                 methods[label] = t.method
             except Exception as e:
@@ -668,7 +686,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     results: dict[str, Any] = {"meta": {}, "rows": {}}
     if args.previous and Path(args.previous).exists():
-        results["rows"] = {k: v for k, v in json.loads(Path(args.previous).read_text())["rows"].items() if v.get("status") in ("ok", "no correct candidate")}
+        results["rows"] = {k: v for k, v in json.loads(Path(args.previous).read_text())["rows"].items() if not v.get("status", "").startswith("not run")}
     results["meta"] = {
         **_versions(),
         "date": time.strftime("%Y-%m-%d %H:%M"),
@@ -702,8 +720,9 @@ def run(args: argparse.Namespace) -> int:
             res = measure_row(e, compiling.pop(key), args, min(now + args.row_budget, start + args.deadline), base)
         except Exception as ex:  # recorded, the other rows go on
             res = {"row": e["row"], "variant": e["variant"], "status": f"failed: {one_line(ex)}", "trace": traceback.format_exc()[-2000:]}
-            with contextlib.suppress(Exception):
-                torch.cuda.empty_cache()
+        gc.collect()  # the failed row's tensors, held by its traceback until here
+        with contextlib.suppress(Exception):
+            torch.cuda.empty_cache()
         res["wall_s"] = round(time.perf_counter() - now, 1)
         results["rows"][key] = res
         _write_json(out, results)
