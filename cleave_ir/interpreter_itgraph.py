@@ -29,9 +29,12 @@ from cleave_ir.shapes import evaluate, symbol
 class ITGraphFunctions(InterpreterFunctions):
     """Loops, loads and stores; tile computations are TGraphFunctions'."""
 
-    def __init__(self, globals_: dict[Any, np.ndarray], bindings: Mapping[str, int]) -> None:
+    def __init__(
+        self, globals_: dict[Any, np.ndarray], bindings: Mapping[str, int], sizes: Mapping[str, int] | None = None
+    ) -> None:
         self.globals = globals_  # block argument of the kernel -> its array
-        self.bindings = dict(bindings)
+        self.bindings = dict(bindings)  # loop and offset arithmetic (dynamic dims padded)
+        self.sizes = dict(sizes) if sizes is not None else None  # true dynamic sizes; None: static kernel
         self.env: dict[str, int] = {}
 
     def _window(self, tmap: itgraph.TmapAttr) -> tuple[slice, ...]:
@@ -44,20 +47,41 @@ class ITGraphFunctions(InterpreterFunctions):
 
     @impl(itgraph.LoadOp)
     def run_load(self, interpreter: Interpreter, op: itgraph.LoadOp, args: tuple[Any, ...]):
-        tile = args[0][self._window(op.tmap)]
+        window = self._window(op.tmap)
+        tile = args[0][window]
         want = concrete_shape(tgraph.tensor_type(op.result), self.bindings)
         if tile.shape != want:
-            raise InterpretationError(f"itgraph.load: tile {tile.shape} read out of bounds (expected {want})")
+            if self.sizes is None:
+                raise InterpretationError(f"itgraph.load: tile {tile.shape} read out of bounds (expected {want})")
+            # a dynamic dim's last tile reaches past the tensor: the padding reads as zeros
+            padded = np.zeros(want, dtype=tile.dtype)
+            padded[tuple(slice(0, n) for n in tile.shape)] = tile
+            return (padded,)
         return (tile.copy(),)
 
     @impl(itgraph.StoreOp)
     def run_store(self, interpreter: Interpreter, op: itgraph.StoreOp, args: tuple[Any, ...]):
         value, dest = args
         window = self._window(op.tmap)
-        if dest[window].shape != value.shape:
-            raise InterpretationError(f"itgraph.store: tile {value.shape} written out of bounds")
+        target = dest[window]
+        if target.shape != value.shape:
+            if self.sizes is None:
+                raise InterpretationError(f"itgraph.store: tile {value.shape} written out of bounds")
+            value = value[tuple(slice(0, n) for n in target.shape)]  # padding is not written
         dest[window] = value
         return ()
+
+    @impl(itgraph.MaskOp)
+    def run_mask(self, interpreter: Interpreter, op: itgraph.MaskOp, args: tuple[Any, ...]):
+        (x,) = args
+        values = {**self.bindings, **self.env}  # offsets run over the padded sizes
+        start = int(op.offset_expr.subs({symbol(k): v for k, v in values.items()}))
+        bound = evaluate(op.bound_dim, {**self.bindings, **(self.sizes or {})})
+        axis = op.axis.value.data
+        keep = (start + np.arange(x.shape[axis])) < bound
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        return (np.where(keep.reshape(shape), x, itgraph.MASK_FILLS[op.fill.data]),)
 
     @impl(itgraph.ParallelOp)
     def run_parallel(self, interpreter: Interpreter, op: itgraph.ParallelOp, args: tuple[Any, ...]):
@@ -105,18 +129,43 @@ def run_kernel(
     inputs: Sequence[np.ndarray],
     bindings: Mapping[str, int] | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """Run one kernel in float64: inputs in, freshly allocated (NaN-poisoned) outputs out."""
+    """Run one kernel in float64: inputs in, freshly allocated (NaN-poisoned) outputs out.
+
+    A kernel with dynamic dims (`cleave.dynamic`) takes their sizes from the inputs' shapes; loops
+    run over the sizes rounded up to the dims' quanta (see dynamic_sizes).
+    """
     b = dict(bindings or {})
     if len(inputs) != len(kernel.inputs):
         raise InterpretationError(f"@{kernel.sym_name.data} takes {len(kernel.inputs)} inputs, got {len(inputs)}")
-    outs = [np.full(concrete_shape(tgraph.tensor_type(o), b), np.nan) for o in kernel.outputs]
     arrays = [np.asarray(x, dtype=np.float64) for x in inputs]
+    sizes = None
+    if itgraph.dynamic_quanta(kernel):
+        sizes = {**dynamic_sizes(kernel, [a.shape for a in arrays]), **b}
+        b = {**b, **itgraph.padded_sizes(kernel, sizes)}
+    outs = [np.full(concrete_shape(tgraph.tensor_type(o), {**b, **(sizes or {})}), np.nan) for o in kernel.outputs]
     interpreter = Interpreter(ModuleOp([]))
     interpreter.register_implementations(TGraphFunctions("float64", b))
-    interpreter.register_implementations(ITGraphFunctions({}, b))
+    interpreter.register_implementations(ITGraphFunctions({}, b, sizes))
     interpreter.push_scope("kernel")
     interpreter.set_values(zip(kernel.body.block.args, [*arrays, *outs]))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for op in kernel.body.block.ops:
             interpreter.run_op(op, interpreter.get_values(op.operands))
     return tuple(outs)
+
+
+def dynamic_sizes(kernel: itgraph.KernelOp, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+    """The size of every dynamic dim of `kernel`, read from the shapes of its inputs."""
+    out: dict[str, int] = {}
+    for arg, shape in zip(kernel.inputs, shapes):
+        dims = tgraph.tensor_type(arg).shape
+        if len(dims) != len(shape):
+            raise InterpretationError(f"@{kernel.sym_name.data}: input of rank {len(shape)} for a rank-{len(dims)} argument")
+        for d, n in zip(dims, shape):
+            if d.is_Symbol and d.name in itgraph.dynamic_quanta(kernel):  # type: ignore[attr-defined]
+                if out.setdefault(d.name, n) != n:  # type: ignore[attr-defined]
+                    raise InterpretationError(f"@{kernel.sym_name.data}: dynamic dim {d} is {out[d.name]} and {n}")  # type: ignore[attr-defined]
+    missing = set(itgraph.dynamic_quanta(kernel)) - set(out)
+    if missing:
+        raise InterpretationError(f"@{kernel.sym_name.data}: no input gives the size of {', '.join(sorted(missing))}")
+    return out

@@ -11,11 +11,11 @@ loop variables, integers and symbols (`m*128`, `p*K/s + j*64`, `0` = not tiled).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import cast
 
 import sympy
-from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntegerAttr, StringAttr, SymbolNameConstraint, i64
+from xdsl.dialects.builtin import I64, ArrayAttr, FunctionType, IntegerAttr, StringAttr, SymbolNameConstraint, i64
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
@@ -443,8 +443,77 @@ class StoreOp(IRDLOperation):
         _check_tmap(self, self.tmap, tensor_type(self.dest), tensor_type(self.value), "output")
 
 
+def dynamic_quanta(kernel: KernelOp) -> dict[str, int]:
+    """`cleave.dynamic = {L = 2048}`: the kernel's dynamic dims and their quanta (every expression of
+    the kernel is integral when the dim is a multiple of its quantum)."""
+    attr = kernel.attributes.get("cleave.dynamic")
+    if attr is None:
+        return {}
+    return {k: v.value.data for k, v in attr.data.items()}  # type: ignore[attr-defined]
+
+
+def padded_sizes(kernel: KernelOp, sizes: Mapping[str, int]) -> dict[str, int]:
+    """Dynamic sizes rounded up to their quanta: the sizes the kernel's loops and offsets run over."""
+    return {k: -(-sizes[k] // q) * q for k, q in dynamic_quanta(kernel).items()}
+
+
+MASK_FILLS = {"zero": 0.0, "neg_inf": float("-inf")}
+
+
+@irdl_op_definition
+class MaskOp(IRDLOperation):
+    """Set the elements of a tile that lie past a dynamic bound to a fill value.
+
+    `itgraph.mask %x dim 3 offset "128*r0 + L/16*p0" bound "L" fill "neg_inf"`: element `i` of dim 3
+    sits at global position `offset + i` of a dynamic dim of size `L`; positions >= L (padding
+    read as zeros) become the fill, so reductions over that dim ignore them.
+    """
+
+    name = "itgraph.mask"
+
+    input = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    offset = prop_def(StringAttr)
+    bound = prop_def(StringAttr)
+    fill = prop_def(StringAttr)
+    result = result_def(TensorType)
+
+    assembly_format = (
+        "$input `dim` $axis `offset` $offset `bound` $bound `fill` $fill attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, value: SSAValue, axis: int, offset: Dim, bound: Dim, fill: str) -> None:
+        super().__init__(
+            operands=[value],
+            properties={
+                "axis": IntegerAttr(axis, i64),
+                "offset": StringAttr(offset_str(offset)),
+                "bound": StringAttr(dim_str(bound)),
+                "fill": StringAttr(fill),
+            },
+            result_types=[tensor_type(value)],
+        )
+
+    @property
+    def offset_expr(self) -> Dim:
+        return parse_offset_text(self.offset.data)
+
+    @property
+    def bound_dim(self) -> Dim:
+        return parse_dim_text(self.bound.data)
+
+    def verify_(self) -> None:
+        t = tensor_type(self.input)
+        if self.result.type != t:
+            raise VerifyException("itgraph.mask: the result type must equal the input type")
+        if not 0 <= self.axis.value.data < t.rank:
+            raise VerifyException(f"itgraph.mask: dim {self.axis.value.data} out of range for rank {t.rank}")
+        if self.fill.data not in MASK_FILLS:
+            raise VerifyException(f"itgraph.mask: unknown fill '{self.fill.data}' (expected {', '.join(MASK_FILLS)})")
+
+
 ITGraph = Dialect(
     "itgraph",
-    [KernelOp, ParallelOp, SequentialOp, YieldOp, LoadOp, StoreOp],
+    [KernelOp, ParallelOp, SequentialOp, YieldOp, LoadOp, StoreOp, MaskOp],
     [TmapAttr],
 )

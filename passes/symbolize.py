@@ -8,7 +8,7 @@ kept in the graph's `bindings` attribute and the divisibility constraints in `co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 import sympy
 from xdsl.context import Context
@@ -71,8 +71,13 @@ class SymbolicGraph:
     divides: list[tuple[Dim, Dim]]
 
 
-def symbolize_graph(graph: tgraph.GraphOp) -> SymbolicGraph:
-    """Infer symbolic shapes for `graph` (without changing it)."""
+def symbolize_graph(graph: tgraph.GraphOp, lift_ones: Collection[tuple[int, int]] = ()) -> SymbolicGraph:
+    """Infer symbolic shapes for `graph` (without changing it).
+
+    `lift_ones` names (input index, dim) pairs of size 1 that get a symbol anyway (dynamic dims whose
+    representative size is 1); a reshape keeps such a dim where the result has a 1 at the same
+    position counted from the right.
+    """
     original = graph.binding_values()
     u = _Unifier()
     fresh = iter(symbol(f"_t{i}") for i in range(1 << 30))
@@ -80,8 +85,8 @@ def symbolize_graph(graph: tgraph.GraphOp) -> SymbolicGraph:
     shapes: dict[SSAValue, tuple[Dim, ...]] = {}
     divides: list[tuple[Dim, Dim]] = []
 
-    def lift(d: Dim) -> Dim:
-        if d == 1:
+    def lift(d: Dim, force: bool = False) -> Dim:
+        if d == 1 and not force:
             return d
         if d.is_Integer:
             s = next(fresh)
@@ -89,8 +94,8 @@ def symbolize_graph(graph: tgraph.GraphOp) -> SymbolicGraph:
             return s
         return d  # already symbolic: keep the user's symbol
 
-    for arg in graph.inputs:
-        shapes[arg] = tuple(lift(d) for d in tgraph.tensor_type(arg).shape)
+    for i, arg in enumerate(graph.inputs):
+        shapes[arg] = tuple(lift(d, (i, j) in lift_ones) for j, d in enumerate(tgraph.tensor_type(arg).shape))
 
     for op in graph.block.ops:
         where = f"{op.name} in @{graph.sym_name.data}"
@@ -113,10 +118,15 @@ def symbolize_graph(graph: tgraph.GraphOp) -> SymbolicGraph:
         elif isinstance(op, tgraph.ReduceOp):
             out = tuple(sympy.Integer(1) if i == op.axis else d for i, d in enumerate(ins[0]))
         elif isinstance(op, tgraph.ReshapeOp):
-            src = iter(d for d, c in zip(ins[0], tgraph.tensor_type(op.input).shape) if c != 1)
+            in_shape, res_shape = tgraph.tensor_type(op.input).shape, tgraph.tensor_type(op.result).shape
+            src = iter(d for d, c in zip(ins[0], in_shape) if c != 1)
+            lifted = {len(in_shape) - i: d for i, (d, c) in enumerate(zip(ins[0], in_shape)) if c == 1 and d != 1}
             out = tuple(
-                sympy.Integer(1) if c == 1 else next(src) for c in tgraph.tensor_type(op.result).shape
+                lifted.pop(len(res_shape) - i, sympy.Integer(1)) if c == 1 else next(src)
+                for i, c in enumerate(res_shape)
             )
+            if lifted:
+                raise CleaveError(f"error: {where}: a dynamic dim of size 1 is dropped by this reshape")
         elif isinstance(op, tgraph.SplitOp):
             parts = lift(op.parts)
             k = ins[0][op.axis]

@@ -1,0 +1,397 @@
+"""`cleave-dynamic-shapes`: kernels whose dims declared `dynamic` stay symbolic (paper §6.3).
+
+Scheduling needs concrete sizes, so every kernel is scheduled at the representative shape. For a
+kernel whose graph reads a dynamic dim, this pass schedules the same configuration again at three
+other sizes of that dim, checks that the kernels have the same structure, and fits every size,
+extent and offset that changes as an affine function of the dim (`L/16*p0`, `L/2048`). The kernel
+then carries the dim as a symbol; `cleave.dynamic = {k_d2 = 2048}` names it with its quantum: every
+expression is integral when the size is a multiple of the quantum, and a kernel given another size
+runs over the size rounded up to it. Loads past the end read zeros and stores past it are dropped;
+where a reduction (a `reduce` or a matmul's contracting dim) runs over the dynamic dim, an
+`itgraph.mask` sets the padding to the reduction's identity first, so the padding never counts.
+
+A dynamic dim is named after the first graph input that has it: dim 2 of `%k` is `k_d2`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.passes.place_memory import place
+from cleave_ir.passes.schedule import Config, build_kernel, plan
+from cleave_ir.passes.symbolize import instantiate, retype_graph, symbolize_graph
+from cleave_ir.passes.tmap_propagation import Unschedulable
+from cleave_ir.shapes import Dim, dim_str, symbol
+
+
+class NotDynamic(CleaveError):
+    """The kernel's structure changes with the dynamic dim: it cannot serve every size."""
+
+
+def parse_config(text: str) -> Config:
+    """The Config that `Config.describe()` printed (`out=[1, 128] reduce=32 no-fusion`)."""
+    m = re.fullmatch(r"out=\[([\d, ]*)\] reduce=(none|\d+)( no-fusion)?", text)
+    if m is None:
+        raise CleaveError(f"error: cleave-dynamic-shapes: cannot read the tile configuration '{text}'")
+    tiles = tuple(int(t) for t in m.group(1).split(",") if t.strip())
+    return Config(tiles, None if m.group(2) == "none" else int(m.group(2)), m.group(3) is None)
+
+
+def dynamic_inputs(graph: tgraph.GraphOp) -> dict[str, list[int]]:
+    """Input name -> its dynamic dims, from the `dynamic` annotations of the graph."""
+    out: dict[str, list[int]] = {}
+    for i, arg in enumerate(graph.inputs):
+        dims = graph.input_annotation(i, "dynamic")
+        if dims:
+            out[arg.name_hint or f"arg{i}"] = list(dims)
+    return out
+
+
+# ----------------------------------------------------------------------------- fitting
+def _fit(values: Sequence[int], points: Sequence[Mapping[sympy.Symbol, int]], where: str) -> Dim:
+    """beta + sum(alpha_i * sym_i) through values[j] at points[j]; points[0] is the base, points[1+i]
+    moves only symbol i, the last point moves all of them and checks the fit."""
+    syms = list(points[0])
+    alpha = {}
+    for i, s in enumerate(syms):
+        dv, ds = values[1 + i] - values[0], points[1 + i][s] - points[0][s]
+        alpha[s] = Fraction(dv, ds)
+    beta = values[0] - sum(alpha[s] * points[0][s] for s in syms)
+    check = beta + sum(alpha[s] * points[-1][s] for s in syms)
+    if check != values[-1]:
+        raise NotDynamic(f"{where} is not affine in the dynamic dim(s)")
+    expr = sympy.Rational(beta.numerator, beta.denominator)
+    for s in syms:
+        expr += sympy.Rational(alpha[s].numerator, alpha[s].denominator) * s
+    return expr
+
+
+def _fit_dims(dims: Sequence[Sequence[Dim]], points: Sequence[Mapping[sympy.Symbol, int]], where: str) -> list[Dim]:
+    if len({len(d) for d in dims}) != 1:
+        raise NotDynamic(f"{where}: the rank changes with the dynamic dim")
+    return [_fit([int(d[k]) for d in dims], points, f"{where} dim {k}") for k in range(len(dims[0]))]
+
+
+def _fit_offset(exprs: Sequence[Dim], points: Sequence[Mapping[sympy.Symbol, int]], where: str) -> Dim:
+    loop_vars = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
+    out = _fit([int(e.subs({v: 0 for v in loop_vars})) for e in exprs], points, where)
+    for v in loop_vars:
+        out += _fit([int(sympy.expand(e).coeff(v)) for e in exprs], points, f"{where} ({v})") * v
+    return out
+
+
+# ----------------------------------------------------------------------------- the kernel
+@dataclass
+class _Family:
+    """What a dynamic kernel is rebuilt from: its graph made symbolic along the dynamic dims."""
+
+    graph: tgraph.GraphOp  # symbolic along every dim (d0, d1, ...), with its bindings
+    dynamic: dict[sympy.Symbol, str]  # symbol of the graph -> the dynamic dim's name
+    representative: dict[sympy.Symbol, int]
+
+
+def _symbolic(graph: tgraph.GraphOp, lifted: dict[str, list[int]], names: dict[str, list[str | None]]) -> _Family | None:
+    """The graph with symbols for its dims; None when none of its dims is dynamic.
+
+    `lifted[input] = dims` marks dynamic dims (also of size 1); `names[input][dim]` names them.
+    """
+    lift = {(i, d) for i, a in enumerate(graph.inputs) for d in lifted.get(a.name_hint or "", ())}
+    if not lift:
+        return None
+    sg = symbolize_graph(graph, lift)
+    work = graph.clone()
+    retype_graph(work, {w: sg.shapes[v] for w, v in zip(work.values(), graph.values())})
+    dynamic: dict[sympy.Symbol, str] = {}
+    rep: dict[sympy.Symbol, int] = {}
+    for i, d in sorted(lift):
+        s = sg.shapes[graph.inputs[i]][d]
+        if not isinstance(s, sympy.Symbol):
+            raise NotDynamic(f"the graph needs dim {d} of %{graph.inputs[i].name_hint} to be {s}")
+        name = names.get(graph.inputs[i].name_hint or "", [None] * (d + 1))[d] or f"{graph.inputs[i].name_hint}_d{d}"
+        dynamic.setdefault(s, name)
+        rep[s] = sg.bindings[s.name]
+    work.bindings = DictionaryAttr(
+        {k: IntegerAttr(v, i64) for k, v in sorted(sg.bindings.items()) if symbol(k) not in dynamic}
+    )
+    return _Family(work, dynamic, rep)
+
+
+def _schedule_at(family: _Family, config: Config, sizes: Mapping[sympy.Symbol, int], name: str) -> itgraph.KernelOp:
+    binding = {s.name: sizes[symbol(n)] for s, n in family.dynamic.items()}
+    try:
+        concrete = instantiate(family.graph, binding)
+        kernel = build_kernel(plan(concrete, config), name)
+    except (Unschedulable, CleaveError) as e:
+        raise NotDynamic(f"at {', '.join(f'{n}={v}' for n, v in sizes.items())} the schedule fails: {e}") from None
+    place(kernel)
+    return kernel
+
+
+def _sample_points(family: _Family) -> list[dict[sympy.Symbol, int]]:
+    """Sizes (per dynamic dim name) to schedule at: multiples of the representative, so every tile
+    still divides; the base, then each dim moved alone, then all of them (the check)."""
+    rep: dict[sympy.Symbol, int] = {}
+    for s, n in family.dynamic.items():
+        rep[symbol(n)] = family.representative[s]
+    base = {n: 2 * r for n, r in rep.items()}
+    points = [base]
+    for n, r in rep.items():
+        points.append({**base, n: 3 * r})
+    points.append({n: 5 * r for n, r in rep.items()})
+    return points
+
+
+def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
+    """The dynamic version of `kernel` (same configuration, symbolic along the dynamic dims)."""
+    config = parse_config(kernel.attributes["cleave.tiles"].data)  # type: ignore[attr-defined]
+    points = _sample_points(family)
+    ks = [_schedule_at(family, config, p, kernel.sym_name.data) for p in points]
+    rename = {s: symbol(n) for s, n in family.dynamic.items()}
+    pts = points
+    walks = [list(k.walk()) for k in ks]
+    if len({len(w) for w in walks}) != 1 or any(
+        len({op.name for op in ops}) != 1 for ops in zip(*walks)
+    ):
+        raise NotDynamic("the kernel's ops change with the dynamic dim")
+    out = ks[0]
+    quanta: dict[str, int] = {n.name: 1 for n in rename.values()}
+
+    def note(e: Dim) -> Dim:
+        for s in e.free_symbols & set(rename.values()):
+            den = sympy.fraction(sympy.together(sympy.expand(e).coeff(s)))[1]
+            quanta[s.name] = math.lcm(quanta[s.name], int(den))  # type: ignore[attr-defined]
+        return e
+
+    def retype(values: Sequence[Sequence[SSAValue]], where: str) -> None:
+        for vs in zip(*values):
+            t = tgraph.tensor_type(vs[0])
+            shape = [note(d) for d in _fit_dims([tgraph.tensor_type(v).shape for v in vs], pts, where)]
+            if any(d.free_symbols for d in shape) or list(shape) != list(t.shape):
+                Rewriter.replace_value_with_new_type(vs[0], t.with_shape(shape))
+
+    retype([k.body.block.args for k in ks], f"@{kernel.sym_name.data} arguments")
+    for ops in zip(*walks):
+        op = ops[0]
+        where = f"{op.name} in @{kernel.sym_name.data}"
+        retype([o.results for o in ops], where)
+        if isinstance(op, (itgraph.LoadOp, itgraph.StoreOp)):
+            tmaps = [o.tmap for o in ops]  # type: ignore[attr-defined]
+            shape = _fit_dims([t.tile_shape for t in tmaps], pts, where)
+            if any(d.free_symbols for d in shape):
+                raise NotDynamic(f"{where}: the tile size depends on the dynamic dim")
+            offs = [note(_fit_offset([t.offset_exprs[d] for t in tmaps], pts, f"{where} offset")) for d in range(len(shape))]
+            op.properties["tmap"] = itgraph.TmapAttr(offs, shape)
+        elif isinstance(op, itgraph.ParallelOp):
+            ext = [note(e) for e in _fit_dims([o.extent_dims for o in ops], pts, where)]  # type: ignore[attr-defined]
+            op.properties["extents"] = itgraph.ParallelOp(op.var_names, ext, _empty()).extents
+        elif isinstance(op, itgraph.SequentialOp):
+            (ext,) = _fit_dims([[o.extent_dim] for o in ops], pts, where)  # type: ignore[attr-defined]
+            op.properties["extent"] = StringAttr(dim_str(note(ext)))
+    out.function_type = FunctionType.from_lists([a.type for a in out.body.block.args], [])
+    for key, value in kernel.attributes.items():
+        out.attributes[key] = value
+    out.attributes["cleave.dynamic"] = DictionaryAttr({k: IntegerAttr(v, i64) for k, v in sorted(quanta.items())})
+    insert_masks(out)
+    out.verify()
+    return out
+
+
+def _empty():  # type: ignore[no-untyped-def]
+    from xdsl.ir import Region
+
+    return Region()
+
+
+# ----------------------------------------------------------------------------- masks
+Origin = tuple[Dim, Dim] | None  # (global offset of the tile's first element, dynamic bound)
+
+
+def insert_masks(kernel: itgraph.KernelOp) -> int:
+    """Mask padding before every reduction over a dynamic dim; returns how many masks were added."""
+    dyn = {symbol(n) for n in itgraph.dynamic_quanta(kernel)}
+    origin: dict[SSAValue, list[Origin]] = {}
+    made: dict[tuple[SSAValue, int, str], SSAValue] = {}
+    added = 0
+
+    def of(v: SSAValue) -> list[Origin]:
+        return origin.get(v) or [None] * tgraph.tensor_type(v).rank
+
+    def mask(user: Operation, index: int, axis: int, fill: str) -> None:
+        nonlocal added
+        v = user.operands[index]
+        o = of(v)[axis]
+        assert o is not None
+        if (v, axis, fill) in made and made[v, axis, fill].owner.parent_block() is user.parent_block():  # type: ignore[union-attr]
+            user.operands[index] = made[v, axis, fill]
+            return
+        m = itgraph.MaskOp(v, axis, o[0], o[1], fill)
+        made[v, axis, fill] = m.result
+        m.attributes["cleave.mem"] = StringAttr("fragment")
+        Rewriter.insert_op(m, _before(user))
+        user.operands[index] = m.result
+        origin[m.result] = of(v)
+        added += 1
+
+    for op in list(kernel.walk()):
+        if isinstance(op, itgraph.LoadOp):
+            full = tgraph.tensor_type(op.source).shape
+            origin[op.result] = [
+                (off, d) if d in dyn else None for off, d in zip(op.tmap.offset_exprs, full)
+            ]
+        elif isinstance(op, (tgraph.UnaryOp, tgraph.ScaleOp, itgraph.MaskOp)):
+            origin[op.results[0]] = of(op.operands[0])
+        elif isinstance(op, tgraph.BinaryOp):
+            a, b = of(op.operands[0]), of(op.operands[1])
+            origin[op.results[0]] = [x or y for x, y in zip(a, b)]
+        elif isinstance(op, tgraph.ReshapeOp):
+            src = iter(o for o, d in zip(of(op.input), tgraph.tensor_type(op.input).shape) if d != 1)
+            origin[op.result] = [None if d == 1 else next(src) for d in tgraph.tensor_type(op.result).shape]
+        elif isinstance(op, tgraph.ReduceOp):
+            if of(op.input)[op.axis] is not None:
+                mask(op, 0, op.axis, "zero" if op.kind.data == tgraph.ReduceKind.SUM else "neg_inf")
+            origin[op.result] = [None if i == op.axis else o for i, o in enumerate(of(op.input))]
+        elif isinstance(op, tgraph.MatmulOp):
+            a, b = of(op.lhs), of(op.rhs)
+            tb = op.transpose_b is not None
+            kb = -1 if tb else -2
+            if a[-1] is not None or b[kb] is not None:
+                # loads read zeros past the end; a computed operand may hold anything there
+                for i, axis in ((0, -1), (1, kb)):
+                    v = op.operands[i]
+                    if not _loaded(v) and of(v)[axis] is not None:
+                        mask(op, i, len(of(v)) + axis, "zero")
+                    elif not _loaded(v):
+                        raise NotDynamic(f"{op.name}: cannot tell where the padding of a computed operand is")
+            rank = tgraph.tensor_type(op.result).rank
+            batch = [x or y for x, y in zip(a[:-2][-(rank - 2):] if rank > 2 else [], b[:-2][-(rank - 2):] if rank > 2 else [])]
+            origin[op.result] = [*batch, a[-2], b[-2] if tb else b[-1]]
+        elif isinstance(op, itgraph.SequentialOp):
+            term = op.body.block.last_op
+            assert isinstance(term, itgraph.YieldOp)
+            var = symbol(op.var_name)
+            for r, y in zip(op.results, term.values):
+                origin[r] = [o if o is not None and var not in o[0].free_symbols else None for o in of(y)]
+        elif isinstance(op, tgraph.SplitOp):
+            if any(o is not None for o in of(op.input)):
+                raise NotDynamic("tgraph.split of a dynamic dim inside a kernel")
+    return added
+
+
+def _loaded(v: SSAValue) -> bool:
+    """`v` is a loaded tile (or a reshape of one): its padding reads as zeros."""
+    owner = v.owner
+    while isinstance(owner, tgraph.ReshapeOp):
+        owner = owner.input.owner
+    return isinstance(owner, itgraph.LoadOp)
+
+
+def _before(op: Operation):  # type: ignore[no-untyped-def]
+    from xdsl.rewriter import InsertPoint
+
+    return InsertPoint.before(op)
+
+
+def _dim_names(graph: tgraph.GraphOp, dyn: Mapping[str, Sequence[int]]) -> dict[str, list[str | None]]:
+    """Names of the dynamic dims per input; dims the graph ties together (K's and V's sequence
+    length) share the name of the first one."""
+    if not dyn:
+        return {}
+    lift = {(i, d) for i, a in enumerate(graph.inputs) for d in dyn.get(a.name_hint or "", ())}
+    sg = symbolize_graph(graph, lift)
+    first: dict[Dim, str] = {}
+    names: dict[str, list[str | None]] = {}
+    for i, d in sorted(lift):
+        arg = graph.inputs[i].name_hint or f"arg{i}"
+        name = first.setdefault(sg.shapes[graph.inputs[i]][d], f"{arg}_d{d}")
+        names.setdefault(arg, [None] * tgraph.tensor_type(graph.inputs[i]).rank)[d] = name
+    return names
+
+
+# ----------------------------------------------------------------------------- the pass
+@dataclass(frozen=True)
+class DynamicShapesPass(ModulePass):
+    """Make every kernel that reads a dynamic dim symbolic along it (see the module docstring)."""
+
+    name = "cleave-dynamic-shapes"
+
+    strict: bool = False  # a kernel that cannot be made dynamic is an error instead of a warning
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        import sys
+
+        graphs = {g.sym_name.data: g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)}
+        families: dict[str, _Family | None] = {}
+
+        def family_of(name: str) -> _Family | None:
+            if name in families:
+                return families[name]
+            g = graphs[name]
+            original = graphs.get(tgraph.referenced_symbol(g, "cleave.candidate_of") or name, g)
+            dyn = dynamic_inputs(original)
+            names = _dim_names(original, dyn)
+            lifted = dict(dyn)
+            split = tgraph.referenced_symbol(g, "cleave.split")
+            if split is not None and family_of(split) is not None:
+                # a combine graph reads the split graph's partials: their dynamic dims too
+                fam = families[split]
+                assert fam is not None
+                for i, out in enumerate(fam.graph.output_op.outputs):
+                    dims = [d for d, e in enumerate(tgraph.tensor_type(out).shape) if e.free_symbols & set(fam.dynamic)]
+                    if dims:
+                        lifted[f"partial{i}"] = dims
+                        names[f"partial{i}"] = [
+                            fam.dynamic[next(iter(e.free_symbols & set(fam.dynamic)))] if d in dims else None
+                            for d, e in enumerate(tgraph.tensor_type(out).shape)
+                        ]
+            families[name] = _symbolic(g, lifted, names) if lifted else None
+            return families[name]
+
+        ok: dict[str, set[str]] = {}  # original graph -> the graphs with a dynamic kernel
+        static: dict[str, list[tuple[itgraph.KernelOp, str]]] = {}
+        for kernel in [k for k in op.body.block.ops if isinstance(k, itgraph.KernelOp)]:
+            src = tgraph.referenced_symbol(kernel, "cleave.schedule_of")
+            if src not in graphs:
+                continue
+            root = tgraph.referenced_symbol(graphs[src], "cleave.candidate_of") or src
+            try:
+                fam = family_of(src)
+                if fam is None:
+                    continue
+                dynamic = make_dynamic(kernel, fam)
+            except CleaveError as e:
+                reason = str(e).removeprefix("error: ")
+                if self.strict:
+                    raise CleaveError(f"error: cleave-dynamic-shapes: @{kernel.sym_name.data} cannot be dynamic: {reason}") from None
+                kernel.attributes["cleave.static_only"] = StringAttr(reason)
+                static.setdefault(root, []).append((kernel, reason))
+                continue
+            Rewriter.replace_op(kernel, dynamic)
+            ok.setdefault(root, set()).add(src)
+
+        def serves_all(root: str) -> bool:  # a whole candidate (split and combine) is dynamic
+            for name in ok.get(root, ()):
+                stage = getattr(graphs[name].attributes.get("cleave.stage"), "data", None)
+                if stage != "combine" and (stage != "split" or tgraph.referenced_symbol(graphs[name], "cleave.combine") in ok[root]):
+                    return True
+            return False
+
+        for root, kernels in static.items():
+            for kernel, reason in kernels:
+                if serves_all(root):  # other candidates serve every size: keep only those
+                    print(f"cleave-dynamic-shapes: dropped @{kernel.sym_name.data}: it only serves the representative size ({reason})", file=sys.stderr)
+                    Rewriter.erase_op(kernel)
+                else:
+                    print(f"warning: cleave-dynamic-shapes: @{kernel.sym_name.data} stays static: {reason}", file=sys.stderr)
