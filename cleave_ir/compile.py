@@ -34,10 +34,11 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.run import load_module
-from cleave_ir.runtime import torch_reference  # noqa: F401  (re-exported: it lived here before)
-from cleave_ir.runtime import default_jobs, one_line
+from cleave_ir.runtime import default_jobs, one_line, torch_reference
 from cleave_ir.tilelang_check import lower_all
 from cleave_ir.tilelang_emitter import module_source
+
+__all__ = ["main", "torch_reference"]  # torch_reference lived here before cleave_ir.runtime
 
 ARCH = "sm_90a"
 
@@ -165,7 +166,11 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
     report = {"log": lines, "candidates": candidates, "seconds": {"search+schedule": search_s, "emit": emit_s}, "arch": ARCH, "lowered": list(lowered)}
     files: dict[str, str | bytes] = {"kernel.py": source, "pipeline.mlir": buf.getvalue(), "report.json": json.dumps(report, indent=1)}
     files.update({f"cuda/{name}.cu": src for name, src in lowered.items()})
-    job.entry = job.cache.store(job.key, job.material, files)
+    try:
+        job.entry = job.cache.store(job.key, job.material, files)
+    except OSError as e:  # the result is written; only the cache is lost
+        print(f"warning: cache: could not store entry {job.key[:12]} in {job.cache.root}: {e.strerror or e}", file=sys.stderr)
+        return
     job.say(f"cache: stored entry {job.entry.short} in {job.cache.root}")
 
 
@@ -241,8 +246,11 @@ def _gpu(job: Job, t_start: float) -> int:
         m = runtime.measure(args.output, job.source, job.out or sys.stdout, jobs=args.jobs)
         job.say(f"compile+check+time: {time.perf_counter() - t0:.1f} s (parallel compile {m.compile_s:.1f} s, {args.jobs} jobs)")
         if job.cache is not None and entry is not None:
-            job.entry = job.cache.update(entry, job.material, {"gpu.json": json.dumps(m.to_json(), indent=1)})
-            job.say(f"cache: recorded the measurements in entry {job.entry.short}")
+            try:
+                job.entry = job.cache.update(entry, job.material, {"gpu.json": json.dumps(m.to_json(), indent=1)})
+                job.say(f"cache: recorded the measurements in entry {job.entry.short}")
+            except OSError as e:
+                print(f"warning: cache: could not record the measurements: {e.strerror or e}", file=sys.stderr)
     if m.winner is None:
         print("error: no candidate ran correctly on the GPU", file=sys.stderr)
         return 1

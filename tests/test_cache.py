@@ -93,6 +93,15 @@ def test_no_cache_neither_reads_nor_writes(work: Path, tmp_path: Path, capsys: p
     assert (work / "k2.py").read_bytes() == (work / "k1.py").read_bytes()
 
 
+def test_unwritable_cache_is_a_warning(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (work / "blocked").write_text("a file where the cache directory should be")
+    capsys.readouterr()
+    rc = cleave_main(["compile", str(work / "rowsum.mlir"), "-o", str(work / "k2.py"), "--cache-dir", str(work / "blocked"), *OPTIONS])
+    captured = capsys.readouterr()
+    assert rc == 0 and (work / "k2.py").read_bytes() == (work / "k1.py").read_bytes()
+    assert "warning: cache: could not store entry" in captured.err
+
+
 def _flip_byte(d: Path) -> str:
     f = d / "kernel.py"
     data = bytearray(f.read_bytes())
