@@ -63,6 +63,8 @@ ATTENTION = {"mha", "gqa", "mqa", "mla", "gqa_decode", "mha_decode", "mla_decode
 RIDGE = 790e12 / 4.3e12
 """FLOP per byte where the H200's measured matmul peak (790 TFLOP/s) meets its bandwidth (4.3 TB/s):
 rows above it report TFLOP/s, rows below TB/s."""
+DEVICE = "cuda"
+"""Where `run` allocates kernel outputs (a CPU dry run of `run`'s logic sets "cpu")."""
 SCALED = {4096: 512, 8192: 512, 32768: 512, 2048: 256, 1024: 256, 14336: 1024, 6144: 512, 32: 4}
 """`--scale` (smoke tests): the sizes of the tests' scaled-down examples."""
 
@@ -418,7 +420,7 @@ class Candidate:
             meta = mod.KERNELS[k]
             n = meta["inputs"]
             self.buffers.append(
-                [torch.empty(list(s), device="cuda", dtype=getattr(torch, d)) for s, d in zip(meta["shapes"][n:], meta["dtypes"][n:])]
+                [torch.empty(list(s), device=DEVICE, dtype=getattr(torch, d)) for s, d in zip(meta["shapes"][n:], meta["dtypes"][n:])]
             )
 
     def __call__(self, *inputs):  # type: ignore[no-untyped-def]

@@ -46,7 +46,7 @@ def test_rows_cover_the_benchmark_table(suite) -> None:  # type: ignore[no-untyp
 
 def test_prepare_writes_manifest_and_a_module_that_lowers(suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "suite"
-    manifest = suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True)
+    manifest = suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True, keep=1, top_k=1)
     entry = manifest["entries"]["matmul_rowsum_s1024__full"]
     assert entry["status"] == "ok" and entry["inputs"] == [[256, 128], [128, 256]] and entry["candidates"]
     assert entry["flops"] == 2 * 256 * 128 * 256 and entry["metric"] in ("TFLOP/s", "TB/s")
@@ -54,7 +54,7 @@ def test_prepare_writes_manifest_and_a_module_that_lowers(suite, tmp_path: Path,
     monkeypatch.chdir(tmp_path)  # TileLang runs outside the repository
     sources = lower_all(out / entry["module"])
     assert set(sources) == {k for c in entry["candidates"] for k in c["kernels"]}
-    again = suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True)  # resumes: nothing re-run
+    again = suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True, keep=1, top_k=1)  # resumes: nothing re-run
     assert again["entries"]["matmul_rowsum_s1024__full"]["pipeline_s"] == entry["pipeline_s"]
 
 
