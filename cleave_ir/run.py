@@ -11,9 +11,11 @@ import sys
 from collections.abc import Sequence
 
 import numpy as np
+import sympy
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from xdsl.utils.exceptions import ParseError
 
@@ -29,6 +31,7 @@ from cleave_ir.interpreter import (
 )
 from cleave_ir.interpreter_itgraph import run_kernel
 from cleave_ir.passes.symbolize import instantiate, symbolize
+from cleave_ir.shapes import evaluate, symbol
 from cleave_ir.universe import get_all_dialects as cleave_dialects
 
 
@@ -174,10 +177,12 @@ def run_module(
     for kernel in [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]:
         if resize:
             raise CleaveError("error: --resize does not apply to itgraph kernels (their tiles are fixed); schedule a smaller graph")
+        # a dynamic kernel runs at its representative sizes unless --bind gives others
+        sizes = {**itgraph.representative_sizes(kernel), **(bindings or {})}
         stand_in = tgraph.GraphOp(
             kernel.sym_name.data,
-            [tgraph.tensor_type(a) for a in kernel.inputs],
-            [tgraph.tensor_type(o) for o in kernel.outputs],
+            [_bound_type(a, sizes) for a in kernel.inputs],
+            [_bound_type(o, sizes) for o in kernel.outputs],
         )
         inputs = random_inputs(stand_in, seed, bindings)
         outputs = run_kernel(kernel, inputs, bindings)
@@ -200,6 +205,11 @@ def run_module(
             verdict = "agree" if agree else "DISAGREE"
             print(f"@{name} vs @{ref_name}: {verdict} (max relative error {err:.3g}, tolerance {tol:g})", file=out)
     return ok
+
+
+def _bound_type(value: SSAValue, sizes: dict[str, int]) -> tgraph.TensorType:
+    t = tgraph.tensor_type(value)
+    return t.with_shape([sympy.Integer(evaluate(d, sizes)) if d.free_symbols <= {symbol(k) for k in sizes} else d for d in t.shape])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

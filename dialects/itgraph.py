@@ -452,6 +452,14 @@ def dynamic_quanta(kernel: KernelOp) -> dict[str, int]:
     return {k: v.value.data for k, v in attr.data.items()}  # type: ignore[attr-defined]
 
 
+def representative_sizes(kernel: KernelOp) -> dict[str, int]:
+    """`cleave.representative = {L = 4096}`: the sizes a dynamic kernel was scheduled at."""
+    attr = kernel.attributes.get("cleave.representative")
+    if attr is None:
+        return {}
+    return {k: v.value.data for k, v in attr.data.items()}  # type: ignore[attr-defined]
+
+
 def padded_sizes(kernel: KernelOp, sizes: Mapping[str, int]) -> dict[str, int]:
     """Dynamic sizes rounded up to their quanta: the sizes the kernel's loops and offsets run over."""
     return {k: -(-sizes[k] // q) * q for k, q in dynamic_quanta(kernel).items()}

@@ -204,6 +204,8 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
     for key, value in kernel.attributes.items():
         out.attributes[key] = value
     out.attributes["cleave.dynamic"] = DictionaryAttr({k: IntegerAttr(v, i64) for k, v in sorted(quanta.items())})
+    rep = {n: family.representative[s] for s, n in family.dynamic.items()}
+    out.attributes["cleave.representative"] = DictionaryAttr({k: IntegerAttr(v, i64) for k, v in sorted(rep.items())})
     insert_masks(out)
     out.verify()
     return out
