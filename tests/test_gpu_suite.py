@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,9 +45,15 @@ def test_rows_cover_the_benchmark_table(suite) -> None:  # type: ignore[no-untyp
     assert costs["matmul_4096"][2] == 2 * 4096**3 and costs["matmul_4096"][3] == 3 * 4096 * 4096 * 2
 
 
-def test_prepare_writes_manifest_and_a_module_that_lowers(suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    out = tmp_path / "suite"
-    manifest = suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True, keep=1, top_k=1)
+@pytest.fixture(scope="module")
+def prepared(suite, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:  # type: ignore[no-untyped-def]
+    """`prepare` on matmul_rowsum S=1024 scaled down to 256, one candidate kept."""
+    out = tmp_path_factory.mktemp("suite")
+    return out, suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True, keep=1, top_k=1)
+
+
+def test_prepare_writes_manifest_and_a_module_that_lowers(suite, prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    out, manifest = prepared
     entry = manifest["entries"]["matmul_rowsum_s1024__full"]
     assert entry["status"] == "ok" and entry["inputs"] == [[256, 128], [128, 256]] and entry["candidates"]
     assert entry["flops"] == 2 * 256 * 128 * 256 and entry["metric"] in ("TFLOP/s", "TB/s")
@@ -103,3 +110,60 @@ def test_run_without_a_gpu_is_one_line(suite, tmp_path: Path, capsys: pytest.Cap
     assert suite.main(["run", str(tmp_path), "--out", str(tmp_path / "r.json")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error:") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_run_logic_on_the_cpu(suite, prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:  # type: ignore[no-untyped-def]
+    """`run` end to end without a GPU: CUDA calls faked, each kernel evaluated through its tgraph graph
+    (a broken combine kernel leaves its poisoned outputs: the candidate is then WRONG)."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import Timing
+
+    out, _ = prepared
+
+    class Event:
+        def __init__(self, **_: object) -> None:
+            self.t = 0.0
+
+        def record(self) -> None:
+            self.t = time.perf_counter()
+
+        def elapsed_time(self, other: "Event") -> float:
+            return (other.t - self.t) * 1e3
+
+    for name, value in {"is_available": lambda: True, "get_device_name": lambda *a: "CPU (faked)", "synchronize": lambda *a: None,
+                        "empty_cache": lambda *a: None, "Event": Event}.items():
+        monkeypatch.setattr(torch.cuda, name, value)
+    monkeypatch.setattr(suite, "DEVICE", "cpu")
+    monkeypatch.setattr(suite, "random_inputs", lambda g: [(torch.randn(s) * 0.5).half() for s in suite.graph_costs(g)[0]])
+    monkeypatch.setattr(suite, "rotating_copies", lambda xs: [list(xs), [x.clone() for x in xs]])
+
+    def timed(fn, *, rotate, batch, iters):  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        for j in range(batch):
+            fn(*rotate[j % len(rotate)])
+        return Timing((time.perf_counter() - t0) / batch * 1e6, "faked", batch, len(rotate))
+
+    def compile_candidates(mod, names, jobs=None, *, raw=False, seconds=None):  # type: ignore[no-untyped-def]
+        def kernel(meta):  # type: ignore[no-untyped-def]
+            graph = suite.parse_graph("builtin.module {\n" + mod.GRAPHS[meta["graph"]] + "\n}")
+
+            def call(*args):  # type: ignore[no-untyped-def]
+                if broken and "combine" in meta["graph"]:
+                    return
+                for o, r in zip(args[meta["inputs"]:], suite.torch_reference(graph, args[: meta["inputs"]])):
+                    o.copy_(r.reshape(o.shape))
+            return call
+        return {n: kernel(mod.KERNELS[n]) for n in names}
+
+    monkeypatch.setattr(suite, "timed", timed)
+    monkeypatch.setattr(suite, "compile_candidates", compile_candidates)
+    results = tmp_path / "results.json"
+    assert suite.main(["run", str(out), "--out", str(results), "--torch-compile", "off", "--rounds", "1", "--iters", "1", "--deadline", "100"]) == 0
+    row = json.loads(results.read_text())["rows"]["matmul_rowsum_s1024__full"]
+    assert row["baselines"]["eager"]["us"] > 0
+    if broken:
+        assert row["status"] == "no correct candidate" and row["candidates"][0]["rel_error"] == float("inf")
+    else:
+        assert row["status"] == "ok" and row["best"]["rel_error"] < 1e-2 and row["ratio"] > 0
+    assert "| matmul_rowsum_s1024 |" in results.with_suffix(".md").read_text()
