@@ -33,6 +33,7 @@ import os
 import re
 import statistics
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -484,16 +485,23 @@ def _scale_of(graph) -> float | None:  # type: ignore[no-untyped-def]
     return next((float(op.value) for op in graph.block.ops if isinstance(op, tgraph.ScaleOp)), None)
 
 
+CAPTURE_GATE = threading.Lock()
+"""Held while a row's kernels compile and while contenders are timed: a CUDA-graph capture (global
+capture mode) fails if another thread loads a module meanwhile, so compiling ahead overlaps only
+with the references, the correctness checks and the baselines' first calls (torch.compile)."""
+
+
 def compile_row(entry: dict[str, Any], suite: Path, top_k: int, jobs: int) -> tuple[Any, dict[str, Any], dict[str, float], float]:
     """Load a row's module and compile its first `top_k` candidates' kernels (outputs passed in: out_idx=None)."""
     from cleave_ir.tilelang_check import load_module_file
 
-    t0 = time.perf_counter()
-    mod = load_module_file(suite / entry["module"])
-    names = [k for c in entry["candidates"][:top_k] for k in c["kernels"]]
-    seconds: dict[str, float] = {}
-    compiled = compile_candidates(mod, names, jobs, raw=True, seconds=seconds)
-    return mod, compiled, seconds, round(time.perf_counter() - t0, 1)
+    with CAPTURE_GATE:
+        t0 = time.perf_counter()
+        mod = load_module_file(suite / entry["module"])
+        names = [k for c in entry["candidates"][:top_k] for k in c["kernels"]]
+        seconds: dict[str, float] = {}
+        compiled = compile_candidates(mod, names, jobs, raw=True, seconds=seconds)
+        return mod, compiled, seconds, round(time.perf_counter() - t0, 1)
 
 
 def measure_row(
@@ -562,16 +570,17 @@ def measure_row(
         except Exception as e:
             methods[label] = f"timing failed: {one_line(e)}"
             del contenders[label]
-    for rnd in range(args.rounds):
-        for label, fn in contenders.items():
-            if left() < 0 and rnd > 0:
-                break
-            try:
-                t = timed(fn, rotate=sets, batch=batches[label], iters=args.iters)
-                samples[label].append(t.us)
-                methods[label] = t.method
-            except Exception as e:
-                methods[label] = f"timing failed: {one_line(e)}"
+    with CAPTURE_GATE:
+        for rnd in range(args.rounds):
+            for label, fn in contenders.items():
+                if left() < 0 and rnd > 0:
+                    break
+                try:
+                    t = timed(fn, rotate=sets, batch=batches[label], iters=args.iters)
+                    samples[label].append(t.us)
+                    methods[label] = t.method
+                except Exception as e:
+                    methods[label] = f"timing failed: {one_line(e)}"
     for label, s in samples.items():
         us = statistics.median(s) if s else None
         if label.startswith("ours#"):
