@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cleave_ir.runtime import check, compile_candidates, one_line, random_inputs, rotating_copies, timed, torch_reference
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 ABLATION_ROWS = (
@@ -175,11 +177,6 @@ def graph_costs(graph) -> tuple[list[list[int]], list[int], int, int]:  # type: 
 # -------------------------------------------------------------------------------------- prepare
 
 
-def _one_line(e: BaseException) -> str:
-    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-    return lines[-1] if lines else type(e).__name__
-
-
 def lower_kernels(path: Path, arch: str = "sm_90a") -> dict[str, str]:
     """Lower every kernel of an emitted module for `arch` (CPU only): kernel -> "ok" or the one-line error.
 
@@ -204,7 +201,7 @@ def lower_kernels(path: Path, arch: str = "sm_90a") -> dict[str, str]:
                         tilelang.lower(getattr(mod, name))
                         out[name] = "ok"
                     except Exception as e:  # recorded per kernel
-                        out[name] = _one_line(e)
+                        out[name] = one_line(e)
         finally:
             os.chdir(cwd)
     return out
@@ -257,7 +254,7 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
     except Exception as e:  # recorded in the manifest, the other rows go on
         entry["pipeline_s"] = round(time.perf_counter() - t0, 2)
         entry["status"] = "failed"
-        entry["error"] = _one_line(e)
+        entry["error"] = one_line(e)
     entry["log"] = [line for line in log.getvalue().splitlines() if line.startswith(("cleave-superoptimize", "cleave-pipeline", "error"))]
     return entry
 
@@ -338,7 +335,7 @@ def prepare(
                     record(fut.result())
                 except Exception as e:  # a worker that died: record the job as failed
                     name, v, text = futures[fut]
-                    record({"row": name, "variant": v, "graph": text, "status": "failed", "error": _one_line(e), "pipeline_s": 0.0})
+                    record({"row": name, "variant": v, "graph": text, "status": "failed", "error": one_line(e), "pipeline_s": 0.0})
     manifest["wall_s"] = round(time.perf_counter() - t0, 1)
     _write_json(mpath, manifest)
     failed = [k for k, e in manifest["entries"].items() if e["status"] != "ok"]
@@ -347,65 +344,6 @@ def prepare(
 
 
 # ------------------------------------------------------------------------------------------ run
-
-try:  # the runtime of `cleave compile --gpu`
-    from cleave_ir.runtime import check, compile_candidates, one_line, random_inputs, rotating_copies, timed, torch_reference
-except ImportError:  # an older checkout: the same from cleave_ir.compile, timing without rotation
-    from collections import namedtuple
-
-    from cleave_ir.compile import _time_us, torch_reference  # type: ignore[no-redef]
-
-    one_line = _one_line  # type: ignore[assignment]
-    _Timing = namedtuple("_Timing", "us method batch sets")
-
-    def check(got, ref) -> float:  # type: ignore[no-untyped-def,no-redef]
-        """max |got - ref| / max |ref| in float64; inf for any non-finite element."""
-        import torch
-
-        g = got.double().reshape(ref.shape)
-        if not bool(torch.isfinite(g).all()):
-            return math.inf
-        return (g - ref).abs().max().item() / ref.abs().max().item()
-
-    def random_inputs(graph, seed: int = 0, scale: float = 0.5, device: str = "cuda"):  # type: ignore[no-untyped-def,no-redef]
-        """Random normal fp16 inputs of the graph's shapes, times `scale`."""
-        import torch
-
-        from cleave_ir.dialects import tgraph
-
-        gen = torch.Generator(device=device).manual_seed(seed)
-        return [
-            (torch.randn([int(d) for d in tgraph.tensor_type(a).shape], generator=gen, device=device) * scale).half()
-            for a in graph.inputs
-        ]
-
-    def rotating_copies(tensors):  # type: ignore[no-untyped-def,no-redef]
-        """No rotation in this fallback: one argument set."""
-        return [list(tensors)]
-
-    def timed(fn, *, rotate=None, batch: int = 50, iters: int = 20, warmup: int = 3):  # type: ignore[no-untyped-def,no-redef]
-        """CUDA-graph timing of cleave_ir.compile (first argument set only)."""
-        args = rotate[0] if rotate else ()
-        return _Timing(_time_us(lambda: fn(*args), batch=batch, iters=iters), "graph", batch, 1)
-
-    def compile_candidates(module, names, jobs=None, *, raw=False, seconds=None):  # type: ignore[no-untyped-def,no-redef]
-        """tilelang.compile of every kernel named, one after the other; exceptions returned."""
-        import tilelang
-
-        out = {}
-        for n in dict.fromkeys(names):
-            t0 = time.perf_counter()
-            meta = module.KERNELS[n]
-            try:
-                out[n] = tilelang.compile(
-                    getattr(module, n), out_idx=None if raw else list(range(meta["inputs"], meta["inputs"] + meta["outputs"])), target="cuda"
-                )
-            except Exception as e:
-                out[n] = e
-            if seconds is not None:
-                seconds[n] = time.perf_counter() - t0
-        return out
-
 
 class Candidate:
     """One candidate of an emitted module, called with preallocated output buffers (outputs poisoned for the check)."""
