@@ -1,11 +1,10 @@
-"""`-t tilelang`: itgraph kernels (after cleave-place-memory) as a TileLang 0.1.15 Python module.
+"""`-t tilelang`: the printer of the `tilelang` dialect, a TileLang 0.1.15 Python module.
 
-One `@T.prim_func` per kernel. Tiles become buffers without their size-1 dims: loads are
-`T.copy` from a global slice into shared memory, computed tiles are fp32 fragments. Matmuls whose
-tiles are 2-D multiples of 16 become `T.gemm` (computed operands are staged in shared memory as
-fp16); other matmuls (a few rows, matrix-vector, batched tiles)
-are CUDA-core loops. Sequential loops become `T.Pipelined` with their accumulators in fragments
-(sum, max, and the online-softmax rescaled sum).
+One `@T.prim_func` per `tilelang.kernel`, construct for construct (see `dialects/tilelang.py`);
+every decision (buffers, gemm or CUDA-core loops, reductions, pipelining, the grid) was made by
+`cleave-lower-tilelang`, which runs first on a copy of the module when it still holds itgraph
+kernels. Parallel-loop statements print as Python expressions of their loads (TileLang casts
+implicitly, so `arith.extf`/`arith.truncf` print as nothing).
 
 The module records the graph and schedule of every kernel (`KERNELS`), compiles lazily on a GPU
 (`compile_kernel`), and exposes `run(*tensors)` for the best candidate: one kernel, or a split kernel
@@ -15,357 +14,287 @@ then its combine kernel with the partials allocated in between.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import tilelang as tl
+from cleave_ir.passes.lower_tilelang import RESERVED_NAMES, LoweringError, ident, lower_kernel, lower_module
+from cleave_ir.shapes import Dim
 
-
-class LoweringError(CleaveError):
-    """A kernel that TileLang cannot express as emitted here; the message names the op."""
-
+__all__ = ["LoweringError", "TileLangTarget", "kernel_source", "module_source"]
 
 _DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
 
 
-def _dtype(value: SSAValue | tgraph.TensorType) -> str:
-    t = value if isinstance(value, tgraph.TensorType) else tgraph.tensor_type(value)
+def _dtype(t: tl.BufferType) -> str:
     return _DTYPES[str(t.element_type)]
 
 
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    return tuple(int(d) for d in tgraph.tensor_type(value).shape)
+def _tuple(items: Sequence[str]) -> str:
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _squeezed(shape: Sequence[int]) -> tuple[int, ...]:
-    return tuple(d for d in shape if d != 1) or (1,)
+def _py_shape(shape: Sequence[Dim]) -> tuple[int | str, ...]:
+    return tuple(int(d) if d.is_Integer else py_expr(d) for d in shape)
 
 
-def _ident(name: str) -> str:
-    name = re.sub(r"\W", "_", name)
-    return name if name and not name[0].isdigit() else f"v_{name}"
+_FUNCS = (sympy.floor, sympy.ceiling, sympy.Mod)
 
 
-@dataclass
-class _Buffer:
-    name: str
-    shape: tuple[int, ...]  # the tile's full shape (with size-1 dims)
-    scope: str = "global"
-    dtype: str = "float32"
-
-    def at(self, full_vars: Sequence[str | None]) -> str:
-        """Index for the result-space loop variables (None where the result dim is 1)."""
-        idx = [v for v, d in zip(full_vars, self.shape) if d != 1 and v is not None]
-        return f"{self.name}[{', '.join(idx) if idx else '0'}]"
+def _py_func(e: sympy.Expr) -> str:
+    if isinstance(e, sympy.Mod):
+        x, m = e.args
+        inner = _py_floordiv(x) if isinstance(x, sympy.floor) else _py_atom(x)
+        return f"(({inner} % {py_expr(m)}))"
+    if isinstance(e, sympy.floor):
+        return f"({_py_floordiv(e)})"
+    num, den = sympy.fraction(sympy.together(e.args[0]))
+    return f"T.ceildiv({py_expr(num)}, {py_expr(den)})"
 
 
-class _KernelWriter:
-    def __init__(self, kernel: itgraph.KernelOp) -> None:
+def _py_floordiv(e: sympy.Expr) -> str:
+    num, den = sympy.fraction(sympy.together(e.args[0]))
+    return f"{_py_atom(num)} // {_py_atom(den)}"
+
+
+def _py_atom(e: sympy.Expr) -> str:
+    text = py_expr(e)
+    return text if e.is_Atom or isinstance(e, _FUNCS) else f"({text})"
+
+
+def py_expr(e: Dim) -> str:
+    """Python text of an index expression (the text the emitter has always printed: sympy's)."""
+    e = sympy.sympify(e)
+    if not e.has(*_FUNCS):
+        return str(sympy.expand(e))
+    table: dict[str, str] = {}
+
+    def hide(x: sympy.Expr) -> sympy.Expr:
+        if isinstance(x, _FUNCS):
+            name = f"_f{len(table)}"
+            table[name] = _py_func(x)
+            return sympy.Symbol(name, integer=True)
+        return x.func(*(hide(a) for a in x.args)) if x.args else x
+
+    text = str(sympy.expand(hide(e)))
+    for name in sorted(table, key=len, reverse=True):
+        text = text.replace(name, table[name])
+    return text
+
+
+# precedence of printed scalar expressions: + - < * / < unary minus < atoms
+_ADD, _MUL, _UNARY, _ATOM = 1, 2, 3, 4
+_INFIX: dict[type[Operation], tuple[str, int]] = {
+    arith.AddfOp: ("+", _ADD),
+    arith.SubfOp: ("-", _ADD),
+    arith.MulfOp: ("*", _MUL),
+    arith.DivfOp: ("/", _MUL),
+}
+_CALLS: dict[type[Operation], str] = {xmath.ExpOp: "T.exp", xmath.SqrtOp: "T.sqrt", xmath.RsqrtOp: "T.rsqrt"}
+
+
+class _KernelPrinter:
+    def __init__(self, kernel: tl.KernelOp) -> None:
         self.kernel = kernel
         self.lines: list[str] = []
-        self.allocs: list[str] = []
-        self.buffers: dict[SSAValue, _Buffer] = {}
-        # names the generated code uses itself
-        self.names: set[str] = {"T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8))}
-        self.subst: dict[str, str] = {}  # loop variable -> TileLang variable
-        threads = kernel.attributes.get("cleave.threads")
-        self.threads = threads.value.data if threads is not None else 128  # type: ignore[attr-defined]
-        stages = kernel.attributes.get("cleave.stages")
-        self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
+        self.py: dict[SSAValue, str] = {}
+        loop_vars = {
+            v for op in kernel.walk()
+            for v in (op.var_names if isinstance(op, tl.ParallelOp) else [op.var_name] if isinstance(op, (tl.SerialOp, tl.PipelinedOp)) else [])
+        }
+        self.names: set[str] = set(RESERVED_NAMES) | loop_vars | set(kernel.grid_var_names)
 
-    # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
-        base = _ident(hint or "t")
+        base = ident(hint or "t")
         name, i = base, 1
         while name in self.names:
             name, i = f"{base}_{i}", i + 1
         self.names.add(name)
         return name
 
-    def alloc(self, value: SSAValue, hint: str, scope: str, dtype: str = "float32") -> _Buffer:
-        name = self.fresh(hint)
-        shape = _squeezed(_shape(value))
-        self.allocs.append(f"{name} = T.alloc_{scope}({shape}, \"{dtype}\")")
-        buf = _Buffer(name, _shape(value), scope, dtype)
-        self.buffers[value] = buf
-        return buf
-
-    def expr(self, e: sympy.Expr) -> str:
-        text = str(sympy.expand(e))
-        for var, tl in self.subst.items():
-            text = re.sub(rf"\b{var}\b", f"({tl})" if " " in tl else tl, text)
-        return text
-
     def emit(self, indent: int, line: str) -> None:
         self.lines.append("    " * indent + line)
 
-    def parallel(self, indent: int, shape: Sequence[int]) -> tuple[list[str | None], int]:
-        """Open a T.Parallel over the non-1 dims of `shape`; return the per-dim variables."""
-        dims = [d for d in shape if d != 1] or [1]
-        names = [f"i{n}" for n in range(len(dims))]
-        self.emit(indent, f"for {', '.join(names)} in T.Parallel({', '.join(map(str, dims))}):")
-        it = iter(names)
-        full = [next(it) if d != 1 else None for d in shape]
-        if all(d == 1 for d in shape):
-            full = [None] * len(shape)
-        return full, indent + 1
-
-    # ------------------------------------------------------------------ kernel
     def write(self) -> str:
         k = self.kernel
-        par = k.body.block.first_op
-        assert isinstance(par, itgraph.ParallelOp)
         params = []
-        for arg in k.body.block.args:
-            name = self.fresh(arg.name_hint or "arg")
-            self.buffers[arg] = _Buffer(name, _shape(arg))
-            params.append(f"{name}: T.Tensor({_shape(arg)}, \"{_dtype(arg)}\")")
-        grid = [(v, int(e)) for v, e in zip(par.var_names, par.extent_dims) if int(e) > 1]
-        if len(grid) > 3:  # T.Kernel has three grid dims: the leading ones share bx
-            merged, grid = grid[: len(grid) - 2], grid[len(grid) - 2 :]
-            stride = 1
-            for v, e in reversed(merged):
-                self.subst[v] = f"(bx // {stride} % {e})" if stride > 1 else f"(bx % {e})"
-                stride *= e
-            grid = [("_merged", stride), *grid]
-        tl_vars = ["bx", "by", "bz"][: max(1, len(grid))]
-        for (v, _), tl in zip(grid, tl_vars):
-            self.subst.setdefault(v, tl)
-        for v, e in zip(par.var_names, par.extent_dims):
-            if int(e) == 1:
-                self.subst[v] = "0"
-        extents = [str(e) for _, e in grid] or ["1"]
-        self.body(par.body.block.ops, 2)
-        head = [
+        for arg in k.params:
+            self.py[arg] = self.fresh(arg.name_hint or "arg")
+            t = tl.buffer_type(arg)
+            params.append(f"{self.py[arg]}: T.Tensor({_tuple([py_expr(d) for d in t.shape])}, \"{_dtype(t)}\")")
+        self.block(k.body.block.ops, 2)
+        names = k.grid_var_names
+        symbols = sorted(tl.shape_symbols(k))
+        head = [f"{s} = T.dynamic(\"{s}\")" for s in symbols] + [
             "@T.prim_func",
-            f"def {_ident(k.sym_name.data)}({', '.join(params)}):",
-            f"    with T.Kernel({', '.join(extents)}, threads={self.threads}) as ({', '.join(tl_vars)}{',' if len(tl_vars) == 1 else ''}):",
+            f"def {ident(k.sym_name.data)}({', '.join(params)}):",
+            f"    with T.Kernel({', '.join(py_expr(e) for e in k.grid_extents)}, threads={k.threads.value.data}) as ({', '.join(names)}{',' if len(names) == 1 else ''}):",
         ]
-        return "\n".join(head + ["        " + a for a in self.allocs] + self.lines) + "\n"
+        return "\n".join(head + self.lines) + "\n"
 
-    def body(self, ops, indent: int) -> None:
+    def block(self, ops, indent: int) -> None:
         for op in ops:
-            if isinstance(op, itgraph.LoadOp):
-                self.load(op, indent)
-            elif isinstance(op, itgraph.StoreOp):
-                self.store(op, indent)
-            elif isinstance(op, itgraph.SequentialOp):
-                self.sequential(op, indent)
-            elif isinstance(op, itgraph.YieldOp):
-                continue
-            elif isinstance(op, tgraph.MatmulOp):
-                self.matmul(op, indent)
-            elif isinstance(op, tgraph.ReduceOp):
-                self.reduce(op, indent)
-            elif isinstance(op, (tgraph.UnaryOp, tgraph.BinaryOp, tgraph.ScaleOp)):
-                self.elementwise(op, indent)
-            elif isinstance(op, (tgraph.ReshapeOp, tgraph.SplitOp)):
-                self.reshape(op, indent)
+            if isinstance(op, (tl.AllocSharedOp, tl.AllocFragmentOp)):
+                t = tl.buffer_type(op.result)
+                self.py[op.result] = self.fresh(op.result.name_hint or "t")
+                self.emit(indent, f"{self.py[op.result]} = T.alloc_{t.scope_name}({_tuple([py_expr(d) for d in t.shape])}, \"{_dtype(t)}\")")
+            elif isinstance(op, tl.CopyOp):
+                self.emit(indent, f"T.copy({self.side(op.src, op.src_region)}, {self.side(op.dst, op.dst_region)})")
+            elif isinstance(op, tl.GemmOp):
+                self.emit(
+                    indent,
+                    f"T.gemm({self.py[op.a]}, {self.py[op.b]}, {self.py[op.c]}, transpose_B={op.transpose_b is not None}, "
+                    f"policy=T.GemmWarpPolicy.{op.policy.data})",
+                )
+            elif isinstance(op, tl.ClearOp):
+                self.emit(indent, f"T.clear({self.py[op.buffer]})")
+            elif isinstance(op, tl.FillOp):
+                v = op.fill_value
+                text = repr(v) if math.isfinite(v) else f"{'-' if v < 0 else ''}T.infinity(\"{_dtype(tl.buffer_type(op.buffer))}\")"
+                self.emit(indent, f"T.fill({self.py[op.buffer]}, {text})")
+            elif isinstance(op, (tl.ReduceSumOp, tl.ReduceMaxOp)):
+                fn = op.name.split(".")[1]
+                self.emit(indent, f"T.{fn}({self.py[op.src]}, {self.py[op.dst]}, dim={op.dim.value.data}, clear={op.clear is not None})")
+            elif isinstance(op, tl.SerialOp):
+                self.emit(indent, f"for {op.var_name} in T.serial({py_expr(op.extent_expr)}):")
+                self.block(op.body.block.ops, indent + 1)
+            elif isinstance(op, tl.PipelinedOp):
+                self.emit(indent, f"for {op.var_name} in T.Pipelined({py_expr(op.extent_expr)}, num_stages={op.num_stages.value.data}):")
+                self.block(op.body.block.ops, indent + 1)
+            elif isinstance(op, tl.ParallelOp):
+                self.emit(indent, f"for {', '.join(op.var_names)} in T.Parallel({', '.join(py_expr(e) for e in op.extent_exprs)}):")
+                self.statements(op, indent + 1)
             else:
-                raise LoweringError(f"{op.name}: no TileLang lowering")
+                raise LoweringError(f"error: -t tilelang: {op.name} has no TileLang form at block level")
 
-    def _slice(self, tmap: itgraph.TmapAttr) -> str:
+    def side(self, value: SSAValue, region: tl.RegionAttr | None) -> str:
+        if region is None:
+            return self.py[value]
         parts = []
-        for off, size in zip(tmap.offset_exprs, tmap.tile_shape):
-            o = self.expr(off)
-            parts.append(o if int(size) == 1 else f"{o}:{o} + {int(size)}" if o != "0" else f"0:{int(size)}")
-        if all(int(s) == 1 for s in tmap.tile_shape):  # keep one slice so the region has a dim
-            o = self.expr(tmap.offset_exprs[-1])
+        offsets, sizes = region.offset_exprs, region.size_exprs
+        for off, size in zip(offsets, sizes):
+            o = py_expr(off)
+            parts.append(o if size == 1 else f"{o}:{o} + {py_expr(size)}" if o != "0" else f"0:{py_expr(size)}")
+        if all(s == 1 for s in sizes):  # keep one slice so the region has a dim
+            o = py_expr(offsets[-1])
             parts[-1] = f"{o}:{o} + 1"
-        return ", ".join(parts)
+        return f"{self.py[value]}[{', '.join(parts)}]"
 
-    def load(self, op: itgraph.LoadOp, indent: int) -> None:
-        buf = self.alloc(op.result, op.result.name_hint or "tile", "shared", _dtype(op.result))
-        self.emit(indent, f"T.copy({self.buffers[op.source].name}[{self._slice(op.tmap)}], {buf.name})")
-
-    def store(self, op: itgraph.StoreOp, indent: int) -> None:
-        self.emit(indent, f"T.copy({self.buffers[op.value].name}, {self.buffers[op.dest].name}[{self._slice(op.tmap)}])")
-
-    def reshape(self, op: Operation, indent: int) -> None:
-        src, res = op.operands[0], op.results[0]
-        if _squeezed(_shape(src)) != _squeezed(_shape(res)):
-            raise LoweringError(f"{op.name}: only adds or drops size-1 dims in a kernel")
-        b = self.buffers[src]
-        self.buffers[res] = _Buffer(b.name, _shape(res), b.scope, b.dtype)  # same buffer, other view
-
-    def elementwise(self, op: Operation, indent: int) -> None:
-        res = op.results[0]
-        out = self.alloc(res, res.name_hint or op.name.split(".")[1], "fragment")
-        full, inner = self.parallel(indent, out.shape)
-        xs = [self.buffers[o].at(full) for o in op.operands]
-        self.emit(inner, f"{out.at(full)} = {_scalar(op, xs)}")
-
-    def reduce(self, op: tgraph.ReduceOp, indent: int) -> None:
-        src = self.buffers[op.input]
-        out = self.alloc(op.result, op.result.name_hint or "red", "fragment")
-        axis = sum(1 for d in src.shape[: op.axis] if d != 1)
-        if _squeezed(src.shape) == (1,) or src.shape[op.axis] == 1:
-            raise LoweringError(f"tgraph.reduce: nothing to reduce in a tile of {list(src.shape)}")
-        dims = [d for d in src.shape if d != 1]
-        width = dims[-1]
-        if (
-            len(dims) == 2 and axis == 1 and src.scope == "fragment" and dims[0] >= 16
-            and width >= 8 and width & (width - 1) == 0
-        ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
-            fn = "reduce_sum" if op.kind.data == tgraph.ReduceKind.SUM else "reduce_max"
-            self.emit(indent, f"T.{fn}({src.name}, {out.name}, dim=1, clear=True)")
-            return
-        # any other axis: a serial loop over the reduced dim around a parallel update
-        src = self._shared(src, indent)
-        self.emit(indent, f"T.fill({out.name}, {_identity(op)})")
-        self.emit(indent, f"for kk in T.serial({src.shape[op.axis]}):")
-        full, inner = self.parallel(indent + 1, out.shape)
-        src_vars = list(full)
-        src_vars[op.axis] = "kk"
-        combine = "{0} + {1}" if op.kind.data == tgraph.ReduceKind.SUM else "T.max({0}, {1})"
-        self.emit(inner, f"{out.at(full)} = {combine.format(out.at(full), src.at(src_vars))}")
-
-    def matmul(self, op: tgraph.MatmulOp, indent: int) -> None:
-        a, b = self.buffers[op.lhs], self.buffers[op.rhs]
-        out = self.alloc(op.result, op.result.name_hint or "acc", "fragment")
-        ta, tb = _squeezed(a.shape), _squeezed(b.shape)
-        tt = op.transpose_b is not None
-        m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
-        batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
-        if batch_one and len(ta) == 2 and len(tb) == 2 and m % 16 == 0 and n % 16 == 0 and k % 16 == 0 and m > 1 and n > 1:
-            # a computed A operand stays in registers (cast to fp16) when the gemm has whole
-            # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
-            # give the fragment both the producer's and this gemm's layout: stage it in shared memory
-            a_scope = "fragment" if m % 64 == 0 else "shared"
-            a_name = self._operand_fp16(op.lhs, a, a_scope, indent)
-            b_name = self._operand_fp16(op.rhs, b, "shared", indent)
-            self.emit(indent, f"T.clear({out.name})")
-            self.emit(indent, f"T.gemm({a_name}, {b_name}, {out.name}, transpose_B={tt}, policy=T.GemmWarpPolicy.FullRow)")
-            return
-        # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
-        # are read from shared memory (a fragment can only be indexed by its owning threads)
-        a, b = self._shared(a, indent), self._shared(b, indent)
-        self.emit(indent, f"T.clear({out.name})")
-        self.emit(indent, f"for kk in T.serial({k}):")
-        full, inner = self.parallel(indent + 1, out.shape)
-        lhs_vars = _align(full[:-2], a.shape, full[-2], "kk" if a.shape[-1] != 1 else None)
-        if tt:
-            rhs_vars = _align(full[:-2], b.shape, full[-1], "kk" if b.shape[-1] != 1 else None)
-        else:
-            rhs_vars = _align(full[:-2], b.shape, "kk" if b.shape[-2] != 1 else None, full[-1])
-        self.emit(inner, f"{out.at(full)} += {a.at(lhs_vars)} * {b.at(rhs_vars)}")
-
-    def _shared(self, buf: _Buffer, indent: int) -> _Buffer:
-        """`buf` itself if it is in shared memory, else a shared copy of it."""
-        if buf.scope == "shared":
-            return buf
-        name = self.fresh(buf.name + "_s")
-        self.allocs.append(f"{name} = T.alloc_shared({_squeezed(buf.shape)}, \"{buf.dtype}\")")
-        self.emit(indent, f"T.copy({buf.name}, {name})")
-        return _Buffer(name, buf.shape, "shared", buf.dtype)
-
-    def _operand_fp16(self, value: SSAValue, buf: _Buffer, scope: str, indent: int) -> str:
-        if buf.scope == "shared" and buf.dtype in ("float16", "bfloat16"):
-            return buf.name  # a loaded tile (or a view of one) feeds the tensor cores as it is
-        if scope == "fragment" and buf.scope == "fragment" and buf.dtype in ("float16", "bfloat16"):
-            return buf.name
-        cast = self.fresh(buf.name + "_h")
-        self.allocs.append(f"{cast} = T.alloc_{scope}({_squeezed(buf.shape)}, \"float16\")")
-        self.emit(indent, f"T.copy({buf.name}, {cast})")
-        return cast
-
-    def sequential(self, op: itgraph.SequentialOp, indent: int) -> None:
-        kinds = op.kind_names
-        accs = [self.alloc(r, (r.name_hint or "acc") + "_acc", "fragment") for r in op.results]
-        for buf, kind in zip(accs, kinds):
-            self.emit(indent, f"T.fill({buf.name}, -T.infinity(\"float32\"))" if kind == "max" else f"T.clear({buf.name})")
-        var = self.fresh(op.var_name)
-        self.subst[op.var_name] = var
-        self.emit(indent, f"for {var} in T.Pipelined({op.extent.data}, num_stages={self.stages}):")
-        self.body(op.body.block.ops, indent + 1)
-        term = op.body.block.last_op
-        assert isinstance(term, itgraph.YieldOp)
-        parts = [self.buffers[v] for v in term.values]
-        inner_indent = indent + 1
-        if "rescaled_sum" in kinds:
-            mi = kinds.index("max")
-            m_acc, m_part = accs[mi], parts[mi]
-            m_new = self._scratch(m_acc, "m_new")
-            alpha = self._scratch(m_acc, "alpha")
-            beta = self._scratch(m_acc, "beta")
-            full, body = self.parallel(inner_indent, m_acc.shape)
-            self.emit(body, f"{m_new.at(full)} = T.max({m_acc.at(full)}, {m_part.at(full)})")
-            self.emit(body, f"{alpha.at(full)} = T.exp({m_acc.at(full)} - {m_new.at(full)})")
-            self.emit(body, f"{beta.at(full)} = T.exp({m_part.at(full)} - {m_new.at(full)})")
-            self.emit(body, f"{m_acc.at(full)} = {m_new.at(full)}")
-            for acc, part, kind in zip(accs, parts, kinds):
-                if kind != "rescaled_sum":
-                    continue
-                full, body = self.parallel(inner_indent, acc.shape)
-                self.emit(body, f"{acc.at(full)} = {acc.at(full)} * {alpha.at(full)} + {part.at(full)} * {beta.at(full)}")
-        for acc, part, kind in zip(accs, parts, kinds):
-            if kind == "rescaled_sum" or (kind == "max" and "rescaled_sum" in kinds):
+    def statements(self, loop: tl.ParallelOp, indent: int) -> None:
+        ops = list(loop.body.block.ops)
+        position = {op: i for i, op in enumerate(ops)}
+        for i, op in enumerate(ops):
+            if not isinstance(op, tl.StoreOp):
                 continue
-            full, body = self.parallel(inner_indent, acc.shape)
-            update = f"{acc.at(full)} + {part.at(full)}" if kind == "sum" else f"T.max({acc.at(full)}, {part.at(full)})"
-            self.emit(body, f"{acc.at(full)} = {update}")
-        del self.subst[op.var_name]
+            for load in self.loads(op.value):  # printed inline: no store to its buffer in between
+                if any(isinstance(x, tl.StoreOp) and x.buffer == load.buffer for x in ops[position[load] : i]):
+                    raise LoweringError(
+                        f"error: -t tilelang: {self.py[load.buffer]} is read before a store to it and used after: no TileLang form"
+                    )
+            target = f"{self.py[op.buffer]}[{', '.join(py_expr(e) for e in op.index_exprs)}]"
+            self.emit(indent, f"{target} {'+=' if op.accumulate is not None else '='} {self.scalar(op.value)[0]}")
 
-    def _scratch(self, like: _Buffer, hint: str) -> _Buffer:
-        name = self.fresh(hint)
-        self.allocs.append(f"{name} = T.alloc_fragment({_squeezed(like.shape)}, \"float32\")")
-        return _Buffer(name, like.shape)
+    def loads(self, value: SSAValue) -> list[tl.LoadOp]:
+        op = value.owner
+        if isinstance(op, tl.LoadOp):
+            return [op]
+        return [x for o in getattr(op, "operands", ()) for x in self.loads(o)]
 
-
-def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, col: str | None) -> list[str | None]:
-    """Index variables for a matmul operand of `shape` (batch dims right-aligned with the result's)."""
-    nb = len(shape) - 2
-    b = list(batch)[-nb:] if nb else []
-    return [*b, row, col]
-
-
-def _identity(op: tgraph.ReduceOp) -> str:
-    return "0.0" if op.kind.data == tgraph.ReduceKind.SUM else '-T.infinity("float32")'
-
-
-def _scalar(op: Operation, xs: list[str]) -> str:
-    n = op.name.split(".")[1]
-    if n == "scale":
-        return f"{xs[0]} * {float(op.value)!r}"  # type: ignore[attr-defined]
-    unary = {
-        "exp": "T.exp({0})",
-        "sqrt": "T.sqrt({0})",
-        "rsqrt": "T.rsqrt({0})",
-        "neg": "-({0})",
-        "silu": "{0} / (1.0 + T.exp(-({0})))",
-        "sigmoid": "1.0 / (1.0 + T.exp(-({0})))",
-        "square": "{0} * {0}",
-        "reciprocal": "1.0 / {0}",
-    }
-    binary = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}", "max": "T.max({0}, {1})"}
-    if n in unary:
-        return unary[n].format(*xs)
-    return binary[n].format(*xs)
+    def scalar(self, value: SSAValue) -> tuple[str, int]:
+        """Python text of a parallel-body value and its precedence."""
+        op = value.owner
+        if isinstance(op, tl.LoadOp):
+            return f"{self.py[op.buffer]}[{', '.join(py_expr(e) for e in op.index_exprs)}]", _ATOM
+        if isinstance(op, arith.ConstantOp):
+            v = float(op.value.value.data)  # type: ignore[attr-defined]
+            return repr(v), _UNARY if v < 0 else _ATOM
+        if isinstance(op, (arith.ExtFOp, arith.TruncFOp)):
+            return self.scalar(op.input)
+        if isinstance(op, arith.NegfOp):
+            return f"-({self.scalar(op.operand)[0]})", _UNARY
+        if type(op) in _CALLS:
+            return f"{_CALLS[type(op)]}({self.scalar(op.operand)[0]})", _ATOM  # type: ignore[attr-defined]
+        if isinstance(op, arith.MaximumfOp):
+            return f"T.max({self.scalar(op.lhs)[0]}, {self.scalar(op.rhs)[0]})", _ATOM
+        if type(op) in _INFIX:
+            sym, prec = _INFIX[type(op)]
+            (lt, lp), (rt, rp) = self.scalar(op.lhs), self.scalar(op.rhs)  # type: ignore[attr-defined]
+            lt = lt if lp >= prec else f"({lt})"
+            rt = rt if rp > prec else f"({rt})"
+            return f"{lt} {sym} {rt}", prec
+        raise LoweringError(f"error: -t tilelang: {getattr(op, 'name', value)} has no TileLang form in a T.Parallel body")
 
 
-def kernel_source(kernel: itgraph.KernelOp) -> str:
-    """TileLang source of one kernel (a module-level `@T.prim_func`)."""
-    return _KernelWriter(kernel).write()
+def kernel_source(kernel: tl.KernelOp | itgraph.KernelOp) -> str:
+    """TileLang source of one kernel (a module-level `@T.prim_func`); itgraph kernels are lowered first."""
+    if isinstance(kernel, itgraph.KernelOp):
+        kernel = lower_kernel(kernel)
+    return _KernelPrinter(kernel).write()
 
 
 def _graph_text(graph: tgraph.GraphOp) -> str:
     return str(graph).replace('"""', "'''")
 
 
+def rank_candidates(module: ModuleOp) -> list[tuple[float, list[str], str]]:
+    """(estimated us, kernels in launch order, graph) for every candidate with tilelang kernels, best first.
+
+    The same ranking as `cleave_ir.passes.pipeline.rank_candidates` (which reads itgraph kernels).
+    """
+    best: dict[str, tuple[float, str]] = {}
+    for k in module.body.block.ops:
+        if isinstance(k, tl.KernelOp) and "cleave.estimated_us" in k.attributes:
+            src = tgraph.referenced_symbol(k, "cleave.schedule_of")
+            us = k.attributes["cleave.estimated_us"].value.data  # type: ignore[attr-defined]
+            if src is not None and (src not in best or us < best[src][0]):
+                best[src] = (us, k.sym_name.data)
+    units = []
+    for g in module.body.block.ops:
+        if not isinstance(g, tgraph.GraphOp) or g.sym_name.data not in best:
+            continue
+        stage = getattr(g.attributes.get("cleave.stage"), "data", None)
+        if stage == "combine":
+            continue
+        name = g.sym_name.data
+        if stage == "split":
+            comb = tgraph.referenced_symbol(g, "cleave.combine")
+            if comb in best:
+                units.append((best[name][0] + best[comb][0], [best[name][1], best[comb][1]], name))  # type: ignore[index]
+        else:
+            units.append((best[name][0], [best[name][1]], name))
+    return sorted(units)
+
+
+def _names(attr) -> list[str]:
+    return [a.data for a in attr.data] if isinstance(attr, ArrayAttr) else []
+
+
+def lowered(module: ModuleOp) -> ModuleOp:
+    """`module` itself if it holds no itgraph kernel, else a copy with them lowered to tilelang."""
+    if not any(isinstance(op, itgraph.KernelOp) for op in module.walk()):
+        return module
+    copy = module.clone()
+    lower_module(copy)
+    return copy
+
+
 def module_source(module: ModuleOp) -> str:
-    """The whole Python module for every itgraph kernel of `module`."""
-    kernels = [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]
+    """The whole Python module for every kernel of `module` (itgraph kernels are lowered on a copy)."""
+    module = lowered(module)
+    kernels = [op for op in module.walk() if isinstance(op, tl.KernelOp)]
     if not kernels:
-        raise CleaveError("error: -t tilelang: the module holds no itgraph.kernel (run cleave-schedule first)")
+        raise CleaveError("error: -t tilelang: the module holds no itgraph.kernel or tilelang.kernel (run cleave-schedule first)")
     graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
     out = [
         '"""TileLang kernels generated by cleave-opt (Cleave-IR). Do not edit: regenerate instead."""',
@@ -381,14 +310,16 @@ def module_source(module: ModuleOp) -> str:
         src_name = tgraph.referenced_symbol(k, "cleave.schedule_of") or ""
         est = k.attributes.get("cleave.estimated_us")
         us = float(est.value.data) if est is not None else math.inf  # type: ignore[attr-defined]
-        passthrough = []
-        if src_name in graphs and "cleave.passthrough" in graphs[src_name].attributes:
-            passthrough = [a.data for a in graphs[src_name].attributes["cleave.passthrough"].data]  # type: ignore[attr-defined]
-        names = [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
+        if "cleave.passthrough" in k.attributes:
+            passthrough = _names(k.attributes["cleave.passthrough"])
+        else:
+            passthrough = _names(graphs[src_name].attributes.get("cleave.passthrough")) if src_name in graphs else []
+        names = _names(k.attributes.get("cleave.input_names")) or [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
+        types = [tl.buffer_type(a) for a in k.params]
         meta.append(
             f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'input_names': {names!r}, 'passthrough': {passthrough!r}, 'tiles': {getattr(k.attributes.get('cleave.tiles'), 'data', '')!r}, "
             f"'estimated_us': {us!r}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, "
-            f"'shapes': {[_shape(a) for a in k.body.block.args]!r}, 'dtypes': {[_dtype(a) for a in k.body.block.args]!r}}},"
+            f"'shapes': {[_py_shape(t.shape) for t in types]!r}, 'dtypes': {[_dtype(t) for t in types]!r}}},"
         )
     out.append("KERNELS = {\n" + "\n".join(meta) + "\n}")
     out.append("")
@@ -397,8 +328,6 @@ def module_source(module: ModuleOp) -> str:
         out.append(f'    {name!r}: """\n{_graph_text(g)}\n""",')
     out.append("}")
     out.append("")
-    from cleave_ir.passes.pipeline import rank_candidates
-
     units = rank_candidates(module)
     out.append("# the candidates, best estimated first: (estimated us, kernels to run in order, graph)")
     out.append(f"CANDIDATES = {[(round(u, 3), ks, g) for u, ks, g in units]!r}")
@@ -439,7 +368,7 @@ def run(*tensors, candidate=0):
 
 @dataclass(frozen=True)
 class TileLangTarget(Target):
-    """`-t tilelang`: write the TileLang module for the module's itgraph kernels."""
+    """`-t tilelang`: write the TileLang module of the module's kernels (tilelang, or itgraph lowered first)."""
 
     name = "tilelang"
 

@@ -21,7 +21,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return ITGraph
 
-    return {"tgraph": tgraph, "itgraph": itgraph}
+    def tilelang() -> Dialect:
+        from cleave_ir.dialects.tilelang import TileLang
+
+        return TileLang
+
+    return {"tgraph": tgraph, "itgraph": itgraph, "tilelang": tilelang}
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -43,6 +43,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PlaceMemoryPass
 
+    def lower_tilelang() -> type[ModulePass]:
+        from cleave_ir.passes.lower_tilelang import LowerTileLangPass
+
+        return LowerTileLangPass
+
+    def dynamic_shapes() -> type[ModulePass]:
+        from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
+
+        return DynamicShapesPass
+
     def pipeline() -> type[ModulePass]:
         from cleave_ir.passes.pipeline import PipelinePass
 
@@ -51,6 +61,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "cleave-pipeline": pipeline,
         "cleave-place-memory": place_memory,
+        "cleave-dynamic-shapes": dynamic_shapes,
+        "cleave-lower-tilelang": lower_tilelang,
         "cleave-schedule": schedule,
         "cleave-partition-split-k": partition_split_k,
         "cleave-symbolize": symbolize,

@@ -1,0 +1,989 @@
+"""The `tilelang` dialect: TileLang 0.1.15 kernels, one op per TileLang construct.
+
+`tilelang.kernel` is a `@T.prim_func` holding one `T.Kernel` launch: its block arguments are the
+global tensors (inputs, then outputs) and its grid variables are `bx`, `by`, `bz`. Buffers are SSA
+values of `!tilelang.buffer<[dims], elt, scope>` (scope `global`, `shared` or `fragment`); the
+allocations (`alloc_shared`, `alloc_fragment`) sit at the top of the kernel body. Block-level ops
+(`copy`, `gemm`, `fill`, `clear`, `reduce_sum`, `reduce_max`) act on whole buffers or global
+regions; `serial` and `pipelined` loops nest them; a `parallel` loop (`T.Parallel`) holds
+element-wise statements: `tilelang.load`/`tilelang.store` of buffer elements and scalar `arith` /
+`math` ops between them (TileLang's implicit casts are explicit `arith.extf`/`arith.truncf`).
+
+Index expressions (region offsets, element indices, grid and loop extents) are sympy expressions
+over grid and loop variables and shape symbols, written in the dim grammar of `cleave_ir.shapes`
+extended with `+`, `-` and the affine `floordiv`, `mod` and `ceildiv`: `64*bz + 128*r0`,
+`(bx floordiv 4) mod 8`, `L ceildiv 64`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from typing import ClassVar
+
+import sympy
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    UnitAttr,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasAncestor, HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from cleave_ir.shapes import Dim, dim_str, symbol
+
+SCOPES = ("global", "shared", "fragment")
+ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+GRID_VARS = ("bx", "by", "bz")
+
+
+# --------------------------------------------------------------------------- index expressions
+
+
+class _Tokens:
+    """The token interface the expression grammar reads: an xDSL parser or a plain string."""
+
+    def integer(self) -> int | None: ...
+    def ident(self) -> str | None: ...
+    def punct(self, p: str) -> bool: ...
+    def keyword(self, k: str) -> bool: ...
+    def error(self, msg: str) -> None: ...
+
+
+class _ParserTokens(_Tokens):
+    def __init__(self, parser: AttrParser) -> None:
+        self.p = parser
+
+    def integer(self) -> int | None:
+        return self.p.parse_optional_integer(allow_boolean=False, allow_negative=False)
+
+    def ident(self) -> str | None:
+        return self.p.parse_optional_identifier()
+
+    def punct(self, p: str) -> bool:
+        return self.p.parse_optional_punctuation(p) is not None  # type: ignore[arg-type]
+
+    def keyword(self, k: str) -> bool:
+        return self.p.parse_optional_keyword(k) is not None
+
+    def error(self, msg: str) -> None:
+        self.p.raise_error(msg)
+
+
+class _TextTokens(_Tokens):
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = re.findall(r"\d+|[A-Za-z_][\w$.]*|[-+*/()]|\S", text)
+        self.pos = 0
+
+    def _peek(self) -> str | None:
+        return self.toks[self.pos] if self.pos < len(self.toks) else None
+
+    def integer(self) -> int | None:
+        t = self._peek()
+        if t is not None and t.isdigit():
+            self.pos += 1
+            return int(t)
+        return None
+
+    def ident(self) -> str | None:
+        t = self._peek()
+        if t is not None and (t[0].isalpha() or t[0] == "_"):
+            self.pos += 1
+            return t
+        return None
+
+    def punct(self, p: str) -> bool:
+        if self._peek() == p:
+            self.pos += 1
+            return True
+        return False
+
+    def keyword(self, k: str) -> bool:
+        return self.punct(k)
+
+    def error(self, msg: str) -> None:
+        raise ValueError(f"{msg} in index expression {self.text!r}")
+
+
+_BINARY_KEYWORDS: dict[str, Callable[[Dim, Dim], Dim]] = {
+    "floordiv": lambda a, b: sympy.floor(a / b),
+    "ceildiv": lambda a, b: sympy.ceiling(a / b),
+    "mod": sympy.Mod,
+}
+
+
+def _parse_expr(t: _Tokens) -> Dim:
+    def primary() -> Dim:
+        if t.punct("-"):
+            return -primary()
+        if (n := t.integer()) is not None:
+            return sympy.Integer(n)
+        if t.punct("("):
+            e = expr()
+            if not t.punct(")"):
+                t.error("expected ')'")
+            return e
+        if (name := t.ident()) is not None:
+            if name in _BINARY_KEYWORDS:
+                t.error(f"'{name}' needs a left operand")
+            return symbol(name)
+        t.error("expected an integer, a name or '('")
+        raise AssertionError
+
+    def term() -> Dim:
+        value = primary()
+        while True:
+            if t.punct("*"):
+                value = value * primary()
+            elif t.punct("/"):
+                value = value / primary()
+            elif kw := next((k for k in _BINARY_KEYWORDS if t.keyword(k)), None):
+                value = _BINARY_KEYWORDS[kw](value, primary())
+            else:
+                return value
+
+    def expr() -> Dim:
+        value = term()
+        while True:
+            if t.punct("+"):
+                value = value + term()
+            elif t.punct("-"):
+                value = value - term()
+            else:
+                return value
+
+    return expr()
+
+
+@lru_cache(maxsize=None)
+def parse_expr_text(text: str) -> Dim:
+    """The sympy expression of an index-expression text (`64*bz + 16`, `(bx floordiv 4) mod 8`)."""
+    tokens = _TextTokens(text)
+    e = _parse_expr(tokens)
+    if tokens.pos != len(tokens.toks):
+        raise ValueError(f"unexpected {tokens.toks[tokens.pos]!r} in index expression {text!r}")
+    return e
+
+
+def parse_expr(parser: AttrParser) -> Dim:
+    """Read an index expression from xDSL's token stream."""
+    return _parse_expr(_ParserTokens(parser))
+
+
+_FUNCS = (sympy.floor, sympy.ceiling, sympy.Mod)
+
+
+def expr_str(e: Dim) -> str:
+    """Canonical text of an index expression (parses back to the same sympy expression)."""
+    e = sympy.sympify(e)
+    if e.is_Add:
+        terms = sorted(sympy.Add.make_args(e), key=lambda x: (x.is_Number, str(x)))
+        out = expr_str(terms[0])
+        for term in terms[1:]:
+            if term.could_extract_minus_sign():
+                out += " - " + _operand(-term)
+            else:
+                out += " + " + expr_str(term)
+        return out
+    if isinstance(e, sympy.Mod):
+        return f"{_operand(e.args[0])} mod {_operand(e.args[1])}"
+    if isinstance(e, (sympy.floor, sympy.ceiling)):
+        num, den = sympy.fraction(sympy.together(e.args[0]))
+        kw = "floordiv" if isinstance(e, sympy.floor) else "ceildiv"
+        return f"{_operand(num)} {kw} {_operand(den)}"
+    if e.is_Mul and e.has(*_FUNCS):
+        coeff, rest = e.as_coeff_Mul()
+        factors = [_operand(f) for f in sympy.Mul.make_args(rest)]
+        if coeff == -1:
+            return "-" + "*".join(factors)
+        return "*".join(([str(coeff)] if coeff != 1 else []) + factors)
+    return dim_str(e)
+
+
+def _operand(e: Dim) -> str:
+    text = expr_str(e)
+    return text if e.is_Atom or (e.is_Mul and not e.has(*_FUNCS)) else f"({text})"
+
+
+def _exprs_attr(values: Iterable[Dim | int | str]) -> ArrayAttr[StringAttr]:
+    out = []
+    for v in values:
+        e = parse_expr_text(v) if isinstance(v, str) else sympy.sympify(v)
+        out.append(StringAttr(expr_str(e)))
+    return ArrayAttr(out)
+
+
+def _exprs(attr: ArrayAttr[StringAttr]) -> tuple[Dim, ...]:
+    return tuple(parse_expr_text(s.data) for s in attr.data)
+
+
+def _parse_expr_list(parser: AttrParser, delimiter=Parser.Delimiter.SQUARE) -> list[Dim]:
+    return parser.parse_comma_separated_list(delimiter, lambda: parse_expr(parser))
+
+
+def _text_list(attr: ArrayAttr[StringAttr]) -> str:
+    return ", ".join(s.data for s in attr.data)
+
+
+def fmt_shape(shape: Sequence[Dim]) -> str:
+    return "[" + ", ".join(dim_str(d) for d in shape) + "]"
+
+
+def squeezed(shape: Sequence[Dim]) -> tuple[Dim, ...]:
+    """The shape without its size-1 dims ((1,) when nothing is left): how TileLang matches copies."""
+    return tuple(d for d in shape if d != 1) or (sympy.Integer(1),)
+
+
+# --------------------------------------------------------------------------- types and attributes
+
+
+@irdl_attr_definition
+class BufferType(ParametrizedAttribute, TypeAttribute):
+    """`!tilelang.buffer<[64, 128], f16, shared>`: a buffer of static or symbolic shape in a memory scope."""
+
+    name = "tilelang.buffer"
+
+    dims: ArrayAttr[StringAttr]
+    element_type: Attribute
+    scope: StringAttr
+
+    def __init__(self, shape: Sequence[Dim | int | str], element_type: Attribute, scope: str) -> None:
+        super().__init__(_exprs_attr(shape), element_type, StringAttr(scope))
+
+    @property
+    def shape(self) -> tuple[Dim, ...]:
+        return _exprs(self.dims)
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims.data)
+
+    @property
+    def scope_name(self) -> str:
+        return self.scope.data
+
+    def verify(self) -> None:
+        if not isinstance(self.element_type, ELEMENT_TYPES):
+            raise VerifyException(f"tilelang.buffer element type must be f16, bf16, f32 or f64, got {self.element_type}")
+        if self.scope.data not in SCOPES:
+            raise VerifyException(f"tilelang.buffer scope must be global, shared or fragment, got '{self.scope.data}'")
+        if not self.dims.data:
+            raise VerifyException("tilelang.buffer needs at least one dim")
+        for d in self.shape:
+            if d.is_Number and (not d.is_Integer or d < 1):
+                raise VerifyException(f"tilelang.buffer dims must be positive, got {d}")
+        if self.scope.data != "global" and any(not d.is_Integer for d in self.shape):
+            raise VerifyException(f"tilelang.buffer: a {self.scope.data} buffer needs a static shape, got {fmt_shape(self.shape)}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims = _parse_expr_list(parser)
+            parser.parse_punctuation(",")
+            elt = parser.parse_type()
+            parser.parse_punctuation(",")
+            scope = parser.parse_identifier()
+        return (_exprs_attr(dims), elt, StringAttr(scope))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<[{_text_list(self.dims)}], ")
+        printer.print_attribute(self.element_type)
+        printer.print_string(f", {self.scope.data}>")
+
+
+def buffer_type(value: SSAValue | Attribute) -> BufferType:
+    t = value.type if isinstance(value, SSAValue) else value
+    if not isinstance(t, BufferType):
+        raise VerifyException(f"expected a !tilelang.buffer, got {t}")
+    return t
+
+
+@irdl_attr_definition
+class RegionAttr(ParametrizedAttribute):
+    """`<[0, by, 64*bz, 0], [1, 1, 64, 128]>`: a slice of a buffer (offsets and extents per dim)."""
+
+    name = "tilelang.region"
+
+    offsets: ArrayAttr[StringAttr]
+    sizes: ArrayAttr[StringAttr]
+
+    def __init__(self, offsets: Sequence[Dim | int | str], sizes: Sequence[Dim | int | str]) -> None:
+        super().__init__(_exprs_attr(offsets), _exprs_attr(sizes))
+
+    @property
+    def offset_exprs(self) -> tuple[Dim, ...]:
+        return _exprs(self.offsets)
+
+    @property
+    def size_exprs(self) -> tuple[Dim, ...]:
+        return _exprs(self.sizes)
+
+    def verify(self) -> None:
+        if len(self.offsets.data) != len(self.sizes.data):
+            raise VerifyException(f"tilelang.region: {len(self.offsets.data)} offsets for {len(self.sizes.data)} extents")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            offsets = _parse_expr_list(parser)
+            parser.parse_punctuation(",")
+            sizes = _parse_expr_list(parser)
+        return (_exprs_attr(offsets), _exprs_attr(sizes))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<[{_text_list(self.offsets)}], [{_text_list(self.sizes)}]>")
+
+
+# --------------------------------------------------------------------------- scope checks
+
+
+def shape_symbols(kernel: KernelOp) -> set[str]:
+    """Names of the symbols in the kernel's global shapes (dims bound at launch)."""
+    return {s.name for a in kernel.body.block.args for d in buffer_type(a).shape for s in d.free_symbols}  # type: ignore[attr-defined]
+
+
+def enclosing_vars(op: Operation) -> list[str]:
+    """Grid and loop variables visible at `op`, outermost first."""
+    out: list[str] = []
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, KernelOp):
+            out[:0] = parent.grid_var_names
+        elif isinstance(parent, ParallelOp):
+            out[:0] = parent.var_names
+        elif isinstance(parent, (SerialOp, PipelinedOp)):
+            out.insert(0, parent.var_name)
+        parent = parent.parent_op()
+    return out
+
+
+def _kernel_of(op: Operation) -> KernelOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _check_vars(op: Operation, exprs: Iterable[Dim], what: str) -> None:
+    kernel = _kernel_of(op)
+    known = set(enclosing_vars(op)) | (shape_symbols(kernel) if kernel is not None else set())
+    for e in exprs:
+        unknown = sorted({s.name for s in e.free_symbols} - known)  # type: ignore[attr-defined]
+        if unknown:
+            raise VerifyException(f"{op.name}: {what} uses unknown variable(s) {', '.join(unknown)}")
+
+
+def _check_local(op: Operation, value: SSAValue, what: str) -> BufferType:
+    t = buffer_type(value)
+    if t.scope_name == "global":
+        raise VerifyException(f"{op.name}: {what} must be a shared or fragment buffer, got a global one")
+    return t
+
+
+# --------------------------------------------------------------------------- kernel and allocations
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """`@T.prim_func` + `with T.Kernel(grid..., threads=N) as (bx, by, bz)`: global buffers in, then outputs."""
+
+    name = "tilelang.kernel"
+
+    body = region_def("single_block")
+    sym_name = prop_def(SymbolNameConstraint())
+    grid_vars = prop_def(ArrayAttr[StringAttr])
+    grid = prop_def(ArrayAttr[StringAttr])
+    threads = prop_def(IntegerAttr[i64])
+    num_outputs = prop_def(IntegerAttr[i64])
+
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), NoTerminator())
+
+    def __init__(self, name: str, grid: Sequence[Dim | int], threads: int, num_outputs: int, body: Region) -> None:
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "grid_vars": ArrayAttr(StringAttr(v) for v in GRID_VARS[: len(grid)]),
+                "grid": _exprs_attr(grid),
+                "threads": IntegerAttr(threads, i64),
+                "num_outputs": IntegerAttr(num_outputs, i64),
+            },
+            regions=[body],
+        )
+
+    @property
+    def grid_var_names(self) -> list[str]:
+        return [v.data for v in self.grid_vars.data]
+
+    @property
+    def grid_extents(self) -> tuple[Dim, ...]:
+        return _exprs(self.grid)
+
+    @property
+    def params(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args
+
+    @property
+    def inputs(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[: len(self.body.block.args) - self.num_outputs.value.data]
+
+    @property
+    def outputs(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[len(self.body.block.args) - self.num_outputs.value.data :]
+
+    def verify_(self) -> None:
+        where = f"tilelang.kernel @{self.sym_name.data}"
+        names = self.grid_var_names
+        if not 1 <= len(names) <= 3 or names != list(GRID_VARS[: len(names)]):
+            raise VerifyException(f"{where}: the grid variables must be (bx), (bx, by) or (bx, by, bz), got ({', '.join(names)})")
+        if len(self.grid.data) != len(names):
+            raise VerifyException(f"{where}: {len(self.grid.data)} grid extents for {len(names)} grid variables")
+        if self.threads.value.data < 1:
+            raise VerifyException(f"{where}: threads must be positive")
+        if not 0 < self.num_outputs.value.data <= len(self.body.block.args):
+            raise VerifyException(f"{where}: bad number of outputs {self.num_outputs.value.data}")
+        for i, arg in enumerate(self.body.block.args):
+            if not isinstance(arg.type, BufferType) or arg.type.scope_name != "global":
+                raise VerifyException(f"{where}: parameter {i} must be a global !tilelang.buffer, got {arg.type}")
+        syms = shape_symbols(self)
+        for e in self.grid_extents:
+            unknown = sorted({s.name for s in e.free_symbols} - syms)  # type: ignore[attr-defined]
+            if unknown:
+                raise VerifyException(f"{where}: grid extent {expr_str(e)} uses {', '.join(unknown)}, not a shape symbol")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name().data
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_argument)
+        parser.parse_keyword("grid")
+        grid_vars = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_identifier)
+        parser.parse_keyword("in")
+        grid = _parse_expr_list(parser, parser.Delimiter.PAREN)
+        parser.parse_keyword("threads")
+        threads = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_keyword("outputs")
+        outputs = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region(args)
+        op = KernelOp(name, grid, threads, outputs, region)
+        op.grid_vars = ArrayAttr(StringAttr(v) for v in grid_vars)
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string("(")
+        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_string(
+            f") grid ({', '.join(self.grid_var_names)}) in ({_text_list(self.grid)}) "
+            f"threads {self.threads.value.data} outputs {self.num_outputs.value.data}"
+        )
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+
+class _AllocOp(IRDLOperation):
+    SCOPE: ClassVar[str] = ""
+
+    result = result_def(BufferType)
+
+    traits = traits_def(HasParent(KernelOp))
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, t: BufferType) -> None:
+        super().__init__(result_types=[t])
+
+    def verify_(self) -> None:
+        scope = buffer_type(self.result).scope_name
+        if scope != self.SCOPE:
+            raise VerifyException(f"{self.name}: result must be a {self.SCOPE} buffer, got a {scope} one")
+
+
+@irdl_op_definition
+class AllocSharedOp(_AllocOp):
+    """`T.alloc_shared(shape, dtype)`."""
+
+    name = "tilelang.alloc_shared"
+    SCOPE: ClassVar[str] = "shared"
+
+
+@irdl_op_definition
+class AllocFragmentOp(_AllocOp):
+    """`T.alloc_fragment(shape, dtype)`: registers, distributed over the block's threads."""
+
+    name = "tilelang.alloc_fragment"
+    SCOPE: ClassVar[str] = "fragment"
+
+
+# --------------------------------------------------------------------------- block-level ops
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """`T.copy(src[region], dst[region])`: a buffer or a region of one into another (casting the dtype).
+
+    Shapes match after dropping size-1 dims, as TileLang matches them.
+    """
+
+    name = "tilelang.copy"
+
+    src = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    src_region = opt_prop_def(RegionAttr)
+    dst_region = opt_prop_def(RegionAttr)
+
+    assembly_format = "$src (`at` $src_region^)? `to` $dst (`at` $dst_region^)? attr-dict `:` type($src) `,` type($dst)"
+
+    def __init__(self, src: SSAValue, dst: SSAValue, src_region: RegionAttr | None = None, dst_region: RegionAttr | None = None) -> None:
+        super().__init__(operands=[src, dst], properties={"src_region": src_region, "dst_region": dst_region})
+
+    def extent(self, side: str) -> tuple[Dim, ...]:
+        """The shape copied on `side` ("src" or "dst"): the region's extents or the whole buffer."""
+        value, region = (self.src, self.src_region) if side == "src" else (self.dst, self.dst_region)
+        return region.size_exprs if region is not None else buffer_type(value).shape
+
+    def verify_(self) -> None:
+        for side, value, region in (("source", self.src, self.src_region), ("destination", self.dst, self.dst_region)):
+            t = buffer_type(value)
+            if region is not None:
+                if len(region.offsets.data) != t.rank:
+                    raise VerifyException(f"tilelang.copy: {side} region has {len(region.offsets.data)} dims, the buffer has {t.rank}")
+                _check_vars(self, region.offset_exprs + region.size_exprs, f"{side} region")
+        if buffer_type(self.src).scope_name == "global" and buffer_type(self.dst).scope_name == "global":
+            raise VerifyException("tilelang.copy: global to global copies are not supported")
+        a, b = squeezed(self.extent("src")), squeezed(self.extent("dst"))
+        if a != b:
+            raise VerifyException(f"tilelang.copy: source {fmt_shape(self.extent('src'))} and destination {fmt_shape(self.extent('dst'))} differ in shape")
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """`T.gemm(A, B, C, transpose_B=..., policy=T.GemmWarpPolicy.FullRow)`: C += A @ B on the tensor cores."""
+
+    name = "tilelang.gemm"
+
+    a = operand_def(BufferType)
+    b = operand_def(BufferType)
+    c = operand_def(BufferType)
+    transpose_b = opt_prop_def(UnitAttr)
+    policy = prop_def(StringAttr)
+
+    assembly_format = "$a `,` $b `,` $c (`transpose_b` $transpose_b^)? `policy` $policy attr-dict `:` type($a) `,` type($b) `,` type($c)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, transpose_b: bool, policy: str = "FullRow") -> None:
+        super().__init__(
+            operands=[a, b, c],
+            properties={"transpose_b": UnitAttr() if transpose_b else None, "policy": StringAttr(policy)},
+        )
+
+    def verify_(self) -> None:
+        ta, tb, tc = buffer_type(self.a), buffer_type(self.b), buffer_type(self.c)
+        if ta.scope_name == "global":
+            raise VerifyException("tilelang.gemm: A operand must be in shared memory or a fragment, got a global buffer")
+        if tb.scope_name != "shared":
+            raise VerifyException(f"tilelang.gemm: B operand must be in shared memory, got a {tb.scope_name} buffer")
+        if tc.scope_name != "fragment" or not isinstance(tc.element_type, Float32Type):
+            raise VerifyException("tilelang.gemm: C (the accumulator) must be an f32 fragment")
+        if not (ta.rank == tb.rank == tc.rank == 2):
+            raise VerifyException(f"tilelang.gemm: operands must be 2-D, got {fmt_shape(ta.shape)}, {fmt_shape(tb.shape)}, {fmt_shape(tc.shape)}")
+        (m, k), (n, k2) = ta.shape, (tb.shape[::-1] if self.transpose_b is None else tb.shape)
+        tt = " (transpose_b)" if self.transpose_b is not None else ""
+        if k != k2:
+            raise VerifyException(f"tilelang.gemm: A {fmt_shape(ta.shape)} and B {fmt_shape(tb.shape)}{tt} differ in the contracted dim")
+        if tc.shape != (m, n):
+            raise VerifyException(f"tilelang.gemm: C is {fmt_shape(tc.shape)}, expected [{dim_str(m)}, {dim_str(n)}]")
+        if self.policy.data not in ("Square", "FullRow", "FullCol"):
+            raise VerifyException(f"tilelang.gemm: unknown warp policy '{self.policy.data}'")
+
+
+@irdl_op_definition
+class ClearOp(IRDLOperation):
+    """`T.clear(buf)`: every element 0."""
+
+    name = "tilelang.clear"
+
+    buffer = operand_def(BufferType)
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue) -> None:
+        super().__init__(operands=[buffer])
+
+    def verify_(self) -> None:
+        _check_local(self, self.buffer, "the buffer")
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    """`T.fill(buf, value)`: every element `value` (0.0, or -inf as `-T.infinity(dtype)`)."""
+
+    name = "tilelang.fill"
+
+    buffer = operand_def(BufferType)
+    value = prop_def(FloatAttr)
+
+    def __init__(self, buffer: SSAValue, value: float) -> None:
+        super().__init__(operands=[buffer], properties={"value": FloatAttr(value, f64)})
+
+    @property
+    def fill_value(self) -> float:
+        return float(self.value.value.data)
+
+    def verify_(self) -> None:
+        _check_local(self, self.buffer, "the buffer")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FillOp:
+        buf = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        negative = parser.parse_optional_punctuation("-") is not None
+        if parser.parse_optional_keyword("inf") is not None:
+            value = float("inf")
+        else:
+            n = parser.parse_optional_integer(allow_negative=False, allow_boolean=False)
+            value = parser.parse_float() if n is None else float(n)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return FillOp(parser.resolve_operand(buf, t), -value if negative else value)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.buffer)
+        v = self.fill_value
+        printer.print_string(f", {'-' if v < 0 else ''}{'inf' if abs(v) == float('inf') else repr(abs(v))} : ")
+        printer.print_attribute(self.buffer.type)
+
+
+class _ReduceOp(IRDLOperation):
+    src = operand_def(BufferType)
+    dst = operand_def(BufferType)
+    dim = prop_def(IntegerAttr[i64])
+    clear = opt_prop_def(UnitAttr)
+
+    assembly_format = "$src `,` $dst `dim` $dim (`clear` $clear^)? attr-dict `:` type($src) `,` type($dst)"
+
+    def __init__(self, src: SSAValue, dst: SSAValue, dim: int, clear: bool = True) -> None:
+        super().__init__(
+            operands=[src, dst], properties={"dim": IntegerAttr(dim, i64), "clear": UnitAttr() if clear else None}
+        )
+
+    def verify_(self) -> None:
+        s = _check_local(self, self.src, "the source")
+        d = _check_local(self, self.dst, "the destination")
+        if d.scope_name != "fragment":
+            raise VerifyException(f"{self.name}: the destination must be a fragment")
+        axis = self.dim.value.data
+        if not 0 <= axis < s.rank:
+            raise VerifyException(f"{self.name}: dim {axis} out of range for a rank-{s.rank} source")
+        want = tuple(x for i, x in enumerate(s.shape) if i != axis) or (sympy.Integer(1),)
+        if d.shape != want:
+            raise VerifyException(f"{self.name}: destination is {fmt_shape(d.shape)}, reducing dim {axis} of {fmt_shape(s.shape)} gives {fmt_shape(want)}")
+
+
+@irdl_op_definition
+class ReduceSumOp(_ReduceOp):
+    """`T.reduce_sum(src, dst, dim=d, clear=True)`."""
+
+    name = "tilelang.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMaxOp(_ReduceOp):
+    """`T.reduce_max(src, dst, dim=d, clear=True)`."""
+
+    name = "tilelang.reduce_max"
+
+
+# --------------------------------------------------------------------------- loops
+
+
+def _print_loop_body(printer: Printer, body: Region) -> None:
+    printer.print_string(" ")
+    printer.print_region(body, print_entry_block_args=False)
+
+
+@irdl_op_definition
+class ParallelOp(IRDLOperation):
+    """`for i0, i1 in T.Parallel(64, 64):` element-wise statements (loads, scalar ops, stores)."""
+
+    name = "tilelang.parallel"
+
+    vars = prop_def(ArrayAttr[StringAttr])
+    extents = prop_def(ArrayAttr[StringAttr])
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, names: Sequence[str], extents: Sequence[Dim | int], body: Region | None = None) -> None:
+        super().__init__(
+            properties={"vars": ArrayAttr(StringAttr(n) for n in names), "extents": _exprs_attr(extents)},
+            regions=[body if body is not None else Region(Block())],
+        )
+
+    @property
+    def var_names(self) -> list[str]:
+        return [v.data for v in self.vars.data]
+
+    @property
+    def extent_exprs(self) -> tuple[Dim, ...]:
+        return _exprs(self.extents)
+
+    def verify_(self) -> None:
+        if len(self.vars.data) != len(self.extents.data) or not self.vars.data:
+            raise VerifyException("tilelang.parallel: one extent per loop variable, at least one")
+        for op in self.body.block.ops:
+            if not (isinstance(op, (LoadOp, StoreOp)) or op.dialect_name() in ("arith", "math")):
+                raise VerifyException(f"tilelang.parallel: the body holds element-wise statements only, got {op.name}")
+        _check_vars(self, self.extent_exprs, "extent")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ParallelOp:
+        names = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_identifier)
+        parser.parse_keyword("in")
+        extents = _parse_expr_list(parser, parser.Delimiter.PAREN)
+        return ParallelOp(names, extents, parser.parse_region())
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" ({', '.join(self.var_names)}) in ({_text_list(self.extents)})")
+        _print_loop_body(printer, self.body)
+
+
+class _SequentialLoop(IRDLOperation):
+    var = prop_def(StringAttr)
+    extent = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    @property
+    def var_name(self) -> str:
+        return self.var.data
+
+    @property
+    def extent_expr(self) -> Dim:
+        return parse_expr_text(self.extent.data)
+
+    def verify_(self) -> None:
+        if self.var_name in enclosing_vars(self):
+            raise VerifyException(f"{self.name}: loop variable {self.var_name} shadows an enclosing one")
+        _check_vars(self, [self.extent_expr], "extent")
+        for op in self.body.block.ops:
+            if isinstance(op, (LoadOp, StoreOp)) or op.dialect_name() in ("arith", "math"):
+                raise VerifyException(f"{self.name}: {op.name} belongs in a tilelang.parallel body")
+
+
+@irdl_op_definition
+class SerialOp(_SequentialLoop):
+    """`for kk in T.serial(n):` block-level ops, once per iteration."""
+
+    name = "tilelang.serial"
+
+    def __init__(self, var: str, extent: Dim | int, body: Region | None = None) -> None:
+        super().__init__(
+            properties={"var": StringAttr(var), "extent": StringAttr(expr_str(sympy.sympify(extent)))},
+            regions=[body if body is not None else Region(Block())],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SerialOp:
+        var = parser.parse_identifier()
+        parser.parse_keyword("in")
+        extent = parse_expr(parser)
+        return SerialOp(var, extent, parser.parse_region())
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.var_name} in {self.extent.data}")
+        _print_loop_body(printer, self.body)
+
+
+@irdl_op_definition
+class PipelinedOp(_SequentialLoop):
+    """`for r0 in T.Pipelined(n, num_stages=s):` a serial loop whose copies TileLang software-pipelines."""
+
+    name = "tilelang.pipelined"
+
+    num_stages = prop_def(IntegerAttr[i64])
+
+    def __init__(self, var: str, extent: Dim | int, num_stages: int, body: Region | None = None) -> None:
+        super().__init__(
+            properties={
+                "var": StringAttr(var),
+                "extent": StringAttr(expr_str(sympy.sympify(extent))),
+                "num_stages": IntegerAttr(num_stages, i64),
+            },
+            regions=[body if body is not None else Region(Block())],
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.num_stages.value.data < 1:
+            raise VerifyException("tilelang.pipelined: num_stages must be at least 1")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PipelinedOp:
+        var = parser.parse_identifier()
+        parser.parse_keyword("in")
+        extent = parse_expr(parser)
+        parser.parse_keyword("stages")
+        stages = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        return PipelinedOp(var, extent, stages, parser.parse_region())
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.var_name} in {self.extent.data} stages {self.num_stages.value.data}")
+        _print_loop_body(printer, self.body)
+
+
+# --------------------------------------------------------------------------- element access
+
+
+def _check_indices(op: Operation, buffer: SSAValue, indices: ArrayAttr[StringAttr]) -> None:
+    t = buffer_type(buffer)
+    if len(indices.data) != t.rank:
+        raise VerifyException(f"{op.name}: {len(indices.data)} indices for a rank-{t.rank} buffer {fmt_shape(t.shape)}")
+    _check_vars(op, _exprs(indices), "an index")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """`buf[i0, kk]` read inside a T.Parallel body: one element per iteration."""
+
+    name = "tilelang.load"
+
+    buffer = operand_def(BufferType)
+    indices = prop_def(ArrayAttr[StringAttr])
+    result = result_def()
+
+    traits = traits_def(HasAncestor(ParallelOp))
+
+    def __init__(self, buffer: SSAValue, indices: Sequence[Dim | int | str]) -> None:
+        super().__init__(
+            operands=[buffer], properties={"indices": _exprs_attr(indices)}, result_types=[buffer_type(buffer).element_type]
+        )
+
+    @property
+    def index_exprs(self) -> tuple[Dim, ...]:
+        return _exprs(self.indices)
+
+    def verify_(self) -> None:
+        _check_indices(self, self.buffer, self.indices)
+        if self.result.type != buffer_type(self.buffer).element_type:
+            raise VerifyException(f"tilelang.load: result type {self.result.type} differs from the buffer's {buffer_type(self.buffer).element_type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        buf = parser.parse_unresolved_operand()
+        indices = _parse_expr_list(parser)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return LoadOp(parser.resolve_operand(buf, t), indices)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.buffer)
+        printer.print_string(f"[{_text_list(self.indices)}] : ")
+        printer.print_attribute(self.buffer.type)
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """`buf[i0, i1] = value` (or `+=` with `accumulate`) inside a T.Parallel body."""
+
+    name = "tilelang.store"
+
+    value = operand_def()
+    buffer = operand_def(BufferType)
+    indices = prop_def(ArrayAttr[StringAttr])
+    accumulate = opt_prop_def(UnitAttr)
+
+    traits = traits_def(HasAncestor(ParallelOp))
+
+    def __init__(self, value: SSAValue, buffer: SSAValue, indices: Sequence[Dim | int | str], accumulate: bool = False) -> None:
+        super().__init__(
+            operands=[value, buffer],
+            properties={"indices": _exprs_attr(indices), "accumulate": UnitAttr() if accumulate else None},
+        )
+
+    @property
+    def index_exprs(self) -> tuple[Dim, ...]:
+        return _exprs(self.indices)
+
+    def verify_(self) -> None:
+        _check_indices(self, self.buffer, self.indices)
+        if self.value.type != buffer_type(self.buffer).element_type:
+            raise VerifyException(f"tilelang.store: value type {self.value.type} differs from the buffer's {buffer_type(self.buffer).element_type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        buf = parser.parse_unresolved_operand()
+        indices = _parse_expr_list(parser)
+        acc = parser.parse_optional_keyword("accumulate") is not None
+        parser.parse_punctuation(":")
+        vt = parser.parse_type()
+        parser.parse_punctuation(",")
+        bt = parser.parse_type()
+        return StoreOp(parser.resolve_operand(value, vt), parser.resolve_operand(buf, bt), indices, acc)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(", ")
+        printer.print_operand(self.buffer)
+        printer.print_string(f"[{_text_list(self.indices)}]")
+        if self.accumulate is not None:
+            printer.print_string(" accumulate")
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.buffer.type)
+
+
+TileLang = Dialect(
+    "tilelang",
+    [
+        KernelOp,
+        AllocSharedOp,
+        AllocFragmentOp,
+        CopyOp,
+        GemmOp,
+        ClearOp,
+        FillOp,
+        ReduceSumOp,
+        ReduceMaxOp,
+        ParallelOp,
+        SerialOp,
+        PipelinedOp,
+        LoadOp,
+        StoreOp,
+    ],
+    [BufferType, RegionAttr],
+)

@@ -1,0 +1,453 @@
+"""`cleave-lower-tilelang`: every itgraph kernel (after cleave-place-memory) becomes a `tilelang.kernel`.
+
+Decisions, all visible in the resulting IR:
+- tiles become buffers without their size-1 dims: loads are `tilelang.copy` from a global region
+  into shared memory, computed tiles fp32 fragments; reshapes are views of the same buffer;
+- matmuls whose tiles are 2-D multiples of 16 become `tilelang.gemm`, with computed operands
+  staged as fp16 (A in a fragment for whole 64-row warpgroups, else in shared memory; B always in
+  shared memory); other matmuls are CUDA-core `serial` loops over the contracted dim around a
+  `parallel` update, reading their operands from shared memory;
+- row reductions of 2-D fragments with a power-of-two width of 8+ and 16+ rows use TileLang's warp
+  reduction (`reduce_sum`/`reduce_max`), any other reduction a serial loop;
+- sequential loops become `pipelined` loops (the kernel's `cleave.stages`) with fragment
+  accumulators: sum, max, and the online-softmax rescaled sum (running max, alpha/beta rescale);
+- the grid keeps its non-1 dims; past three, the leading ones are linearized into `bx`
+  (`(bx floordiv s) mod e`).
+The kernel keeps the metadata the module printer records (`cleave.schedule_of`, `cleave.tiles`,
+`cleave.estimated_us`, `cleave.smem_bytes`, `cleave.input_names`, `cleave.passthrough`).
+Python names are chosen here (as SSA name hints) in the order the printer re-derives them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    ModuleOp,
+    StringAttr,
+    f16,
+    f32,
+    f64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import tilelang as tl
+from cleave_ir.shapes import Dim, parse_dim_text, symbol
+
+RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
+
+
+class LoweringError(CleaveError):
+    """A kernel that TileLang cannot express as lowered here; the message names the op."""
+
+
+def ident(name: str) -> str:
+    """`name` as a Python identifier."""
+    name = re.sub(r"\W", "_", name)
+    return name if name and not name[0].isdigit() else f"v_{name}"
+
+
+def _bits(t: Attribute) -> int:
+    return {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}[type(t)]
+
+
+def _static(value: SSAValue) -> tuple[int, ...]:
+    shape = tgraph.tensor_type(value).shape
+    if not all(d.is_Integer for d in shape):
+        raise LoweringError(f"error: cleave-lower-tilelang: tile of symbolic shape {list(map(str, shape))}: concretize first")
+    return tuple(int(d) for d in shape)
+
+
+def _squeezed(shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1) or (1,)
+
+
+@dataclass
+class _Buf:
+    """A TileLang buffer seen through a tile's full shape (with its size-1 dims)."""
+
+    value: SSAValue
+    name: str  # the Python name the printer will give it
+    shape: tuple[int, ...]
+
+    @property
+    def type(self) -> tl.BufferType:
+        return tl.buffer_type(self.value)
+
+    @property
+    def scope(self) -> str:
+        return self.type.scope_name
+
+    def at(self, full_vars: Sequence[str | None]) -> list[Dim]:
+        """Element index for the result-space loop variables (None where the result dim is 1)."""
+        idx = [symbol(v) for v, d in zip(full_vars, self.shape) if d != 1 and v is not None]
+        return idx or [sympy.Integer(0)]
+
+
+class _Statements:
+    """Builds the scalar ops of one T.Parallel body."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def add(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    def load(self, buf: _Buf, full_vars: Sequence[str | None]) -> SSAValue:
+        return self.add(tl.LoadOp(buf.value, buf.at(full_vars)))
+
+    def cast(self, x: SSAValue, t: Attribute) -> SSAValue:
+        if x.type == t:
+            return x
+        if _bits(x.type) == _bits(t):  # f16 <-> bf16 goes through f32
+            x = self.add(arith.ExtFOp(x, f32))
+        if _bits(x.type) < _bits(t):
+            return self.add(arith.ExtFOp(x, t))
+        return self.add(arith.TruncFOp(x, t))
+
+    def const(self, value: float, t: Attribute) -> SSAValue:
+        """A Python float literal: an f64 constant that TileLang narrows to the other operand's type."""
+        return self.cast(self.add(arith.ConstantOp(FloatAttr(value, f64))), t)
+
+    def binary(self, cls: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue:
+        if a.type != b.type:  # TVM's promotion: both sides to the wider float
+            wide = a.type if _bits(a.type) > _bits(b.type) else b.type if _bits(b.type) > _bits(a.type) else f32
+            a, b = self.cast(a, wide), self.cast(b, wide)
+        return self.add(cls(a, b))  # type: ignore[call-arg]
+
+    def store(self, x: SSAValue, buf: _Buf, full_vars: Sequence[str | None], accumulate: bool = False) -> None:
+        self.ops.append(tl.StoreOp(self.cast(x, buf.type.element_type), buf.value, buf.at(full_vars), accumulate))
+
+
+_UNARY = {
+    "exp": lambda s, x: s.add(math.ExpOp(x)),
+    "sqrt": lambda s, x: s.add(math.SqrtOp(x)),
+    "rsqrt": lambda s, x: s.add(math.RsqrtOp(x)),
+    "neg": lambda s, x: s.add(arith.NegfOp(x)),
+    "silu": lambda s, x: s.binary(arith.DivfOp, x, s.binary(arith.AddfOp, s.const(1.0, x.type), s.add(math.ExpOp(s.add(arith.NegfOp(x)))))),
+    "sigmoid": lambda s, x: s.binary(
+        arith.DivfOp, s.const(1.0, x.type), s.binary(arith.AddfOp, s.const(1.0, x.type), s.add(math.ExpOp(s.add(arith.NegfOp(x)))))
+    ),
+    "square": lambda s, x: s.binary(arith.MulfOp, x, x),
+    "reciprocal": lambda s, x: s.binary(arith.DivfOp, s.const(1.0, x.type), x),
+}
+_BINARY: dict[str, type[Operation]] = {
+    "add": arith.AddfOp,
+    "sub": arith.SubfOp,
+    "mul": arith.MulfOp,
+    "div": arith.DivfOp,
+    "max": arith.MaximumfOp,
+}
+
+
+class _KernelLowering:
+    def __init__(self, kernel: itgraph.KernelOp, passthrough: Sequence[str]) -> None:
+        self.kernel = kernel
+        self.passthrough = list(passthrough)
+        self.allocs: list[Operation] = []
+        self.block_stack: list[Block] = []
+        self.bufs: dict[SSAValue, _Buf] = {}
+        self.names: set[str] = set(RESERVED_NAMES)
+        self.subst: dict[sympy.Symbol, Dim] = {}  # itgraph loop variable -> TileLang expression
+        threads = kernel.attributes.get("cleave.threads")
+        self.threads = threads.value.data if threads is not None else 128  # type: ignore[attr-defined]
+        stages = kernel.attributes.get("cleave.stages")
+        self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ helpers
+    def fresh(self, hint: str) -> str:
+        base = ident(hint or "t")
+        name, i = base, 1
+        while name in self.names:
+            name, i = f"{base}_{i}", i + 1
+        self.names.add(name)
+        return name
+
+    def emit(self, op: Operation) -> Operation:
+        self.block_stack[-1].add_op(op)
+        return op
+
+    def alloc(self, shape: Sequence[int], hint: str, scope: str, element_type: Attribute = f32) -> _Buf:
+        name = self.fresh(hint)
+        t = tl.BufferType(_squeezed(shape), element_type, scope)
+        op = tl.AllocSharedOp(t) if scope == "shared" else tl.AllocFragmentOp(t)
+        op.result.name_hint = name
+        self.allocs.append(op)
+        return _Buf(op.result, name, tuple(shape))
+
+    def alloc_for(self, value: SSAValue, hint: str, scope: str, element_type: Attribute = f32) -> _Buf:
+        buf = self.alloc(_static(value), hint, scope, element_type)
+        self.bufs[value] = buf
+        return buf
+
+    def expr(self, e: Dim) -> Dim:
+        return sympy.expand(e.subs(self.subst)) if self.subst else e
+
+    def region(self, tmap: itgraph.TmapAttr) -> tl.RegionAttr:
+        return tl.RegionAttr([self.expr(o) for o in tmap.offset_exprs], list(tmap.tile_shape))
+
+    def parallel(self, shape: Sequence[int], stmts: _Statements) -> None:
+        dims = [d for d in shape if d != 1] or [1]
+        self.emit(tl.ParallelOp([f"i{n}" for n in range(len(dims))], dims, Region(Block(stmts.ops))))
+
+    @staticmethod
+    def loop_vars(shape: Sequence[int]) -> list[str | None]:
+        """The T.Parallel variable of every dim of `shape` (None for size-1 dims)."""
+        if all(d == 1 for d in shape):
+            return [None] * len(shape)
+        it = iter(f"i{n}" for n in range(len(shape)))
+        return [next(it) if d != 1 else None for d in shape]
+
+    # ------------------------------------------------------------------ kernel
+    def lower(self) -> tl.KernelOp:
+        k = self.kernel
+        par = k.body.block.first_op
+        assert isinstance(par, itgraph.ParallelOp)
+        block = Block(arg_types=[tl.BufferType(_static(a), tgraph.tensor_type(a).element_type, "global") for a in k.body.block.args])
+        for arg, new in zip(k.body.block.args, block.args):
+            name = self.fresh(arg.name_hint or "arg")
+            new.name_hint = name
+            self.bufs[arg] = _Buf(new, name, _static(arg))
+        grid = [(v, int(e)) for v, e in zip(par.var_names, par.extent_dims) if int(e) > 1]
+        bx, by, bz = (symbol(v) for v in tl.GRID_VARS)
+        if len(grid) > 3:  # T.Kernel has three grid dims: the leading ones share bx
+            merged, grid = grid[: len(grid) - 2], grid[len(grid) - 2 :]
+            stride = 1
+            for v, e in reversed(merged):
+                self.subst[symbol(v)] = sympy.Mod(sympy.floor(bx / stride) if stride > 1 else bx, e)
+                stride *= e
+            grid = [("_merged", stride), *grid]
+        for (v, _), var in zip(grid, (bx, by, bz)):
+            self.subst.setdefault(symbol(v), var)
+        for v, e in zip(par.var_names, par.extent_dims):
+            if int(e) == 1:
+                self.subst[symbol(v)] = sympy.Integer(0)
+        self.block_stack.append(block)
+        self.body(par.body.block.ops)
+        self.block_stack.pop()
+        if block.first_op is not None:
+            block.insert_ops_before(self.allocs, block.first_op)
+        else:
+            block.add_ops(self.allocs)
+        new = tl.KernelOp(k.sym_name.data, [e for _, e in grid] or [1], self.threads, len(k.outputs), Region(block))
+        new.attributes |= {n: a for n, a in k.attributes.items() if n not in ("cleave.threads", "cleave.stages")}
+        new.attributes["cleave.input_names"] = ArrayAttr(StringAttr(a.name_hint or f"arg{i}") for i, a in enumerate(k.inputs))
+        new.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(n) for n in self.passthrough)
+        return new
+
+    def body(self, ops) -> None:
+        for op in ops:
+            if isinstance(op, itgraph.LoadOp):
+                buf = self.alloc_for(op.result, op.result.name_hint or "tile", "shared", tgraph.tensor_type(op.result).element_type)
+                self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=self.region(op.tmap)))
+            elif isinstance(op, itgraph.StoreOp):
+                self.emit(tl.CopyOp(self.bufs[op.value].value, self.bufs[op.dest].value, dst_region=self.region(op.tmap)))
+            elif isinstance(op, itgraph.SequentialOp):
+                self.sequential(op)
+            elif isinstance(op, itgraph.YieldOp):
+                continue
+            elif isinstance(op, tgraph.MatmulOp):
+                self.matmul(op)
+            elif isinstance(op, tgraph.ReduceOp):
+                self.reduce(op)
+            elif isinstance(op, (tgraph.UnaryOp, tgraph.BinaryOp, tgraph.ScaleOp)):
+                self.elementwise(op)
+            elif isinstance(op, (tgraph.ReshapeOp, tgraph.SplitOp)):
+                self.reshape(op)
+            else:
+                raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: no TileLang lowering")
+
+    def reshape(self, op: Operation) -> None:
+        src, res = op.operands[0], op.results[0]
+        if _squeezed(_static(src)) != _squeezed(_static(res)):
+            raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: only adds or drops size-1 dims in a kernel")
+        b = self.bufs[src]
+        self.bufs[res] = _Buf(b.value, b.name, _static(res))  # same buffer, other view
+
+    def elementwise(self, op: Operation) -> None:
+        res = op.results[0]
+        out = self.alloc_for(res, res.name_hint or op.name.split(".")[1], "fragment")
+        full = self.loop_vars(out.shape)
+        s = _Statements()
+        xs = [s.load(self.bufs[o], full) for o in op.operands]
+        kind = op.name.split(".")[1]
+        if kind == "scale":
+            y = s.binary(arith.MulfOp, xs[0], s.const(float(op.value), xs[0].type))  # type: ignore[attr-defined]
+        elif kind in _UNARY:
+            y = _UNARY[kind](s, xs[0])
+        else:
+            y = s.binary(_BINARY[kind], xs[0], xs[1])
+        s.store(y, out, full)
+        self.parallel(out.shape, s)
+
+    def reduce(self, op: tgraph.ReduceOp) -> None:
+        src = self.bufs[op.input]
+        out = self.alloc_for(op.result, op.result.name_hint or "red", "fragment")
+        axis = sum(1 for d in src.shape[: op.axis] if d != 1)
+        if _squeezed(src.shape) == (1,) or src.shape[op.axis] == 1:
+            raise LoweringError(f"error: cleave-lower-tilelang: tgraph.reduce: nothing to reduce in a tile of {list(src.shape)}")
+        dims = [d for d in src.shape if d != 1]
+        width = dims[-1]
+        is_sum = op.kind.data == tgraph.ReduceKind.SUM
+        if (
+            len(dims) == 2 and axis == 1 and src.scope == "fragment" and dims[0] >= 16
+            and width >= 8 and width & (width - 1) == 0
+        ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
+            self.emit((tl.ReduceSumOp if is_sum else tl.ReduceMaxOp)(src.value, out.value, 1, True))
+            return
+        # any other axis: a serial loop over the reduced dim around a parallel update
+        src = self._shared(src)
+        self.emit(tl.FillOp(out.value, 0.0 if is_sum else float("-inf")))
+        full = self.loop_vars(out.shape)
+        src_vars = list(full)
+        src_vars[op.axis] = "kk"
+        s = _Statements()
+        acc, x = s.load(out, full), s.load(src, src_vars)
+        s.store(s.binary(arith.AddfOp if is_sum else arith.MaximumfOp, acc, x), out, full)
+        self.serial("kk", src.shape[op.axis], lambda: self.parallel(out.shape, s))
+
+    def serial(self, var: str, extent: int, body) -> None:
+        loop = tl.SerialOp(var, extent)
+        self.emit(loop)
+        self.block_stack.append(loop.body.block)
+        body()
+        self.block_stack.pop()
+
+    def matmul(self, op: tgraph.MatmulOp) -> None:
+        a, b = self.bufs[op.lhs], self.bufs[op.rhs]
+        out = self.alloc_for(op.result, op.result.name_hint or "acc", "fragment")
+        ta, tb = _squeezed(a.shape), _squeezed(b.shape)
+        tt = op.transpose_b is not None
+        m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
+        batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
+        if batch_one and len(ta) == 2 and len(tb) == 2 and m % 16 == 0 and n % 16 == 0 and k % 16 == 0 and m > 1 and n > 1:
+            # a computed A operand stays in registers (cast to fp16) when the gemm has whole
+            # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
+            # give the fragment both the producer's and this gemm's layout: stage it in shared memory
+            a_op = self._operand_fp16(a, "fragment" if m % 64 == 0 else "shared")
+            b_op = self._operand_fp16(b, "shared")
+            self.emit(tl.ClearOp(out.value))
+            self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
+            return
+        # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
+        # are read from shared memory (a fragment can only be indexed by its owning threads)
+        a, b = self._shared(a), self._shared(b)
+        self.emit(tl.ClearOp(out.value))
+        full = self.loop_vars(out.shape)
+        lhs_vars = _align(full[:-2], a.shape, full[-2], "kk" if a.shape[-1] != 1 else None)
+        if tt:
+            rhs_vars = _align(full[:-2], b.shape, full[-1], "kk" if b.shape[-1] != 1 else None)
+        else:
+            rhs_vars = _align(full[:-2], b.shape, "kk" if b.shape[-2] != 1 else None, full[-1])
+        s = _Statements()
+        s.store(s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars)), out, full, accumulate=True)
+        self.serial("kk", k, lambda: self.parallel(out.shape, s))
+
+    def _shared(self, buf: _Buf) -> _Buf:
+        """`buf` itself if it is in shared memory, else a shared copy of it."""
+        if buf.scope == "shared":
+            return buf
+        copy = self.alloc(buf.shape, buf.name + "_s", "shared", buf.type.element_type)
+        self.emit(tl.CopyOp(buf.value, copy.value))
+        return copy
+
+    def _operand_fp16(self, buf: _Buf, scope: str) -> SSAValue:
+        half = isinstance(buf.type.element_type, (Float16Type, BFloat16Type))
+        if half and (buf.scope == "shared" or (scope == "fragment" and buf.scope == "fragment")):
+            return buf.value  # a loaded tile (or a view of one) feeds the tensor cores as it is
+        cast = self.alloc(buf.shape, buf.name + "_h", scope, f16)
+        self.emit(tl.CopyOp(buf.value, cast.value))
+        return cast.value
+
+    def sequential(self, op: itgraph.SequentialOp) -> None:
+        kinds = op.kind_names
+        accs = [self.alloc_for(r, (r.name_hint or "acc") + "_acc", "fragment") for r in op.results]
+        for buf, kind in zip(accs, kinds):
+            self.emit(tl.FillOp(buf.value, float("-inf")) if kind == "max" else tl.ClearOp(buf.value))
+        var = self.fresh(op.var_name)
+        self.subst[symbol(op.var_name)] = symbol(var)
+        loop = tl.PipelinedOp(var, parse_dim_text(op.extent.data), self.stages)
+        self.emit(loop)
+        self.block_stack.append(loop.body.block)
+        self.body(op.body.block.ops)
+        term = op.body.block.last_op
+        assert isinstance(term, itgraph.YieldOp)
+        parts = [self.bufs[v] for v in term.values]
+        if "rescaled_sum" in kinds:
+            mi = kinds.index("max")
+            m_acc, m_part = accs[mi], parts[mi]
+            m_new, alpha, beta = (self.alloc(m_acc.shape, h, "fragment") for h in ("m_new", "alpha", "beta"))
+            full = self.loop_vars(m_acc.shape)
+            s = _Statements()
+            s.store(s.binary(arith.MaximumfOp, s.load(m_acc, full), s.load(m_part, full)), m_new, full)
+            s.store(s.add(math.ExpOp(s.binary(arith.SubfOp, s.load(m_acc, full), s.load(m_new, full)))), alpha, full)
+            s.store(s.add(math.ExpOp(s.binary(arith.SubfOp, s.load(m_part, full), s.load(m_new, full)))), beta, full)
+            s.store(s.load(m_new, full), m_acc, full)
+            self.parallel(m_acc.shape, s)
+            for acc, part, kind in zip(accs, parts, kinds):
+                if kind != "rescaled_sum":
+                    continue
+                full = self.loop_vars(acc.shape)
+                s = _Statements()
+                old = s.binary(arith.MulfOp, s.load(acc, full), s.load(alpha, full))
+                new = s.binary(arith.MulfOp, s.load(part, full), s.load(beta, full))
+                s.store(s.binary(arith.AddfOp, old, new), acc, full)
+                self.parallel(acc.shape, s)
+        for acc, part, kind in zip(accs, parts, kinds):
+            if kind == "rescaled_sum" or (kind == "max" and "rescaled_sum" in kinds):
+                continue
+            full = self.loop_vars(acc.shape)
+            s = _Statements()
+            update = s.binary(arith.AddfOp if kind == "sum" else arith.MaximumfOp, s.load(acc, full), s.load(part, full))
+            s.store(update, acc, full)
+            self.parallel(acc.shape, s)
+        self.block_stack.pop()
+        del self.subst[symbol(op.var_name)]
+
+
+def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, col: str | None) -> list[str | None]:
+    """Index variables for a matmul operand of `shape` (batch dims right-aligned with the result's)."""
+    nb = len(shape) - 2
+    b = list(batch)[-nb:] if nb else []
+    return [*b, row, col]
+
+
+def lower_kernel(kernel: itgraph.KernelOp, passthrough: Sequence[str] = ()) -> tl.KernelOp:
+    """The `tilelang.kernel` of one itgraph kernel (not inserted anywhere); LoweringError if impossible."""
+    return _KernelLowering(kernel, passthrough).lower()
+
+
+def lower_module(module: ModuleOp) -> None:
+    """Replace every itgraph kernel of `module` by its tilelang kernel, in place."""
+    graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
+    for kernel in [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]:
+        graph = graphs.get(tgraph.referenced_symbol(kernel, "cleave.schedule_of") or "")
+        attr = graph.attributes.get("cleave.passthrough") if graph is not None else None
+        passthrough = [a.data for a in attr.data] if isinstance(attr, ArrayAttr) else []  # type: ignore[union-attr]
+        Rewriter.replace_op(kernel, lower_kernel(kernel, passthrough))
+
+
+@dataclass(frozen=True)
+class LowerTileLangPass(ModulePass):
+    """Every itgraph kernel becomes a tilelang kernel (one `T.prim_func` each)."""
+
+    name = "cleave-lower-tilelang"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_module(op)
