@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import ParseError
 
 from cleave_ir.diagnostics import CleaveError, parse_error_line, parse_module_text
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import tilelang as tl
 from cleave_ir.interpreter import (
     InterpretationError,
     concrete_shape,
@@ -30,6 +31,7 @@ from cleave_ir.interpreter import (
     run_split_k,
 )
 from cleave_ir.interpreter_itgraph import run_kernel
+from cleave_ir.interpreter_tilelang import run_kernels as run_tilelang_kernels
 from cleave_ir.passes.symbolize import instantiate, symbolize
 from cleave_ir.shapes import evaluate, symbol
 from cleave_ir.universe import get_all_dialects as cleave_dialects
@@ -133,18 +135,20 @@ def run_module(
     """Run the module's graphs and print the report; return False when same-signature graphs disagree."""
     out = sys.stdout if out is None else out
     graphs = [op for op in module.walk() if isinstance(op, tgraph.GraphOp)]
-    if graph_name is not None and any(isinstance(op, itgraph.KernelOp) for op in module.walk()):
-        raise CleaveError("error: --graph does not select among itgraph kernels yet; run the whole module")
+    has_kernels = any(isinstance(op, (itgraph.KernelOp, tl.KernelOp)) for op in module.walk())
+    if graph_name is not None and has_kernels:
+        raise CleaveError("error: --graph does not select among kernels yet; run the whole module")
     if graph_name is not None:
         graphs = [g for g in graphs if g.sym_name.data == graph_name]
         if not graphs:
             raise CleaveError(f"error: no graph @{graph_name} in the module")
-    if not graphs and not any(isinstance(op, itgraph.KernelOp) for op in module.walk()):
-        raise CleaveError("error: the module holds no tgraph.graph or itgraph.kernel")
+    if not graphs and not has_kernels:
+        raise CleaveError("error: the module holds no tgraph.graph, itgraph.kernel or tilelang.kernel")
     bindings = bindings or {}
     tol = rtol if rtol is not None else (1e-9 if mode == "float64" else 2e-2)
     itemsize = 8 if mode == "float64" else 4
     results: dict[str, list[tuple[str, tuple[np.ndarray, ...]]]] = {}
+    approximate: set[str] = set()  # members computed in fp16/fp32 (tilelang kernels)
     by_name = {g.sym_name.data: g for g in graphs}
     for graph in graphs:
         if _stage(graph) == "combine":
@@ -193,6 +197,37 @@ def run_module(
                 file=out,
             )
         results.setdefault(signature(stand_in), []).append((kernel.sym_name.data, outputs))
+    fp16_tol = rtol if rtol is not None else max(tol, 2e-2)  # tilelang kernels compute in fp16/fp32
+    tkernels = [op for op in module.walk() if isinstance(op, tl.KernelOp)]
+    graph_of = {k: tgraph.referenced_symbol(k, "cleave.schedule_of") for k in tkernels}
+    all_graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
+    for tkernel in tkernels:
+        if resize:
+            raise CleaveError("error: --resize does not apply to tilelang kernels (their tiles are fixed); schedule a smaller graph")
+        graph = all_graphs.get(graph_of[tkernel] or "")
+        stage = _stage(graph) if graph is not None else None
+        if stage == "combine":
+            continue  # runs after its split kernel
+        program = [tkernel]
+        if stage == "split":  # a Split-K pair: the split kernel, then a kernel of the combine graph
+            combine = next((k for k in tkernels if graph_of[k] == _combine_name(graph)), None)  # type: ignore[arg-type]
+            program += [combine] if combine is not None else []
+        name = " + @".join(k.sym_name.data for k in program)
+        stand_in = tgraph.GraphOp(
+            tkernel.sym_name.data,
+            [_buffer_tensor_type(a, bindings) for a in tkernel.inputs],
+            [_buffer_tensor_type(o, bindings) for o in program[-1].outputs],
+        )
+        inputs = random_inputs(stand_in, seed, bindings)
+        outputs = tuple(np.asarray(x, dtype=np.float64) for x in run_tilelang_kernels(program, inputs, bindings))
+        for i, value in enumerate(outputs):
+            print(
+                f"@{name} output {i}: shape {list(value.shape)} "
+                f"sum {float(np.sum(value)):.9g} abs-sum {float(np.sum(np.abs(value))):.9g}",
+                file=out,
+            )
+        results.setdefault(signature(stand_in), []).append((name, outputs))
+        approximate.add(name)
     ok = True
     for members in results.values():
         if len(members) < 2:
@@ -200,16 +235,23 @@ def run_module(
         ref_name, ref = members[0]
         for name, outs in members[1:]:
             err = max(max_relative_error(r, o) for r, o in zip(ref, outs))
-            agree = err <= tol
+            pair_tol = fp16_tol if approximate & {name, ref_name} else tol
+            agree = err <= pair_tol
             ok &= agree
             verdict = "agree" if agree else "DISAGREE"
-            print(f"@{name} vs @{ref_name}: {verdict} (max relative error {err:.3g}, tolerance {tol:g})", file=out)
+            print(f"@{name} vs @{ref_name}: {verdict} (max relative error {err:.3g}, tolerance {pair_tol:g})", file=out)
     return ok
 
 
 def _bound_type(value: SSAValue, sizes: dict[str, int]) -> tgraph.TensorType:
     t = tgraph.tensor_type(value)
     return t.with_shape([sympy.Integer(evaluate(d, sizes)) if d.free_symbols <= {symbol(k) for k in sizes} else d for d in t.shape])
+
+
+def _buffer_tensor_type(value: SSAValue, sizes: dict[str, int]) -> tgraph.TensorType:
+    """The tgraph type of a tilelang kernel parameter (symbols in `sizes` evaluated)."""
+    t = tl.buffer_type(value)
+    return tgraph.TensorType([sympy.Integer(evaluate(d, sizes)) if d.free_symbols <= {symbol(k) for k in sizes} else d for d in t.shape], t.element_type)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

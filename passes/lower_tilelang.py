@@ -69,7 +69,7 @@ def _bits(t: Attribute) -> int:
 def _static(value: SSAValue) -> tuple[int, ...]:
     shape = tgraph.tensor_type(value).shape
     if not all(d.is_Integer for d in shape):
-        raise LoweringError(f"error: cleave-lower-tilelang: tile of symbolic shape {list(map(str, shape))}: concretize first")
+        raise LoweringError(f"error: cleave-lower-tilelang: tile of symbolic shape [{', '.join(map(str, shape))}]: dynamic kernels are not lowered yet")
     return tuple(int(d) for d in shape)
 
 
@@ -219,6 +219,13 @@ class _KernelLowering:
         k = self.kernel
         par = k.body.block.first_op
         assert isinstance(par, itgraph.ParallelOp)
+        for arg in k.body.block.args:
+            shape = tgraph.tensor_type(arg).shape
+            if not all(d.is_Integer for d in shape):
+                raise LoweringError(
+                    f"error: cleave-lower-tilelang: @{k.sym_name.data}: %{arg.name_hint or 'arg'} has symbolic shape "
+                    f"[{', '.join(map(str, shape))}]: dynamic kernels are not lowered yet"
+                )
         block = Block(arg_types=[tl.BufferType(_static(a), tgraph.tensor_type(a).element_type, "global") for a in k.body.block.args])
         for arg, new in zip(k.body.block.args, block.args):
             name = self.fresh(arg.name_hint or "arg")

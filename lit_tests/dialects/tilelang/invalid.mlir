@@ -1,0 +1,107 @@
+// RUN: cleave-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// One bad kernel per chunk; each error names what is wrong. Every chunk must fail: the CHECK-NEXT
+// chain leaves no room for a chunk that verifies (it would print a module between the errors).
+
+tilelang.kernel @copy_shape(%x: !tilelang.buffer<[128, 64], f16, global>, %y: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (2) threads 128 outputs 1 {
+  %s = tilelang.alloc_shared : !tilelang.buffer<[64, 32], f16, shared>
+  tilelang.copy %x at <[64*bx, 0], [64, 64]> to %s : !tilelang.buffer<[128, 64], f16, global>, !tilelang.buffer<[64, 32], f16, shared>
+}
+
+// CHECK: error: tilelang.copy: source [64, 64] and destination [64, 32] differ in shape
+
+// -----
+
+tilelang.kernel @gemm_b_fragment(%x: !tilelang.buffer<[64, 64], f16, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %a = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
+  %b = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f16, fragment>
+  %c = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+  tilelang.gemm %a, %b, %c policy "FullRow" : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 64], f16, fragment>, !tilelang.buffer<[64, 64], f32, fragment>
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.gemm: B operand must be in shared memory, got a fragment buffer
+
+// -----
+
+tilelang.kernel @gemm_dims(%x: !tilelang.buffer<[64, 64], f16, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %a = tilelang.alloc_shared : !tilelang.buffer<[64, 32], f16, shared>
+  %b = tilelang.alloc_shared : !tilelang.buffer<[64, 16], f16, shared>
+  %c = tilelang.alloc_fragment : !tilelang.buffer<[64, 16], f32, fragment>
+  tilelang.gemm %a, %b, %c transpose_b policy "FullRow" : !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 16], f16, shared>, !tilelang.buffer<[64, 16], f32, fragment>
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.gemm: A [64, 32] and B [64, 16] (transpose_b) differ in the contracted dim
+
+// -----
+
+tilelang.kernel @alloc_scope(%x: !tilelang.buffer<[64], f32, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %a = tilelang.alloc_shared : !tilelang.buffer<[64], f32, fragment>
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.alloc_shared: result must be a shared buffer, got a fragment one
+
+// -----
+
+tilelang.kernel @unknown_var(%x: !tilelang.buffer<[128, 64], f16, global>, %y: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (2) threads 128 outputs 1 {
+  %s = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
+  tilelang.copy %x at <[64*by, 0], [64, 64]> to %s : !tilelang.buffer<[128, 64], f16, global>, !tilelang.buffer<[64, 64], f16, shared>
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.copy: source region uses unknown variable(s) by
+
+// -----
+
+tilelang.kernel @store_type(%x: !tilelang.buffer<[64], f32, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %f = tilelang.alloc_fragment : !tilelang.buffer<[64], f32, fragment>
+  %h = tilelang.alloc_fragment : !tilelang.buffer<[64], f16, fragment>
+  tilelang.parallel (i0) in (64) {
+    %v = tilelang.load %h[i0] : !tilelang.buffer<[64], f16, fragment>
+    tilelang.store %v, %f[i0] : f16, !tilelang.buffer<[64], f32, fragment>
+  }
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.store: value type f16 differs from the buffer's f32
+
+// -----
+
+tilelang.kernel @index_rank(%x: !tilelang.buffer<[64], f32, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %f = tilelang.alloc_fragment : !tilelang.buffer<[64, 8], f32, fragment>
+  tilelang.parallel (i0) in (64) {
+    %v = tilelang.load %f[i0] : !tilelang.buffer<[64, 8], f32, fragment>
+  }
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.load: 1 indices for a rank-2 buffer [64, 8]
+
+// -----
+
+tilelang.kernel @reduce_shape(%x: !tilelang.buffer<[64], f32, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %s = tilelang.alloc_fragment : !tilelang.buffer<[64, 32], f32, fragment>
+  %r = tilelang.alloc_fragment : !tilelang.buffer<[32], f32, fragment>
+  tilelang.reduce_sum %s, %r dim 1 clear : !tilelang.buffer<[64, 32], f32, fragment>, !tilelang.buffer<[32], f32, fragment>
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.reduce_sum: destination is [32], reducing dim 1 of [64, 32] gives [64]
+
+// -----
+
+tilelang.kernel @grid_vars(%x: !tilelang.buffer<[64], f32, global>) grid (by) in (1) threads 128 outputs 1 {
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.kernel @grid_vars: the grid variables must be (bx), (bx, by) or (bx, by, bz), got (by)
+
+// -----
+
+tilelang.kernel @shared_symbolic(%x: !tilelang.buffer<[L], f32, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %s = tilelang.alloc_shared : !tilelang.buffer<[L], f32, shared>
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: tilelang.buffer: a shared buffer needs a static shape, got [L]

@@ -1,0 +1,52 @@
+// cleave-lower-tilelang: the placed FlashAttention kernel of schedule.mlir as a tilelang kernel. Every
+// decision is in the IR: the hoisted Q tile copied once into shared memory, a pipelined KV loop, two
+// gemms (the P operand cast to an fp16 fragment for 128 rows), warp reductions, and the online-softmax
+// rescale (running max, alpha, beta) in parallel loops.
+// RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | filecheck %s
+// The printer gives the same Python from the lowered IR, from its textual form, and from itgraph directly.
+// RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory' -t tilelang 2>/dev/null > %t.direct.py
+// RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | cleave-opt --print-op-generic | cleave-opt -t tilelang > %t.lowered.py
+// RUN: diff %t.direct.py %t.lowered.py
+// RUN: filecheck %s --check-prefix=PY < %t.lowered.py
+
+// CHECK-NOT:  itgraph.kernel
+// CHECK:      tilelang.kernel @fa_k0(%q: !tilelang.buffer<[8, 4096, 64], f16, global>, %k: {{.*}}, %v: {{.*}}, %out0: !tilelang.buffer<[8, 4096, 64], f16, global>)
+// CHECK-SAME: grid (bx, by) in (8, 32) threads {{128|256}} outputs 1
+// CHECK-SAME: cleave.schedule_of = @fa
+// CHECK-SAME: cleave.input_names = ["q", "k", "v"], cleave.passthrough = []
+// CHECK-NEXT:   %[[Q:.*]] = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
+// CHECK:        %acc_acc = tilelang.alloc_fragment : !tilelang.buffer<[128], f32, fragment>
+// CHECK:        tilelang.copy %q at <[bx, 128*by, 0], [1, 128, 64]> to %[[Q]]
+// CHECK:        tilelang.fill %acc_acc, -inf
+// CHECK-NEXT:   tilelang.pipelined r0 in 64 stages 2 {
+// CHECK-NEXT:     tilelang.copy %k at <[bx, 64*r0, 0], [1, 64, 64]> to %[[K:.*]] :
+// CHECK-NEXT:     tilelang.clear %[[S:.*]] :
+// CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b policy "FullRow"
+// CHECK-NEXT:     tilelang.reduce_max %[[S]], %[[RED:.*]] dim 1 clear
+// CHECK:          tilelang.copy %[[E:.*]] to %[[EH:.*]] : !tilelang.buffer<[128, 64], f32, fragment>, !tilelang.buffer<[128, 64], f16, fragment>
+// CHECK:          tilelang.gemm %[[EH]], %{{.*}}, %{{.*}} policy "FullRow"
+// CHECK-NEXT:     tilelang.reduce_sum %[[E]], %{{.*}} dim 1 clear
+// CHECK-NEXT:     tilelang.parallel (i0) in (128) {
+// CHECK-NEXT:       tilelang.load %acc_acc[i0]
+// CHECK-NEXT:       tilelang.load %[[RED]][i0]
+// CHECK-NEXT:       arith.maximumf
+// CHECK-NEXT:       tilelang.store {{.*}}, %[[MNEW:.*]][i0]
+// CHECK:            math.exp
+// CHECK-NEXT:       tilelang.store {{.*}}, %alpha[i0]
+// CHECK:            tilelang.store {{.*}}, %beta[i0]
+// CHECK-NEXT:       tilelang.load %[[MNEW]][i0]
+// CHECK-NEXT:       tilelang.store {{.*}}, %acc_acc[i0]
+// CHECK-NEXT:     }
+// CHECK-NEXT:     tilelang.parallel (i0, i1) in (128, 64) {
+// CHECK:        tilelang.copy %{{.*}} to %out0 at <[bx, 128*by, 0], [1, 128, 64]>
+
+// PY:      @T.prim_func
+// PY-NEXT: def fa_k0(q: T.Tensor((8, 4096, 64), "float16"), k: T.Tensor((8, 4096, 64), "float16"), v: T.Tensor((8, 4096, 64), "float16"), out0: T.Tensor((8, 4096, 64), "float16")):
+// PY-NEXT:     with T.Kernel(8, 32, threads={{128|256}}) as (bx, by):
+// PY:              for r0 in T.Pipelined(64, num_stages=2):
+// PY:                  T.gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+// PY:                  m_new[i0] = T.max(acc_acc[i0], red[i0])
+// PY-NEXT:             alpha[i0] = T.exp(acc_acc[i0] - m_new[i0])
+// PY-NEXT:             beta[i0] = T.exp(red[i0] - m_new[i0])
+// PY-NEXT:             acc_acc[i0] = m_new[i0]
+// PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0] + o[i0, i1] * beta[i0]

@@ -1,0 +1,14 @@
+// Bad input to cleave-lower-tilelang and -t tilelang: one line, exit 1.
+// RUN: not cleave-opt %s -p cleave-lower-tilelang 2>&1 | filecheck %s --check-prefix=SYM
+// RUN: not cleave-opt %S/../dialects/tgraph/graph.mlir -t tilelang 2>&1 | filecheck %s --check-prefix=NONE
+
+// SYM: error: cleave-lower-tilelang: @k: %x has symbolic shape [4, N]: dynamic kernels are not lowered yet
+// NONE: error: -t tilelang: the module holds no itgraph.kernel or tilelang.kernel (run cleave-schedule first)
+
+itgraph.kernel @k(%x: !tgraph.tensor<[4, N], f32>, %y: !tgraph.tensor<[4, N], f32>) attributes {num_outputs = 1 : i64} {
+  itgraph.parallel (p0) in (4) {
+    %t = itgraph.load %x at #itgraph.tmap<[p0, 0], [1, N]> : !tgraph.tensor<[4, N], f32> -> !tgraph.tensor<[1, N], f32>
+    %e = tgraph.exp %t : !tgraph.tensor<[1, N], f32>
+    itgraph.store %e, %y at #itgraph.tmap<[p0, 0], [1, N]> : !tgraph.tensor<[1, N], f32>, !tgraph.tensor<[4, N], f32>
+  }
+}
