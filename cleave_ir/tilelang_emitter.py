@@ -203,7 +203,7 @@ class _KernelPrinter:
                         f"error: -t tilelang: {self.py[load.buffer]} is read before a store to it and used after: no TileLang form"
                     )
             target = f"{self.py[op.buffer]}[{', '.join(py_expr(e) for e in op.index_exprs)}]"
-            self.emit(indent, f"{target} {'+=' if op.accumulate is not None else '='} {self.scalar(op.value)[0]}")
+            self.emit(indent, f"{target} {'+=' if op.accumulate is not None else '='} {self.scalar(op.value, op)[0]}")
 
     def loads(self, value: SSAValue) -> list[tl.LoadOp]:
         op = value.owner
@@ -211,8 +211,8 @@ class _KernelPrinter:
             return [op]
         return [x for o in getattr(op, "operands", ()) for x in self.loads(o)]
 
-    def scalar(self, value: SSAValue) -> tuple[str, int]:
-        """Python text of a parallel-body value and its precedence."""
+    def scalar(self, value: SSAValue, user: Operation) -> tuple[str, int]:
+        """Python text of a parallel-body value (an operand of `user`) and its precedence."""
         op = value.owner
         if isinstance(op, tl.LoadOp):
             return f"{self.py[op.buffer]}[{', '.join(py_expr(e) for e in op.index_exprs)}]", _ATOM
@@ -220,20 +220,33 @@ class _KernelPrinter:
             v = float(op.value.value.data)  # type: ignore[attr-defined]
             return repr(v), _UNARY if v < 0 else _ATOM
         if isinstance(op, (arith.ExtFOp, arith.TruncFOp)):
-            return self.scalar(op.input)
+            if _implicit_cast(value, user):
+                return self.scalar(op.input, op)
+            return f"T.Cast(\"{_DTYPES[str(value.type)]}\", {self.scalar(op.input, op)[0]})", _ATOM
         if isinstance(op, arith.NegfOp):
-            return f"-({self.scalar(op.operand)[0]})", _UNARY
+            return f"-({self.scalar(op.operand, op)[0]})", _UNARY
         if type(op) in _CALLS:
-            return f"{_CALLS[type(op)]}({self.scalar(op.operand)[0]})", _ATOM  # type: ignore[attr-defined]
+            return f"{_CALLS[type(op)]}({self.scalar(op.operand, op)[0]})", _ATOM  # type: ignore[attr-defined]
         if isinstance(op, arith.MaximumfOp):
-            return f"T.max({self.scalar(op.lhs)[0]}, {self.scalar(op.rhs)[0]})", _ATOM
+            return f"T.max({self.scalar(op.lhs, op)[0]}, {self.scalar(op.rhs, op)[0]})", _ATOM
         if type(op) in _INFIX:
             sym, prec = _INFIX[type(op)]
-            (lt, lp), (rt, rp) = self.scalar(op.lhs), self.scalar(op.rhs)  # type: ignore[attr-defined]
+            (lt, lp), (rt, rp) = self.scalar(op.lhs, op), self.scalar(op.rhs, op)  # type: ignore[attr-defined]
             lt = lt if lp >= prec else f"({lt})"
             rt = rt if rp > prec else f"({rt})"
             return f"{lt} {sym} {rt}", prec
         raise LoweringError(f"error: -t tilelang: {getattr(op, 'name', value)} has no TileLang form in a T.Parallel body")
+
+
+def _implicit_cast(value: SSAValue, user: Operation) -> bool:
+    """Whether TileLang applies the cast producing `value` by itself: a store converts to the
+    buffer's type, and a binary op promotes (or narrows a literal) to its other operand's type."""
+    if isinstance(user, tl.StoreOp):
+        return True
+    if isinstance(user, (arith.MaximumfOp, *_INFIX)):
+        other = user.rhs if user.lhs == value else user.lhs  # type: ignore[attr-defined]
+        return other.type == value.type and not isinstance(other.owner, (arith.ExtFOp, arith.TruncFOp))
+    return False
 
 
 def kernel_source(kernel: tl.KernelOp | itgraph.KernelOp) -> str:
@@ -314,11 +327,12 @@ def module_source(module: ModuleOp) -> str:
             passthrough = _names(k.attributes["cleave.passthrough"])
         else:
             passthrough = _names(graphs[src_name].attributes.get("cleave.passthrough")) if src_name in graphs else []
+        us_text = repr(us) if math.isfinite(us) else 'float("inf")'
         names = _names(k.attributes.get("cleave.input_names")) or [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
         types = [tl.buffer_type(a) for a in k.params]
         meta.append(
             f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'input_names': {names!r}, 'passthrough': {passthrough!r}, 'tiles': {getattr(k.attributes.get('cleave.tiles'), 'data', '')!r}, "
-            f"'estimated_us': {us!r}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, "
+            f"'estimated_us': {us_text}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, "
             f"'shapes': {[_py_shape(t.shape) for t in types]!r}, 'dtypes': {[_dtype(t) for t in types]!r}}},"
         )
     out.append("KERNELS = {\n" + "\n".join(meta) + "\n}")

@@ -1,19 +1,30 @@
-"""TileLang emission: every example's emitted kernels lower to CUDA for sm_90a; golden sources.
+"""TileLang emission: every example's emitted kernels lower to CUDA for sm_90a and, interpreted by the
+tilelang dialect's numpy interpreter, compute what the input graph computes; golden sources.
 
 Shapes are scaled down (4096 -> 512 ...) to keep the search and the checks fast; the structure of the
-kernels is the same. Set CLEAVE_UPDATE_GOLDEN=1 to rewrite the golden files after a deliberate change.
+kernels is the same. The pipeline runs once per example and shape (cached), so the lowering check and
+the interpreter check share it. Set CLEAVE_UPDATE_GOLDEN=1 to rewrite the golden files after a
+deliberate change.
 """
 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, f64
 
 from cleave_ir.builder import module_of
-from cleave_ir.dialects import itgraph
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import tilelang as tl
+from cleave_ir.interpreter import input_shapes, max_relative_error, run_graph
+from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+from cleave_ir.passes.lower_tilelang import lower_module
 from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.run import load_module, resize_graph
 from cleave_ir.tilelang_check import load_module_file, lower_all
@@ -24,15 +35,27 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 SCALED = {4096: 512, 8192: 512, 14336: 1024, 6144: 512, 32: 4}
 
 
-def emitted(name: str, tmp_path: Path, keep: int = 2) -> Path:
+# mla has 128 heads of 576: at SCALED its kernels have thousands of blocks, too many to interpret
+INTERPRETED = {"mla": {4096: 128, 128: 4}}
+FP16_TOLERANCE = 2e-2  # max error relative to the output's max |value|
+
+
+@lru_cache(maxsize=None)
+def pipelined(name: str, keep: int, scale: tuple[tuple[int, int], ...]) -> ModuleOp:
+    """The example after cleave-pipeline at `scale` (shared by the tests: do not modify it)."""
     graph = load_module(str(EXAMPLES / f"{name}.mlir")).body.block.first_op
-    small = resize_graph(graph, SCALED)
+    small = resize_graph(graph, dict(scale))
     small.attributes.pop("constraints", None)
     small.bindings = None
     module = module_of(small.clone())
     PipelinePass(top_k=1, keep=keep, split_counts=(4,)).apply(Context(), module)
     module.verify()
     assert any(isinstance(op, itgraph.KernelOp) for op in module.body.block.ops)
+    return module
+
+
+def emitted(name: str, tmp_path: Path, keep: int = 2) -> Path:
+    module = pipelined(name, keep, tuple(SCALED.items()))
     path = tmp_path / f"{name}_kernels.py"
     path.write_text(module_source(module))
     return path
@@ -73,3 +96,84 @@ def test_flash_attention_kernel_code(tmp_path: Path) -> None:
     assert "T.Pipelined(64, num_stages=2)" in text and text.count("T.gemm(") == 2 and "transpose_B=True" in text
     assert "T.reduce_max(" in text and "alpha" in text and "beta" in text  # the online-softmax rescale
     assert "__global__" in lower_all(out)["fa_k0"]
+
+
+def lowered(name: str) -> ModuleOp:
+    """A copy of the example's pipelined module with its kernels lowered to the tilelang dialect."""
+    module = pipelined(name, 2, tuple(INTERPRETED.get(name, SCALED).items())).clone()
+    lower_module(module)
+    module.verify()
+    assert not any(isinstance(op, itgraph.KernelOp) for op in module.walk())
+    return module
+
+
+def fp16_inputs(graph: tgraph.GraphOp, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float16).astype(np.float64) for s in input_shapes(graph)]
+
+
+def program_error(module: ModuleOp, kernels: list[tl.KernelOp], seed: int = 0) -> float:
+    """Max relative error of a kernel program against the module's input graph on random inputs."""
+    graph = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" not in g.attributes)
+    xs = fp16_inputs(graph, seed)
+    ref = run_graph(graph, xs)
+    out = run_kernels(kernels, xs)
+    assert len(out) == len(ref)
+    return max(max_relative_error(r, o) for r, o in zip(ref, out))
+
+
+@pytest.mark.parametrize(
+    "name", ["mha", "gqa", "mqa", "mla", "gqa_decode", "mha_decode", "mla_decode", "rmsnorm_matmul", "swiglu", "matmul", "matmul_matmul", "matmul_rowsum"]
+)
+def test_lowered_kernels_compute_the_graph(name: str) -> None:
+    """Every kept candidate's kernels, lowered and interpreted in launch order, match the input graph."""
+    module = lowered(name)
+    candidates = candidate_kernels(module)
+    assert candidates
+    for graph, kernels in candidates:
+        err = program_error(module, kernels)
+        assert err < FP16_TOLERANCE, f"@{graph} ({', '.join(k.sym_name.data for k in kernels)}): error {err:.3g}"
+
+
+def _first(root, kind: type, where=lambda op: True):
+    return next(op for op in root.walk() if isinstance(op, kind) and where(op))
+
+
+def _shift_first_load(kernel: tl.KernelOp) -> None:
+    """Read the wrong tile: the first global-to-shared copy's offsets move by one tile."""
+    copy = _first(kernel, tl.CopyOp, lambda op: op.src_region is not None)
+    region = copy.src_region
+    copy.src_region = tl.RegionAttr([o + s if s != 1 else o for o, s in zip(region.offset_exprs, region.size_exprs)], region.size_exprs)
+
+
+def _change_scale(kernel: tl.KernelOp) -> None:
+    """Scale the attention logits by 1.5 times the right factor."""
+    const = _first(kernel, arith.ConstantOp, lambda op: float(op.value.value.data) not in (0.0, 1.0))
+    const.value = FloatAttr(float(const.value.value.data) * 1.5, f64)
+
+
+def _drop_rescale(kernel: tl.KernelOp) -> None:
+    """Forget the online-softmax rescale of the accumulator (alpha = 1)."""
+    alpha = _first(kernel, tl.AllocFragmentOp, lambda op: op.result.name_hint == "alpha").result
+    store = _first(kernel, tl.StoreOp, lambda op: op.buffer == alpha)
+    one = arith.ConstantOp(FloatAttr(1.0, f64))
+    cast = arith.TruncFOp(one.result, store.value.type)
+    store.parent_block().insert_ops_before([one, cast], store)
+    store.operands[0] = cast.result
+
+
+def _has_rescale(kernels: list[tl.KernelOp]) -> bool:
+    return any(isinstance(op, tl.AllocFragmentOp) and op.result.name_hint == "alpha" for op in kernels[0].walk())
+
+
+@pytest.mark.parametrize(
+    "name, perturb", [("matmul", _shift_first_load), ("mha", _change_scale), ("gqa", _drop_rescale)]
+)
+def test_interpreter_catches_a_wrong_kernel(name: str, perturb) -> None:
+    """The check above is not vacuous: one wrong op in a candidate's first kernel makes it fail."""
+    module = lowered(name)
+    kernels = next(ks for _, ks in candidate_kernels(module) if perturb is not _drop_rescale or _has_rescale(ks))
+    assert program_error(module, kernels) < FP16_TOLERANCE
+    perturb(kernels[0])
+    module.verify()
+    assert program_error(module, kernels) > FP16_TOLERANCE
