@@ -8,8 +8,9 @@
 of cases (and, with `--ablations`, for the ablation variants of a representative subset, the Cleave
 paper's Figure 12) in a process pool, and writes one emitted TileLang module per (row, variant) and
 `manifest.json` (shapes, flops, bytes, graph text, search time, candidates; a failed pipeline is
-recorded with its one-line error). An existing manifest entry with the same graph and variant is
-reused, so an interrupted `prepare` resumes.
+recorded with its one-line error; `--lower` also lowers every kernel for sm_90a and records the
+kernels that do not lower). An existing manifest entry with the same graph and variant is reused, so
+an interrupted `prepare` resumes (`--force` re-runs them).
 
 `run` (GPU) compiles the kept candidates of every row (threads: tilelang.compile waits on nvcc),
 checks each against a float64 reference with its outputs poisoned (relative error < 1e-2), and times
@@ -292,6 +293,7 @@ def prepare(
     top_k: int = 2,
     only: Sequence[Row] | None = None,
     lower: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Run the pipeline for every (row, variant) into `out_dir`; returns (and writes) the manifest."""
     out_dir = out_dir.resolve()
@@ -304,7 +306,7 @@ def prepare(
         text = graph_text(r, scale)
         for v in VARIANTS if ablations and r.name in ABLATION_ROWS else ["full"]:
             old = manifest["entries"].get(f"{r.name}__{v}")
-            if old and old["status"] == "ok" and old["graph"] == text and (out_dir / old["module"]).exists() and (not lower or "lowering" in old):
+            if not force and old and old["status"] == "ok" and old["graph"] == text and (out_dir / old["module"]).exists() and (not lower or "lowering" in old):
                 continue
             todo.append((r.name, v, text))
     todo.sort(key=lambda job: job[1] != "full")  # every row's full pipeline first, then the ablation variants
@@ -833,6 +835,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pp.add_argument("--keep", type=int, default=3, help="candidates kept per row (default 3)")
     pp.add_argument("--top-k", type=int, default=2, help="kernels scheduled per graph (default 2)")
     pp.add_argument("--lower", action="store_true", help="also lower every kernel for sm_90a (CPU) and record failures")
+    pp.add_argument("--force", action="store_true", help="re-run entries the manifest already has (after a change to the passes or the emitter)")
     pp.add_argument("--scale", action="store_true", help=argparse.SUPPRESS)  # scaled-down shapes, for smoke tests
     pr = sub.add_parser("run", help="compile, check and time every row on the GPU")
     pr.add_argument("dir", help="the directory `prepare` wrote")
@@ -852,7 +855,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pc.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.command == "prepare":
-        prepare(Path(args.out), args.jobs, args.rows, args.ablations, args.scale, args.keep, args.top_k, lower=args.lower)
+        prepare(Path(args.out), args.jobs, args.rows, args.ablations, args.scale, args.keep, args.top_k, lower=args.lower, force=args.force)
         return 0
     if args.command == "run":
         return run(args)
