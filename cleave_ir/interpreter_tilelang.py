@@ -21,7 +21,13 @@ from typing import Any
 import numpy as np
 import sympy
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import ArrayAttr, BFloat16Type, Float16Type, Float32Type, ModuleOp
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    ModuleOp,
+)
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Attribute
 

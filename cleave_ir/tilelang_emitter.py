@@ -29,7 +29,13 @@ from xdsl.utils.target import Target
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
-from cleave_ir.passes.lower_tilelang import RESERVED_NAMES, LoweringError, ident, lower_kernel, lower_module
+from cleave_ir.passes.lower_tilelang import (
+    RESERVED_NAMES,
+    LoweringError,
+    ident,
+    lower_kernel,
+    lower_module,
+)
 from cleave_ir.shapes import Dim
 
 __all__ = ["LoweringError", "TileLangTarget", "kernel_source", "module_source"]

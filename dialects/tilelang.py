@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from functools import cache
 from typing import ClassVar
 
 import sympy
@@ -37,7 +37,16 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -51,7 +60,13 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasAncestor, HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInterface
+from xdsl.traits import (
+    HasAncestor,
+    HasParent,
+    IsolatedFromAbove,
+    NoTerminator,
+    SymbolOpInterface,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.shapes import Dim, dim_str, symbol
@@ -180,7 +195,7 @@ def _parse_expr(t: _Tokens) -> Dim:
     return expr()
 
 
-@lru_cache(maxsize=None)
+@cache
 def parse_expr_text(text: str) -> Dim:
     """The sympy expression of an index-expression text (`64*bz + 16`, `(bx floordiv 4) mod 8`)."""
     tokens = _TextTokens(text)

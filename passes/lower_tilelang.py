@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sympy
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import tilelang as tl
 from xdsl.context import Context
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
@@ -45,8 +47,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
-from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.dialects import tilelang as tl
 from cleave_ir.shapes import Dim, parse_dim_text, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))

@@ -10,22 +10,22 @@ deliberate change.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import tilelang as tl
+from cleave_ir.passes.lower_tilelang import lower_module
+from cleave_ir.passes.pipeline import PipelinePass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f64
 
 from cleave_ir.builder import module_of
-from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.dialects import tilelang as tl
 from cleave_ir.interpreter import input_shapes, max_relative_error, run_graph
 from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
-from cleave_ir.passes.lower_tilelang import lower_module
-from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.run import load_module, resize_graph
 from cleave_ir.tilelang_check import load_module_file, lower_all
 from cleave_ir.tilelang_emitter import module_source
@@ -40,7 +40,7 @@ INTERPRETED = {"mla": {4096: 128, 128: 4}}
 FP16_TOLERANCE = 2e-2  # max error relative to the output's max |value|
 
 
-@lru_cache(maxsize=None)
+@cache
 def pipelined(name: str, keep: int, scale: tuple[tuple[int, int], ...]) -> ModuleOp:
     """The example after cleave-pipeline at `scale` (shared by the tests: do not modify it)."""
     graph = load_module(str(EXAMPLES / f"{name}.mlir")).body.block.first_op

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sympy
-
-from conftest import parse_text
 from cleave_ir.dialects import tilelang as tl
+from conftest import parse_text
+
 from cleave_ir.interpreter import InterpretationError
 from cleave_ir.interpreter_tilelang import run_kernel, run_kernels
 from cleave_ir.shapes import symbol
