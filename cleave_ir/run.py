@@ -2,6 +2,8 @@
 
 Graphs with the same signature (input and output types) get the same random inputs, and their
 outputs are compared (max relative error): this is how a pass's output is checked against its input.
+Kernels run too: itgraph kernels in float64, tilelang kernels with their fp16/fp32 numerics (compared
+within the fp16 tolerance, a Split-K split kernel followed by its combine kernel).
 """
 
 from __future__ import annotations
