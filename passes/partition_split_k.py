@@ -2,7 +2,9 @@
 
 The cut is at the reductions over a split's parts dim ("combine" reductions). The split graph keeps
 everything upstream of them and returns the partial tensors they read; the combine graph takes those
-partials (and any original input used after the cut) and computes the original outputs. Each becomes
+partials (and any original input used after the cut) and computes the original outputs. Everything
+forward of a combine reduction is on the combine side (a stabilized graph rescales its partials by
+the max over the parts there), even when a later combine reduction reads it. Each becomes
 its own kernel; `cleave-run` and `run_split_k` run the pair in order.
 """
 
@@ -59,14 +61,25 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
     cuts = combine_ops(graph)
     if not cuts:
         return None
-    # the split kernel computes exactly what the partials need; everything else is the combine's
-    needed: set[Operation] = set()
-    stack = [o.owner for cut in cuts for o in cut.operands]
+    # everything forward of a combine reduction is the combine's (a rescale by the max over the
+    # parts, say); the split kernel computes exactly what the rest needs from before the cut
+    forward: set[Operation] = set()
+    stack: list[Operation] = list(cuts)
     while stack:
         op = stack.pop()
-        if isinstance(op, Operation) and op.parent is graph.block and op not in needed:
-            needed.add(op)
-            stack.extend(o.owner for o in op.operands)
+        if op not in forward and not isinstance(op, tgraph.OutputOp):
+            forward.add(op)
+            stack.extend(u.operation for r in op.results for u in r.uses)
+    needed: set[Operation] = set()
+    seen: set[Operation] = set()
+    stack = [o.owner for cut in cuts for o in cut.operands]  # type: ignore[misc]
+    while stack:
+        op = stack.pop()
+        if isinstance(op, Operation) and op.parent is graph.block and op not in seen:
+            seen.add(op)
+            if op not in forward:
+                needed.add(op)
+            stack.extend(o.owner for o in op.operands)  # type: ignore[misc]
     upstream = [op for op in graph.block.ops if op in needed]
     downstream = {op for op in graph.block.ops if op not in needed and not isinstance(op, tgraph.OutputOp)}
     # values crossing the cut, in first-use order: partials (from upstream ops) and graph inputs
