@@ -10,7 +10,10 @@ For one tile configuration (output tile sizes, reduction tile size):
    tile; the loop accumulates (sum, max) into the reductions' results;
 3. when a loop accumulates sums of exp(x) that the kernel only uses as a ratio of two accumulators
    (attention's P.V over the row sum), they become rescaled sums with a running max (online softmax):
-   exp never overflows, whatever the logits.
+   exp never overflows, whatever the logits. The explicit form of a stabilized Split-K graph,
+   sums of exp(x - max_a(x)) with max_a(x) itself an output (`cleave-stabilize-split-k`), becomes the
+   same loop with that max as the running max: one pass over the reduced dim, and the loop's results
+   are exactly the graph's sums and max.
 
 One level of iterative tiling is done (reductions inside a loop are computed whole per tile).
 Configurations are enumerated (tiles of 16..256 on the last two output dims, reduction tiles
@@ -55,6 +58,7 @@ class Loop:
     inside: list[Operation]  # members and their upstream ops, in graph order
     tiles: dict[SSAValue, Tile] = field(default_factory=dict)
     rescaled: Operation | None = None  # the exp op whose max is tracked
+    running_max: Operation | None = None  # the explicit max_a(x) of exp(x - max_a(x)), a member
 
 
 def _ops(graph: tgraph.GraphOp) -> list[Operation]:
@@ -168,7 +172,14 @@ def _loops(graph: tgraph.GraphOp, ops: list[Operation], tiles: dict[SSAValue, Ti
         extent = tiles[op.operands[i]].shape[d]
         if extent > b and extent % b == 0:
             iterable.append(op)
-    last_wave = [op for op in iterable if not (_descendants(op) & set(iterable))]
+    explicit = _explicit_maxes(graph, ops)
+
+    def downstream(op: Operation) -> set[Operation]:
+        if op in explicit:  # an explicit max feeds its sums through exp(x - max): their peer
+            return _descendants(op) - _descendants(explicit[op]) - {explicit[op]}
+        return _descendants(op)
+
+    last_wave = [op for op in iterable if not (downstream(op) & set(iterable))]
     opset = set(ops)
     groups: list[list[Operation]] = []
     for op in last_wave:
@@ -193,6 +204,9 @@ def _loops(graph: tgraph.GraphOp, ops: list[Operation], tiles: dict[SSAValue, Ti
                         raise Unschedulable(
                             f"{op.name}: its result is needed outside the reduction loop as well"
                         )
+        running = [m for m in members if m in explicit]
+        if running:  # the running max goes last, as the implicit form's
+            members = [m for m in members if m not in running] + running
         var = f"r{gi}"
         first_dims = reduced_dims(members[0])
         extent_full = tiles[members[0].operands[first_dims[0][0]]].shape[first_dims[0][1]]
@@ -209,8 +223,48 @@ def _loops(graph: tgraph.GraphOp, ops: list[Operation], tiles: dict[SSAValue, Ti
                     _merge(loop.tiles, operand, tiles[operand], m)
         _propagate([op for op in inside if op not in members], loop.tiles)
         loop.rescaled = _rescalable(loop, graph)
+        if running:
+            loop.running_max, loop.rescaled = _running_max(loop, running, explicit)
         loops.append(loop)
     return loops
+
+
+def _explicit_maxes(graph: tgraph.GraphOp, ops: list[Operation]) -> dict[Operation, Operation]:
+    """Each `max_a(x)` that is a graph output and feeds only exp(x - max_a(x)) besides: max -> exp."""
+    out: dict[Operation, Operation] = {}
+    for op in ops:
+        if not (isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX):
+            continue
+        users = [u.operation for u in op.result.uses]
+        subs = [u for u in users if not isinstance(u, tgraph.OutputOp)]
+        if len(subs) != 1 or len(users) == len(subs):
+            continue
+        (sub,) = subs
+        if not (isinstance(sub, tgraph.SubOp) and sub.lhs is op.input and sub.rhs is op.result):
+            continue
+        exps = [u.operation for u in sub.result.uses]
+        if len(exps) == 1 and isinstance(exps[0], tgraph.ExpOp):
+            out[op] = exps[0]
+    return out
+
+
+def _running_max(loop: Loop, running: list[Operation], explicit: dict[Operation, Operation]) -> tuple[Operation, Operation]:
+    """(max, exp) of a loop holding an explicit max: its sums must be exactly that exp's sums."""
+    if len(running) != 1:
+        raise Unschedulable("tgraph.reduce: two running maxes in one reduction loop")
+    (mx,) = running
+    assert isinstance(mx, tgraph.ReduceOp)
+    e = explicit[mx]
+    sums = [m for m in loop.members if m is not mx]
+    users = {u.operation for u in e.results[0].uses}
+    ok = bool(sums) and set(sums) == users
+    for m in sums:
+        is_sum = isinstance(m, tgraph.MatmulOp) or (isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.SUM)
+        ok = ok and is_sum and m.operands[0] is e.results[0] and not (isinstance(m, tgraph.MatmulOp) and m.rhs is e.results[0])
+        ok = ok and reduced_dims(m)[0][1] == mx.axis
+    if not ok:
+        raise Unschedulable("tgraph.reduce: the max of exp(x - max x) is a running max only for a loop of that exp's sums")
+    return mx, e
 
 
 def _rescalable(loop: Loop, graph: tgraph.GraphOp) -> Operation | None:
@@ -303,7 +357,7 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
         env = dict(outer)
         maxes: list[SSAValue] = []
         rescale = None
-        if loop.rescaled is not None:
+        if loop.rescaled is not None and loop.running_max is None:
             m0 = loop.members[0]
             axis = reduced_dims(m0)[0][1]
             rescale = (loop.rescaled, axis, maxes)
@@ -314,6 +368,8 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
         if rescale is not None:
             kinds = ["rescaled_sum"] * len(kinds) + ["max"]
             yielded.append(maxes[0])
+        elif loop.running_max is not None:  # explicit exp(x - max): that max is the running max
+            kinds = ["max" if m is loop.running_max else "rescaled_sum" for m in loop.members]
         lblock.add_op(itgraph.YieldOp(yielded))
         seq = itgraph.SequentialOp(loop.var, loop.extent, kinds, [tgraph.tensor_type(v) for v in yielded], Region(lblock))
         body.add_op(seq)

@@ -1,0 +1,235 @@
+"""cleave-stabilize-split-k: Split-K exp sums in the log-sum-exp form, finite for any logits.
+
+The rewritten candidates equal the originals; after partition and scheduling, the split kernel is
+one online-softmax pass (rescaled sums with the chunk max as the running max) and the split+combine
+kernels stay finite and right for logits of ~1e4, where the unstabilized pair gives inf/NaN.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from cleave_ir.builder import GraphBuilder, module_of
+from cleave_ir.diagnostics import parse_module_text
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph, run_split_k
+from cleave_ir.interpreter_itgraph import run_kernel
+from cleave_ir.passes.concretize import ConcretizePass
+from cleave_ir.passes.partition_split_k import partition
+from cleave_ir.passes.schedule import Config, build_kernel, plan, schedule_graph
+from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass, stabilize
+from cleave_ir.passes.superoptimize import SuperoptimizePass
+from cleave_ir.passes.tmap_propagation import Unschedulable
+from cleave_ir.run import load_module, make_context, resize_graph
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+# name -> (heads dims, scale): decode attention like lit_tests/passes/dynamic_shapes.mlir, and GQA decode
+SHAPES = {"decode": ((), 1.0), "gqa_decode": ((2,), 0.08838834764831845)}
+
+
+def decode_graph(name: str) -> tgraph.GraphOp:
+    """softmax(scale * q k^T) v with q [1, *heads, 4, 128] and k, v [1, *heads, 1024, 128] (f16)."""
+    heads, scale = SHAPES[name]
+    b = GraphBuilder(name, "f16")
+    q = b.input("q", [1, *heads, 4, 128])
+    k = b.input("k", [1, *heads, 1024, 128])
+    v = b.input("v", [1, *heads, 1024, 128])
+    s = b.matmul(q, k, transpose_b=True)
+    if scale != 1.0:
+        s = b.scale(s, scale)
+    e = b.exp(s)
+    r = len(heads) + 2
+    return b.build(b.div(b.matmul(e, v), b.reduce("sum", e, r)))
+
+
+@cache
+def _candidates_text(name: str) -> str:
+    module = module_of(decode_graph(name))
+    for p in (SuperoptimizePass(), ConcretizePass(split_counts=(4,))):
+        p.apply(Context(), module)
+    return str(module)
+
+
+def candidates(name: str) -> list[tgraph.GraphOp]:
+    """The input graph and its concrete candidates (split count 4), not partitioned; fresh each call."""
+    module = parse_module_text(make_context(), _candidates_text(name), name)
+    return [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
+
+
+def flash_decoding(name: str) -> tuple[tgraph.GraphOp, tgraph.GraphOp]:
+    """(original, stabilized) FlashDecoding candidate: the one graph the rewrite applies to."""
+    found = []
+    for g in candidates(name):
+        original = g.clone()
+        if stabilize(g):
+            found.append((original, g))
+    assert len(found) == 1, [g.sym_name.data for _, g in found]
+    return found[0]
+
+
+def huge_logit_inputs(graph: tgraph.GraphOp, seed: int = 0) -> list[np.ndarray]:
+    q, k, v = random_inputs(graph, seed)
+    return [q * 1000.0, k, v]  # logits of ~1e3-1e4: exp overflows fp32 (and fp64)
+
+
+def stable_reference(name: str, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    s = (q @ np.swapaxes(k, -1, -2)) * SHAPES[name][1]
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def run_pair(split_k: itgraph.KernelOp, combine_k: itgraph.KernelOp, combine: tgraph.GraphOp, split: tgraph.GraphOp, xs: list[np.ndarray]) -> np.ndarray:
+    partials = run_kernel(split_k, xs)
+    names = split.input_names()
+    extra = [xs[names.index(n.data)] for n in combine.attributes["cleave.passthrough"].data]  # type: ignore[attr-defined]
+    return run_kernel(combine_k, [*partials, *extra])[0]
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_rewritten_candidates_equal_the_originals(name: str) -> None:
+    """Only the FlashDecoding candidate changes; it equals the original (and the input graph)."""
+    graphs = candidates(name)
+    module = module_of(*[g.clone() for g in graphs])
+    StabilizeSplitKPass().apply(Context(), module)
+    rewritten = 0
+    for before, after in zip(graphs, module.body.block.ops):
+        assert isinstance(after, tgraph.GraphOp)
+        if str(before) == str(after):
+            continue
+        rewritten += 1
+        assert "exp shifted by the chunk max" in after.attributes["cleave.note"].data  # type: ignore[attr-defined]
+        assert sum(isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX for op in after.block.ops) == 2
+        for seed in (0, 1):
+            xs = random_inputs(before, seed)
+            assert max_relative_error(run_graph(before, xs)[0], run_graph(after, xs)[0]) < 1e-9
+            assert max_relative_error(run_graph(graphs[0], xs)[0], run_graph(after, xs)[0]) < 1e-9
+    assert rewritten == 1
+    again = [stabilize(g) for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
+    assert again == [0] * len(again)  # idempotent
+
+
+def test_partition_cuts_the_stabilized_graph_after_the_chunk_max() -> None:
+    _, g = flash_decoding("decode")
+    split, combine = partition(g)  # type: ignore[misc]
+    # the split graph returns the chunk max, P.V and the row sum; the combine does the rest
+    assert [tgraph.tensor_type(t).shape[-1] for t in split.function_type.outputs.data] == [1, 128, 1]
+    assert sum(isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX for op in split.block.ops) == 1
+    kinds = [(op.kind.data.value, op.axis) for op in combine.block.ops if isinstance(op, tgraph.ReduceOp)]
+    assert kinds == [("max", 0), ("sum", 0), ("sum", 0)]
+    assert [op.name for op in combine.block.ops].count("tgraph.exp") == 1  # exp(m - M)
+    xs = random_inputs(g, 0)
+    assert max_relative_error(run_graph(g, xs)[0], run_split_k(split, combine, xs)[0]) < 1e-12
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_split_and_combine_kernels_are_finite_for_huge_logits(name: str) -> None:
+    original, stable = flash_decoding(name)
+    xs = huge_logit_inputs(stable)
+    s = xs[0] @ np.swapaxes(xs[1], -1, -2) * SHAPES[name][1]
+    assert np.abs(s).max() > 1000
+    want = stable_reference(name, *xs)
+    split, combine = partition(stable)  # type: ignore[misc]
+    combine_k = schedule_graph(combine, 1)[0][0].kernel
+    kernels = schedule_graph(split, 3)[0]
+    assert len(kernels) == 3
+    for sk in kernels:
+        got = run_pair(sk.kernel, combine_k, combine, split, xs)
+        assert np.all(np.isfinite(got)), sk.config
+        assert max_relative_error(want, got) < 1e-9, sk.config
+    # no exp of unshifted logits anywhere: every exp reads x - max
+    for k in (kernels[0].kernel, combine_k):
+        exps = [op for op in k.walk() if isinstance(op, tgraph.ExpOp)]
+        assert exps and all(isinstance(op.input.owner, tgraph.SubOp) for op in exps)
+    # in fp32 (declared mode) the stabilized graphs stay finite; the original pair overflows
+    with np.errstate(all="ignore"):
+        assert np.all(np.isfinite(run_split_k(split, combine, xs, mode="declared")[0]))
+        o_split, o_combine = partition(original)  # type: ignore[misc]
+        assert not np.all(np.isfinite(run_split_k(o_split, o_combine, xs, mode="declared")[0]))
+        o_kernel = schedule_graph(o_split, 1)[0][0].kernel
+        o_combine_k = schedule_graph(o_combine, 1)[0][0].kernel
+        assert not np.all(np.isfinite(run_pair(o_kernel, o_combine_k, o_combine, o_split, xs)))
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_split_kernel_is_one_online_softmax_pass(name: str) -> None:
+    _, g = flash_decoding(name)
+    split, _ = partition(g)  # type: ignore[misc]
+    best = schedule_graph(split, 3)[0]
+    for s in best:
+        k = s.kernel
+        par = k.body.block.first_op
+        assert isinstance(par, itgraph.ParallelOp)
+        loops = [op for op in k.walk() if isinstance(op, itgraph.SequentialOp)]
+        assert len(loops) == 1 and loops[0].parent_op() is par, s.config  # one pass over K/V
+        assert loops[0].kind_names == ["rescaled_sum", "rescaled_sum", "max"]
+        inside = [op for op in loops[0].body.block.ops]
+        assert any(isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX for op in inside)
+        assert sum(isinstance(op, itgraph.LoadOp) and op.source.name_hint == "k" for op in k.walk()) == 1
+        # the loop's results are exactly the graph's partials (m included)
+        xs = random_inputs(split, 3)
+        for want, got in zip(run_graph(split, xs), run_kernel(k, xs)):
+            assert max_relative_error(want, got) < 1e-12
+
+
+def test_explicit_max_loop_with_a_foreign_sum_is_rejected() -> None:
+    """A running max is only sound when every sum of the loop is a sum of exp(x - max)."""
+    b = GraphBuilder("g", "f32")
+    x = b.input("x", [4, 256])
+    m = b.reduce("max", x, 1)
+    e = b.exp(b.sub(x, m))
+    g = b.build(m, b.reduce("sum", e, 1), b.reduce("sum", x, 1))
+    with pytest.raises(Unschedulable, match="running max"):
+        plan(g, Config((4, 1), 64))
+    b = GraphBuilder("h", "f32")
+    x = b.input("x", [4, 256])
+    m = b.reduce("max", x, 1)
+    e = b.exp(b.sub(x, m))
+    h = b.build(m, b.reduce("sum", e, 1))
+    xs = [np.random.default_rng(0).standard_normal((4, 256)) * 1e4]
+    k = build_kernel(plan(h, Config((4, 1), 64)), "k")
+    assert [op.kind_names for op in k.walk() if isinstance(op, itgraph.SequentialOp)] == [["rescaled_sum", "max"]]
+    for want, got in zip(run_graph(h, xs), run_kernel(k, xs)):
+        assert max_relative_error(want, got) < 1e-12
+
+
+def test_graphs_without_the_pattern_are_unchanged() -> None:
+    """Split-K without exp, and exp sums whose denominator is not split, are left alone."""
+    g = load_module(str(EXAMPLES / "matmul_rowsum.mlir")).body.block.first_op
+    assert isinstance(g, tgraph.GraphOp)
+    module = module_of(resize_graph(g, {4096: 256}).clone())
+    module.body.block.first_op.attributes.pop("constraints", None)  # type: ignore[union-attr]
+    for p in (SuperoptimizePass(), ConcretizePass(split_counts=(4,))):
+        p.apply(Context(), module)
+    assert all(stabilize(x) == 0 for x in module.body.block.ops if isinstance(x, tgraph.GraphOp))
+    untouched = [g for g in candidates("decode") if "1 partial result" in getattr(g.attributes.get("cleave.note"), "data", "")]
+    assert untouched and all(stabilize(x) == 0 for x in untouched)
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_tilelang_numerics_stay_finite_for_huge_logits(name: str) -> None:
+    """The lowered TileLang kernels (fp16 tiles, fp32 fragments) of the pair: finite, unlike the original's."""
+    from cleave_ir.interpreter_tilelang import run_kernels
+    from cleave_ir.passes.lower_tilelang import lower_kernel
+    from cleave_ir.passes.place_memory import place
+
+    original, stable = flash_decoding(name)
+    xs = huge_logit_inputs(stable)
+    want = stable_reference(name, *xs)
+    for g, finite in ((stable, True), (original, False)):
+        split, combine = partition(g)  # type: ignore[misc]
+        passthrough = [n.data for n in combine.attributes["cleave.passthrough"].data]  # type: ignore[attr-defined]
+        lowered = []
+        for x, extra in ((split, []), (combine, passthrough)):
+            k = schedule_graph(x, 1)[0][0].kernel
+            place(k)
+            lowered.append(lower_kernel(k, extra))
+        got = run_kernels(lowered, xs)[0]
+        assert bool(np.all(np.isfinite(got))) == finite, g.sym_name.data
+        if finite:
+            assert max_relative_error(want, got) < 1e-2  # fp16 logits and tiles
