@@ -215,13 +215,16 @@ def run_module(
             combine = next((k for k in tkernels if graph_of[k] == _combine_name(graph)), None)  # type: ignore[arg-type]
             program += [combine] if combine is not None else []
         name = " + @".join(k.sym_name.data for k in program)
+        # a dynamic kernel runs at its representative sizes unless --bind gives others
+        rep = tkernel.attributes.get("cleave.representative")
+        sizes = {**({k: v.value.data for k, v in rep.data.items()} if rep is not None else {}), **bindings}  # type: ignore[attr-defined]
         stand_in = tgraph.GraphOp(
             tkernel.sym_name.data,
-            [_buffer_tensor_type(a, bindings) for a in tkernel.inputs],
-            [_buffer_tensor_type(o, bindings) for o in program[-1].outputs],
+            [_buffer_tensor_type(a, sizes) for a in tkernel.inputs],
+            [_buffer_tensor_type(o, sizes) for o in program[-1].outputs],
         )
         inputs = random_inputs(stand_in, seed, bindings)
-        outputs = tuple(np.asarray(x, dtype=np.float64) for x in run_tilelang_kernels(program, inputs, bindings))
+        outputs = tuple(np.asarray(x, dtype=np.float64) for x in run_tilelang_kernels(program, inputs, sizes))
         for i, value in enumerate(outputs):
             print(
                 f"@{name} output {i}: shape {list(value.shape)} "

@@ -81,19 +81,24 @@ def _py_atom(e: sympy.Expr) -> str:
 
 def py_expr(e: Dim) -> str:
     """Python text of an index expression (the text the emitter has always printed: sympy's)."""
-    e = sympy.sympify(e)
-    if not e.has(*_FUNCS):
-        return str(sympy.expand(e))
+    e = sympy.expand(sympy.sympify(e))
+    if not e.has(*_FUNCS) and all(sympy.fraction(t)[1] == 1 for t in sympy.Add.make_args(e)):
+        return str(e)
     table: dict[str, str] = {}
 
     def hide(x: sympy.Expr) -> sympy.Expr:
         if isinstance(x, _FUNCS):
-            name = f"_f{len(table)}"
-            table[name] = _py_func(x)
-            return sympy.Symbol(name, integer=True)
-        return x.func(*(hide(a) for a in x.args)) if x.args else x
+            text = _py_func(x)
+        elif (x.is_Mul or x.is_Pow) and sympy.fraction(x)[1] != 1:  # exact quotients of dims: K/s
+            num, den = sympy.fraction(x)
+            text = f"{_py_atom(num)} // {_py_atom(den)}"
+        else:
+            return x.func(*(hide(a) for a in x.args)) if x.args else x
+        name = f"_f{len(table)}"
+        table[name] = text
+        return sympy.Symbol(name, integer=True)
 
-    text = str(sympy.expand(hide(e)))
+    text = str(hide(e))
     for name in sorted(table, key=len, reverse=True):
         text = text.replace(name, table[name])
     return text

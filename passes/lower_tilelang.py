@@ -69,7 +69,7 @@ def _bits(t: Attribute) -> int:
 def _static(value: SSAValue) -> tuple[int, ...]:
     shape = tgraph.tensor_type(value).shape
     if not all(d.is_Integer for d in shape):
-        raise LoweringError(f"error: cleave-lower-tilelang: tile of symbolic shape [{', '.join(map(str, shape))}]: dynamic kernels are not lowered yet")
+        raise LoweringError(f"error: cleave-lower-tilelang: tile of symbolic shape [{', '.join(map(str, shape))}]: tiles must be static")
     return tuple(int(d) for d in shape)
 
 
@@ -83,7 +83,7 @@ class _Buf:
 
     value: SSAValue
     name: str  # the Python name the printer will give it
-    shape: tuple[int, ...]
+    shape: tuple[int, ...]  # symbolic only for global tensors
 
     @property
     def type(self) -> tl.BufferType:
@@ -219,19 +219,13 @@ class _KernelLowering:
         k = self.kernel
         par = k.body.block.first_op
         assert isinstance(par, itgraph.ParallelOp)
-        for arg in k.body.block.args:
-            shape = tgraph.tensor_type(arg).shape
-            if not all(d.is_Integer for d in shape):
-                raise LoweringError(
-                    f"error: cleave-lower-tilelang: @{k.sym_name.data}: %{arg.name_hint or 'arg'} has symbolic shape "
-                    f"[{', '.join(map(str, shape))}]: dynamic kernels are not lowered yet"
-                )
-        block = Block(arg_types=[tl.BufferType(_static(a), tgraph.tensor_type(a).element_type, "global") for a in k.body.block.args])
+        # global shapes and the grid may be symbolic (dynamic dims); tiles are static
+        block = Block(arg_types=[tl.BufferType(tgraph.tensor_type(a).shape, tgraph.tensor_type(a).element_type, "global") for a in k.body.block.args])
         for arg, new in zip(k.body.block.args, block.args):
             name = self.fresh(arg.name_hint or "arg")
             new.name_hint = name
-            self.bufs[arg] = _Buf(new, name, _static(arg))
-        grid = [(v, int(e)) for v, e in zip(par.var_names, par.extent_dims) if int(e) > 1]
+            self.bufs[arg] = _Buf(new, name, tgraph.tensor_type(arg).shape)  # type: ignore[arg-type]
+        grid = [(v, e) for v, e in zip(par.var_names, par.extent_dims) if e != 1]
         bx, by, bz = (symbol(v) for v in tl.GRID_VARS)
         if len(grid) > 3:  # T.Kernel has three grid dims: the leading ones share bx
             merged, grid = grid[: len(grid) - 2], grid[len(grid) - 2 :]
@@ -243,7 +237,7 @@ class _KernelLowering:
         for (v, _), var in zip(grid, (bx, by, bz)):
             self.subst.setdefault(symbol(v), var)
         for v, e in zip(par.var_names, par.extent_dims):
-            if int(e) == 1:
+            if e == 1:
                 self.subst[symbol(v)] = sympy.Integer(0)
         self.block_stack.append(block)
         self.body(par.body.block.ops)
