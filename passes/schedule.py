@@ -230,7 +230,7 @@ def _loops(graph: tgraph.GraphOp, ops: list[Operation], tiles: dict[SSAValue, Ti
 
 
 def _explicit_maxes(graph: tgraph.GraphOp, ops: list[Operation]) -> dict[Operation, Operation]:
-    """Each `max_a(x)` that is a graph output and feeds only exp(x - max_a(x)) besides: max -> exp."""
+    """Each `max_a(x)` that is a graph output and feeds only exp(x - max_a(x)), itself only summed over a: max -> exp."""
     out: dict[Operation, Operation] = {}
     for op in ops:
         if not (isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX):
@@ -243,9 +243,23 @@ def _explicit_maxes(graph: tgraph.GraphOp, ops: list[Operation]) -> dict[Operati
         if not (isinstance(sub, tgraph.SubOp) and sub.lhs is op.input and sub.rhs is op.result):
             continue
         exps = [u.operation for u in sub.result.uses]
-        if len(exps) == 1 and isinstance(exps[0], tgraph.ExpOp):
+        if len(exps) == 1 and isinstance(exps[0], tgraph.ExpOp) and _sums_over(exps[0], op.axis):
             out[op] = exps[0]
     return out
+
+
+def _sums_over(e: Operation, axis: int) -> bool:
+    """Whether every use of `e` sums it over `axis`: a reduce sum, or a matmul with `e` on the left only."""
+    users = {u.operation for u in e.results[0].uses}
+    for m in users:
+        if isinstance(m, tgraph.MatmulOp):
+            if m.lhs is not e.results[0] or m.rhs is e.results[0]:
+                return False
+        elif not (isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.SUM):
+            return False
+        if reduced_dims(m)[0][1] != axis:
+            return False
+    return bool(users)
 
 
 def _running_max(loop: Loop, running: list[Operation], explicit: dict[Operation, Operation]) -> tuple[Operation, Operation]:
@@ -255,14 +269,8 @@ def _running_max(loop: Loop, running: list[Operation], explicit: dict[Operation,
     (mx,) = running
     assert isinstance(mx, tgraph.ReduceOp)
     e = explicit[mx]
-    sums = [m for m in loop.members if m is not mx]
-    users = {u.operation for u in e.results[0].uses}
-    ok = bool(sums) and set(sums) == users
-    for m in sums:
-        is_sum = isinstance(m, tgraph.MatmulOp) or (isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.SUM)
-        ok = ok and is_sum and m.operands[0] is e.results[0] and not (isinstance(m, tgraph.MatmulOp) and m.rhs is e.results[0])
-        ok = ok and reduced_dims(m)[0][1] == mx.axis
-    if not ok:
+    sums = {m for m in loop.members if m is not mx}
+    if sums != {u.operation for u in e.results[0].uses}:  # each a sum of e over mx's axis (_sums_over)
         raise Unschedulable("tgraph.reduce: the max of exp(x - max x) is a running max only for a loop of that exp's sums")
     return mx, e
 

@@ -196,6 +196,15 @@ def test_explicit_max_loop_with_a_foreign_sum_is_rejected() -> None:
     assert [op.kind_names for op in k.walk() if isinstance(op, itgraph.SequentialOp)] == [["rescaled_sum", "max"]]
     for want, got in zip(run_graph(h, xs), run_kernel(k, xs)):
         assert max_relative_error(want, got) < 1e-12
+    # exp(x - max) not summed (a softmax numerator as output): the max stays a plain max loop
+    b = GraphBuilder("n", "f32")
+    x = b.input("x", [4, 256])
+    m = b.reduce("max", x, 1)
+    n = b.build(m, b.exp(b.sub(x, m)))
+    k = build_kernel(plan(n, Config((4, 1), 64)), "k")
+    assert [op.kind_names for op in k.walk() if isinstance(op, itgraph.SequentialOp)] == [["max"]]
+    for want, got in zip(run_graph(n, xs), run_kernel(k, xs)):
+        assert max_relative_error(want, got) < 1e-12
 
 
 def test_graphs_without_the_pattern_are_unchanged() -> None:
