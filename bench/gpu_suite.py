@@ -356,20 +356,25 @@ class Candidate:
         self.mod, self.kernels = mod, list(kernels)
         self.fns = [compiled[k] for k in kernels]
         self.first = mod.KERNELS[kernels[0]]["input_names"]
-        self.buffers = []
-        for k in kernels:
-            meta = mod.KERNELS[k]
-            n = meta["inputs"]
-            self.buffers.append(
-                [torch.empty(list(s), device=DEVICE, dtype=getattr(torch, d)) for s, d in zip(meta["shapes"][n:], meta["dtypes"][n:])]
-            )
+        self.buffers: list[list[Any]] = []  # allocated at the first call: dynamic dims take the inputs' sizes
 
     def __call__(self, *inputs):  # type: ignore[no-untyped-def]
+        import torch
+
+        from cleave_ir.runtime import concrete_shape, dynamic_sizes
+
         values = list(inputs)
-        for k, fn, outs in zip(self.kernels, self.fns, self.buffers):
+        for i, (k, fn) in enumerate(zip(self.kernels, self.fns)):
             meta = self.mod.KERNELS[k]
             extra = [inputs[self.first.index(n)] for n in meta["passthrough"]]
-            fn(*values[: meta["inputs"] - len(extra)], *extra, *outs)
+            args = [*values[: meta["inputs"] - len(extra)], *extra]
+            if len(self.buffers) <= i:
+                n, sizes = meta["inputs"], dynamic_sizes(meta, args)
+                self.buffers.append(
+                    [torch.empty(concrete_shape(s, sizes), device=DEVICE, dtype=getattr(torch, d)) for s, d in zip(meta["shapes"][n:], meta["dtypes"][n:])]
+                )
+            outs = self.buffers[i]
+            fn(*args, *outs)
             values = outs
         return values[0]
 
@@ -488,6 +493,8 @@ def measure_row(
             continue
         try:
             cand = Candidate(mod, c["kernels"], compiled)
+            cand(*xs)  # allocates the buffers (dynamic dims take the inputs' sizes)
+            torch.cuda.synchronize()
             cand.poison()
             got = cand(*xs)
             torch.cuda.synchronize()

@@ -265,6 +265,15 @@ class TileLangFunctions(InterpreterFunctions):
         return ()
 
     # ------------------------------------------------------------------ scalar ops (whole tiles)
+    @impl(tl.IndexBelowOp)
+    def run_index_below(self, interpreter: Interpreter, op: tl.IndexBelowOp, args: tuple[Any, ...]):
+        return (np.asarray(evaluate(op.index_expr, self.env) < evaluate(op.bound_expr, self.env)),)
+
+    @impl(arith.SelectOp)
+    def run_select(self, interpreter: Interpreter, op: arith.SelectOp, args: tuple[Any, ...]):
+        cond, a, b = args
+        return (to_type(np.where(cond, a, b), op.result.type),)
+
     @impl(arith.ConstantOp)
     def run_constant(self, interpreter: Interpreter, op: arith.ConstantOp, args: tuple[Any, ...]):
         return (to_type(float(op.value.value.data), op.result.type),)  # type: ignore[attr-defined]

@@ -130,13 +130,37 @@ def check(got: torch.Tensor, ref: torch.Tensor) -> float:
     return diff / scale if scale > 0 else diff
 
 
-def poisoned_outputs(meta: dict[str, Any], device: str = "cuda") -> list[torch.Tensor]:
-    """NaN-filled output buffers for one kernel of an emitted module (`meta` is its `KERNELS` entry)."""
+def dynamic_sizes(meta: dict[str, Any], args: Sequence[Any]) -> dict[str, int]:
+    """The sizes of a kernel's dynamic dims (the names in its `KERNELS` shapes), read from its inputs."""
+    sizes: dict[str, int] = {}
+    for shape, x in zip(meta["shapes"][: meta["inputs"]], args):
+        for d, n in zip(shape, x.shape):
+            if isinstance(d, str) and d.isidentifier():
+                sizes[d] = int(n)
+    return sizes
+
+
+def concrete_shape(shape: Sequence[int | str], sizes: dict[str, int]) -> list[int]:
+    """A `KERNELS` shape with its dynamic dims (`'L'`, `'L // 16'`, `'T.ceildiv(L, 128)'`) evaluated."""
+    env = {"T": _Ceildiv, **sizes}
+    return [d if isinstance(d, int) else int(eval(d, {"__builtins__": {}}, env)) for d in shape]  # noqa: S307 (our own printed expressions)
+
+
+class _Ceildiv:
+    @staticmethod
+    def ceildiv(a: int, b: int) -> int:
+        return -(-a // b)
+
+
+def poisoned_outputs(meta: dict[str, Any], device: str = "cuda", args: Sequence[Any] = ()) -> list[torch.Tensor]:
+    """NaN-filled output buffers for one kernel of an emitted module (`meta` is its `KERNELS` entry);
+    `args`, the kernel's inputs, give the sizes of dynamic dims."""
     import torch
 
     n_in = meta["inputs"]
+    sizes = dynamic_sizes(meta, args)
     return [
-        torch.full(list(shape), float("nan"), device=device, dtype=getattr(torch, dt))
+        torch.full(concrete_shape(shape, sizes), float("nan"), device=device, dtype=getattr(torch, dt))
         for shape, dt in zip(meta["shapes"][n_in:], meta["dtypes"][n_in:])
     ]
 
@@ -164,8 +188,9 @@ def run_poisoned(
         out = compiled[name](*_kernel_args(mod, name, values, inputs, first))
         values = list(out) if isinstance(out, (list, tuple)) else [out]
     last = kernels[-1]
-    outs = poisoned_outputs(mod.KERNELS[last])
-    raw_last(*_kernel_args(mod, last, values, inputs, first), *outs)
+    args = _kernel_args(mod, last, values, inputs, first)
+    outs = poisoned_outputs(mod.KERNELS[last], args=args)
+    raw_last(*args, *outs)
     return outs
 
 

@@ -104,8 +104,8 @@ def py_expr(e: Dim) -> str:
     return text
 
 
-# precedence of printed scalar expressions: + - < * / < unary minus < atoms
-_ADD, _MUL, _UNARY, _ATOM = 1, 2, 3, 4
+# precedence of printed scalar expressions: comparisons < + - < * / < unary minus < atoms
+_CMP, _ADD, _MUL, _UNARY, _ATOM = 0, 1, 2, 3, 4
 _INFIX: dict[type[Operation], tuple[str, int]] = {
     arith.AddfOp: ("+", _ADD),
     arith.SubfOp: ("-", _ADD),
@@ -229,6 +229,9 @@ class _KernelPrinter:
             return f"{self.py[op.buffer]}[{', '.join(py_expr(e) for e in op.index_exprs)}]", _ATOM
         if isinstance(op, arith.ConstantOp):
             v = float(op.value.value.data)  # type: ignore[attr-defined]
+            if not math.isfinite(v):  # TileLang's infinity of the type the value is used at
+                t = _DTYPES[str(user.results[0].type)] if user.results and str(user.results[0].type) in _DTYPES else "float32"
+                return f"{'-' if v < 0 else ''}T.infinity(\"{t}\")", _UNARY if v < 0 else _ATOM
             return repr(v), _UNARY if v < 0 else _ATOM
         if isinstance(op, (arith.ExtFOp, arith.TruncFOp)):
             if _implicit_cast(value, user):
@@ -240,6 +243,11 @@ class _KernelPrinter:
             return f"{_CALLS[type(op)]}({self.scalar(op.operand, op)[0]})", _ATOM  # type: ignore[attr-defined]
         if isinstance(op, arith.MaximumfOp):
             return f"T.max({self.scalar(op.lhs, op)[0]}, {self.scalar(op.rhs, op)[0]})", _ATOM
+        if isinstance(op, tl.IndexBelowOp):
+            return f"{py_expr(op.index_expr)} < {py_expr(op.bound_expr)}", _CMP
+        if isinstance(op, arith.SelectOp):
+            c, a, b = (self.scalar(x, op)[0] for x in (op.cond, op.lhs, op.rhs))
+            return f"T.if_then_else({c}, {a}, {b})", _ATOM
         if type(op) in _INFIX:
             sym, prec = _INFIX[type(op)]
             (lt, lp), (rt, rp) = self.scalar(op.lhs, op), self.scalar(op.rhs, op)  # type: ignore[attr-defined]

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolNameConstraint,
     UnitAttr,
@@ -775,7 +776,7 @@ class ParallelOp(IRDLOperation):
         if len(self.vars.data) != len(self.extents.data) or not self.vars.data:
             raise VerifyException("tilelang.parallel: one extent per loop variable, at least one")
         for op in self.body.block.ops:
-            if not (isinstance(op, (LoadOp, StoreOp)) or op.dialect_name() in ("arith", "math")):
+            if not (isinstance(op, (LoadOp, StoreOp, IndexBelowOp)) or op.dialect_name() in ("arith", "math")):
                 raise VerifyException(f"tilelang.parallel: the body holds element-wise statements only, got {op.name}")
         _check_vars(self, self.extent_exprs, "extent")
 
@@ -982,9 +983,51 @@ class StoreOp(IRDLOperation):
         printer.print_attribute(self.buffer.type)
 
 
+@irdl_op_definition
+class IndexBelowOp(IRDLOperation):
+    """`(index < bound)` inside a T.Parallel body: whether this element's position lies before a
+    (dynamic) bound; with `arith.select` it prints as `T.if_then_else(...)` (masking padding)."""
+
+    name = "tilelang.index_below"
+
+    index = prop_def(StringAttr)
+    bound = prop_def(StringAttr)
+    result = result_def(IntegerType)
+
+    traits = traits_def(HasAncestor(ParallelOp))
+
+    def __init__(self, index: Dim, bound: Dim) -> None:
+        super().__init__(
+            properties={"index": StringAttr(expr_str(index)), "bound": StringAttr(expr_str(bound))},
+            result_types=[IntegerType(1)],
+        )
+
+    @property
+    def index_expr(self) -> Dim:
+        return parse_expr_text(self.index.data)
+
+    @property
+    def bound_expr(self) -> Dim:
+        return parse_expr_text(self.bound.data)
+
+    def verify_(self) -> None:
+        _check_vars(self, [self.index_expr, self.bound_expr], "an index")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IndexBelowOp:
+        index = parse_expr(parser)
+        parser.parse_punctuation("<")
+        bound = parse_expr(parser)
+        return IndexBelowOp(index, bound)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.index.data} < {self.bound.data}")
+
+
 TileLang = Dialect(
     "tilelang",
     [
+        IndexBelowOp,
         KernelOp,
         AllocSharedOp,
         AllocFragmentOp,

@@ -33,6 +33,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PartitionSplitKPass
 
+    def stabilize_split_k() -> type[ModulePass]:
+        from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
+
+        return StabilizeSplitKPass
+
     def schedule() -> type[ModulePass]:
         from cleave_ir.passes.schedule import SchedulePass
 
@@ -65,6 +70,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-lower-tilelang": lower_tilelang,
         "cleave-schedule": schedule,
         "cleave-partition-split-k": partition_split_k,
+        "cleave-stabilize-split-k": stabilize_split_k,
         "cleave-symbolize": symbolize,
         "cleave-concretize": concretize,
         "cleave-bind": bind,

@@ -322,6 +322,23 @@ def _dim_names(graph: tgraph.GraphOp, dyn: Mapping[str, Sequence[int]]) -> dict[
     return names
 
 
+def at_sizes(graph: tgraph.GraphOp, sizes: Mapping[str, int]) -> tgraph.GraphOp:
+    """A concrete copy of `graph` with its dynamic dims (named as the kernels name them: `k_d2`)
+    set to `sizes`; the dims the graph ties to them follow."""
+    dyn = dynamic_inputs(graph)
+    names = _dim_names(graph, dyn)
+    fam = _symbolic(graph, dyn, names)
+    if fam is None:
+        raise CleaveError(f"error: @{graph.sym_name.data} declares no dynamic dims")
+    unknown = set(sizes) - set(fam.dynamic.values())
+    if unknown:
+        raise CleaveError(f"error: @{graph.sym_name.data} has no dynamic dim {', '.join(sorted(unknown))} (it has {', '.join(sorted(set(fam.dynamic.values())))})")
+    binding = {s.name: sizes.get(n, fam.representative[s]) for s, n in fam.dynamic.items()}
+    out = instantiate(fam.graph, binding)
+    out.arg_attrs = graph.arg_attrs
+    return out
+
+
 # ----------------------------------------------------------------------------- the pass
 @dataclass(frozen=True)
 class DynamicShapesPass(ModulePass):
@@ -363,6 +380,7 @@ class DynamicShapesPass(ModulePass):
 
         ok: dict[str, set[str]] = {}  # original graph -> the graphs with a dynamic kernel
         static: dict[str, list[tuple[itgraph.KernelOp, str]]] = {}
+        originals: dict[str, list[tuple[itgraph.KernelOp, itgraph.KernelOp]]] = {}  # (dynamic, static)
         for kernel in [k for k in op.body.block.ops if isinstance(k, itgraph.KernelOp)]:
             src = tgraph.referenced_symbol(kernel, "cleave.schedule_of")
             if src not in graphs:
@@ -380,6 +398,7 @@ class DynamicShapesPass(ModulePass):
                 kernel.attributes["cleave.static_only"] = StringAttr(reason)
                 static.setdefault(root, []).append((kernel, reason))
                 continue
+            originals.setdefault(root, []).append((dynamic, kernel.clone()))
             Rewriter.replace_op(kernel, dynamic)
             ok.setdefault(root, set()).add(src)
 
@@ -390,6 +409,10 @@ class DynamicShapesPass(ModulePass):
                     return True
             return False
 
+        for root, pairs in originals.items():
+            if not serves_all(root):  # no whole candidate is dynamic: keep them all static, consistently
+                for dynamic, original in pairs:
+                    Rewriter.replace_op(dynamic, original)
         for root, kernels in static.items():
             for kernel, reason in kernels:
                 if serves_all(root):  # other candidates serve every size: keep only those

@@ -165,6 +165,12 @@ class _KernelLowering:
         self.bufs: dict[SSAValue, _Buf] = {}
         self.names: set[str] = set(RESERVED_NAMES)
         self.subst: dict[sympy.Symbol, Dim] = {}  # itgraph loop variable -> TileLang expression
+        # a dynamic dim L of quantum q: loops and offsets run over L rounded up to q (the padding is
+        # read as zeros by safe memory access and masked where a reduction would see it)
+        self.padded: dict[sympy.Symbol, Dim] = {
+            symbol(n): sympy.ceiling(symbol(n) / q) * q if q > 1 else symbol(n)
+            for n, q in itgraph.dynamic_quanta(kernel).items()
+        }
         threads = kernel.attributes.get("cleave.threads")
         self.threads = threads.value.data if threads is not None else 128  # type: ignore[attr-defined]
         stages = kernel.attributes.get("cleave.stages")
@@ -197,7 +203,9 @@ class _KernelLowering:
         return buf
 
     def expr(self, e: Dim) -> Dim:
-        return sympy.expand(e.subs(self.subst)) if self.subst else e
+        """An itgraph offset or extent as TileLang sees it (loop variables, padded dynamic dims)."""
+        subst = {**self.padded, **self.subst}
+        return sympy.expand(e.xreplace(subst)) if subst else e
 
     def region(self, tmap: itgraph.TmapAttr) -> tl.RegionAttr:
         return tl.RegionAttr([self.expr(o) for o in tmap.offset_exprs], list(tmap.tile_shape))
@@ -246,7 +254,7 @@ class _KernelLowering:
             block.insert_ops_before(self.allocs, block.first_op)
         else:
             block.add_ops(self.allocs)
-        new = tl.KernelOp(k.sym_name.data, [e for _, e in grid] or [1], self.threads, len(k.outputs), Region(block))
+        new = tl.KernelOp(k.sym_name.data, [self.expr(e) for _, e in grid] or [1], self.threads, len(k.outputs), Region(block))
         new.attributes |= {n: a for n, a in k.attributes.items() if n not in ("cleave.threads", "cleave.stages")}
         new.attributes["cleave.input_names"] = ArrayAttr(StringAttr(a.name_hint or f"arg{i}") for i, a in enumerate(k.inputs))
         new.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(n) for n in self.passthrough)
@@ -271,6 +279,8 @@ class _KernelLowering:
                 self.elementwise(op)
             elif isinstance(op, (tgraph.ReshapeOp, tgraph.SplitOp)):
                 self.reshape(op)
+            elif isinstance(op, itgraph.MaskOp):
+                self.mask(op)
             else:
                 raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: no TileLang lowering")
 
@@ -295,6 +305,20 @@ class _KernelLowering:
         else:
             y = s.binary(_BINARY[kind], xs[0], xs[1])
         s.store(y, out, full)
+        self.parallel(out.shape, s)
+
+    def mask(self, op: itgraph.MaskOp) -> None:
+        """Elements at or past the dynamic bound become the fill: T.if_then_else(pos < L, x, fill)."""
+        res = op.result
+        out = self.alloc_for(res, res.name_hint or "masked", "fragment")
+        full = self.loop_vars(out.shape)
+        axis = op.axis.value.data
+        position = self.expr(op.offset_expr) + (symbol(full[axis]) if full[axis] is not None else 0)
+        s = _Statements()
+        x = s.load(self.bufs[op.input], full)
+        inside = s.add(tl.IndexBelowOp(position, op.bound_dim))
+        fill = s.const(itgraph.MASK_FILLS[op.fill.data], x.type)
+        s.store(s.add(arith.SelectOp(inside, x, fill)), out, full)
         self.parallel(out.shape, s)
 
     def reduce(self, op: tgraph.ReduceOp) -> None:
@@ -383,7 +407,7 @@ class _KernelLowering:
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == "max" else tl.ClearOp(buf.value))
         var = self.fresh(op.var_name)
         self.subst[symbol(op.var_name)] = symbol(var)
-        loop = tl.PipelinedOp(var, parse_dim_text(op.extent.data), self.stages)
+        loop = tl.PipelinedOp(var, self.expr(parse_dim_text(op.extent.data)), self.stages)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
         self.body(op.body.block.ops)

@@ -1,8 +1,9 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
-symbolize -> superoptimize -> concretize -> partition-split-k -> schedule -> place-memory, then the
-candidates (a graph's best kernel, or a split kernel plus its combine kernel) are ranked by the cost
-model's estimate and only the `keep` best are left in the module, with their kernels.
+symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule ->
+place-memory -> dynamic-shapes, then the candidates (a graph's best kernel, or a split kernel plus
+its combine kernel) are ranked by the cost model's estimate and only the `keep` best are left in the
+module, with their kernels.
 
 Ablations (the Cleave paper's Figure 12), as options: `no-split=true` searches without the Split
 operator (max-splits=0: no Split-K or FlashDecoding candidates), `no-search=true` skips the algebraic
@@ -22,9 +23,11 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes.concretize import ConcretizePass
+from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass
+from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
 from cleave_ir.passes.superoptimize import SuperoptimizePass
 from cleave_ir.passes.symbolize import SymbolizePass
 
@@ -79,9 +82,11 @@ class PipelinePass(ModulePass):
             SymbolizePass(),
             *search,
             ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),  # makes the input graph concrete again
+            StabilizeSplitKPass(),  # Split-K exp sums in log-sum-exp form: finite for any logits
             PartitionSplitKPass(),
             SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion),
             PlaceMemoryPass(),
+            DynamicShapesPass(),  # kernels of graphs with dynamic dims serve every size of them
         ]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -3,24 +3,26 @@
 import tilelang
 import tilelang.language as T
 
+x_d0 = T.dynamic("x_d0")
 @T.prim_func
-def rmsnorm_matmul_c4_s4_split_k0(x: T.Tensor((1, 512), "float16"), w: T.Tensor((512, 512), "float16"), out0: T.Tensor((4, 1, 512), "float16")):
-    with T.Kernel(4, 32, threads=128) as (bx, by):
+def rmsnorm_matmul_c4_s4_split_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 512), "float16"), out0: T.Tensor((4, x_d0, 512), "float16")):
+    with T.Kernel(4, x_d0, 32, threads=128) as (bx, by, bz):
         x_1 = T.alloc_shared((128,), "float16")
         w_1 = T.alloc_shared((128, 16), "float16")
         acc = T.alloc_fragment((16,), "float32")
-        T.copy(x[0, 128*bx:128*bx + 128], x_1)
-        T.copy(w[128*bx:128*bx + 128, 16*by:16*by + 16], w_1)
+        T.copy(x[by, 128*bx:128*bx + 128], x_1)
+        T.copy(w[128*bx:128*bx + 128, 16*bz:16*bz + 16], w_1)
         T.clear(acc)
         for kk in T.serial(128):
             for i0 in T.Parallel(16):
                 acc[i0] += x_1[kk] * w_1[kk, i0]
-        T.copy(acc, out0[bx, 0, 16*by:16*by + 16])
+        T.copy(acc, out0[bx, by, 16*bz:16*bz + 16])
 
 
+x_d0 = T.dynamic("x_d0")
 @T.prim_func
-def rmsnorm_matmul_c4_s4_combine_k0(partial0: T.Tensor((4, 1, 512), "float16"), x: T.Tensor((1, 512), "float16"), out0: T.Tensor((1, 512), "float16")):
-    with T.Kernel(32, threads=128) as (bx,):
+def rmsnorm_matmul_c4_s4_combine_k0(partial0: T.Tensor((4, x_d0, 512), "float16"), x: T.Tensor((x_d0, 512), "float16"), out0: T.Tensor((x_d0, 512), "float16")):
+    with T.Kernel(x_d0, 32, threads=128) as (bx, by):
         partial0_1 = T.alloc_shared((4, 16), "float16")
         red = T.alloc_fragment((16,), "float32")
         x_1 = T.alloc_shared((512,), "float16")
@@ -30,12 +32,12 @@ def rmsnorm_matmul_c4_s4_combine_k0(partial0: T.Tensor((4, 1, 512), "float16"), 
         scale_s = T.alloc_shared((512,), "float32")
         rsqrt = T.alloc_fragment((1,), "float32")
         mul = T.alloc_fragment((16,), "float32")
-        T.copy(partial0[0:4, 0, 16*bx:16*bx + 16], partial0_1)
+        T.copy(partial0[0:4, bx, 16*by:16*by + 16], partial0_1)
         T.fill(red, 0.0)
         for kk in T.serial(4):
             for i0 in T.Parallel(16):
                 red[i0] = red[i0] + partial0_1[kk, i0]
-        T.copy(x[0, 0:512], x_1)
+        T.copy(x[bx, 0:512], x_1)
         for i0 in T.Parallel(512):
             square[i0] = x_1[i0] * x_1[i0]
         for i0 in T.Parallel(512):
@@ -49,12 +51,12 @@ def rmsnorm_matmul_c4_s4_combine_k0(partial0: T.Tensor((4, 1, 512), "float16"), 
             rsqrt[0] = T.rsqrt(red_1[0])
         for i0 in T.Parallel(16):
             mul[i0] = red[i0] * rsqrt[0]
-        T.copy(mul, out0[0, 16*bx:16*bx + 16])
+        T.copy(mul, out0[bx, 16*by:16*by + 16])
 
 
 KERNELS = {
-    'rmsnorm_matmul_c4_s4_split_k0': {'graph': 'rmsnorm_matmul_c4_s4_split', 'input_names': ['x', 'w'], 'passthrough': [], 'tiles': 'out=[1, 1, 16] reduce=none', 'estimated_us': 0.135, 'inputs': 2, 'outputs': 1, 'shapes': [(1, 512), (512, 512), (4, 1, 512)], 'dtypes': ['float16', 'float16', 'float16']},
-    'rmsnorm_matmul_c4_s4_combine_k0': {'graph': 'rmsnorm_matmul_c4_s4_combine', 'input_names': ['partial0', 'x'], 'passthrough': ['x'], 'tiles': 'out=[1, 16] reduce=none', 'estimated_us': 0.036, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 512), (1, 512), (1, 512)], 'dtypes': ['float16', 'float16', 'float16']},
+    'rmsnorm_matmul_c4_s4_split_k0': {'graph': 'rmsnorm_matmul_c4_s4_split', 'input_names': ['x', 'w'], 'passthrough': [], 'tiles': 'out=[1, 1, 16] reduce=none', 'estimated_us': 0.135, 'inputs': 2, 'outputs': 1, 'shapes': [('x_d0', 512), (512, 512), (4, 'x_d0', 512)], 'dtypes': ['float16', 'float16', 'float16']},
+    'rmsnorm_matmul_c4_s4_combine_k0': {'graph': 'rmsnorm_matmul_c4_s4_combine', 'input_names': ['partial0', 'x'], 'passthrough': ['x'], 'tiles': 'out=[1, 16] reduce=none', 'estimated_us': 0.036, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 'x_d0', 512), ('x_d0', 512), ('x_d0', 512)], 'dtypes': ['float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
