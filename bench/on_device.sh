@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# On the GPU machine (the device tool, with `.gpu` carried): unpack the TileLang bundle that
+# ../shared/gpu/make_bundle.sh built, install this checkout into /tmp/cl, then run the command given.
+#   bash bench/on_device.sh python bench/gpu_suite.py run .gpu/suite --out $OUT/results.json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ ! -d /tmp/site/tilelang ]]; then
+  mkdir -p /tmp/site && tar -C /tmp/site -xJf .gpu/site.tar.xz
+fi
+pip install -q --no-deps --no-build-isolation --target /tmp/cl --upgrade . >/dev/null 2>&1
+export PYTHONPATH=/tmp/site:/tmp/cl PATH=/tmp/cl/bin:$PATH TILELANG_CACHE_DIR=${TILELANG_CACHE_DIR:-/tmp/tlcache}
+"$@"
