@@ -191,7 +191,7 @@ def _report_candidates(job: Job, candidates: list[list[Any]]) -> None:
         raise CleaveError("error: no candidate could be scheduled and placed")
     job.say(f"kept {len(candidates)} candidate{'s' if len(candidates) > 1 else ''}:")
     for i, (us, ks, g) in enumerate(candidates):
-        job.say(f"  #{i} @{g}: {len(ks)} kernel{'s' if len(ks) > 1 else ''} ({', '.join(ks)}), estimated {us} us")
+        job.say(f"  #{i} @{g}: {len(ks)} kernel{'s' if len(ks) > 1 else ''} ({', '.join(ks)}), estimated {us:.1f} us")
 
 
 def _lower(job: Job) -> dict[str, str]:
