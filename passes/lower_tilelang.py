@@ -421,8 +421,11 @@ class _KernelLowering:
             full = self.loop_vars(m_acc.shape)
             s = _Statements()
             s.store(s.binary(arith.MaximumfOp, s.load(m_acc, full), s.load(m_part, full)), m_new, full)
-            s.store(s.add(math.ExpOp(s.binary(arith.SubfOp, s.load(m_acc, full), s.load(m_new, full)))), alpha, full)
-            s.store(s.add(math.ExpOp(s.binary(arith.SubfOp, s.load(m_part, full), s.load(m_new, full)))), beta, full)
+            # rescale against max(m_new, -3e38): a row with nothing yet (m = -inf, e.g. a chunk that is all
+            # padding) gets factors exp(-inf) = 0 instead of exp(-inf + inf) = NaN
+            ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
+            s.store(s.add(math.ExpOp(s.binary(arith.SubfOp, s.load(m_acc, full), ref))), alpha, full)
+            s.store(s.add(math.ExpOp(s.binary(arith.SubfOp, s.load(m_part, full), ref))), beta, full)
             s.store(s.load(m_new, full), m_acc, full)
             self.parallel(m_acc.shape, s)
             for acc, part, kind in zip(accs, parts, kinds):

@@ -151,3 +151,28 @@ def test_at_sizes_follows_tied_dims() -> None:
     assert [list(map(int, tgraph.tensor_type(a).shape)) for a in g.inputs][1:] == [[1, 2, 77, 128], [1, 2, 77, 128]]
     g = at_sizes(Parser(make_context(), _module("rmsnorm_matmul")).parse_module().body.block.first_op, {"x_d0": 5})
     assert [int(d) for d in tgraph.tensor_type(g.output_op.outputs[0]).shape] == [5, 512]
+
+
+def test_chunks_that_are_all_padding() -> None:
+    """FlashDecoding (log-sum-exp form) with 8 chunks at a length that leaves whole chunks empty: their
+    running max stays -inf, and the rescale must give 0, not exp(-inf + inf) = NaN (itgraph and tilelang)."""
+    from cleave_ir.interpreter_tilelang import run_kernels
+    from cleave_ir.passes.lower_tilelang import lower_kernel
+
+    path = EXAMPLES.parent / "lit_tests" / "passes" / "dynamic_shapes.mlir"
+    module = load_module(str(path))
+    PipelinePass(top_k=3, keep=8, split_counts=(8,)).apply(Context(), module)
+    ops = {op.sym_name.data: op for op in module.body.block.ops if hasattr(op, "sym_name")}
+    stable = [u for u in rank_candidates(module) if "log-sum-exp" in getattr(ops[u[2]].attributes.get("cleave.note"), "data", "")]
+    assert stable, "no stabilized FlashDecoding candidate"
+    _, names, _ = stable[0]
+    original = module.body.block.first_op
+    g = at_sizes(original, {"k_d1": 100})  # 8 chunks of 128: chunks 1..7 hold padding only
+    xs = random_inputs(g, seed=1)
+    (ref,) = run_graph(g, xs)
+    got = _run_candidate(module, names, xs)
+    assert np.isfinite(got).all() and max_relative_error(ref, got.reshape(ref.shape)) < 1e-9
+    lowered = [lower_kernel(ops[n]) for n in names]
+    out = run_kernels(lowered, xs)
+    got = np.asarray(out[0] if isinstance(out, (list, tuple)) else out, dtype=np.float64)
+    assert np.isfinite(got).all() and max_relative_error(ref, got.reshape(ref.shape)) < 2e-2

@@ -46,7 +46,7 @@
 // PY:              for r0 in T.Pipelined(64, num_stages=2):
 // PY:                  T.gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
 // PY:                  m_new[i0] = T.max(acc_acc[i0], red[i0])
-// PY-NEXT:             alpha[i0] = T.exp(acc_acc[i0] - m_new[i0])
-// PY-NEXT:             beta[i0] = T.exp(red[i0] - m_new[i0])
+// PY-NEXT:             alpha[i0] = T.exp(acc_acc[i0] - T.max(m_new[i0], -3e+38))
+// PY-NEXT:             beta[i0] = T.exp(red[i0] - T.max(m_new[i0], -3e+38))
 // PY-NEXT:             acc_acc[i0] = m_new[i0]
 // PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0] + o[i0, i1] * beta[i0]

@@ -45,8 +45,8 @@ def mha_c5_s4_split_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1,
             T.reduce_sum(exp, red, dim=1, clear=True)
             for i0 in T.Parallel(64):
                 m_new[i0] = T.max(chunk_max_acc[i0], chunk_max[i0])
-                alpha[i0] = T.exp(chunk_max_acc[i0] - m_new[i0])
-                beta[i0] = T.exp(chunk_max[i0] - m_new[i0])
+                alpha[i0] = T.exp(chunk_max_acc[i0] - T.max(m_new[i0], -3e+38))
+                beta[i0] = T.exp(chunk_max[i0] - T.max(m_new[i0], -3e+38))
                 chunk_max_acc[i0] = m_new[i0]
             for i0, i1 in T.Parallel(64, 128):
                 acc_acc[i0, i1] = acc_acc[i0, i1] * alpha[i0] + acc_1[i0, i1] * beta[i0]
