@@ -2,9 +2,10 @@
 
 Per threadblock: bytes moved from global memory (every load and store, times the sequential trips
 around it) and tensor-core flops; a block takes the longer of the two at its share of the GPU
-(4.3 TB/s and 790 TFLOP/s over 132 SMs), and blocks run in waves of 132. Loaded tiles must fit in
-shared memory (227 KiB) and computed fp32 tiles in the registers (64K x 32 bit per SM). Buffers are
-not reused in this estimate, so footprints are upper bounds.
+(4.3 TB/s and 790 TFLOP/s over 132 SMs) plus a fixed cost per sequential iteration, and blocks run
+in waves of 132. Loaded tiles must fit in shared memory (227 KiB) and computed fp32 tiles in the
+registers (64K x 32 bit per SM). Buffers are not reused in this estimate, so footprints are upper
+bounds.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ HBM_BYTES_PER_S = 4.3e12
 TENSOR_FLOPS = 790e12
 SMEM_BYTES = 227 * 1024
 REGISTER_BYTES = 64 * 1024 * 4
+# per block and sequential iteration: barrier and pipeline hand-off (measured on the H200 with
+# bench/tile_sweep.py: 4096^3 matmul, 128x128 tiles, K tile 32 vs 64 at 3 stages: ~0.2 us per iteration)
+ITERATION_S = 0.2e-6
 
 
 @dataclass
@@ -69,7 +73,9 @@ def estimate(kernel: itgraph.KernelOp) -> Estimate:
     par = kernel.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
     grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
-    moved = flops = smem = regs = 0
+    moved = flops = smem = accumulators = 0
+    temporaries: list[int] = []
+    iterations = 0
     for op in par.walk():
         if isinstance(op, itgraph.LoadOp):
             moved += tile_bytes(op.result) * _trips(op)
@@ -79,12 +85,18 @@ def estimate(kernel: itgraph.KernelOp) -> Estimate:
         elif isinstance(op, tgraph.MatmulOp):
             k = evaluate(tgraph.tensor_type(op.lhs).shape[-1], {})
             flops += 2 * _numel(op.result) * k * _trips(op)
-            regs += _numel(op.result) * 4
+            temporaries.append(_numel(op.result) * 4)
         elif isinstance(op, (itgraph.SequentialOp,)):
-            regs += sum(_numel(r) * 4 for r in op.results)
+            accumulators += sum(_numel(r) * 4 for r in op.results)
+            iterations += _trips(op) * evaluate(op.extent_dim, {})
         elif op.results and not isinstance(op, (itgraph.ParallelOp, itgraph.KernelOp)):
-            regs += _numel(op.results[0]) * 4
-    block_s = max(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS))
+            temporaries.append(_numel(op.results[0]) * 4)
+    # registers: every computed tile counted (no reuse), an upper bound; bench/tile_sweep.py shows
+    # that FlashAttention with 128-row tiles fits and runs faster than the 64 rows this allows
+    # (mha 745 vs 907 us), but TileLang's layout inference rejects some of those kernels (gqa), so the
+    # bound stays until the lowering handles them
+    regs = accumulators + sum(temporaries)
+    block_s = max(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS)) + iterations * ITERATION_S
     waves = math.ceil(grid / SMS)
     us = waves * block_s * 1e6
     reason = ""
