@@ -36,6 +36,7 @@ from cleave_ir.passes.lower_tilelang import (
     lower_kernel,
     lower_module,
 )
+from cleave_ir.passes.pipeline import rank_candidates
 from cleave_ir.shapes import Dim
 
 __all__ = ["LoweringError", "TileLangTarget", "kernel_source", "module_source"]
@@ -277,35 +278,6 @@ def kernel_source(kernel: tl.KernelOp | itgraph.KernelOp) -> str:
 
 def _graph_text(graph: tgraph.GraphOp) -> str:
     return str(graph).replace('"""', "'''")
-
-
-def rank_candidates(module: ModuleOp) -> list[tuple[float, list[str], str]]:
-    """(estimated us, kernels in launch order, graph) for every candidate with tilelang kernels, best first.
-
-    The same ranking as `cleave_ir.passes.pipeline.rank_candidates` (which reads itgraph kernels).
-    """
-    best: dict[str, tuple[float, str]] = {}
-    for k in module.body.block.ops:
-        if isinstance(k, tl.KernelOp) and "cleave.estimated_us" in k.attributes:
-            src = tgraph.referenced_symbol(k, "cleave.schedule_of")
-            us = k.attributes["cleave.estimated_us"].value.data  # type: ignore[attr-defined]
-            if src is not None and (src not in best or us < best[src][0]):
-                best[src] = (us, k.sym_name.data)
-    units = []
-    for g in module.body.block.ops:
-        if not isinstance(g, tgraph.GraphOp) or g.sym_name.data not in best:
-            continue
-        stage = getattr(g.attributes.get("cleave.stage"), "data", None)
-        if stage == "combine":
-            continue
-        name = g.sym_name.data
-        if stage == "split":
-            comb = tgraph.referenced_symbol(g, "cleave.combine")
-            if comb in best:
-                units.append((best[name][0] + best[comb][0], [best[name][1], best[comb][1]], name))  # type: ignore[index]
-        else:
-            units.append((best[name][0], [best[name][1]], name))
-    return sorted(units)
 
 
 def _names(attr) -> list[str]:

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import itgraph, tgraph, tilelang
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
@@ -36,10 +36,13 @@ _ref = tgraph.referenced_symbol
 
 
 def rank_candidates(module: ModuleOp) -> list[tuple[float, list[str], str]]:
-    """(estimated us, kernels in launch order, graph) for every schedulable candidate, best first."""
+    """(estimated us, kernels in launch order, graph) for every schedulable candidate, best first.
+
+    Kernels are itgraph kernels or, after cleave-lower-tilelang, tilelang kernels.
+    """
     best: dict[str, tuple[float, str]] = {}
     for k in module.body.block.ops:
-        if isinstance(k, itgraph.KernelOp) and "cleave.estimated_us" in k.attributes:
+        if isinstance(k, (itgraph.KernelOp, tilelang.KernelOp)) and "cleave.estimated_us" in k.attributes:
             src = _ref(k, "cleave.schedule_of")
             us = k.attributes["cleave.estimated_us"].value.data  # type: ignore[attr-defined]
             if src is not None and (src not in best or us < best[src][0]):
