@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 if [[ ! -d /tmp/site/tilelang ]]; then
   mkdir -p /tmp/site && tar -C /tmp/site -xJf .gpu/site.tar.xz
 fi
-pip install -q --no-deps --no-build-isolation --target /tmp/cl --upgrade . >/dev/null 2>&1
+# `python -m pip`: the console scripts (cleave, cleave-opt) then run with the python that has torch
+python -m pip install -q --no-deps --no-build-isolation --target /tmp/cl --upgrade . >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:/tmp/cl PATH=/tmp/cl/bin:$PATH TILELANG_CACHE_DIR=${TILELANG_CACHE_DIR:-/tmp/tlcache}
 "$@"
