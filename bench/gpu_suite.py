@@ -351,8 +351,6 @@ class Candidate:
     """One candidate of an emitted module, called with preallocated output buffers (outputs poisoned for the check)."""
 
     def __init__(self, mod, kernels: Sequence[str], compiled: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
-        import torch
-
         self.mod, self.kernels = mod, list(kernels)
         self.fns = [compiled[k] for k in kernels]
         self.first = mod.KERNELS[kernels[0]]["input_names"]

@@ -32,6 +32,7 @@ from cleave_ir.dialects import tilelang as tl
 from cleave_ir.passes.lower_tilelang import (
     RESERVED_NAMES,
     LoweringError,
+    fresh_name,
     ident,
     lower_kernel,
     lower_module,
@@ -128,12 +129,7 @@ class _KernelPrinter:
         self.names: set[str] = set(RESERVED_NAMES) | loop_vars | set(kernel.grid_var_names)
 
     def fresh(self, hint: str) -> str:
-        base = ident(hint or "t")
-        name, i = base, 1
-        while name in self.names:
-            name, i = f"{base}_{i}", i + 1
-        self.names.add(name)
-        return name
+        return fresh_name(self.names, hint)
 
     def emit(self, indent: int, line: str) -> None:
         self.lines.append("    " * indent + line)

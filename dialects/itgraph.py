@@ -316,7 +316,10 @@ class SequentialOp(IRDLOperation):
 
     Each iteration yields partial tiles; the results accumulate them with the declared kinds.
     `rescaled_sum` (online softmax) needs exactly one `max` result: the iteration's partials are
-    scaled by exp(-m_iter), and accumulators are rescaled by exp(m_old - m_new).
+    scaled by exp(-m_iter), and accumulators are rescaled by exp(m_old - m_new). Both factors are
+    taken against max(m_new, -3e38), so a row that has seen nothing yet (m = -inf: a chunk of
+    padding only) gets factors of 0, not exp(-inf + inf) = NaN; the interpreters and the TileLang
+    lowering implement exactly this.
     """
 
     name = "itgraph.sequential"

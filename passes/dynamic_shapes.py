@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
@@ -159,18 +160,17 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
     config = parse_config(kernel.attributes["cleave.tiles"].data)  # type: ignore[attr-defined]
     points = _sample_points(family)
     ks = [_schedule_at(family, config, p, kernel.sym_name.data) for p in points]
-    rename = {s: symbol(n) for s, n in family.dynamic.items()}
-    pts = points
+    dims = {symbol(n) for n in family.dynamic.values()}  # the kernel's dynamic symbols
     walks = [list(k.walk()) for k in ks]
     if len({len(w) for w in walks}) != 1 or any(
         len({op.name for op in ops}) != 1 for ops in zip(*walks)
     ):
         raise NotDynamic("the kernel's ops change with the dynamic dim")
     out = ks[0]
-    quanta: dict[str, int] = {n.name: 1 for n in rename.values()}
+    quanta: dict[str, int] = {n.name: 1 for n in dims}
 
     def note(e: Dim) -> Dim:
-        for s in e.free_symbols & set(rename.values()):
+        for s in e.free_symbols & dims:
             den = sympy.fraction(sympy.together(sympy.expand(e).coeff(s)))[1]
             quanta[s.name] = math.lcm(quanta[s.name], int(den))  # type: ignore[attr-defined]
         return e
@@ -178,7 +178,7 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
     def retype(values: Sequence[Sequence[SSAValue]], where: str) -> None:
         for vs in zip(*values):
             t = tgraph.tensor_type(vs[0])
-            shape = [note(d) for d in _fit_dims([tgraph.tensor_type(v).shape for v in vs], pts, where)]
+            shape = [note(d) for d in _fit_dims([tgraph.tensor_type(v).shape for v in vs], points, where)]
             if any(d.free_symbols for d in shape) or list(shape) != list(t.shape):
                 Rewriter.replace_value_with_new_type(vs[0], t.with_shape(shape))
 
@@ -189,16 +189,16 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
         retype([o.results for o in ops], where)
         if isinstance(op, (itgraph.LoadOp, itgraph.StoreOp)):
             tmaps = [o.tmap for o in ops]  # type: ignore[attr-defined]
-            shape = _fit_dims([t.tile_shape for t in tmaps], pts, where)
+            shape = _fit_dims([t.tile_shape for t in tmaps], points, where)
             if any(d.free_symbols for d in shape):
                 raise NotDynamic(f"{where}: the tile size depends on the dynamic dim")
-            offs = [note(_fit_offset([t.offset_exprs[d] for t in tmaps], pts, f"{where} offset")) for d in range(len(shape))]
+            offs = [note(_fit_offset([t.offset_exprs[d] for t in tmaps], points, f"{where} offset")) for d in range(len(shape))]
             op.properties["tmap"] = itgraph.TmapAttr(offs, shape)
         elif isinstance(op, itgraph.ParallelOp):
-            ext = [note(e) for e in _fit_dims([o.extent_dims for o in ops], pts, where)]  # type: ignore[attr-defined]
-            op.properties["extents"] = itgraph.ParallelOp(op.var_names, ext, _empty()).extents
+            ext = [note(e) for e in _fit_dims([o.extent_dims for o in ops], points, where)]  # type: ignore[attr-defined]
+            op.properties["extents"] = ArrayAttr(StringAttr(dim_str(e)) for e in ext)
         elif isinstance(op, itgraph.SequentialOp):
-            (ext,) = _fit_dims([[o.extent_dim] for o in ops], pts, where)  # type: ignore[attr-defined]
+            (ext,) = _fit_dims([[o.extent_dim] for o in ops], points, where)  # type: ignore[attr-defined]
             op.properties["extent"] = StringAttr(dim_str(note(ext)))
     out.function_type = FunctionType.from_lists([a.type for a in out.body.block.args], [])
     for key, value in kernel.attributes.items():
@@ -209,12 +209,6 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
     insert_masks(out)
     out.verify()
     return out
-
-
-def _empty():  # type: ignore[no-untyped-def]
-    from xdsl.ir import Region
-
-    return Region()
 
 
 # ----------------------------------------------------------------------------- masks
@@ -242,7 +236,7 @@ def insert_masks(kernel: itgraph.KernelOp) -> int:
         m = itgraph.MaskOp(v, axis, o[0], o[1], fill)
         made[v, axis, fill] = m.result
         m.attributes["cleave.mem"] = StringAttr("fragment")
-        Rewriter.insert_op(m, _before(user))
+        Rewriter.insert_op(m, InsertPoint.before(user))
         user.operands[index] = m.result
         origin[m.result] = of(v)
         added += 1
@@ -300,11 +294,6 @@ def _loaded(v: SSAValue) -> bool:
     return isinstance(owner, itgraph.LoadOp)
 
 
-def _before(op: Operation):  # type: ignore[no-untyped-def]
-    from xdsl.rewriter import InsertPoint
-
-    return InsertPoint.before(op)
-
 
 def _dim_names(graph: tgraph.GraphOp, dyn: Mapping[str, Sequence[int]]) -> dict[str, list[str | None]]:
     """Names of the dynamic dims per input; dims the graph ties together (K's and V's sequence
@@ -349,8 +338,6 @@ class DynamicShapesPass(ModulePass):
     strict: bool = False  # a kernel that cannot be made dynamic is an error instead of a warning
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        import sys
-
         graphs = {g.sym_name.data: g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)}
         families: dict[str, _Family | None] = {}
 

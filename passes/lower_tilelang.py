@@ -62,6 +62,16 @@ def ident(name: str) -> str:
     return name if name and not name[0].isdigit() else f"v_{name}"
 
 
+def fresh_name(taken: set[str], hint: str) -> str:
+    """A Python identifier from `hint` not in `taken` (`s`, `s_1`, ...), added to `taken`."""
+    base = ident(hint or "t")
+    name, i = base, 1
+    while name in taken:
+        name, i = f"{base}_{i}", i + 1
+    taken.add(name)
+    return name
+
+
 def _bits(t: Attribute) -> int:
     return {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}[type(t)]
 
@@ -178,12 +188,7 @@ class _KernelLowering:
 
     # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
-        base = ident(hint or "t")
-        name, i = base, 1
-        while name in self.names:
-            name, i = f"{base}_{i}", i + 1
-        self.names.add(name)
-        return name
+        return fresh_name(self.names, hint)
 
     def emit(self, op: Operation) -> Operation:
         self.block_stack[-1].add_op(op)
