@@ -142,3 +142,18 @@ def parse(ctx: Context) -> Callable[..., ModuleOp]:
         return parse_text(text, name, ctx)
 
     return _parse
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), keep tests that share expensive results on one worker:
+    the tests of one module and one example (pipeline results are cached per process), and the tests
+    of a module that use one of its module-scoped fixtures."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        example = params.get("name")
+        if isinstance(example, str):
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{example}"))
+            continue
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(d.scope == "module" for ds in defs.values() for d in ds):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))

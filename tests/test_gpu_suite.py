@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -50,6 +51,16 @@ def prepared(suite, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dic
     """`prepare` on matmul_rowsum S=1024 scaled down to 256, one candidate kept."""
     out = tmp_path_factory.mktemp("suite")
     return out, suite.prepare(out, only=[_row(suite, "matmul_rowsum_s1024")], scale=True, keep=1, top_k=1)
+
+
+def test_bench_readme_lists_every_row(suite) -> None:  # type: ignore[no-untyped-def]
+    """bench/README.md's table of cases names every row of the suite (a row's name, or its prefix
+    followed by its `_t`/`_s`/`_b` suffix written alone)."""
+    text = (SUITE.parent / "README.md").read_text()
+    named = set(re.findall(r"`([a-z0-9_]+)`", text))
+    for row in suite.rows():
+        suffix = row.name.removeprefix(row.example)
+        assert row.name in named or suffix in named, f"{row.name} missing from bench/README.md"
 
 
 def test_prepare_writes_manifest_and_a_module_that_lowers(suite, prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
