@@ -263,6 +263,8 @@ def parse_module_text(ctx: Context, text: str | bytes, filename: str, line_offse
         text = decode_source(text, filename, line_offset)
     try:
         module, parser = parse_located(ctx, text, filename, line_offset)
+    except CleaveError:
+        raise
     except ParseError as e:
         e.span = dataclasses.replace(e.span, line_offset=line_offset)
         raise CleaveError(parse_error_line(e)) from None
