@@ -39,9 +39,11 @@ class CleaveError(DiagnosticException):
     """An error meant for the user: its message is one complete line."""
 
 
-def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
-    """The first non-empty line of `text`, control characters escaped, at most `limit` characters."""
-    line = next((s.strip() for s in str(text).splitlines() if s.strip()), "")
+def one_line(text: str, limit: int = MAX_MESSAGE, *, join: bool = False) -> str:
+    """The first non-empty line of `text` (all its lines joined with `join`), control characters
+    escaped, at most `limit` characters."""
+    lines = [s.strip() for s in str(text).splitlines() if s.strip()]
+    line = " ".join(lines) if join else next(iter(lines), "")
     line = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line)
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
@@ -152,8 +154,8 @@ def _symbol_redefinition(op: Operation, message: str) -> Operation | None:
 
 def verify_error_line(error: Exception, parser: LocatingParser | None, filename: str) -> str:
     """`file:line:col: error: message` for a verifier error, located at the failing op."""
-    cause = error.__cause__ if error.__cause__ is not None else error
-    msg = one_line(str(cause)).removeprefix("Operation does not verify: ") or type(cause).__name__
+    msg = one_line(str(error), join=True) or one_line(str(error.__cause__ or ""), join=True)
+    msg = msg.removeprefix("Operation does not verify: ") or type(error).__name__
     op = failing_op(error)
     if op is not None:
         op = _symbol_redefinition(op, msg) or op
