@@ -3,70 +3,274 @@
 xDSL reports a verifier failure by printing the whole module; users of `cleave-opt` and
 `cleave-run` get one line instead, pointing at the op in their file. The parser below remembers
 where every op started so that verifier errors can be located after parsing.
+
+`parse_module_text` is the public entry point: it returns a verified module or raises a
+`CleaveError` whose message is one line, whatever the input (invalid UTF-8, NUL bytes, deep
+nesting, values used before their definition, ...). `read_source` reads a file, `-` (stdin) or
+reports why it cannot.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import os
+import sys
+import tempfile
+from types import TracebackType
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, BlockArgument, Operation, OpResult
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
-from xdsl.utils.lexer import Location
+from xdsl.utils.lexer import Location, Span
+
+from cleave_ir.universe import get_all_dialects
+
+CLEAVE_DIALECTS = frozenset(get_all_dialects())
+"""Names of our dialects: their ops' errors are always reported in the one-line form."""
+
+MAX_MESSAGE = 400
+"""Longest message printed; longer ones (e.g. a parse error echoing a huge token) are cut."""
 
 
 class CleaveError(DiagnosticException):
     """An error meant for the user: its message is one complete line."""
 
 
+def one_line(text: str, limit: int = MAX_MESSAGE, *, join: bool = False) -> str:
+    """The first non-empty line of `text` (all its lines joined with `join`), control characters
+    escaped, at most `limit` characters."""
+    lines = [s.strip() for s in str(text).splitlines() if s.strip()]
+    line = " ".join(lines) if join else next(iter(lines), "")
+    line = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line)
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 class LocatingParser(Parser):
-    """A Parser that records the source location of every operation it parses."""
+    """A Parser that records where every operation starts (locations are computed on demand)."""
 
     def __init__(self, ctx: Context, text: str, name: str = "<unknown>", line_offset: int = 0) -> None:
         super().__init__(ctx, text, name)
         self.line_offset = line_offset
-        self.locations: dict[int, Location] = {}
+        self.spans: dict[int, Span] = {}
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
         op = super().parse_operation()
-        loc = start.get_location()
-        self.locations[id(op)] = loc._replace(line=loc.line + self.line_offset)
+        self.spans[id(op)] = start
         return op
+
+    def location(self, op: Operation | None) -> Location | None:
+        """Where `op` starts in the file (chunk offset included), if this parser parsed it."""
+        span = self.spans.get(id(op)) if op is not None else None
+        if span is None:
+            return None
+        loc = span.get_location()
+        return loc._replace(line=loc.line + self.line_offset)
+
+    def here(self) -> str:
+        """The location of the token the parser stopped at."""
+        loc = self._current_token.span.get_location()
+        return str(loc._replace(line=loc.line + self.line_offset))
 
 
 def parse_error_line(error: ParseError) -> str:
     """`file:line:col: error: message` for a ParseError."""
-    msg = error.msg.strip().splitlines()[0] if error.msg.strip() else "parse error"
-    return f"{error.span.get_location()}: error: {msg}"
+    return f"{error.span.get_location()}: error: {one_line(error.msg) or 'parse error'}"
 
 
-def _first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
+def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
+    """`data` as UTF-8; a CleaveError at the first invalid byte otherwise."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1 + line_offset
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise CleaveError(f"{name}:{line}:{col}: error: invalid UTF-8 byte 0x{data[e.start]:02x}") from None
 
 
-def verify_located(module: ModuleOp, locations: dict[int, Location], filename: str) -> None:
-    """Verify `module` op by op, innermost first; raise CleaveError at the first failing op."""
-    ops = list(module.walk())
-    for op in reversed(ops):  # ops inside a graph are checked before the graph itself
-        try:
-            op.verify(verify_nested_ops=False)
-        except DiagnosticException as e:
-            cause = e.__cause__ if e.__cause__ is not None else e
-            msg = _first_line(cause).removeprefix("Operation does not verify: ")
-            loc = locations.get(id(op))
-            where = str(loc) if loc is not None else filename
-            raise CleaveError(f"{where}: error: {msg}") from None
+def read_source(path: str, stdin_name: str = "<stdin>") -> tuple[str, str]:
+    """(text, name) of a file, or of stdin for `-`; a one-line CleaveError if it cannot be read."""
+    name = stdin_name if path == "-" else path
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    except AttributeError:  # a text stream standing in for stdin (tests)
+        data = sys.stdin.read().encode("utf-8", "surrogateescape")
+    except IsADirectoryError:
+        raise CleaveError(f"error: cannot read {path}: it is a directory") from None
+    except OSError as e:
+        raise CleaveError(f"error: cannot read {path}: {e.strerror or e}") from None
+    return decode_source(data, name), name
 
 
-def parse_module_text(ctx: Context, text: str, filename: str, line_offset: int = 0) -> ModuleOp:
-    """Parse and verify `text` (a chunk starting `line_offset` lines into `filename`).
+def failing_op(error: BaseException) -> Operation | None:
+    """The operation whose `verify` raised `error` (the innermost one on the traceback), if any."""
+    op = None
+    tb: TracebackType | None = error.__traceback__
+    verify_code = Operation.verify.__code__
+    while tb is not None:
+        if tb.tb_frame.f_code is verify_code:
+            op = tb.tb_frame.f_locals.get("self")
+        tb = tb.tb_next
+    return op if isinstance(op, Operation) else None
 
-    Raises xDSL's ParseError for syntax errors (so xDSL's drivers can shift and report them) and a
-    one-line CleaveError, located at the failing op, for verifier errors.
+
+def is_cleave_error(error: BaseException) -> bool:
+    """Whether `error` is ours: a CleaveError, raised by an op of our dialects or by our code."""
+    if isinstance(error, CleaveError):
+        return True
+    op = failing_op(error)
+    if op is not None and op.dialect_name() in CLEAVE_DIALECTS:
+        return True
+    tb = error.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if module.startswith("cleave_ir.") and module not in TOOL_MODULES:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+TOOL_MODULES = frozenset({"cleave_ir.driver", "cleave_ir.diagnostics", "cleave_ir.run", "cleave_ir.compile"})
+"""Our modules that only pass errors on (their frames do not make an error ours)."""
+
+
+def _symbol_redefinition(op: Operation, message: str) -> Operation | None:
+    """The second definition of the symbol a SymbolTable's 'Redefinition of symbol' names."""
+    if not message.startswith('Redefinition of symbol "') or not op.regions:
+        return None
+    name = message.split('"')[1]
+    seen = False
+    for child in op.regions[0].blocks[0].ops if op.regions[0].blocks else ():
+        sym = child.get_attr_or_prop("sym_name")
+        if getattr(sym, "data", None) == name:
+            if seen:
+                return child
+            seen = True
+    return None
+
+
+def verify_error_line(error: Exception, parser: LocatingParser | None, filename: str) -> str:
+    """`file:line:col: error: message` for a verifier error, located at the failing op."""
+    msg = one_line(str(error), join=True) or one_line(str(error.__cause__ or ""), join=True)
+    msg = msg.removeprefix("Operation does not verify: ") or type(error).__name__
+    op = failing_op(error)
+    if op is not None:
+        op = _symbol_redefinition(op, msg) or op
+    loc = parser.location(op) if parser is not None else None
+    return f"{loc if loc is not None else filename}: error: {msg}"
+
+
+def check_dominance(module: Operation, parser: LocatingParser | None, filename: str) -> None:
+    """Every operand of an op of our dialects is defined before its use (as MLIR requires).
+
+    xDSL's parser accepts forward references anywhere and its verifier does not check dominance;
+    our graphs and kernels are straight-line code, so a value used before its definition is an error.
+    """
+    for op in module.walk():
+        if op.dialect_name() not in CLEAVE_DIALECTS:
+            continue
+        for i, operand in enumerate(op.operands):
+            if not _dominates(operand, op):
+                loc = parser.location(op) if parser is not None else None
+                raise CleaveError(
+                    f"{loc if loc is not None else filename}: error: {op.name}: operand #{i} "
+                    f"(%{operand.name_hint or '?'}) is used before it is defined"
+                )
+
+
+def _dominates(value, user: Operation) -> bool:
+    if isinstance(value, BlockArgument):
+        block: Block | None = user.parent_block()
+        while block is not None and block is not value.owner:
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        return block is not None
+    if not isinstance(value, OpResult):
+        return True
+    definer = value.op
+    ancestor: Operation | None = user
+    while ancestor is not None and ancestor.parent_block() is not definer.parent_block():
+        ancestor = ancestor.parent_op()
+    if ancestor is None or ancestor is definer:
+        return False
+    return definer.is_before_in_block(ancestor)
+
+
+def check_output_path(path: str) -> None:
+    """A one-line CleaveError now if `path` cannot be written (before any long work)."""
+    parent = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        raise CleaveError(f"error: cannot write {path}: it is a directory")
+    if not os.path.isdir(parent):
+        raise CleaveError(f"error: cannot write {path}: no such directory {parent}")
+    if not os.access(parent, os.W_OK):
+        raise CleaveError(f"error: cannot write {path}: permission denied")
+
+
+def write_atomically(path: str, data: str | bytes) -> None:
+    """Write `path` whole or not at all (a temporary file in its directory, then a rename)."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".tmp-", suffix="-" + os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def parse_located(
+    ctx: Context, text: str, filename: str, line_offset: int = 0, implicit_module: bool = True
+) -> tuple[ModuleOp, LocatingParser]:
+    """Parse `text` (a chunk `line_offset` lines into `filename`); xDSL's ParseError on bad syntax.
+
+    Nesting deeper than Python's recursion limit is a one-line CleaveError where the parser stopped.
     """
     parser = LocatingParser(ctx, text, filename, line_offset)
-    module = parser.parse_module()
-    verify_located(module, parser.locations, filename)
+    try:
+        return parser.parse_module(implicit_module), parser
+    except (ParseError, DiagnosticException):
+        raise
+    except RecursionError:
+        raise CleaveError(f"{parser.here()}: error: input nested too deeply") from None
+    except Exception as e:  # e.g. an integer literal with more digits than int() accepts
+        raise CleaveError(f"{parser.here()}: error: {one_line(str(e)) or type(e).__name__}") from None
+
+
+def verify_located(module: ModuleOp, parser: LocatingParser | None, filename: str) -> None:
+    """Verify `module` as xDSL does, plus dominance; a one-line located CleaveError on failure."""
+    check_dominance(module, parser, filename)
+    try:
+        module.verify()
+    except DiagnosticException as e:
+        raise CleaveError(verify_error_line(e, parser, filename)) from None
+    except RecursionError:
+        raise CleaveError(f"{filename}: error: input nested too deeply") from None
+
+
+def parse_module_text(ctx: Context, text: str | bytes, filename: str, line_offset: int = 0) -> ModuleOp:
+    """Parse and verify `text` (a chunk starting `line_offset` lines into `filename`).
+
+    Any problem with the input is a CleaveError with a one-line message (`file:line:col: error: ...`).
+    """
+    if isinstance(text, bytes):
+        text = decode_source(text, filename, line_offset)
+    try:
+        module, parser = parse_located(ctx, text, filename, line_offset)
+    except CleaveError:
+        raise
+    except ParseError as e:
+        e.span = dataclasses.replace(e.span, line_offset=line_offset)
+        raise CleaveError(parse_error_line(e)) from None
+    except DiagnosticException as e:  # raised while building an attribute, outside xDSL's wrapping
+        raise CleaveError(f"{filename}: error: {one_line(str(e)) or type(e).__name__}") from None
+    verify_located(module, parser, filename)
     return module

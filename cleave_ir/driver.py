@@ -1,17 +1,40 @@
-"""`cleave-opt`: xDSL's opt driver with every xDSL dialect plus Cleave-IR's dialects and passes."""
+"""`cleave-opt`: xDSL's opt driver with every xDSL dialect plus Cleave-IR's dialects and passes.
+
+For input without Cleave ops it behaves as stock `xdsl-opt` (same output, same diagnostics under
+`--verify-diagnostics` and `--parsing-diagnostics`, same exit codes). Where stock xdsl-opt would
+end in a Python traceback, cleave-opt prints one line `file:line:col: error: ...` and exits 1.
+Errors of our dialects and passes are always that one located line. It also reads `-` as stdin,
+checks use-before-def in our ops, and writes `-o` only when the run succeeds.
+"""
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO, ClassVar
 
-from xdsl.utils.exceptions import ArgSpecParseError
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
+from xdsl.utils.diagnostic import Diagnostic
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from cleave_ir.diagnostics import CleaveError, parse_module_text
+from cleave_ir.diagnostics import (
+    CleaveError,
+    LocatingParser,
+    check_dominance,
+    check_output_path,
+    decode_source,
+    is_cleave_error,
+    one_line,
+    parse_error_line,
+    parse_located,
+    verify_error_line,
+    write_atomically,
+)
 from cleave_ir.universe import get_all_dialects, get_all_passes, get_all_targets
 
 
@@ -22,6 +45,13 @@ def cleave_version() -> str:
         return "unknown"
 
 
+class _Pending(io.StringIO):
+    """The `-o` output, held until the run succeeds (xDSL closes its output stream either way)."""
+
+    def close(self) -> None:
+        pass
+
+
 class CleaveOptMain(xDSLOptMain):
     """xDSLOptMain with Cleave-IR's dialects, passes and located one-line errors."""
 
@@ -30,6 +60,9 @@ class CleaveOptMain(xDSLOptMain):
     )
 
     def __init__(self, args: Sequence[str] | None = None) -> None:
+        self.parser: LocatingParser | None = None  # of the chunk being processed
+        self._chunk_offset = 0
+        self._pending: _Pending | None = None
         super().__init__(description="Cleave-IR modular optimizer driver", args=args)
 
     def register_all_dialects(self) -> None:
@@ -53,47 +86,93 @@ class CleaveOptMain(xDSLOptMain):
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
 
-        def parse_mlir(io: IO[bytes]):
-            text = io.read()
-            if isinstance(text, bytes):
-                text = text.decode()
-            return parse_module_text(self.ctx, text, self.get_input_name(), self._chunk_offset)
+        def parse_mlir(stream: IO[bytes]) -> ModuleOp:
+            # xDSL's own parser (same output, same errors), remembering where each op starts
+            name = self.get_input_name()
+            text = decode_source(stream.read(), name, self._chunk_offset)
+            module, self.parser = parse_located(
+                self.ctx, text, name, self._chunk_offset, not self.args.no_implicit_module
+            )
+            return module
 
         self.available_frontends["mlir"] = parse_mlir
 
-    _chunk_offset: int = 0
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        path = self.args.input_file
+        if path == "-":
+            return sys.stdin.buffer, "mlir"
+        if path is not None and os.path.isdir(path):
+            raise CleaveError(f"error: cannot read {path}: it is a directory")
+        return super().get_input_stream()
+
+    def get_input_name(self) -> str:
+        return "stdin" if self.args.input_file in (None, "-") else self.args.input_file
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0):
         # remembered so that verifier errors in a `// -----` chunk name the file's line
         self._chunk_offset = start_offset
+        self.parser = None
         return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def prepare_output(self) -> IO[str]:
+        if self.args.output_file is None:
+            return sys.stdout
+        check_output_path(self.args.output_file)
+        self._pending = _Pending()
+        return self._pending
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        name = self.get_input_name()
+        if not self.args.disable_verify:
+            check_dominance(prog, self.parser, name)
+        try:
+            super().apply_passes(prog)
+        except DiagnosticException as e:
+            if is_cleave_error(e) and not isinstance(e, CleaveError):
+                raise CleaveError(verify_error_line(e, self.parser, name)) from None
+            raise
+
+    def run(self) -> None:
+        super().run()
+        if self._pending is not None:
+            write_atomically(self.args.output_file, self._pending.getvalue())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `cleave-opt`; errors are one line on stderr and exit code 1."""
+    tool: CleaveOptMain | None = None
+    post_init, colored = Attribute.__post_init__, Diagnostic.colored  # xDSL patches these per run
     try:
-        CleaveOptMain(args=argv).run()
+        tool = CleaveOptMain(args=argv)
+        tool.run()
     except CleaveError as e:
-        print(str(e), file=sys.stderr)
+        print(one_line(str(e)), file=sys.stderr)
         return 1
     except ParseError as e:
-        print(f"{e.span.get_location()}: error: {e.msg}", file=sys.stderr)
+        print(parse_error_line(e), file=sys.stderr)
         return 1
     except DiagnosticException as e:
-        first = str(e).strip().splitlines()
-        print(f"error: {first[0] if first else type(e).__name__}", file=sys.stderr)
+        name = tool.get_input_name() if tool is not None else "error"
+        print(verify_error_line(e, tool.parser if tool else None, name), file=sys.stderr)
         return 1
-    except FileNotFoundError as e:
-        print(f"error: no such file: {e.filename}", file=sys.stderr)
+    except RecursionError:
+        name = tool.get_input_name() if tool is not None else "<input>"
+        print(f"{name}: error: input nested too deeply", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"error: cannot open {e.filename}: {e.strerror or e}", file=sys.stderr)
         return 1
     except ArgSpecParseError as e:  # a BaseException in xDSL: malformed pass pipeline
         lines = [line.strip() for line in str(e).splitlines() if line.strip()]
         print(f"error: malformed pass pipeline: {lines[-1] if lines else e}", file=sys.stderr)
         return 1
     except Exception as e:  # never a traceback for the user; the message names what went wrong
-        first = str(e).strip().splitlines()
-        print(f"error: {first[0] if first else type(e).__name__}", file=sys.stderr)
+        if os.environ.get("CLEAVE_DEBUG"):
+            raise
+        print(f"error: {one_line(str(e)) or type(e).__name__}", file=sys.stderr)
         return 1
+    finally:
+        Attribute.__post_init__, Diagnostic.colored = post_init, colored  # type: ignore[method-assign]
     return 0
 
 

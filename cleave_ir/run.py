@@ -9,6 +9,8 @@ within the fp16 tolerance, a Split-K split kernel followed by its combine kernel
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from collections.abc import Sequence
 
@@ -19,9 +21,7 @@ from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from xdsl.utils.exceptions import ParseError
-
-from cleave_ir.diagnostics import CleaveError, parse_error_line, parse_module_text
+from cleave_ir.diagnostics import CleaveError, one_line, parse_module_text, read_source
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.interpreter import (
@@ -50,14 +50,8 @@ def make_context() -> Context:
 
 def load_module(path: str) -> ModuleOp:
     """Parse and verify a file (`-` for stdin); one-line CleaveError on any failure."""
-    try:
-        text = sys.stdin.read() if path == "-" else open(path).read()
-    except OSError as e:
-        raise CleaveError(f"error: cannot read {path}: {e.strerror}") from None
-    try:
-        return parse_module_text(make_context(), text, "<stdin>" if path == "-" else path)
-    except ParseError as e:
-        raise CleaveError(parse_error_line(e)) from None
+    text, name = read_source(path)
+    return parse_module_text(make_context(), text, name)
 
 
 def resize_graph(graph: tgraph.GraphOp, resize: dict[int, int]) -> tgraph.GraphOp:
@@ -76,17 +70,41 @@ def resize_graph(graph: tgraph.GraphOp, resize: dict[int, int]) -> tgraph.GraphO
         raise CleaveError(f"error: @{graph.sym_name.data}: --resize {resize} is not valid here: {str(e).removeprefix('error: ')}") from None
 
 
+MAX_RANK = 32
+"""numpy's arrays have at most 64 dims; the interpreter's broadcasts need some room."""
+
+
 def estimated_bytes(graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: int) -> tuple[int, str]:
-    """Bytes the interpreter holds at once (every value stays alive) and the largest value's shape."""
+    """Bytes the interpreter holds at once (every value stays alive) and the largest value's shape.
+
+    Python integers: an estimate past int64 must still trip the memory guard.
+    """
     total, largest, largest_shape = 0, 0, ""
     values = graph.values()
     for v in values:
         shape = concrete_shape(tgraph.tensor_type(v), {**graph.binding_values(), **bindings})
-        n = int(np.prod(shape, dtype=np.int64)) * itemsize
+        if len(shape) > MAX_RANK:
+            raise CleaveError(f"error: @{graph.sym_name.data}: cannot interpret a value of rank {len(shape)} (at most {MAX_RANK})")
+        n = math.prod(int(d) for d in shape) * itemsize
         total += n
         if n > largest:
             largest, largest_shape = n, str(list(shape))
     return total, largest_shape
+
+
+def _memory_guard(name: str, graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: int, max_memory_gb: float) -> None:
+    """A one-line CleaveError if interpreting `graph` would need more than `max_memory_gb`."""
+    need, largest = estimated_bytes(graph, bindings, itemsize)
+    if graph.body.block.first_op is None:  # a kernel's stand-in: its outputs are no op's results
+        sizes = {**graph.binding_values(), **bindings}
+        shapes = [concrete_shape(tgraph.tensor_type(t), sizes) for t in graph.function_type.outputs.data]
+        need += sum(math.prod(int(d) for d in shape) * itemsize for shape in shapes)
+    if need > max_memory_gb * 2**30 or need >= 2**63:
+        gib = f"{need / 2**30:.1f}" if need < 2**100 else f"2^{need.bit_length() - 31}"
+        raise CleaveError(
+            f"error: @{name} needs about {gib} GiB to interpret (largest value "
+            f"{largest}); shrink it with --resize (e.g. --resize 4096=256) or raise --max-memory-gb"
+        )
 
 
 def _stage(graph: tgraph.GraphOp) -> str | None:
@@ -158,12 +176,7 @@ def run_module(
         g = resize_graph(graph, resize or {})
         name = graph.sym_name.data
         combine = by_name.get(_combine_name(graph)) if _stage(graph) == "split" else None
-        need, largest = estimated_bytes(g, bindings, itemsize)
-        if need > max_memory_gb * 2**30:
-            raise CleaveError(
-                f"error: @{name} needs about {need / 2**30:.1f} GiB to interpret (largest value "
-                f"{largest}); shrink it with --resize (e.g. --resize 4096=256) or raise --max-memory-gb"
-            )
+        _memory_guard(name, g, bindings, itemsize, max_memory_gb)
         inputs = random_inputs(g, seed, bindings)
         if combine is not None:  # a Split-K pair: both kernels in order, reported as one graph
             c = resize_graph(combine, resize or {})
@@ -190,6 +203,7 @@ def run_module(
             [_bound_type(a, sizes) for a in kernel.inputs],
             [_bound_type(o, sizes) for o in kernel.outputs],
         )
+        _memory_guard(kernel.sym_name.data, stand_in, bindings, itemsize, max_memory_gb)
         inputs = random_inputs(stand_in, seed, bindings)
         outputs = run_kernel(kernel, inputs, bindings)
         for i, value in enumerate(outputs):
@@ -223,6 +237,7 @@ def run_module(
             [_buffer_tensor_type(a, sizes) for a in tkernel.inputs],
             [_buffer_tensor_type(o, sizes) for o in program[-1].outputs],
         )
+        _memory_guard(name, stand_in, bindings, 4, max_memory_gb)
         inputs = random_inputs(stand_in, seed, bindings)
         outputs = tuple(np.asarray(x, dtype=np.float64) for x in run_tilelang_kernels(program, inputs, sizes))
         for i, value in enumerate(outputs):
@@ -290,10 +305,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_memory_gb=args.max_memory_gb,
         )
     except CleaveError as e:
-        print(str(e), file=sys.stderr)
+        print(one_line(str(e)), file=sys.stderr)
         return 1
     except InterpretationError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {one_line(str(e))}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print(f"{args.file}: error: input nested too deeply", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"error: out of memory interpreting {args.file}; shrink it with --resize or lower --max-memory-gb", file=sys.stderr)
+        return 1
+    except Exception as e:  # no tracebacks for users; CLEAVE_DEBUG=1 shows them
+        if os.environ.get("CLEAVE_DEBUG"):
+            raise
+        print(f"error: internal error ({type(e).__name__}): {one_line(str(e))} (CLEAVE_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
     return 0 if ok else 1
 
