@@ -154,14 +154,16 @@ class Checker:
                 self._want[key] = None
         return self._want[key]
 
-    def check(self, candidate: tgraph.GraphOp) -> Verdict:
+    def check(self, candidate: tgraph.GraphOp, extra: Mapping[str, int] | None = None) -> Verdict:
+        """Run `candidate` (with `extra` bindings, e.g. its split count) against the reference."""
         verdict = Verdict(True)
         for dist in self.distributions:
-            for i, b in enumerate(self.instantiations):
+            for i, b0 in enumerate(self.instantiations):
                 trial = self._trial(i, dist)
                 if trial is None:
                     continue
                 xs, want = trial
+                b = {**b0, **(extra or {})}
                 verdict.trials += 1
                 try:
                     with np.errstate(all="ignore"):

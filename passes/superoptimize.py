@@ -305,7 +305,8 @@ class Enumerator:
         budget["split"] = max_splits * share
         budget["reshape"] = budget.get("reshape", 0) + 1 + (2 * share if max_splits else 0)
         budget["reduce_sum"] = budget.get("reduce_sum", 0) + max_splits  # reductions over split counts
-        budget.update({("leaf", i): n for i, n in leaves.items()})
+        # an input the output does not use gets budget 0: no term may use it
+        budget.update({("leaf", i): leaves.get(i, 0) for i in range(len(graph.inputs))})
         self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
         self.packed = _Packed(budget)
         self.goal = abstract_expr.Goal(_graph_form(graph))
@@ -379,7 +380,7 @@ class Enumerator:
         for c in new:
             for k in unary:
                 yield Node(k, (c.id,))
-            for f in sorted(self.factors):
+            for f in sorted(self.factors) if "scale" in self.kinds else ():
                 yield Node("scale", (c.id,), f)
             for d in range(len(c.shape)):
                 yield Node("reduce_sum", (c.id,), d)
