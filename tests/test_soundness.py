@@ -131,3 +131,16 @@ def test_corpus_slice_has_no_false_accepts() -> None:
     assert not [r.crash for r in results if r.crash]
     assert not [r.false_accepts for r in results if r.false_accepts]
     assert sum(r.candidates for r in results) > 20  # the slice does exercise the search
+
+
+def test_budget_reaches_the_search_from_the_pipeline_and_cleave_compile() -> None:
+    import argparse
+
+    from cleave_ir.compile import pipeline_options, pipeline_pass
+    from cleave_ir.passes.pipeline import PipelinePass
+
+    search = [p for p in PipelinePass(search_budget=50).passes() if isinstance(p, SuperoptimizePass)]
+    assert [p.budget for p in search] == [50]
+    args = argparse.Namespace(max_ops=12, search_budget=77, keep=3, top_k=2, split_counts=[2], no_split=False,
+                              no_search=False, no_iterative_tiling=False, no_horizontal_fusion=False)
+    assert pipeline_pass(pipeline_options(args)).search_budget == 77
