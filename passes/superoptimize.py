@@ -96,6 +96,7 @@ class SearchStats:
     stopped_by_time: bool = False
     rejected: int = 0  # candidates the equivalence check refused
     duplicates: int = 0  # candidates identical to an earlier one (or the input) after canonicalization
+    unjustified: int = 0  # candidates that need an op property the op lacks (see unjustified_nesting)
 
     @property
     def work(self) -> int:
@@ -684,6 +685,67 @@ def canonical_form(graph: tgraph.GraphOp) -> tuple:
     raise AssertionError("a graph ends with tgraph.output")
 
 
+# Op properties the search's structural rewrites rely on (local predicates until the ops carry them:
+# switch to the op classes' properties in dialects/tgraph.py when they exist).
+_MONOTONE_NONDECREASING = {"exp", "sqrt", "sigmoid"}  # f(max x) = max f(x)
+_LINEAR = {"neg"}  # f(sum x) = sum f(x)
+
+
+def _commutes(kind: str, factor: float | None, reduction: str) -> bool:
+    """May unary `kind` (or a scale by `factor`) be moved across a `reduction` ("sum" or "max")?"""
+    if kind == "scale":
+        return reduction == "sum" or (factor is not None and factor >= 0)
+    return kind in (_LINEAR if reduction == "sum" else _MONOTONE_NONDECREASING)
+
+
+Nesting = tuple[str, "float | None", str, str]
+
+
+def _reduced(size: Dim) -> str:
+    """What a reduction sums over: its size's symbols without the split count (a combine over the
+    split count alone, "split", finishes a reduction over the split dim)."""
+    names = sorted(x.name for x in size.free_symbols if x != SPLIT)  # type: ignore[attr-defined]
+    if names:
+        return "*".join(names)
+    return "split" if size.free_symbols else str(size)
+
+
+def _nestings(graph: tgraph.GraphOp) -> set[Nesting]:
+    """(unary kind, scale factor, reduction kind, what it reduces) for every unary op that consumes
+    a reduction's result (through any ops); matmuls count as sums over their contracted dim."""
+    below: dict[SSAValue, set[tuple[str, str]]] = {a: set() for a in graph.inputs}
+    out: set[Nesting] = set()
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            break
+        under = set().union(*(below[o] for o in op.operands))
+        kind = _kind(op)
+        if kind in _UNARY_FN or kind == "scale":
+            factor = op.value if isinstance(op, tgraph.ScaleOp) else None
+            out |= {(kind, factor, r, dim) for r, dim in under}
+        if isinstance(op, tgraph.MatmulOp):
+            under = under | {("sum", _reduced(tgraph.tensor_type(op.lhs).shape[-1]))}
+        elif isinstance(op, tgraph.ReduceOp):
+            under = under | {(kind.removeprefix("reduce_"), _reduced(tgraph.tensor_type(op.input).shape[op.axis]))}
+        below[op.results[0]] = under
+    return out
+
+
+def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str | None:
+    """A unary op the candidate applies after a reduction where the original does not, although the
+    op does not commute with that reduction (moving a max past `square`, a sum past `exp`): a
+    rewrite no op property justifies, whatever the tests say. None when every new nesting is justified."""
+    before = _nestings(original)
+    for kind, factor, reduction, dim in sorted(_nestings(candidate) - before, key=str):
+        if _commutes(kind, factor, reduction):
+            continue
+        if dim == "split" and any(n[0] == kind and n[2] == reduction for n in before):
+            continue  # the combine of a Split-K finishes a reduction the original already nests
+        what = f"scale by {factor}" if kind == "scale" else kind
+        return f"{what} applied after a {reduction} reduction over {dim}"
+    return None
+
+
 def recomputes_whole_matmul(graph: tgraph.GraphOp) -> bool:
     """A split candidate with a matmul over a split dim that no split feeds: that matmul runs whole
     (in the combine), so the split saves nothing on it."""
@@ -744,6 +806,9 @@ def superoptimize_graph(
             continue
         seen.add(form)
         if _only_reshaped(cand, work) or recomputes_whole_matmul(cand):
+            continue
+        if unjustified_nesting(work, cand) is not None:
+            en.stats.unjustified += 1
             continue
         if not checker.check(cand):
             en.stats.rejected += 1

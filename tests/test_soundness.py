@@ -144,3 +144,27 @@ def test_budget_reaches_the_search_from_the_pipeline_and_cleave_compile() -> Non
     args = argparse.Namespace(max_ops=12, search_budget=77, keep=3, top_k=2, split_counts=[2], no_split=False,
                               no_search=False, no_iterative_tiling=False, no_horizontal_fusion=False)
     assert pipeline_pass(pipeline_options(args)).search_budget == 77
+
+
+def test_op_properties_justify_moving_ops_across_reductions() -> None:
+    from cleave_ir.passes.superoptimize import unjustified_nesting
+
+    graph = max_square_max(4, 6)
+    assert unjustified_nesting(graph, wrong_form(4, 6)) == "square applied after a max reduction over 4"
+    assert unjustified_nesting(graph, graph) is None
+
+    def moved(kind: str, reduce: str, factor: float = 2.0) -> tuple[tgraph.GraphOp, tgraph.GraphOp]:
+        graphs = []
+        for after in (False, True):
+            b = GraphBuilder("g", "f32")
+            x = b.input("x", [4, 6])
+            f = (lambda v: b.scale(v, factor)) if kind == "scale" else (lambda v: b.unary(kind, v))
+            graphs.append(b.build(f(b.reduce(reduce, x, 1)) if after else b.reduce(reduce, f(x), 1)))
+        return graphs[0], graphs[1]
+
+    assert unjustified_nesting(*moved("exp", "max")) is None  # exp is monotone
+    assert unjustified_nesting(*moved("exp", "sum")) == "exp applied after a sum reduction over 6"
+    assert unjustified_nesting(*moved("neg", "sum")) is None  # neg is linear
+    assert unjustified_nesting(*moved("neg", "max")) is not None  # max(-x) = -min(x)
+    assert unjustified_nesting(*moved("scale", "max", -2.0)) == "scale by -2.0 applied after a max reduction over 6"
+    assert unjustified_nesting(*moved("scale", "max", 0.5)) is None
