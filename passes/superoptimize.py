@@ -22,6 +22,7 @@ equivalence):
 
 from __future__ import annotations
 
+import heapq
 import sys
 import time
 from collections import Counter
@@ -329,6 +330,7 @@ class Enumerator:
             self.target = np.stack([run_graph(graph, xs, bindings=self.bindings)[0] for xs in samples])
         self.classes: list[EClass] = []
         self.by_key: dict[tuple, int] = {}
+        self._pair_cache: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self.seen: set[Node] = set()
         self.start = time.monotonic()
 
@@ -395,19 +397,42 @@ class Enumerator:
                     yield Node("reshape", (c.id,), LEADING_ONE)
             yield Node("reshape", (c.id,), self.out_type.shape)
         fits = self.packed.fits
+        by_shape: dict[tuple[Dim, ...], list[int]] = {}
+        for o in all_:
+            by_shape.setdefault(o.shape, []).append(o.id)
         for c in new:
-            for o in all_:
+            # only the pairs whose shapes admit some op (in id order, as if all were visited)
+            ops_with = {}
+            for shape in by_shape:
+                kinds = self._pair_ops(c.shape, shape, matmuls, binary)
+                if kinds != ((), ()):
+                    ops_with[shape] = kinds
+            for oid in heapq.merge(*(by_shape[shape] for shape in ops_with)):
+                o = self.classes[oid]
                 if o.round == round_ - 1 and o.id < c.id:
                     continue  # the pair (o, c) is yielded when o is `c`
                 if not fits(c.counts + o.counts) or len(c.dag | o.dag) >= self.max_ops:
                     continue  # no op over this pair can fit the budget
-                pairs = [(c.id, o.id), (o.id, c.id)] if o.id != c.id else [(c.id, c.id)]
-                for a, b in pairs:
-                    for k in matmuls:
-                        yield Node(k, (a, b))
-                    for k in binary:
+                forward, backward = ops_with[o.shape]
+                pairs = [(c.id, o.id, forward), (o.id, c.id, backward)] if o.id != c.id else [(c.id, c.id, forward)]
+                for a, b, kinds in pairs:
+                    for k in kinds:
                         if not (k in _COMMUTATIVE and a > b):
                             yield Node(k, (a, b))
+
+    def _pair_ops(
+        self, x: tuple[Dim, ...], y: tuple[Dim, ...], matmuls: list[str], binary: list[str]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The matmul and binary kinds whose shape rules admit (x, y), and those admitting (y, x)."""
+        key = (x, y)
+        hit = self._pair_cache.get(key)
+        if hit is None:
+            both = tuple(binary) if _broadcast(x, y) is not None else ()
+            hit = self._pair_cache[key] = (
+                tuple(k for k in matmuls if _matmul_shape(x, y, k == "matmul_t") is not None) + both,
+                tuple(k for k in matmuls if _matmul_shape(y, x, k == "matmul_t") is not None) + both,
+            )
+        return hit
 
     def _shape(self, node: Node) -> tuple[tuple[Dim, ...], Dim | None] | None:
         """Result shape (and summed size) of a construction, or None where the shapes forbid it."""
