@@ -19,6 +19,7 @@ import contextlib
 import io
 import json
 import multiprocessing
+import re
 import sys
 import time
 import traceback
@@ -140,6 +141,8 @@ class GraphResult:
     crash: str = ""
     seconds: float = 0.0
     budget_reached: bool = False
+    rejected_by_tests: int = 0  # what the search's own check refused (wrong, or a false rejection)
+    rejected_by_properties: int = 0
 
 
 def run_one(args: tuple[int, int, int, int]) -> GraphResult:
@@ -156,6 +159,9 @@ def run_one(args: tuple[int, int, int, int]) -> GraphResult:
             ConcretizePass(split_counts=(2, 3)).apply(Context(), module)
         log = err.getvalue()
         res.budget_reached = "work budget reached" in log
+        found = re.search(r"rejected (\d+) \(tests\) (\d+) \(op properties\)", log)
+        if found:
+            res.rejected_by_tests, res.rejected_by_properties = int(found[1]), int(found[2])
         res.dropped_by_concretize = log.count("warning: cleave-concretize: dropped")
         for g in module.body.block.ops:
             if not isinstance(g, tgraph.GraphOp) or "cleave.candidate_of" not in g.attributes:
@@ -206,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         "dropped_by_concretize": sum(r.dropped_by_concretize for r in results),
         "unchecked_candidates": sum(r.unchecked for r in results),
         "budget_reached": sum(r.budget_reached for r in results),
+        "rejected_by_search_tests": sum(r.rejected_by_tests for r in results),
+        "rejected_by_op_properties": sum(r.rejected_by_properties for r in results),
         "crashes": len(crashes),
         "seconds": round(seconds, 1),
         "graphs_per_second": round(len(results) / seconds, 2) if seconds else None,

@@ -110,7 +110,8 @@ class SearchStats:
             stop = " (time limit reached: result depends on machine speed and may be partial)"
         return (
             f"explored {self.explored}, pruned {self.pruned}, classes {self.classes}, "
-            f"candidates {self.candidates}, rejected {self.rejected}, {self.seconds:.1f} s{stop}"
+            f"candidates {self.candidates}, rejected {self.rejected} (tests) {self.unjustified} (op properties), "
+            f"duplicates {self.duplicates}, {self.seconds:.1f} s{stop}"
         )
 
 
