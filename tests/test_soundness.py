@@ -102,6 +102,9 @@ def test_output_error_ignores_overflow_but_not_differences() -> None:
     assert output_error(want, np.array([1.0, 2.0, 5.0, 3.0])) == pytest.approx(0.25)
     assert output_error(np.full(4, np.inf), np.ones(4)) is None
     assert output_error(np.ones(3), np.ones(4)) == float("inf")
+    # the candidate must be defined wherever the reference is (x / x for 1 at x = 0)
+    assert output_error(np.ones(4), np.array([1.0, np.nan, 1.0, 1.0])) == float("inf")
+    assert output_error(np.ones(4), np.array([1.0, np.nan, 1.0, 1.0]), strict=False) == 0.0
 
 
 def test_duplicate_candidates_are_removed() -> None:
