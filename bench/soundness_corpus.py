@@ -210,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         "false_accepts": sum(len(r.false_accepts) for r in results),
         "graphs_with_false_accepts": [r.index for r in false],
         "dropped_by_concretize": sum(r.dropped_by_concretize for r in results),
+        "graphs_dropped_by_concretize": [r.index for r in results if r.dropped_by_concretize],
         "unchecked_candidates": sum(r.unchecked for r in results),
         "budget_reached": sum(r.budget_reached for r in results),
         "rejected_by_search_tests": sum(r.rejected_by_tests for r in results),

@@ -8,7 +8,9 @@ dropped with a warning naming it.
 
 The check (passes/equivalence.py) has two parts: at the original sizes, one trial on mixed-sign
 inputs (shifted normal) and one on standard-normal inputs; at small sizes with the same split count,
-the full check (six input distributions, two instantiations). The reference outputs are computed
+the full check (six input distributions, two instantiations; at least two trials must have finite
+outputs there, while the original-size trials may all leave the domain, e.g. rsqrt of negative
+inputs). The reference outputs are computed
 once per size and shared by all candidates.
 
 Interpreting a whole attention graph at its original sizes in float64 takes tens of GiB, so when the
@@ -151,7 +153,7 @@ class ConcretizePass(ModulePass):
             name = graph.sym_name.data + ("" if count is None else f"_s{count}")
             bindings = {**graph.binding_values(), **extra}
             checked = check_bindings(graph, bindings, self.max_check_gb)
-            verdict = self._checker(checkers, ref, [checked], ("shifted", "normal"), 1).check(graph, extra)
+            verdict = self._checker(checkers, ref, [checked], ("shifted", "normal"), 0).check(graph, extra)
             where = "at the original shapes"
             if verdict:
                 verdict = self._checker(checkers, ref, small_bindings(graph, count), None, 2).check(graph, extra)
