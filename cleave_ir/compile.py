@@ -33,6 +33,7 @@ from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
+from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
 from cleave_ir.run import load_module
 from cleave_ir.runtime import default_jobs, one_line, torch_reference
 from cleave_ir.tilelang_check import lower_all
@@ -68,6 +69,7 @@ def pipeline_options(args: argparse.Namespace) -> dict[str, Any]:
     """Every option that changes the pipeline's result (these enter the cache key)."""
     return {
         "max_ops": args.max_ops,
+        "search_budget": args.search_budget,
         "keep": args.keep,
         "top_k": args.top_k,
         "split_counts": tuple(args.split_counts),
@@ -82,7 +84,7 @@ def pipeline_options(args: argparse.Namespace) -> dict[str, Any]:
 def pipeline_pass(options: dict[str, Any]) -> PipelinePass:
     """The PipelinePass for `options`; an ablation this PipelinePass lacks is an error when asked for."""
     fields = {f.name for f in dataclasses.fields(PipelinePass)}
-    kwargs = {k: options[k] for k in ("max_ops", "keep", "top_k", "split_counts")}
+    kwargs = {k: options[k] for k in ("max_ops", "search_budget", "keep", "top_k", "split_counts")}
     for name, (flag, default) in ABLATIONS.items():
         if name in fields:
             kwargs[name] = options[name]
@@ -111,6 +113,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--gpu", action="store_true", help="compile, verify and time the candidates on a CUDA GPU")
     c.add_argument("--keep", type=int, default=3, help="candidates to keep and emit (default 3)")
     c.add_argument("--max-ops", type=int, default=12)
+    c.add_argument("--search-budget", type=int, default=DEFAULT_BUDGET, help=f"search work budget: constructions considered (default {DEFAULT_BUDGET}); the result does not depend on machine load")
     c.add_argument("--top-k", type=int, default=2, help="tile configurations scheduled per candidate (default 2)")
     c.add_argument("--split-counts", type=_split_counts, default=[2, 4, 8, 16, 32], help="Split-K counts tried (default 2,4,8,16,32)")
     c.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="parallel compile/lowering workers (default min(8, cpus))")

@@ -29,9 +29,15 @@ def as_dim(value: int | str | sympy.Expr) -> Dim:
         return sympy.Integer(value)
     if isinstance(value, str):
         return parse_dim_text(value)
-    return sympy.simplify(value) if not value.is_Atom else value
+    return _simplify(value) if not value.is_Atom else value
 
 
+@lru_cache(maxsize=65536)
+def _simplify(value: sympy.Expr) -> Dim:
+    return sympy.simplify(value)
+
+
+@lru_cache(maxsize=65536)
 def dim_str(dim: Dim) -> str:
     """Canonical text of a dim in the type grammar: `4096`, `N`, `K/s`, `K*K`, `K/(s*s)`."""
     if dim.is_Atom:
@@ -79,10 +85,18 @@ def evaluate(dim: Dim, bindings: Mapping[str, int]) -> int:
     missing = sorted(s.name for s in dim.free_symbols if s.name not in bindings)  # type: ignore[attr-defined]
     if missing:
         raise ValueError(f"dim {dim} has unbound symbol(s) {', '.join(missing)}")
-    value = dim.subs({symbol(k): v for k, v in bindings.items()})
+    if dim.is_Symbol:  # the common case, without sympy's substitution
+        return int(bindings[dim.name])  # type: ignore[attr-defined]
+    used = tuple(sorted((s.name, int(bindings[s.name])) for s in dim.free_symbols))  # type: ignore[attr-defined]
+    value = _substitute(dim, used)
     if not value.is_Integer:
         raise ValueError(f"dim {dim} is not an integer under {dict(bindings)}: {value}")
     return int(value)
+
+
+@lru_cache(maxsize=4096)
+def _substitute(dim: Dim, used: tuple[tuple[str, int], ...]) -> sympy.Expr:
+    return dim.subs({symbol(k): v for k, v in used})
 
 
 def evaluate_shape(dims: Sequence[Dim], bindings: Mapping[str, int]) -> tuple[int, ...]:
@@ -94,6 +108,7 @@ def is_integral(dim: Dim) -> bool:
     return not (dim.is_Rational and not dim.is_Integer)
 
 
+@lru_cache(maxsize=65536)
 def parse_dim_text(text: str) -> Dim:
     """Parse the dim grammar used in types (`4096`, `N`, `K/s`, `2*s`, `(K/s)/2`)."""
     tokens: list[str] = []

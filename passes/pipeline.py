@@ -28,7 +28,7 @@ from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass
 from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
-from cleave_ir.passes.superoptimize import SuperoptimizePass
+from cleave_ir.passes.superoptimize import DEFAULT_BUDGET, SuperoptimizePass
 from cleave_ir.passes.symbolize import SymbolizePass
 
 
@@ -70,6 +70,7 @@ class PipelinePass(ModulePass):
     name = "cleave-pipeline"
 
     max_ops: int = 12
+    search_budget: int = DEFAULT_BUDGET
     top_k: int = 2
     keep: int = 3
     split_counts: tuple[int, ...] = (2, 4, 8, 16, 32)
@@ -80,7 +81,7 @@ class PipelinePass(ModulePass):
 
     def passes(self) -> list[ModulePass]:
         """The passes this configuration runs, in order (the search is left out under `no-search`)."""
-        search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2)]
+        search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2, budget=self.search_budget)]
         return [
             SymbolizePass(),
             *search,

@@ -4,7 +4,7 @@ import tilelang
 import tilelang.language as T
 
 @T.prim_func
-def gqa_decode_c3_s4_split_k0(q: T.Tensor((1, 8, 4, 128), "float16"), k: T.Tensor((1, 8, 512, 128), "float16"), v: T.Tensor((1, 8, 512, 128), "float16"), out0: T.Tensor((4, 1, 8, 4, 512), "float16")):
+def gqa_decode_c2_s4_split_k0(q: T.Tensor((1, 8, 4, 128), "float16"), k: T.Tensor((1, 8, 512, 128), "float16"), v: T.Tensor((1, 8, 512, 128), "float16"), out0: T.Tensor((4, 1, 8, 4, 512), "float16")):
     with T.Kernel(4, 8, 4, threads=128) as (bx, by, bz):
         q_1 = T.alloc_shared((4, 32), "float16")
         k_1 = T.alloc_shared((128, 32), "float16")
@@ -19,7 +19,7 @@ def gqa_decode_c3_s4_split_k0(q: T.Tensor((1, 8, 4, 128), "float16"), k: T.Tenso
 
 
 @T.prim_func
-def gqa_decode_c3_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16"), v: T.Tensor((1, 8, 512, 128), "float16"), out0: T.Tensor((1, 8, 4, 128), "float16")):
+def gqa_decode_c2_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16"), v: T.Tensor((1, 8, 512, 128), "float16"), out0: T.Tensor((1, 8, 4, 128), "float16")):
     with T.Kernel(8, 8, threads=128) as (bx, by):
         partial0_1 = T.alloc_shared((4, 4, 512), "float16")
         red = T.alloc_fragment((4, 512), "float32")
@@ -57,8 +57,8 @@ def gqa_decode_c3_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16")
 
 
 KERNELS = {
-    'gqa_decode_c3_s4_split_k0': {'graph': 'gqa_decode_c3_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 4, 128] reduce=none', 'estimated_us': 0.291, 'inputs': 3, 'outputs': 1, 'shapes': [(1, 8, 4, 128), (1, 8, 512, 128), (1, 8, 512, 128), (4, 1, 8, 4, 512)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
-    'gqa_decode_c3_s4_combine_k0': {'graph': 'gqa_decode_c3_s4_combine', 'input_names': ['partial0', 'v'], 'passthrough': ['v'], 'tiles': 'out=[1, 1, 4, 16] reduce=none', 'estimated_us': 1.01, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 8, 4, 512), (1, 8, 512, 128), (1, 8, 4, 128)], 'dtypes': ['float16', 'float16', 'float16']},
+    'gqa_decode_c2_s4_split_k0': {'graph': 'gqa_decode_c2_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 4, 128] reduce=none', 'estimated_us': 0.291, 'inputs': 3, 'outputs': 1, 'shapes': [(1, 8, 4, 128), (1, 8, 512, 128), (1, 8, 512, 128), (4, 1, 8, 4, 512)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
+    'gqa_decode_c2_s4_combine_k0': {'graph': 'gqa_decode_c2_s4_combine', 'input_names': ['partial0', 'v'], 'passthrough': ['v'], 'tiles': 'out=[1, 1, 4, 16] reduce=none', 'estimated_us': 1.01, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 8, 4, 512), (1, 8, 512, 128), (1, 8, 4, 128)], 'dtypes': ['float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -73,16 +73,16 @@ tgraph.graph @gqa_decode(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.te
   tgraph.output %o : !tgraph.tensor<[1, 8, 4, 128], f16>
 }
 """,
-    'gqa_decode_c3_s4_split': """
-tgraph.graph @gqa_decode_c3_s4_split(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.tensor<[1, 8, 512, 128], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[4, 1, 8, 4, 512], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @gqa_decode_c3_s4_combine} {
+    'gqa_decode_c2_s4_split': """
+tgraph.graph @gqa_decode_c2_s4_split(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.tensor<[1, 8, 512, 128], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[4, 1, 8, 4, 512], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @gqa_decode_c2_s4_combine} {
   %0 = tgraph.split %q dim 3 : !tgraph.tensor<[1, 8, 4, 128], f16> -> !tgraph.tensor<[4, 1, 8, 4, 32], f16>
   %1 = tgraph.split %k dim 3 : !tgraph.tensor<[1, 8, 512, 128], f16> -> !tgraph.tensor<[4, 1, 8, 512, 32], f16>
   %2 = tgraph.matmul %0, %1 transpose_b : !tgraph.tensor<[4, 1, 8, 4, 32], f16>, !tgraph.tensor<[4, 1, 8, 512, 32], f16> -> !tgraph.tensor<[4, 1, 8, 4, 512], f16>
   tgraph.output %2 : !tgraph.tensor<[4, 1, 8, 4, 512], f16>
 }
 """,
-    'gqa_decode_c3_s4_combine': """
-tgraph.graph @gqa_decode_c3_s4_combine(%partial0: !tgraph.tensor<[4, 1, 8, 4, 512], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[1, 8, 4, 128], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @gqa_decode_c3_s4_split, cleave.passthrough = ["v"]} {
+    'gqa_decode_c2_s4_combine': """
+tgraph.graph @gqa_decode_c2_s4_combine(%partial0: !tgraph.tensor<[4, 1, 8, 4, 512], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[1, 8, 4, 128], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @gqa_decode_c2_s4_split, cleave.passthrough = ["v"]} {
   %0 = tgraph.reduce sum %partial0 dim 0 : !tgraph.tensor<[4, 1, 8, 4, 512], f16> -> !tgraph.tensor<[1, 1, 8, 4, 512], f16>
   %1 = tgraph.scale %0, 0.088388347648318447 : !tgraph.tensor<[1, 1, 8, 4, 512], f16>
   %2 = tgraph.exp %1 : !tgraph.tensor<[1, 1, 8, 4, 512], f16>
@@ -97,7 +97,7 @@ tgraph.graph @gqa_decode_c3_s4_combine(%partial0: !tgraph.tensor<[4, 1, 8, 4, 51
 }
 
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
-CANDIDATES = [(1.301, ['gqa_decode_c3_s4_split_k0', 'gqa_decode_c3_s4_combine_k0'], 'gqa_decode_c3_s4_split')]
+CANDIDATES = [(1.301, ['gqa_decode_c2_s4_split_k0', 'gqa_decode_c2_s4_combine_k0'], 'gqa_decode_c2_s4_split')]
 
 _compiled = {}
 

@@ -1,0 +1,203 @@
+"""Equivalence of two tgraph graphs by differential testing in float64 (the search's verifier).
+
+Random standard-normal inputs are weak evidence: a max of a dozen normals is almost always positive,
+so a rewrite that is valid only for monotone functions (moving a max past `square`) agrees on them.
+A check here runs both graphs on several input distributions at several instantiations of the
+symbols, each chosen to break one class of wrong rewrite:
+
+- `normal`: standard normal (the common case);
+- `shifted`: normal plus a per-tensor shift drawn from +-U(1, 3): mostly one sign, some of the other;
+- `wide`: random sign times 10^U(-3, 3) (magnitudes that expose reassociation of unequal terms);
+- `positive` / `negative`: U(0.1, 3) and its negation (monotone-decreasing vs increasing orderings);
+- `ties`: integers in [-3, 3] (equal elements, so max/min picks and argmax orderings collide).
+
+The comparison accounts for magnitude: the error of each output is measured against its largest
+finite reference value, and a trial where the reference (or candidate) overflows or leaves the
+domain on most elements (exp of wide inputs, sqrt of negatives) counts as uninformative rather than
+as a disagreement. A candidate that is inf or nan where the reference is finite disagrees (x / x for
+1 fails at x = 0), except on the wide inputs, where equivalent forms overflow at different places. A check fails if any informative trial disagrees, or if fewer than
+`min_informative` trials were informative. Seeds are fixed: the verdict depends only on the graphs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cleave_ir.dialects import tgraph
+from cleave_ir.interpreter import InterpretationError, input_shapes, run_graph
+
+Sampler = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
+
+
+def _normal(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape)
+
+
+def _shifted(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    shift = rng.choice([-1.0, 1.0]) * rng.uniform(1.0, 3.0)
+    return rng.standard_normal(shape) + shift
+
+
+def _wide(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    sign = rng.choice([-1.0, 1.0], size=shape)
+    return sign * 10.0 ** rng.uniform(-3.0, 3.0, size=shape)
+
+
+def _positive(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.uniform(0.1, 3.0, size=shape)
+
+
+def _negative(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return -rng.uniform(0.1, 3.0, size=shape)
+
+
+def _ties(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.integers(-3, 4, size=shape).astype(np.float64)
+
+
+DISTRIBUTIONS: dict[str, Sampler] = {
+    # the most discriminating first: a wrong candidate fails early and cheaply
+    "shifted": _shifted,
+    "negative": _negative,
+    "normal": _normal,
+    "wide": _wide,
+    "positive": _positive,
+    "ties": _ties,
+}
+
+
+def sample_inputs(
+    graph: tgraph.GraphOp, distribution: str, seed: int, bindings: Mapping[str, int]
+) -> list[np.ndarray]:
+    """One float64 array per input of `graph`, drawn from `distribution`, reproducible from `seed`."""
+    rng = np.random.default_rng(seed)
+    draw = DISTRIBUTIONS[distribution]
+    return [draw(rng, shape) for shape in input_shapes(graph, bindings)]
+
+
+def fingerprint_inputs(
+    graph: tgraph.GraphOp, seed: int, bindings: Mapping[str, int]
+) -> list[list[np.ndarray]]:
+    """The input sets on which the search fingerprints its terms: standard normal (the same as
+    `random_inputs(graph, seed)`), normal shifted by -1.5 (mostly negative, so even and
+    non-monotone functions do not commute with max), and integer ties."""
+    shapes = input_shapes(graph, bindings)
+    rng = np.random.default_rng(seed)
+    normal = [rng.standard_normal(s) for s in shapes]
+    rng = np.random.default_rng(seed + 1)
+    negative = [rng.standard_normal(s) - 1.5 for s in shapes]
+    rng = np.random.default_rng(seed + 2)
+    ties = [_ties(rng, s) for s in shapes]
+    return [normal, negative, ties]
+
+
+def output_error(want: np.ndarray, got: np.ndarray, min_finite: float = 0.5, strict: bool = True) -> float | None:
+    """max |got - want| over the elements both compute finitely, relative to the largest finite |want|.
+
+    None (uninformative) when fewer than `min_finite` of the elements are finite in both; inf when
+    the shapes differ, or (`strict`) when the candidate is inf or nan where the reference is finite:
+    a candidate must be defined wherever its reference is (x / x is not 1 at x = 0).
+    """
+    want = np.asarray(want, dtype=np.float64)
+    got = np.asarray(got, dtype=np.float64)
+    if want.shape != got.shape:
+        return float("inf")
+    if not want.size:
+        return 0.0
+    both = np.isfinite(want) & np.isfinite(got)
+    if strict and not np.array_equal(both, np.isfinite(want)):
+        return float("inf")
+    if both.mean() < min_finite:
+        return None
+    scale = float(np.max(np.abs(want[both]))) if both.any() else 0.0
+    diff = float(np.max(np.abs(got[both] - want[both]))) if both.any() else 0.0
+    return diff / scale if scale > 0 else diff
+
+
+@dataclass
+class Verdict:
+    """The outcome of one check: equivalent or not, with the evidence."""
+
+    equivalent: bool
+    informative: int = 0
+    trials: int = 0
+    worst: float = 0.0
+    failure: str = ""  # the first disagreeing trial, e.g. "negative at {d0: 6, d1: 5}: error 0.3"
+
+    def __bool__(self) -> bool:
+        return self.equivalent
+
+
+@dataclass
+class Checker:
+    """Checks candidates against one reference graph; reference outputs are computed once per trial."""
+
+    reference: tgraph.GraphOp
+    instantiations: Sequence[Mapping[str, int]]
+    seed: int = 0
+    distributions: Sequence[str] = tuple(DISTRIBUTIONS)
+    rtol: float = 1e-9
+    wide_rtol: float = 1e-7
+    min_informative: int = 2
+    _want: dict[tuple[int, str], tuple[list[np.ndarray], tuple[np.ndarray, ...]] | None] = field(default_factory=dict)
+
+    def _trial(self, i: int, dist: str) -> tuple[list[np.ndarray], tuple[np.ndarray, ...]] | None:
+        key = (i, dist)
+        if key not in self._want:
+            b = dict(self.instantiations[i])
+            try:
+                xs = sample_inputs(self.reference, dist, self.seed * 7919 + 101 * i + len(dist), b)
+                with np.errstate(all="ignore"):
+                    self._want[key] = (xs, run_graph(self.reference, xs, bindings=b))
+            except InterpretationError:
+                self._want[key] = None
+        return self._want[key]
+
+    def check(self, candidate: tgraph.GraphOp, extra: Mapping[str, int] | None = None) -> Verdict:
+        """Run `candidate` (with `extra` bindings, e.g. its split count) against the reference."""
+        verdict = Verdict(True)
+        for dist in self.distributions:
+            for i, b0 in enumerate(self.instantiations):
+                trial = self._trial(i, dist)
+                if trial is None:
+                    continue
+                xs, want = trial
+                b = {**b0, **(extra or {})}
+                verdict.trials += 1
+                try:
+                    with np.errstate(all="ignore"):
+                        got = run_graph(candidate, xs, bindings=b)
+                except InterpretationError as e:
+                    return Verdict(False, verdict.informative, verdict.trials, float("inf"), f"{dist} at {dict(b)}: {e}")
+                # wide inputs overflow exp and friends at different places in equivalent forms
+                errors = [output_error(w, g, strict=dist != "wide") for w, g in zip(want, got)]
+                if any(e is None for e in errors):
+                    continue
+                verdict.informative += 1
+                err = max(errors, default=0.0)  # type: ignore[type-var]
+                verdict.worst = max(verdict.worst, err)  # type: ignore[arg-type]
+                tol = self.wide_rtol if dist == "wide" else self.rtol
+                if not err <= tol:  # type: ignore[operator]
+                    verdict.equivalent = False
+                    verdict.failure = f"{dist} inputs at {dict(b)}: max relative error {err:.3g}"
+                    return verdict
+        if verdict.informative < self.min_informative:
+            verdict.equivalent = False
+            verdict.failure = f"only {verdict.informative} of {verdict.trials} trials had finite outputs"
+        return verdict
+
+
+def equivalent(
+    reference: tgraph.GraphOp,
+    candidate: tgraph.GraphOp,
+    instantiations: Sequence[Mapping[str, int]],
+    *,
+    seed: int = 0,
+    distributions: Sequence[str] = tuple(DISTRIBUTIONS),
+    rtol: float = 1e-9,
+) -> Verdict:
+    """Check `candidate` against `reference` on every distribution at every instantiation."""
+    return Checker(reference, instantiations, seed, distributions, rtol).check(candidate)
