@@ -40,7 +40,7 @@ class MeanToSumScale(RewritePattern):
         scale = tgraph.ScaleOp(total.result, 1.0 / int(n))
         total.result.name_hint = op.result.name_hint
         scale.result.name_hint = op.result.name_hint
-        rewriter.replace_matched_op([total, scale], [scale.result])
+        rewriter.replace(op, [total, scale], [scale.result])
 
 
 def decompose(module: ModuleOp) -> None:

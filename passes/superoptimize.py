@@ -510,7 +510,8 @@ class Enumerator:
         return [
             c.id
             for c in self.classes
-            if c.shape == self.out_type.shape and max_relative_error(self.target, c.value) < 1e-9
+            if c.shape == self.out_type.shape and c.elt == str(self.out_type.element_type)
+            and max_relative_error(self.target, c.value) < 1e-9
         ]
 
     def _report(self) -> None:
