@@ -93,6 +93,12 @@ class TGraphFunctions(InterpreterFunctions):
         (x,) = args
         return (self._finish(op.result, op.reduction().numpy(x, op.axis)),)
 
+    def run_structural(self, interpreter: Interpreter, op: tgraph.StructuralOp, args: tuple[Any, ...]):
+        try:
+            return (op.numpy(args, concrete_shape(tgraph.tensor_type(op.results[0]), self.bindings)),)
+        except ValueError as e:
+            raise InterpretationError(str(e)) from None
+
     @impl(tgraph.ReshapeOp)
     def run_reshape(self, interpreter: Interpreter, op: tgraph.ReshapeOp, args: tuple[Any, ...]):
         (x,) = args
@@ -120,6 +126,8 @@ def _run_elementwise(self: TGraphFunctions, interpreter: Interpreter, op: Any, a
 
 for _op_type in tgraph.ELEMENTWISE_OPS:
     setattr(TGraphFunctions, f"run_{_op_type.short_name()}", impl(_op_type)(_run_elementwise))
+for _op_type in tgraph.STRUCTURAL_OPS:
+    setattr(TGraphFunctions, f"run_{_op_type.name.split('.')[1]}", impl(_op_type)(TGraphFunctions.run_structural))
 TGraphFunctions = register_impls(TGraphFunctions)
 
 

@@ -290,6 +290,12 @@ class TileLangFunctions(InterpreterFunctions):
     run_exp = impl(math.ExpOp)(_scalar_impl(np.exp))
     run_sqrt = impl(math.SqrtOp)(_scalar_impl(np.sqrt))
     run_rsqrt = impl(math.RsqrtOp)(_scalar_impl(lambda x: 1 / np.sqrt(x)))
+    @impl(arith.CmpfOp)
+    def run_cmpf(self, interpreter: Interpreter, op: arith.CmpfOp, args: tuple[Any, ...]):
+        if arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data] != "une":
+            raise InterpretationError(f"arith.cmpf: predicate {op.predicate.value.data} is not interpreted")
+        return (np.asarray(args[0]) != np.asarray(args[1]),)
+
     run_minimumf = impl(arith.MinimumfOp)(_scalar_impl(np.minimum))
     run_exp2 = impl(math.Exp2Op)(_scalar_impl(np.exp2))
     run_log = impl(math.LogOp)(_scalar_impl(np.log))

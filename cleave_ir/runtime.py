@@ -75,6 +75,8 @@ def torch_reference(graph: tgraph.GraphOp, inputs: Sequence[torch.Tensor]) -> li
             y = op.semantics().torch(*xs)
         elif isinstance(op, tgraph.ReduceOp):
             y = op.reduction().torch(xs[0], op.axis)
+        elif isinstance(op, tgraph.StructuralOp):
+            y = op.torch(xs, [int(d) for d in tgraph.tensor_type(op.results[0]).shape])
         elif isinstance(op, tgraph.ReshapeOp):
             y = xs[0].reshape([int(d) for d in tgraph.tensor_type(op.result).shape])
         elif isinstance(op, tgraph.SplitOp):

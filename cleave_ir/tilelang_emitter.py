@@ -250,6 +250,8 @@ class _KernelPrinter:
             return f"{_CALLS[type(op)]}({self.scalar(op.operand, op)[0]})", _ATOM  # type: ignore[attr-defined]
         if type(op) in _MINMAX:
             return f"{_MINMAX[type(op)]}({self.scalar(op.lhs, op)[0]}, {self.scalar(op.rhs, op)[0]})", _ATOM  # type: ignore[attr-defined]
+        if isinstance(op, arith.CmpfOp) and arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data] == "une":
+            return f"{self.scalar(op.lhs, op)[0]} != {self.scalar(op.rhs, op)[0]}", _CMP
         if isinstance(op, tl.IndexBelowOp):
             return f"{py_expr(op.index_expr)} < {py_expr(op.bound_expr)}", _CMP
         if isinstance(op, arith.SelectOp):

@@ -7,7 +7,7 @@ answers `op.semantics()` with a `Semantics` record; passes derive their tables f
 - `torch(*xs)`: torch tensors in, tensor out (the GPU reference of `cleave compile --gpu`);
 - `tilelang(b, *xs)`: the scalar `arith`/`math` ops of one T.Parallel statement, built with the
   lowering's statement builder `b` (an `ElementBuilder`: `add(op)`, `const(value, type)`,
-  `binary(cls, a, b)` with TVM's float promotion);
+  `binary(cls, a, b)` with TVM's float promotion, `cast(x, type)`);
 - `abstract(ax, *forms)`: the op's abstract expression, built with `passes.abstract_expr` passed
   as `ax` (the search's goal-directed pruning); None: an opaque function of its operands;
 - `algebra`: the properties a rewrite may rely on (see `Algebra`).
@@ -34,6 +34,8 @@ class ElementBuilder(Protocol):
     def const(self, value: float, t: Attribute) -> SSAValue: ...
 
     def binary(self, cls: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue: ...
+
+    def cast(self, x: SSAValue, t: Attribute) -> SSAValue: ...
 
 
 class Monotone(Enum):

@@ -1055,6 +1055,53 @@ class CastOp(ElementwiseOp):
             )
 
 
+def _tl_select(b: ElementBuilder, c: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+    nonzero = b.add(arith.CmpfOp(c, b.const(0.0, c.type), "une"))
+    if x.type != y.type:  # a loaded f16/bf16 tile against an fp32 fragment: compute in fp32
+        x, y = b.cast(x, Float32Type()), b.cast(y, Float32Type())
+    return b.add(arith.SelectOp(nonzero, x, y))
+
+
+@irdl_op_definition
+class SelectOp(ElementwiseOp):
+    """`select(mask, a, b)`: a where mask is nonzero, else b, with size-1 broadcasting of all three.
+
+    The mask is a float tensor (e.g. a causal mask of 0 and 1); a and b share the result's element
+    type. `tgraph.select %mask, %a, %b : Tm, Ta, Tb -> T`.
+    """
+
+    name = "tgraph.select"
+
+    mask = operand_def(TensorType)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$mask `,` $lhs `,` $rhs attr-dict `:` type($mask) `,` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=lambda c, a, b: np.where(c != 0, a, b),
+        torch=lambda c, a, b: _t().where(c != 0, a, b),
+        tilelang=_tl_select,
+        abstract=lambda ax, c, a, b: ax.add(ax.mul(c, a), b),  # forgets which side is taken
+    )
+
+    def __init__(self, mask: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
+        mt, lt, rt = (tensor_type(SSAValue.get(v)) for v in (mask, lhs, rhs))
+        shape = broadcast_shapes(broadcast_shapes(mt.shape, lt.shape, self.name), rt.shape, self.name)
+        super().__init__(operands=[mask, lhs, rhs], result_types=[lt.with_shape(shape)])
+
+    def verify_(self) -> None:
+        mt, lt, rt, res = (tensor_type(v) for v in (self.mask, self.lhs, self.rhs, self.result))
+        _check_same_element(self, lt, rt, res)
+        shape = broadcast_shapes(broadcast_shapes(mt.shape, lt.shape, self.name), rt.shape, self.name)
+        _check_result(self, shape, res)
+
+
 # --------------------------------------------------------------------------- shape ops
 
 
@@ -1239,6 +1286,201 @@ class SplitOp(IRDLOperation):
         _check_result(self, self.infer_shape(t.shape, self.axis, res.shape[0]), res)
 
 
+# --------------------------------------------------------------------------- data movement
+
+
+class StructuralOp(IRDLOperation):
+    """An op that moves elements without computing (transpose, slice, concat).
+
+    `numpy(xs, shape)` and `torch(xs, shape)` give its meaning on whole tensors, `shape` being the
+    concrete result shape. The scheduler and the search do not handle these ops yet: the pipeline
+    refuses graphs that use them.
+    """
+
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+        raise NotImplementedError
+
+    def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201 - torch is imported lazily
+        raise NotImplementedError
+
+
+def _i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+@irdl_op_definition
+class TransposeOp(StructuralOp):
+    """Permute dims: result dim i is input dim `perm[i]`.
+
+    `tgraph.transpose %x perm [0, 2, 1] : !tgraph.tensor<[B, M, N], f16> -> !tgraph.tensor<[B, N, M], f16>`
+    """
+
+    name = "tgraph.transpose"
+
+    input = operand_def(TensorType)
+    perm = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, perm: Sequence[int]) -> None:
+        value = SSAValue.get(input)
+        t = tensor_type(value)
+        shape = [t.shape[p] for p in perm] if sorted(perm) == list(range(t.rank)) else list(t.shape)
+        super().__init__(operands=[value], result_types=[t.with_shape(shape)], properties={"perm": _i64_array(perm)})
+
+    @property
+    def permutation(self) -> tuple[int, ...]:
+        return tuple(int(p) for p in self.perm.get_values())
+
+    def verify_(self) -> None:
+        t, res = tensor_type(self.input), tensor_type(self.result)
+        perm = self.permutation
+        if sorted(perm) != list(range(t.rank)):
+            raise VerifyException(
+                f"tgraph.transpose: perm [{', '.join(map(str, perm))}] is not a permutation of the {t.rank} dims"
+            )
+        _check_same_element(self, t, res)
+        _check_result(self, [t.shape[p] for p in perm], res)
+
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+        return np.transpose(xs[0], self.permutation)
+
+    def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201
+        return xs[0].permute(*self.permutation)
+
+
+@irdl_op_definition
+class SliceOp(StructuralOp):
+    """Elements `[start, start + n)` of one dim, n the result's size there (contiguous, step 1).
+
+    `tgraph.slice %x dim 1 start 64 : !tgraph.tensor<[4, 128], f16> -> !tgraph.tensor<[4, 64], f16>`
+    """
+
+    name = "tgraph.slice"
+
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[i64])
+    start = prop_def(IntegerAttr[i64])
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `dim` $dim `start` $start attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, dim: int, start: int, size: int | str | sympy.Expr) -> None:
+        value = SSAValue.get(input)
+        t = tensor_type(value)
+        shape = list(t.shape)
+        if 0 <= dim < len(shape):
+            shape[dim] = as_dim(size)
+        super().__init__(
+            operands=[value],
+            result_types=[t.with_shape(shape)],
+            properties={"dim": IntegerAttr(dim, i64), "start": IntegerAttr(start, i64)},
+        )
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data
+
+    @property
+    def offset(self) -> int:
+        return self.start.value.data
+
+    def verify_(self) -> None:
+        t, res = tensor_type(self.input), tensor_type(self.result)
+        if not 0 <= self.axis < t.rank:
+            raise VerifyException(f"tgraph.slice: dim {self.axis} out of range for operand of rank {t.rank}")
+        _check_same_element(self, t, res)
+        if res.rank != t.rank:
+            raise VerifyException(f"tgraph.slice: result rank {res.rank} differs from the operand's {t.rank}")
+        expected = list(t.shape)
+        expected[self.axis] = res.shape[self.axis]
+        _check_result(self, expected, res)
+        size, full = res.shape[self.axis], t.shape[self.axis]
+        if self.offset < 0:
+            raise VerifyException(f"tgraph.slice: start {self.offset} is negative")
+        end = size + self.offset
+        if (end - full).is_positive:
+            raise VerifyException(
+                f"tgraph.slice: elements [{self.offset}, {dim_str(end)}) of dim {self.axis} exceed its size {dim_str(full)}"
+            )
+
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+        x, size = xs[0], shape[self.axis]
+        if self.offset + size > x.shape[self.axis]:
+            raise ValueError(f"tgraph.slice: [{self.offset}, {self.offset + size}) past size {x.shape[self.axis]}")
+        return x[tuple(slice(self.offset, self.offset + size) if i == self.axis else slice(None) for i in range(x.ndim))]
+
+    def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201
+        return xs[0].narrow(self.axis, self.offset, shape[self.axis])
+
+
+@irdl_op_definition
+class ConcatOp(StructuralOp):
+    """Join tensors along one dim (the others equal): `tgraph.concat %a, %b dim 1 : Ta, Tb -> T`."""
+
+    name = "tgraph.concat"
+
+    inputs = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[i64])
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)"
+
+    def __init__(self, inputs: Sequence[SSAValue | Operation], dim: int) -> None:
+        values = [SSAValue.get(v) for v in inputs]
+        shape = self.infer_shape([tensor_type(v).shape for v in values], dim)
+        super().__init__(
+            operands=[values],
+            result_types=[tensor_type(values[0]).with_shape(shape)],
+            properties={"dim": IntegerAttr(dim, i64)},
+        )
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data
+
+    @staticmethod
+    def infer_shape(shapes: Sequence[Sequence[Dim]], dim: int) -> tuple[Dim, ...]:
+        if not shapes:
+            raise VerifyException("tgraph.concat: needs at least one operand")
+        rank = len(shapes[0])
+        if not 0 <= dim < rank:
+            raise VerifyException(f"tgraph.concat: dim {dim} out of range for operands of rank {rank}")
+        for i, s in enumerate(shapes[1:], 1):
+            if len(s) != rank:
+                raise VerifyException(f"tgraph.concat: operand {i} has rank {len(s)}, operand 0 has {rank}")
+            for d, (a, b) in enumerate(zip(shapes[0], s)):
+                if d != dim and a != b:
+                    raise VerifyException(
+                        f"tgraph.concat: operand {i} differs from operand 0 in dim {d}: {dim_str(b)} vs {dim_str(a)}"
+                    )
+        out = list(shapes[0])
+        out[dim] = sympy.Add(*(s[dim] for s in shapes))
+        return tuple(out)
+
+    def verify_(self) -> None:
+        types = [tensor_type(v) for v in self.inputs]
+        res = tensor_type(self.result)
+        _check_same_element(self, *types, res)
+        _check_result(self, self.infer_shape([t.shape for t in types], self.axis), res)
+
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+        return np.concatenate(xs, axis=self.axis)
+
+    def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201
+        return _t().cat(list(xs), dim=self.axis)
+
+
+STRUCTURAL_OPS: tuple[type[StructuralOp], ...] = (TransposeOp, SliceOp, ConcatOp)
+
+
 UNARY_OPS: tuple[type[UnaryOp], ...] = (
     ExpOp,
     SqrtOp,
@@ -1255,7 +1497,7 @@ UNARY_OPS: tuple[type[UnaryOp], ...] = (
     AbsOp,
 )
 BINARY_OPS: tuple[type[BinaryOp], ...] = (AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp)
-ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (*UNARY_OPS, *BINARY_OPS, ScalarOp, ScaleOp, CastOp)
+ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (*UNARY_OPS, *BINARY_OPS, ScalarOp, ScaleOp, CastOp, SelectOp)
 """Every elementwise op; its semantics (`op.semantics()`) define it everywhere."""
 
 ELEMENTWISE_BY_NAME: dict[str, type[ElementwiseOp]] = {op.name: op for op in ELEMENTWISE_OPS}
@@ -1277,6 +1519,7 @@ TGraph = Dialect(
         ReduceOp,
         ReshapeOp,
         SplitOp,
+        *STRUCTURAL_OPS,
     ],
     [TensorType, ReduceKindAttr, GeluApproximateAttr, ScalarKindAttr],
 )

@@ -22,6 +22,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.dialects import itgraph, tgraph, tilelang
+from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.decompose import DecomposePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
@@ -95,6 +96,11 @@ class PipelinePass(ModulePass):
         ]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for x in op.walk():
+            if isinstance(x, tgraph.StructuralOp):
+                graph = x.parent_op()
+                where = f" in @{graph.sym_name.data}" if isinstance(graph, tgraph.GraphOp) else ""
+                raise CleaveError(f"error: cleave-schedule: {x.name} is not supported by the scheduler yet{where}")
         for p in self.passes():
             p.apply(ctx, op)
         units = rank_candidates(op)

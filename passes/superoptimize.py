@@ -308,7 +308,10 @@ class Enumerator:
         budget.update({("leaf", i): n for i, n in leaves.items()})
         self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
         # elementwise ops without a kind of their own, applied as they appear in the input graph
-        self.opaque = sorted({a for op in graph.block.ops if (a := _opaque_attr(op)) is not None}, key=repr)
+        # (select, with three operands, is evaluated in the input graph but not enumerated)
+        self.opaque = sorted(
+            {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None}, key=repr
+        )
         self.packed = _Packed(budget)
         self.goal = abstract_expr.Goal(_graph_form(graph))
         reduced = eventually_reduced(graph)
