@@ -312,3 +312,66 @@ def test_search_handles_layer_ops() -> None:
     for c in cands:
         c.graph.verify()
         assert max_relative_error(want, run_graph(c.graph, xs, bindings={"s": 2})[0]) < 1e-9, c.note
+
+
+# --------------------------------------------------------------------------- select and data movement
+
+
+def _layout_graph() -> tgraph.GraphOp:
+    b = GraphBuilder("g", "f32")
+    x, y, m = b.input("x", [2, 3, 4]), b.input("y", [2, 3, 4]), b.input("m", [1, 3, 4])
+    t = b._add(tgraph.TransposeOp(x, [0, 2, 1]))
+    s = b._add(tgraph.SliceOp(x, 2, 1, 2))
+    c = b._add(tgraph.ConcatOp([x, y], 1))
+    w = b._add(tgraph.SelectOp(m, x, y))
+    return b.build(t, s, c, w)
+
+
+def test_select_and_data_movement_match_torch() -> None:
+    graph = _layout_graph()
+    rng = np.random.default_rng(10)
+    for scale in (1.0, 1e3):
+        xs = [rng.standard_normal((2, 3, 4)) * scale, -np.abs(rng.standard_normal((2, 3, 4))), np.tril(np.ones((3, 4)))[None]]
+        got = run_graph(graph, xs)
+        want = torch_reference(graph, [torch.from_numpy(v) for v in xs])
+        for g, w in zip(got, want):
+            _close(w.numpy(), g)
+    np.testing.assert_array_equal(got[0], np.swapaxes(xs[0], 1, 2))
+    np.testing.assert_array_equal(got[1], xs[0][:, :, 1:3])
+    np.testing.assert_array_equal(got[3], np.where(xs[2] != 0, xs[0], xs[1]))
+
+
+def test_data_movement_verifiers() -> None:
+    b = GraphBuilder("g", "f32")
+    x = b.input("x", [2, 8])
+    with pytest.raises(Exception, match=r"perm \[0, 0\] is not a permutation"):
+        b._add(tgraph.TransposeOp(x, [0, 0]))
+    with pytest.raises(Exception, match=r"elements \[6, 10\) of dim 1 exceed its size 8"):
+        b._add(tgraph.SliceOp(x, 1, 6, 4))
+    y = b.input("y", [3, 8])
+    with pytest.raises(Exception, match="differs from operand 0 in dim 0"):
+        b._add(tgraph.ConcatOp([x, y], 1))
+
+
+def test_causal_select_lowers_and_computes() -> None:
+    """A causal mask on attention scores: select(mask, s, 0) fused before exp and the row sum."""
+    b = GraphBuilder("g", "f16")
+    q, k, m = b.input("q", [64, 64]), b.input("k", [64, 64]), b.input("mask", [64, 64])
+    s = b.matmul(q, k, transpose_b=True)
+    s = b._add(tgraph.SelectOp(m, s, b.scalar("mul", s, 0.0)))
+    graph = b.build(b.reduce("sum", b.exp(s), 1))
+    module = module_of(graph)
+    PipelinePass(top_k=1, keep=1, no_search=True).apply(Context(), module)
+    lower_module(module)
+    rng = np.random.default_rng(11)
+    xs = [rng.standard_normal((64, 64)).astype(np.float16).astype(np.float64) * 0.2 for _ in range(2)]
+    xs.append(np.tril(np.ones((64, 64))))
+    (want,) = run_graph(graph, xs)
+    for _, kernels in candidate_kernels(module):
+        assert max_relative_error(want, run_kernels(kernels, xs)[0]) < 2e-3
+
+
+def test_pipeline_refuses_data_movement_in_one_line() -> None:
+    module = module_of(_layout_graph())
+    with pytest.raises(CleaveError, match=r"^error: cleave-schedule: tgraph.transpose is not supported by the scheduler yet in @g$"):
+        PipelinePass(no_search=True).apply(Context(), module)
