@@ -13,7 +13,7 @@ line that caused it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import sympy
 from xdsl.dialects.builtin import (
@@ -113,8 +113,43 @@ class GraphBuilder:
             op = _BINARY_BY_NAME[op]
         return self._add(op(a, b))
 
+    def elementwise(
+        self,
+        op: type[tgraph.ElementwiseOp],
+        operands: Sequence[SSAValue],
+        result_type: tgraph.TensorType,
+        properties: Mapping[str, Attribute] | None = None,
+    ) -> SSAValue:
+        """Any elementwise op, given its result type and properties."""
+        return self._add(op.create(operands=list(operands), result_types=[result_type], properties=dict(properties or {})))
+
     def exp(self, x: SSAValue) -> SSAValue:
         return self.unary(tgraph.ExpOp, x)
+
+    def exp2(self, x: SSAValue) -> SSAValue:
+        return self.unary(tgraph.Exp2Op, x)
+
+    def log(self, x: SSAValue) -> SSAValue:
+        return self.unary(tgraph.LogOp, x)
+
+    def tanh(self, x: SSAValue) -> SSAValue:
+        return self.unary(tgraph.TanhOp, x)
+
+    def abs(self, x: SSAValue) -> SSAValue:
+        return self.unary(tgraph.AbsOp, x)
+
+    def gelu(self, x: SSAValue, approximate: str = "erf") -> SSAValue:
+        return self._add(tgraph.GeluOp(x, approximate))
+
+    def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.binary(tgraph.MinOp, a, b)
+
+    def scalar(self, kind: str, x: SSAValue, constant: float) -> SSAValue:
+        """`kind`(x, constant): add, sub, rsub (c - x), mul, div, rdiv (c / x), max, min."""
+        return self._add(tgraph.ScalarOp(kind, x, constant))
+
+    def cast(self, x: SSAValue, element_type: str | Attribute) -> SSAValue:
+        return self._add(tgraph.CastOp(x, globals()["element_type"](element_type)))
 
     def sqrt(self, x: SSAValue) -> SSAValue:
         return self.unary(tgraph.SqrtOp, x)

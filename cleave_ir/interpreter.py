@@ -58,33 +58,6 @@ def concrete_shape(t: tgraph.TensorType, bindings: Mapping[str, int]) -> tuple[i
         raise InterpretationError(str(e)) from None
 
 
-def _silu(x: np.ndarray) -> np.ndarray:
-    return x / (1.0 + np.exp(-x))
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-_UNARY = {
-    tgraph.ExpOp: np.exp,
-    tgraph.SqrtOp: np.sqrt,
-    tgraph.RsqrtOp: lambda x: 1.0 / np.sqrt(x),
-    tgraph.NegOp: np.negative,
-    tgraph.SiluOp: _silu,
-    tgraph.SigmoidOp: _sigmoid,
-    tgraph.SquareOp: np.square,
-    tgraph.ReciprocalOp: np.reciprocal,
-}
-_BINARY = {
-    tgraph.AddOp: np.add,
-    tgraph.SubOp: np.subtract,
-    tgraph.MulOp: np.multiply,
-    tgraph.DivOp: np.divide,
-    tgraph.MaxOp: np.maximum,
-}
-
-
 class TGraphFunctions(InterpreterFunctions):
     """numpy implementations of the tgraph ops (whole tensors, never scalars)."""
 
@@ -115,16 +88,16 @@ class TGraphFunctions(InterpreterFunctions):
             b = np.swapaxes(b, -1, -2)
         return (self._finish(op.result, np.matmul(a, b)),)
 
-    @impl(tgraph.ScaleOp)
-    def run_scale(self, interpreter: Interpreter, op: tgraph.ScaleOp, args: tuple[Any, ...]):
-        (x,) = args
-        return (self._finish(op.result, x * x.dtype.type(op.value)),)
-
     @impl(tgraph.ReduceOp)
     def run_reduce(self, interpreter: Interpreter, op: tgraph.ReduceOp, args: tuple[Any, ...]):
         (x,) = args
-        fn = np.sum if op.kind.data == tgraph.ReduceKind.SUM else np.max
-        return (self._finish(op.result, fn(x, axis=op.axis, keepdims=True)),)
+        return (self._finish(op.result, op.reduction().numpy(x, op.axis)),)
+
+    def run_structural(self, interpreter: Interpreter, op: tgraph.StructuralOp, args: tuple[Any, ...]):
+        try:
+            return (op.numpy(args, concrete_shape(tgraph.tensor_type(op.results[0]), self.bindings)),)
+        except ValueError as e:
+            raise InterpretationError(str(e)) from None
 
     @impl(tgraph.ReshapeOp)
     def run_reshape(self, interpreter: Interpreter, op: tgraph.ReshapeOp, args: tuple[Any, ...]):
@@ -145,17 +118,16 @@ class TGraphFunctions(InterpreterFunctions):
         return (np.moveaxis(x.reshape(shape), axis, 0),)
 
 
-def _elementwise_impl(fn: Any):
-    def run(self: TGraphFunctions, interpreter: Interpreter, op: Any, args: tuple[Any, ...]):
-        # inf/nan are legitimate results (e.g. exp of large logits); the caller compares them
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            return (self._finish(op.result, fn(*args)),)
-
-    return run
+def _run_elementwise(self: TGraphFunctions, interpreter: Interpreter, op: Any, args: tuple[Any, ...]):
+    # inf/nan are legitimate results (e.g. exp of large logits); the caller compares them
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return (self._finish(op.result, op.semantics().numpy(*args)),)
 
 
-for _op_type, _fn in {**_UNARY, **_BINARY}.items():
-    setattr(TGraphFunctions, f"run_{_op_type.name.split('.')[1]}", impl(_op_type)(_elementwise_impl(_fn)))
+for _op_type in tgraph.ELEMENTWISE_OPS:
+    setattr(TGraphFunctions, f"run_{_op_type.short_name()}", impl(_op_type)(_run_elementwise))
+for _op_type in tgraph.STRUCTURAL_OPS:
+    setattr(TGraphFunctions, f"run_{_op_type.name.split('.')[1]}", impl(_op_type)(TGraphFunctions.run_structural))
 TGraphFunctions = register_impls(TGraphFunctions)
 
 

@@ -32,6 +32,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.ir import Attribute
 
 from cleave_ir.dialects import tilelang as tl
+from cleave_ir.dialects.semantics import np_erf
 from cleave_ir.interpreter import InterpretationError, round_to
 from cleave_ir.shapes import Dim
 
@@ -289,6 +290,18 @@ class TileLangFunctions(InterpreterFunctions):
     run_exp = impl(math.ExpOp)(_scalar_impl(np.exp))
     run_sqrt = impl(math.SqrtOp)(_scalar_impl(np.sqrt))
     run_rsqrt = impl(math.RsqrtOp)(_scalar_impl(lambda x: 1 / np.sqrt(x)))
+    @impl(arith.CmpfOp)
+    def run_cmpf(self, interpreter: Interpreter, op: arith.CmpfOp, args: tuple[Any, ...]):
+        if arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data] != "une":
+            raise InterpretationError(f"arith.cmpf: predicate {op.predicate.value.data} is not interpreted")
+        return (np.asarray(args[0]) != np.asarray(args[1]),)
+
+    run_minimumf = impl(arith.MinimumfOp)(_scalar_impl(np.minimum))
+    run_exp2 = impl(math.Exp2Op)(_scalar_impl(np.exp2))
+    run_log = impl(math.LogOp)(_scalar_impl(np.log))
+    run_tanh = impl(math.TanhOp)(_scalar_impl(np.tanh))
+    run_erf = impl(math.ErfOp)(_scalar_impl(np_erf))
+    run_absf = impl(math.AbsFOp)(_scalar_impl(np.abs))
 
 
 def _bind(kernel: tl.KernelOp, inputs: Sequence[np.ndarray], bindings: Mapping[str, int]) -> dict[str, int]:

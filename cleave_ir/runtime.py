@@ -65,27 +65,18 @@ def torch_reference(graph: tgraph.GraphOp, inputs: Sequence[torch.Tensor]) -> li
     import torch
 
     env = {a: x.double() for a, x in zip(graph.inputs, inputs)}
-    unary = {
-        "exp": torch.exp, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "neg": torch.neg,
-        "silu": torch.nn.functional.silu, "sigmoid": torch.sigmoid, "square": torch.square,
-        "reciprocal": torch.reciprocal,
-    }
-    binary = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "max": torch.maximum}
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
             return [env[o] for o in op.outputs]
         xs = [env[o] for o in op.operands]
-        kind = op.name.split(".")[1]
         if isinstance(op, tgraph.MatmulOp):
             y = torch.matmul(xs[0], xs[1].transpose(-1, -2) if op.transpose_b is not None else xs[1])
-        elif kind in unary:
-            y = unary[kind](xs[0])
-        elif kind in binary:
-            y = binary[kind](xs[0], xs[1])
-        elif isinstance(op, tgraph.ScaleOp):
-            y = xs[0] * op.value
+        elif isinstance(op, tgraph.ElementwiseOp):
+            y = op.semantics().torch(*xs)
         elif isinstance(op, tgraph.ReduceOp):
-            y = xs[0].sum(op.axis, keepdim=True) if op.kind.data == tgraph.ReduceKind.SUM else xs[0].amax(op.axis, keepdim=True)
+            y = op.reduction().torch(xs[0], op.axis)
+        elif isinstance(op, tgraph.StructuralOp):
+            y = op.torch(xs, [int(d) for d in tgraph.tensor_type(op.results[0]).shape])
         elif isinstance(op, tgraph.ReshapeOp):
             y = xs[0].reshape([int(d) for d in tgraph.tensor_type(op.result).shape])
         elif isinstance(op, tgraph.SplitOp):

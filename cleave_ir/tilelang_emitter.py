@@ -114,7 +114,17 @@ _INFIX: dict[type[Operation], tuple[str, int]] = {
     arith.MulfOp: ("*", _MUL),
     arith.DivfOp: ("/", _MUL),
 }
-_CALLS: dict[type[Operation], str] = {xmath.ExpOp: "T.exp", xmath.SqrtOp: "T.sqrt", xmath.RsqrtOp: "T.rsqrt"}
+_CALLS: dict[type[Operation], str] = {
+    xmath.ExpOp: "T.exp",
+    xmath.SqrtOp: "T.sqrt",
+    xmath.RsqrtOp: "T.rsqrt",
+    xmath.Exp2Op: "T.exp2",
+    xmath.LogOp: "T.log",
+    xmath.TanhOp: "T.tanh",
+    xmath.ErfOp: "T.erf",
+    xmath.AbsFOp: "T.abs",
+}
+_MINMAX: dict[type[Operation], str] = {arith.MaximumfOp: "T.max", arith.MinimumfOp: "T.min"}
 
 
 class _KernelPrinter:
@@ -238,8 +248,10 @@ class _KernelPrinter:
             return f"-({self.scalar(op.operand, op)[0]})", _UNARY
         if type(op) in _CALLS:
             return f"{_CALLS[type(op)]}({self.scalar(op.operand, op)[0]})", _ATOM  # type: ignore[attr-defined]
-        if isinstance(op, arith.MaximumfOp):
-            return f"T.max({self.scalar(op.lhs, op)[0]}, {self.scalar(op.rhs, op)[0]})", _ATOM
+        if type(op) in _MINMAX:
+            return f"{_MINMAX[type(op)]}({self.scalar(op.lhs, op)[0]}, {self.scalar(op.rhs, op)[0]})", _ATOM  # type: ignore[attr-defined]
+        if isinstance(op, arith.CmpfOp) and arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data] == "une":
+            return f"{self.scalar(op.lhs, op)[0]} != {self.scalar(op.rhs, op)[0]}", _CMP
         if isinstance(op, tl.IndexBelowOp):
             return f"{py_expr(op.index_expr)} < {py_expr(op.bound_expr)}", _CMP
         if isinstance(op, arith.SelectOp):
@@ -259,7 +271,7 @@ def _implicit_cast(value: SSAValue, user: Operation) -> bool:
     buffer's type, and a binary op promotes (or narrows a literal) to its other operand's type."""
     if isinstance(user, tl.StoreOp):
         return True
-    if isinstance(user, (arith.MaximumfOp, *_INFIX)):
+    if isinstance(user, (*_MINMAX, *_INFIX)):
         other = user.rhs if user.lhs == value else user.lhs  # type: ignore[attr-defined]
         return other.type == value.type and not isinstance(other.owner, (arith.ExtFOp, arith.TruncFOp))
     return False

@@ -7,11 +7,17 @@ where each dim is an integer, a named symbol, or a product/quotient of them (`K/
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import math
+from collections.abc import Mapping, Sequence
 from enum import auto
+from fractions import Fraction
 from typing import ClassVar, cast
 
+import numpy as np
 import sympy
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
@@ -69,6 +75,18 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from cleave_ir.dialects.semantics import (
+    GELU_TANH_C,
+    SQRT_2_OVER_PI,
+    Algebra,
+    Domain,
+    ElementBuilder,
+    Monotone,
+    Reduction,
+    Semantics,
+    np_erf,
+    torch_module,
+)
 from cleave_ir.shapes import Dim, as_dim, dim_str, is_integral, symbol
 
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
@@ -102,6 +120,9 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
 
     def with_shape(self, shape: Sequence[int | str | sympy.Expr]) -> TensorType:
         return TensorType(shape, self.element_type)
+
+    def with_element_type(self, element_type: Attribute) -> TensorType:
+        return TensorType(self.shape, element_type)
 
     def verify(self) -> None:
         if not isinstance(self.element_type, ELEMENT_TYPES):
@@ -215,7 +236,8 @@ def _check_same_element(op: Operation, *types: TensorType) -> None:
     elts = {str(t.element_type) for t in types}
     if len(elts) > 1:
         raise VerifyException(
-            f"{op.name}: element types differ: {', '.join(str(t.element_type) for t in types)}"
+            f"{op.name}: element types differ: {', '.join(str(t.element_type) for t in types)} "
+            "(convert with tgraph.cast)"
         )
 
 
@@ -488,8 +510,31 @@ class MatmulOp(IRDLOperation):
 
 # --------------------------------------------------------------------------- elementwise
 
+_INC, _DEC = Monotone.INCREASING, Monotone.DECREASING
+_t = torch_module
 
-class UnaryOp(IRDLOperation):
+
+class ElementwiseOp(IRDLOperation):
+    """An op whose result element at each position depends only on the operand elements at that
+    (size-1 broadcast) position. Its meaning is `semantics()` (see `dialects/semantics.py`)."""
+
+    SEMANTICS: ClassVar[Semantics]
+
+    @classmethod
+    def semantics_of(cls, properties: Mapping[str, Attribute]) -> Semantics:
+        """The semantics of an op of this class with these properties."""
+        return cls.SEMANTICS
+
+    def semantics(self) -> Semantics:
+        return type(self).semantics_of(self.properties)
+
+    @classmethod
+    def short_name(cls) -> str:
+        """The op's short name (`exp` for `tgraph.exp`)."""
+        return cls.name.split(".")[1]
+
+
+class UnaryOp(ElementwiseOp):
     """Elementwise `f(x)`, same shape and element type."""
 
     T: ClassVar = VarConstraint("T", base(TensorType))
@@ -505,47 +550,234 @@ class UnaryOp(IRDLOperation):
         super().__init__(operands=[value], result_types=[value.type])
 
 
+def _np_silu(x: np.ndarray) -> np.ndarray:
+    return x / (1.0 + np.exp(-x))
+
+
+def _np_sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _tl_sigmoid_denominator(b: ElementBuilder, x: SSAValue) -> SSAValue:
+    """1 + exp(-x)"""
+    return b.binary(arith.AddfOp, b.const(1.0, x.type), b.add(xmath.ExpOp(b.add(arith.NegfOp(x)))))
+
+
 @irdl_op_definition
 class ExpOp(UnaryOp):
     name = "tgraph.exp"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.exp,
+        torch=lambda x: _t().exp(x),
+        tilelang=lambda b, x: b.add(xmath.ExpOp(x)),
+        abstract=lambda ax, x: ax.fn("exp", x),
+        algebra=Algebra(monotone=_INC, nonnegative=True),
+    )
+
+
+@irdl_op_definition
+class Exp2Op(UnaryOp):
+    name = "tgraph.exp2"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.exp2,
+        torch=lambda x: _t().exp2(x),
+        tilelang=lambda b, x: b.add(xmath.Exp2Op(x)),
+        abstract=lambda ax, x: ax.fn("exp2", x),
+        algebra=Algebra(monotone=_INC, nonnegative=True),
+    )
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """Natural logarithm (finite for positive inputs)."""
+
+    name = "tgraph.log"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.log,
+        torch=lambda x: _t().log(x),
+        tilelang=lambda b, x: b.add(xmath.LogOp(x)),
+        abstract=lambda ax, x: ax.fn("log", x),
+        algebra=Algebra(monotone=_INC, domain=Domain.POSITIVE),
+    )
 
 
 @irdl_op_definition
 class SqrtOp(UnaryOp):
     name = "tgraph.sqrt"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.sqrt,
+        torch=lambda x: _t().sqrt(x),
+        tilelang=lambda b, x: b.add(xmath.SqrtOp(x)),
+        abstract=lambda ax, x: ax.fn("sqrt", x),
+        algebra=Algebra(monotone=_INC, homogeneous=Fraction(1, 2), nonnegative=True, domain=Domain.POSITIVE),
+    )
 
 
 @irdl_op_definition
 class RsqrtOp(UnaryOp):
     name = "tgraph.rsqrt"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=lambda x: 1.0 / np.sqrt(x),
+        torch=lambda x: _t().rsqrt(x),
+        tilelang=lambda b, x: b.add(xmath.RsqrtOp(x)),
+        abstract=lambda ax, x: ax.inv(ax.fn("sqrt", x)),
+        algebra=Algebra(monotone=_DEC, homogeneous=Fraction(-1, 2), nonnegative=True, domain=Domain.POSITIVE),
+    )
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
     name = "tgraph.neg"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.negative,
+        torch=lambda x: _t().neg(x),
+        tilelang=lambda b, x: b.add(arith.NegfOp(x)),
+        abstract=lambda ax, x: x,
+        algebra=Algebra(monotone=_DEC, odd=True, homogeneous=Fraction(1), linear=True),
+    )
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "tgraph.abs"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.abs,
+        torch=lambda x: _t().abs(x),
+        tilelang=lambda b, x: b.add(xmath.AbsFOp(x)),
+        abstract=lambda ax, x: ax.fn("abs", x),
+        algebra=Algebra(even=True, homogeneous=Fraction(1), nonnegative=True),
+    )
 
 
 @irdl_op_definition
 class SiluOp(UnaryOp):
+    """x * sigmoid(x)."""
+
     name = "tgraph.silu"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=_np_silu,
+        torch=lambda x: _t().nn.functional.silu(x),
+        tilelang=lambda b, x: b.binary(arith.DivfOp, x, _tl_sigmoid_denominator(b, x)),
+        abstract=lambda ax, x: ax.fn("silu", x),
+    )
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryOp):
     name = "tgraph.sigmoid"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=_np_sigmoid,
+        torch=lambda x: _t().sigmoid(x),
+        tilelang=lambda b, x: b.binary(arith.DivfOp, b.const(1.0, x.type), _tl_sigmoid_denominator(b, x)),
+        abstract=lambda ax, x: ax.fn("sigmoid", x),
+        algebra=Algebra(monotone=_INC, nonnegative=True),
+    )
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    name = "tgraph.tanh"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.tanh,
+        torch=lambda x: _t().tanh(x),
+        tilelang=lambda b, x: b.add(xmath.TanhOp(x)),
+        abstract=lambda ax, x: ax.fn("tanh", x),
+        algebra=Algebra(monotone=_INC, odd=True),
+    )
 
 
 @irdl_op_definition
 class SquareOp(UnaryOp):
     name = "tgraph.square"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.square,
+        torch=lambda x: _t().square(x),
+        tilelang=lambda b, x: b.binary(arith.MulfOp, x, x),
+        abstract=lambda ax, x: ax.square(x),
+        algebra=Algebra(even=True, homogeneous=Fraction(2), nonnegative=True),
+    )
 
 
 @irdl_op_definition
 class ReciprocalOp(UnaryOp):
     name = "tgraph.reciprocal"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.reciprocal,
+        torch=lambda x: _t().reciprocal(x),
+        tilelang=lambda b, x: b.binary(arith.DivfOp, b.const(1.0, x.type), x),
+        abstract=lambda ax, x: ax.inv(x),
+        algebra=Algebra(odd=True, homogeneous=Fraction(-1), domain=Domain.NONZERO),
+    )
 
 
-class BinaryOp(IRDLOperation):
+class GeluApproximate(StrEnum):
+    """`erf`: x/2 (1 + erf(x/sqrt 2)) (torch's default); `tanh`: the tanh approximation."""
+
+    ERF = auto()
+    TANH = auto()
+
+
+@irdl_attr_definition
+class GeluApproximateAttr(EnumAttribute[GeluApproximate], SpacedOpaqueSyntaxAttribute):
+    name = "tgraph.gelu_approximate"
+
+
+def _np_gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_C * x * x * x)))
+
+
+def _np_gelu_erf(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np_erf(x / np.sqrt(2.0)))
+
+
+def _tl_gelu(b: ElementBuilder, x: SSAValue, approximate: GeluApproximate) -> SSAValue:
+    if approximate == GeluApproximate.TANH:
+        cube = b.binary(arith.MulfOp, b.binary(arith.MulfOp, x, x), x)
+        inner = b.binary(arith.AddfOp, x, b.binary(arith.MulfOp, b.const(GELU_TANH_C, x.type), cube))
+        g = b.add(xmath.TanhOp(b.binary(arith.MulfOp, b.const(SQRT_2_OVER_PI, x.type), inner)))
+    else:
+        g = b.add(xmath.ErfOp(b.binary(arith.MulfOp, x, b.const(1.0 / math.sqrt(2.0), x.type))))
+    half_x = b.binary(arith.MulfOp, b.const(0.5, x.type), x)
+    return b.binary(arith.MulfOp, half_x, b.binary(arith.AddfOp, b.const(1.0, x.type), g))
+
+
+_GELU = {
+    a: Semantics(
+        numpy=_np_gelu_tanh if a == GeluApproximate.TANH else _np_gelu_erf,
+        torch=lambda x, a=a: _t().nn.functional.gelu(x, approximate="tanh" if a == GeluApproximate.TANH else "none"),
+        tilelang=lambda b, x, a=a: _tl_gelu(b, x, a),
+        abstract=lambda ax, x, a=a: ax.fn(f"gelu_{a.value}", x),
+    )
+    for a in GeluApproximate
+}
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """`tgraph.gelu erf %x : T` or `tgraph.gelu tanh %x : T` (torch's approximate='none'/'tanh')."""
+
+    name = "tgraph.gelu"
+
+    approximate = prop_def(GeluApproximateAttr)
+
+    assembly_format = "$approximate $input attr-dict `:` type($input)"
+
+    SEMANTICS: ClassVar[Semantics] = _GELU[GeluApproximate.ERF]
+
+    def __init__(self, input: SSAValue | Operation, approximate: GeluApproximate | str = GeluApproximate.ERF) -> None:
+        value = SSAValue.get(input)
+        super(UnaryOp, self).__init__(
+            operands=[value],
+            result_types=[value.type],
+            properties={"approximate": GeluApproximateAttr(GeluApproximate(approximate))},
+        )
+
+    @classmethod
+    def semantics_of(cls, properties: Mapping[str, Attribute]) -> Semantics:
+        return _GELU[cast(GeluApproximateAttr, properties["approximate"]).data]
+
+
+class BinaryOp(ElementwiseOp):
     """Elementwise `f(a, b)` with size-1 broadcasting between equal-rank operands."""
 
     lhs = operand_def(TensorType)
@@ -570,31 +802,194 @@ class BinaryOp(IRDLOperation):
 @irdl_op_definition
 class AddOp(BinaryOp):
     name = "tgraph.add"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.add,
+        torch=lambda a, b: _t().add(a, b),
+        tilelang=lambda s, a, b: s.binary(arith.AddfOp, a, b),
+        abstract=lambda ax, a, b: ax.add(a, b),
+        algebra=Algebra(
+            monotone=(_INC, _INC), linear=True, commutative=True, associative=True, identity=0.0,
+            distributes_over=frozenset({"tgraph.max", "tgraph.min"}),
+        ),
+    )
 
 
 @irdl_op_definition
 class SubOp(BinaryOp):
     name = "tgraph.sub"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.subtract,
+        torch=lambda a, b: _t().sub(a, b),
+        tilelang=lambda s, a, b: s.binary(arith.SubfOp, a, b),
+        abstract=lambda ax, a, b: ax.add(a, b),
+        algebra=Algebra(monotone=(_INC, _DEC), linear=True),
+    )
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
     name = "tgraph.mul"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.multiply,
+        torch=lambda a, b: _t().mul(a, b),
+        tilelang=lambda s, a, b: s.binary(arith.MulfOp, a, b),
+        abstract=lambda ax, a, b: ax.mul(a, b),
+        algebra=Algebra(
+            commutative=True, associative=True, identity=1.0,
+            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}),
+        ),
+    )
 
 
 @irdl_op_definition
 class DivOp(BinaryOp):
     name = "tgraph.div"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.divide,
+        torch=lambda a, b: _t().div(a, b),
+        tilelang=lambda s, a, b: s.binary(arith.DivfOp, a, b),
+        abstract=lambda ax, a, b: ax.mul(a, ax.inv(b)),
+    )
 
 
 @irdl_op_definition
 class MaxOp(BinaryOp):
     name = "tgraph.max"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.maximum,
+        torch=lambda a, b: _t().maximum(a, b),
+        tilelang=lambda s, a, b: s.binary(arith.MaximumfOp, a, b),
+        abstract=lambda ax, a, b: ax.maximum(a, b),
+        algebra=Algebra(
+            monotone=(_INC, _INC), commutative=True, associative=True, idempotent=True,
+            identity=-math.inf, distributes_over=frozenset({"tgraph.min"}),
+        ),
+    )
 
 
 @irdl_op_definition
-class ScaleOp(IRDLOperation):
-    """Multiply every element by a constant: `tgraph.scale %x, 0.088 : T`."""
+class MinOp(BinaryOp):
+    name = "tgraph.min"
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=np.minimum,
+        torch=lambda a, b: _t().minimum(a, b),
+        tilelang=lambda s, a, b: s.binary(arith.MinimumfOp, a, b),
+        abstract=lambda ax, a, b: ax.maximum(a, b),  # a lattice op like max (the form forgets which)
+        algebra=Algebra(
+            monotone=(_INC, _INC), commutative=True, associative=True, idempotent=True,
+            identity=math.inf, distributes_over=frozenset({"tgraph.max"}),
+        ),
+    )
+
+
+class ScalarKind(StrEnum):
+    """`tgraph.scalar` operations: `x op c`, or `c op x` for the `r` forms."""
+
+    ADD = auto()
+    SUB = auto()
+    RSUB = auto()
+    MUL = auto()
+    DIV = auto()
+    RDIV = auto()
+    MAX = auto()
+    MIN = auto()
+
+
+@irdl_attr_definition
+class ScalarKindAttr(EnumAttribute[ScalarKind], SpacedOpaqueSyntaxAttribute):
+    name = "tgraph.scalar_kind"
+
+
+_SCALAR_BINARY: dict[ScalarKind, tuple[str, bool]] = {
+    ScalarKind.ADD: ("tgraph.add", False),
+    ScalarKind.SUB: ("tgraph.sub", False),
+    ScalarKind.RSUB: ("tgraph.sub", True),
+    ScalarKind.MUL: ("tgraph.mul", False),
+    ScalarKind.DIV: ("tgraph.div", False),
+    ScalarKind.RDIV: ("tgraph.div", True),
+    ScalarKind.MAX: ("tgraph.max", False),
+    ScalarKind.MIN: ("tgraph.min", False),
+}
+
+
+def _scalar_algebra(kind: ScalarKind, c: float) -> Algebra:
+    """Properties of x -> `kind`(x, c) as a unary function of x."""
+    sign = _INC if c > 0 else _DEC if c < 0 else None
+    if kind in (ScalarKind.ADD, ScalarKind.SUB, ScalarKind.MAX, ScalarKind.MIN):
+        nonneg = kind == ScalarKind.MAX and c >= 0
+        return Algebra(monotone=_INC, nonnegative=nonneg)
+    if kind == ScalarKind.RSUB:
+        return Algebra(monotone=_DEC)
+    if kind in (ScalarKind.MUL, ScalarKind.DIV):
+        return Algebra(monotone=sign, odd=True, homogeneous=Fraction(1), linear=True)
+    return Algebra(odd=True, homogeneous=Fraction(-1), domain=Domain.NONZERO)  # RDIV: c / x
+
+
+@functools.cache
+def scalar_semantics(kind: ScalarKind, c: float) -> Semantics:
+    """x -> kind(x, c), derived from the binary op's semantics."""
+    op = BINARY_BY_NAME[_SCALAR_BINARY[kind][0]].SEMANTICS
+    if _SCALAR_BINARY[kind][1]:
+        return Semantics(
+            numpy=lambda x: op.numpy(c, x),
+            torch=lambda x: op.torch(_t().as_tensor(c, dtype=x.dtype, device=x.device), x),
+            tilelang=lambda b, x: op.tilelang(b, b.const(c, x.type), x),
+            abstract=(lambda ax, x: ax.inv(x)) if kind == ScalarKind.RDIV else (lambda ax, x: x),
+            algebra=_scalar_algebra(kind, c),
+        )
+    return Semantics(
+        numpy=lambda x: op.numpy(x, c),
+        torch=lambda x: op.torch(x, _t().as_tensor(c, dtype=x.dtype, device=x.device)),
+        tilelang=lambda b, x: op.tilelang(b, x, b.const(c, x.type)),
+        abstract=lambda ax, x: x,  # constants are forgotten
+        algebra=_scalar_algebra(kind, c),
+    )
+
+
+@irdl_op_definition
+class ScalarOp(ElementwiseOp):
+    """An elementwise op with a constant: `tgraph.scalar max %x, 0.0 : T` is max(x, 0).
+
+    `rsub` and `rdiv` take the constant first: `tgraph.scalar rsub %x, 1.0` is 1 - x.
+    """
+
+    name = "tgraph.scalar"
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    kind = prop_def(ScalarKindAttr)
+    input = operand_def(T)
+    constant = prop_def(FloatAttr[Float64Type])
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$kind $input `,` $constant attr-dict `:` type($input)"
+
+    def __init__(self, kind: ScalarKind | str, input: SSAValue | Operation, constant: float) -> None:
+        value = SSAValue.get(input)
+        super().__init__(
+            operands=[value],
+            result_types=[value.type],
+            properties={"kind": ScalarKindAttr(ScalarKind(kind)), "constant": FloatAttr(constant, Float64Type())},
+        )
+
+    @property
+    def scalar_kind(self) -> ScalarKind:
+        return self.kind.data
+
+    @property
+    def value(self) -> float:
+        return float(self.constant.value.data)
+
+    @classmethod
+    def semantics_of(cls, properties: Mapping[str, Attribute]) -> Semantics:
+        kind = cast(ScalarKindAttr, properties["kind"]).data
+        return scalar_semantics(kind, float(cast(FloatAttr, properties["constant"]).value.data))
+
+
+@irdl_op_definition
+class ScaleOp(ElementwiseOp):
+    """Multiply every element by a constant: `tgraph.scale %x, 0.088 : T` (= `tgraph.scalar mul`)."""
 
     name = "tgraph.scale"
 
@@ -619,6 +1014,93 @@ class ScaleOp(IRDLOperation):
     def value(self) -> float:
         return float(self.factor.value.data)
 
+    @classmethod
+    def semantics_of(cls, properties: Mapping[str, Attribute]) -> Semantics:
+        return scalar_semantics(ScalarKind.MUL, float(cast(FloatAttr, properties["factor"]).value.data))
+
+
+@irdl_op_definition
+class CastOp(ElementwiseOp):
+    """Convert to another element type: `tgraph.cast %x : !tgraph.tensor<[..], f32> -> !tgraph.tensor<[..], f16>`.
+
+    The value is unchanged up to the rounding of the target type (none in the float64 reference).
+    """
+
+    name = "tgraph.cast"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=lambda x: x,  # the interpreter's `declared` mode rounds every result to its type
+        torch=lambda x: x,
+        tilelang=lambda b, x: x,  # the store into the result's buffer converts
+        abstract=lambda ax, x: x,
+        algebra=Algebra(monotone=_INC, odd=True),
+    )
+
+    def __init__(self, input: SSAValue | Operation, element_type: Attribute) -> None:
+        value = SSAValue.get(input)
+        super().__init__(operands=[value], result_types=[tensor_type(value).with_element_type(element_type)])
+
+    def verify_(self) -> None:
+        t, res = tensor_type(self.input), tensor_type(self.result)
+        if t.shape != res.shape:
+            raise VerifyException(
+                f"tgraph.cast changes the element type only: shape {_fmt(t.shape)} -> {_fmt(res.shape)}"
+            )
+
+
+def _tl_select(b: ElementBuilder, c: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+    nonzero = b.add(arith.CmpfOp(c, b.const(0.0, c.type), "une"))
+    if x.type != y.type:  # a loaded f16/bf16 tile against an fp32 fragment: compute in fp32
+        x, y = b.cast(x, Float32Type()), b.cast(y, Float32Type())
+    return b.add(arith.SelectOp(nonzero, x, y))
+
+
+@irdl_op_definition
+class SelectOp(ElementwiseOp):
+    """`select(mask, a, b)`: a where mask is nonzero, else b, with size-1 broadcasting of all three.
+
+    The mask is a float tensor (e.g. a causal mask of 0 and 1); a and b share the result's element
+    type. `tgraph.select %mask, %a, %b : Tm, Ta, Tb -> T`.
+    """
+
+    name = "tgraph.select"
+
+    mask = operand_def(TensorType)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$mask `,` $lhs `,` $rhs attr-dict `:` type($mask) `,` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    SEMANTICS: ClassVar[Semantics] = Semantics(
+        numpy=lambda c, a, b: np.where(c != 0, a, b),
+        torch=lambda c, a, b: _t().where(c != 0, a, b),
+        tilelang=_tl_select,
+        abstract=lambda ax, c, a, b: ax.add(ax.mul(c, a), b),  # forgets which side is taken
+    )
+
+    def __init__(self, mask: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
+        mt, lt, rt = (tensor_type(SSAValue.get(v)) for v in (mask, lhs, rhs))
+        shape = broadcast_shapes(broadcast_shapes(mt.shape, lt.shape, self.name), rt.shape, self.name)
+        super().__init__(operands=[mask, lhs, rhs], result_types=[lt.with_shape(shape)])
+
+    def verify_(self) -> None:
+        mt, lt, rt, res = (tensor_type(v) for v in (self.mask, self.lhs, self.rhs, self.result))
+        _check_same_element(self, lt, rt, res)
+        shape = broadcast_shapes(broadcast_shapes(mt.shape, lt.shape, self.name), rt.shape, self.name)
+        _check_result(self, shape, res)
+
 
 # --------------------------------------------------------------------------- shape ops
 
@@ -626,6 +1108,7 @@ class ScaleOp(IRDLOperation):
 class ReduceKind(StrEnum):
     SUM = auto()
     MAX = auto()
+    MEAN = auto()
 
 
 @irdl_attr_definition
@@ -635,9 +1118,33 @@ class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """`reduce sum|max` over one dim, kept as size 1."""
+    """`reduce sum|max|mean` over one dim, kept as size 1 (`REDUCTIONS` says what each computes)."""
 
     name = "tgraph.reduce"
+
+    REDUCTIONS: ClassVar[dict[ReduceKind, Reduction]] = {
+        ReduceKind.SUM: Reduction(
+            numpy=lambda x, axis: np.sum(x, axis=axis, keepdims=True),
+            torch=lambda x, axis: x.sum(axis, keepdim=True),
+            abstract=lambda ax, x, size: ax.total(x, size),
+            combine="tgraph.add",
+            fill=0.0,
+            linear=True,
+        ),
+        ReduceKind.MAX: Reduction(
+            numpy=lambda x, axis: np.max(x, axis=axis, keepdims=True),
+            torch=lambda x, axis: x.amax(axis, keepdim=True),
+            abstract=lambda ax, x, size: ax.fn("max", x),
+            combine="tgraph.max",
+            fill=-math.inf,
+        ),
+        ReduceKind.MEAN: Reduction(
+            numpy=lambda x, axis: np.mean(x, axis=axis, keepdims=True),
+            torch=lambda x, axis: x.mean(axis, keepdim=True),
+            abstract=lambda ax, x, size: ax.total(x, size),  # a sum times a constant
+            linear=True,
+        ),
+    }
 
     kind = prop_def(ReduceKindAttr)
     dim = prop_def(IntegerAttr[i64])
@@ -668,6 +1175,9 @@ class ReduceOp(IRDLOperation):
     @property
     def axis(self) -> int:
         return self.dim.value.data
+
+    def reduction(self) -> Reduction:
+        return self.REDUCTIONS[self.kind.data]
 
     def verify_(self) -> None:
         t, res = tensor_type(self.input), tensor_type(self.result)
@@ -776,6 +1286,201 @@ class SplitOp(IRDLOperation):
         _check_result(self, self.infer_shape(t.shape, self.axis, res.shape[0]), res)
 
 
+# --------------------------------------------------------------------------- data movement
+
+
+class StructuralOp(IRDLOperation):
+    """An op that moves elements without computing (transpose, slice, concat).
+
+    `numpy(xs, shape)` and `torch(xs, shape)` give its meaning on whole tensors, `shape` being the
+    concrete result shape. The scheduler and the search do not handle these ops yet: the pipeline
+    refuses graphs that use them.
+    """
+
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+        raise NotImplementedError
+
+    def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201 - torch is imported lazily
+        raise NotImplementedError
+
+
+def _i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+@irdl_op_definition
+class TransposeOp(StructuralOp):
+    """Permute dims: result dim i is input dim `perm[i]`.
+
+    `tgraph.transpose %x perm [0, 2, 1] : !tgraph.tensor<[B, M, N], f16> -> !tgraph.tensor<[B, N, M], f16>`
+    """
+
+    name = "tgraph.transpose"
+
+    input = operand_def(TensorType)
+    perm = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, perm: Sequence[int]) -> None:
+        value = SSAValue.get(input)
+        t = tensor_type(value)
+        shape = [t.shape[p] for p in perm] if sorted(perm) == list(range(t.rank)) else list(t.shape)
+        super().__init__(operands=[value], result_types=[t.with_shape(shape)], properties={"perm": _i64_array(perm)})
+
+    @property
+    def permutation(self) -> tuple[int, ...]:
+        return tuple(int(p) for p in self.perm.get_values())
+
+    def verify_(self) -> None:
+        t, res = tensor_type(self.input), tensor_type(self.result)
+        perm = self.permutation
+        if sorted(perm) != list(range(t.rank)):
+            raise VerifyException(
+                f"tgraph.transpose: perm [{', '.join(map(str, perm))}] is not a permutation of the {t.rank} dims"
+            )
+        _check_same_element(self, t, res)
+        _check_result(self, [t.shape[p] for p in perm], res)
+
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+        return np.transpose(xs[0], self.permutation)
+
+    def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201
+        return xs[0].permute(*self.permutation)
+
+
+@irdl_op_definition
+class SliceOp(StructuralOp):
+    """Elements `[start, start + n)` of one dim, n the result's size there (contiguous, step 1).
+
+    `tgraph.slice %x dim 1 start 64 : !tgraph.tensor<[4, 128], f16> -> !tgraph.tensor<[4, 64], f16>`
+    """
+
+    name = "tgraph.slice"
+
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[i64])
+    start = prop_def(IntegerAttr[i64])
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input `dim` $dim `start` $start attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, dim: int, start: int, size: int | str | sympy.Expr) -> None:
+        value = SSAValue.get(input)
+        t = tensor_type(value)
+        shape = list(t.shape)
+        if 0 <= dim < len(shape):
+            shape[dim] = as_dim(size)
+        super().__init__(
+            operands=[value],
+            result_types=[t.with_shape(shape)],
+            properties={"dim": IntegerAttr(dim, i64), "start": IntegerAttr(start, i64)},
+        )
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data
+
+    @property
+    def offset(self) -> int:
+        return self.start.value.data
+
+    def verify_(self) -> None:
+        t, res = tensor_type(self.input), tensor_type(self.result)
+        if not 0 <= self.axis < t.rank:
+            raise VerifyException(f"tgraph.slice: dim {self.axis} out of range for operand of rank {t.rank}")
+        _check_same_element(self, t, res)
+        if res.rank != t.rank:
+            raise VerifyException(f"tgraph.slice: result rank {res.rank} differs from the operand's {t.rank}")
+        expected = list(t.shape)
+        expected[self.axis] = res.shape[self.axis]
+        _check_result(self, expected, res)
+        size, full = res.shape[self.axis], t.shape[self.axis]
+        if self.offset < 0:
+            raise VerifyException(f"tgraph.slice: start {self.offset} is negative")
+        end = size + self.offset
+        if (end - full).is_positive:
+            raise VerifyException(
+                f"tgraph.slice: elements [{self.offset}, {dim_str(end)}) of dim {self.axis} exceed its size {dim_str(full)}"
+            )
+
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+        x, size = xs[0], shape[self.axis]
+        if self.offset + size > x.shape[self.axis]:
+            raise ValueError(f"tgraph.slice: [{self.offset}, {self.offset + size}) past size {x.shape[self.axis]}")
+        return x[tuple(slice(self.offset, self.offset + size) if i == self.axis else slice(None) for i in range(x.ndim))]
+
+    def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201
+        return xs[0].narrow(self.axis, self.offset, shape[self.axis])
+
+
+@irdl_op_definition
+class ConcatOp(StructuralOp):
+    """Join tensors along one dim (the others equal): `tgraph.concat %a, %b dim 1 : Ta, Tb -> T`."""
+
+    name = "tgraph.concat"
+
+    inputs = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[i64])
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)"
+
+    def __init__(self, inputs: Sequence[SSAValue | Operation], dim: int) -> None:
+        values = [SSAValue.get(v) for v in inputs]
+        shape = self.infer_shape([tensor_type(v).shape for v in values], dim)
+        super().__init__(
+            operands=[values],
+            result_types=[tensor_type(values[0]).with_shape(shape)],
+            properties={"dim": IntegerAttr(dim, i64)},
+        )
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data
+
+    @staticmethod
+    def infer_shape(shapes: Sequence[Sequence[Dim]], dim: int) -> tuple[Dim, ...]:
+        if not shapes:
+            raise VerifyException("tgraph.concat: needs at least one operand")
+        rank = len(shapes[0])
+        if not 0 <= dim < rank:
+            raise VerifyException(f"tgraph.concat: dim {dim} out of range for operands of rank {rank}")
+        for i, s in enumerate(shapes[1:], 1):
+            if len(s) != rank:
+                raise VerifyException(f"tgraph.concat: operand {i} has rank {len(s)}, operand 0 has {rank}")
+            for d, (a, b) in enumerate(zip(shapes[0], s)):
+                if d != dim and a != b:
+                    raise VerifyException(
+                        f"tgraph.concat: operand {i} differs from operand 0 in dim {d}: {dim_str(b)} vs {dim_str(a)}"
+                    )
+        out = list(shapes[0])
+        out[dim] = sympy.Add(*(s[dim] for s in shapes))
+        return tuple(out)
+
+    def verify_(self) -> None:
+        types = [tensor_type(v) for v in self.inputs]
+        res = tensor_type(self.result)
+        _check_same_element(self, *types, res)
+        _check_result(self, self.infer_shape([t.shape for t in types], self.axis), res)
+
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+        return np.concatenate(xs, axis=self.axis)
+
+    def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201
+        return _t().cat(list(xs), dim=self.axis)
+
+
+STRUCTURAL_OPS: tuple[type[StructuralOp], ...] = (TransposeOp, SliceOp, ConcatOp)
+
+
 UNARY_OPS: tuple[type[UnaryOp], ...] = (
     ExpOp,
     SqrtOp,
@@ -785,8 +1490,24 @@ UNARY_OPS: tuple[type[UnaryOp], ...] = (
     SigmoidOp,
     SquareOp,
     ReciprocalOp,
+    TanhOp,
+    GeluOp,
+    Exp2Op,
+    LogOp,
+    AbsOp,
 )
-BINARY_OPS: tuple[type[BinaryOp], ...] = (AddOp, SubOp, MulOp, DivOp, MaxOp)
+BINARY_OPS: tuple[type[BinaryOp], ...] = (AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp)
+ELEMENTWISE_OPS: tuple[type[ElementwiseOp], ...] = (*UNARY_OPS, *BINARY_OPS, ScalarOp, ScaleOp, CastOp, SelectOp)
+"""Every elementwise op; its semantics (`op.semantics()`) define it everywhere."""
+
+ELEMENTWISE_BY_NAME: dict[str, type[ElementwiseOp]] = {op.name: op for op in ELEMENTWISE_OPS}
+BINARY_BY_NAME: dict[str, type[BinaryOp]] = {op.name: op for op in BINARY_OPS}
+
+
+def elementwise_semantics(name: str, properties: Mapping[str, Attribute] | None = None) -> Semantics:
+    """The semantics of elementwise op `name` (e.g. `tgraph.exp`) with these properties."""
+    return ELEMENTWISE_BY_NAME[name].semantics_of(properties or {})
+
 
 TGraph = Dialect(
     "tgraph",
@@ -794,12 +1515,11 @@ TGraph = Dialect(
         GraphOp,
         OutputOp,
         MatmulOp,
-        *UNARY_OPS,
-        *BINARY_OPS,
-        ScaleOp,
+        *ELEMENTWISE_OPS,
         ReduceOp,
         ReshapeOp,
         SplitOp,
+        *STRUCTURAL_OPS,
     ],
-    [TensorType, ReduceKindAttr],
+    [TensorType, ReduceKindAttr, GeluApproximateAttr, ScalarKindAttr],
 )

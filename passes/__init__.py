@@ -13,6 +13,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SymbolizePass
 
+    def decompose() -> type[ModulePass]:
+        from cleave_ir.passes.decompose import DecomposePass
+
+        return DecomposePass
+
     def bind() -> type[ModulePass]:
         from cleave_ir.passes.symbolize import BindSymbolsPass
 
@@ -71,6 +76,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-schedule": schedule,
         "cleave-partition-split-k": partition_split_k,
         "cleave-stabilize-split-k": stabilize_split_k,
+        "cleave-decompose": decompose,
         "cleave-symbolize": symbolize,
         "cleave-concretize": concretize,
         "cleave-bind": bind,

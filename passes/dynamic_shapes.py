@@ -247,11 +247,10 @@ def insert_masks(kernel: itgraph.KernelOp) -> int:
             origin[op.result] = [
                 (off, d) if d in dyn else None for off, d in zip(op.tmap.offset_exprs, full)
             ]
-        elif isinstance(op, (tgraph.UnaryOp, tgraph.ScaleOp, itgraph.MaskOp)):
+        elif isinstance(op, itgraph.MaskOp) or (isinstance(op, tgraph.ElementwiseOp) and len(op.operands) == 1):
             origin[op.results[0]] = of(op.operands[0])
-        elif isinstance(op, tgraph.BinaryOp):
-            a, b = of(op.operands[0]), of(op.operands[1])
-            origin[op.results[0]] = [x or y for x, y in zip(a, b)]
+        elif isinstance(op, tgraph.ElementwiseOp):
+            origin[op.results[0]] = [next((x for x in xs if x), None) for xs in zip(*(of(o) for o in op.operands))]
         elif isinstance(op, tgraph.ReshapeOp):
             src = iter(o for o, d in zip(of(op.input), tgraph.tensor_type(op.input).shape) if d != 1)
             origin[op.result] = [None if d == 1 else next(src) for d in tgraph.tensor_type(op.result).shape]

@@ -145,27 +145,6 @@ class _Statements:
         self.ops.append(tl.StoreOp(self.cast(x, buf.type.element_type), buf.value, buf.at(full_vars), accumulate))
 
 
-_UNARY = {
-    "exp": lambda s, x: s.add(math.ExpOp(x)),
-    "sqrt": lambda s, x: s.add(math.SqrtOp(x)),
-    "rsqrt": lambda s, x: s.add(math.RsqrtOp(x)),
-    "neg": lambda s, x: s.add(arith.NegfOp(x)),
-    "silu": lambda s, x: s.binary(arith.DivfOp, x, s.binary(arith.AddfOp, s.const(1.0, x.type), s.add(math.ExpOp(s.add(arith.NegfOp(x)))))),
-    "sigmoid": lambda s, x: s.binary(
-        arith.DivfOp, s.const(1.0, x.type), s.binary(arith.AddfOp, s.const(1.0, x.type), s.add(math.ExpOp(s.add(arith.NegfOp(x)))))
-    ),
-    "square": lambda s, x: s.binary(arith.MulfOp, x, x),
-    "reciprocal": lambda s, x: s.binary(arith.DivfOp, s.const(1.0, x.type), x),
-}
-_BINARY: dict[str, type[Operation]] = {
-    "add": arith.AddfOp,
-    "sub": arith.SubfOp,
-    "mul": arith.MulfOp,
-    "div": arith.DivfOp,
-    "max": arith.MaximumfOp,
-}
-
-
 class _KernelLowering:
     def __init__(self, kernel: itgraph.KernelOp, passthrough: Sequence[str]) -> None:
         self.kernel = kernel
@@ -280,7 +259,7 @@ class _KernelLowering:
                 self.matmul(op)
             elif isinstance(op, tgraph.ReduceOp):
                 self.reduce(op)
-            elif isinstance(op, (tgraph.UnaryOp, tgraph.BinaryOp, tgraph.ScaleOp)):
+            elif isinstance(op, tgraph.ElementwiseOp):
                 self.elementwise(op)
             elif isinstance(op, (tgraph.ReshapeOp, tgraph.SplitOp)):
                 self.reshape(op)
@@ -296,20 +275,15 @@ class _KernelLowering:
         b = self.bufs[src]
         self.bufs[res] = _Buf(b.value, b.name, _static(res))  # same buffer, other view
 
-    def elementwise(self, op: Operation) -> None:
+    def elementwise(self, op: tgraph.ElementwiseOp) -> None:
         res = op.results[0]
-        out = self.alloc_for(res, res.name_hint or op.name.split(".")[1], "fragment")
+        # a cast's result is stored in its own type (the rounding it asks for); others compute in fp32
+        elt = tgraph.tensor_type(res).element_type if isinstance(op, tgraph.CastOp) else f32
+        out = self.alloc_for(res, res.name_hint or op.short_name(), "fragment", elt)
         full = self.loop_vars(out.shape)
         s = _Statements()
         xs = [s.load(self.bufs[o], full) for o in op.operands]
-        kind = op.name.split(".")[1]
-        if kind == "scale":
-            y = s.binary(arith.MulfOp, xs[0], s.const(float(op.value), xs[0].type))  # type: ignore[attr-defined]
-        elif kind in _UNARY:
-            y = _UNARY[kind](s, xs[0])
-        else:
-            y = s.binary(_BINARY[kind], xs[0], xs[1])
-        s.store(y, out, full)
+        s.store(op.semantics().tilelang(s, *xs), out, full)
         self.parallel(out.shape, s)
 
     def mask(self, op: itgraph.MaskOp) -> None:

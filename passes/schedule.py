@@ -394,13 +394,13 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
 def _rebuild(op: Operation, xs: list[SSAValue], result_type: tgraph.TensorType) -> Operation:
     if isinstance(op, tgraph.MatmulOp):
         return tgraph.MatmulOp(xs[0], xs[1], result_type, op.transpose_b is not None)
-    if isinstance(op, tgraph.UnaryOp):
-        return type(op)(xs[0])
     if isinstance(op, tgraph.BinaryOp):
         return type(op)(xs[0], xs[1])
-    if isinstance(op, tgraph.ScaleOp):
-        return tgraph.ScaleOp(xs[0], op.value)
+    if isinstance(op, tgraph.ElementwiseOp):  # the same op (and properties) on tiles
+        return type(op).create(operands=xs, result_types=[result_type], properties=dict(op.properties))
     if isinstance(op, tgraph.ReduceOp):
+        if op.reduction().combine is None:
+            raise Unschedulable(f"tgraph.reduce {op.kind.data}: decompose it first (cleave-decompose)")
         return tgraph.ReduceOp(op.kind.data, xs[0], op.axis)
     if isinstance(op, tgraph.ReshapeOp):
         return tgraph.ReshapeOp(xs[0], result_type)

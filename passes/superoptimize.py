@@ -55,20 +55,42 @@ from cleave_ir.passes.symbolize import symbolize
 from cleave_ir.shapes import Dim, evaluate_shape, symbol
 
 SPLIT = symbol("s")
-LEADING_ONE = ("leading-one",)
-DEFAULT_BUDGET = 1_500_000  # constructions considered (explored + pruned); ~25 s on one core  # reshape attribute: add a leading size-1 dim
-_UNARY_FN = {
-    "exp": np.exp,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x),
-    "neg": np.negative,
-    "silu": lambda x: x / (1.0 + np.exp(-x)),
-    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
-    "square": np.square,
-    "reciprocal": np.reciprocal,
-}
-_BINARY_FN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum}
-_COMMUTATIVE = {"add", "mul", "max"}
+LEADING_ONE = ("leading-one",)  # reshape attribute: add a leading size-1 dim
+DEFAULT_BUDGET = 1_500_000  # constructions considered (explored + pruned); ~25 s on one core
+# op tables derived from the ops' semantics (dialects/semantics.py), keyed by short name
+_UNARY = {c.short_name(): c.SEMANTICS for c in tgraph.UNARY_OPS if not c.get_irdl_definition().properties}
+_BINARY = {c.short_name(): c.SEMANTICS for c in tgraph.BINARY_OPS}
+_UNARY_FN = {k: sem.numpy for k, sem in _UNARY.items()}
+_BINARY_FN = {k: sem.numpy for k, sem in _BINARY.items()}
+_COMMUTATIVE = {k for k, sem in _BINARY.items() if sem.algebra.commutative}
+_REDUCE_KINDS = {f"reduce_{k.value}": r for k, r in tgraph.ReduceOp.REDUCTIONS.items()}
+OPAQUE = "opaque"
+"""Node kind of any other elementwise op of the input graph (gelu, scalar, cast): attr is
+`(op name, properties, a cast's target element type or None)`; evaluated, shaped and built from its semantics."""
+
+
+def op_semantics(node_kind: str, attr: object = None):
+    """The Semantics record of an elementwise construction (None for structural kinds)."""
+    if node_kind in _UNARY:
+        return _UNARY[node_kind]
+    if node_kind in _BINARY:
+        return _BINARY[node_kind]
+    if node_kind == "scale":
+        return tgraph.scalar_semantics(tgraph.ScalarKind.MUL, float(attr))  # type: ignore[arg-type]
+    if node_kind == OPAQUE:
+        name, props, _ = attr  # type: ignore[misc]
+        return tgraph.elementwise_semantics(name, dict(props))
+    return None
+
+
+def _opaque_attr(op: object) -> tuple | None:
+    """The OPAQUE node attribute of `op`, or None where `op` has its own node kind."""
+    if not isinstance(op, tgraph.ElementwiseOp) or isinstance(op, tgraph.ScaleOp):
+        return None
+    if op.short_name() in _UNARY or op.short_name() in _BINARY:
+        return None
+    target = tgraph.tensor_type(op.results[0]).element_type if isinstance(op, tgraph.CastOp) else None
+    return (op.name, tuple(sorted(op.properties.items())), target)
 
 
 @dataclass(frozen=True)
@@ -91,6 +113,7 @@ class EClass:
     form: tuple  # abstract expression of the first construction
     round: int
     best: int = 0  # index of the construction with the smallest DAG (used for extraction)
+    elt: str = ""  # element type (a cast makes a class of its own, equal in float64)
 
 
 @dataclass
@@ -133,6 +156,8 @@ def _kind(op: object) -> str:
         return "matmul_t" if op.transpose_b is not None else "matmul"
     if isinstance(op, tgraph.ReduceOp):
         return f"reduce_{op.kind.data.value}"
+    if _opaque_attr(op) is not None:
+        return op.name  # type: ignore[attr-defined]
     return op.name.split(".")[1]  # type: ignore[attr-defined]
 
 
@@ -197,34 +222,32 @@ def small_instantiations(
     return out
 
 
-def _form(kind: str, children: Sequence[abstract_expr.Form], size: Dim | None = None, leaf: int = 0) -> abstract_expr.Form:
-    """Abstract expression of a construction (see abstract_expr)."""
+def _form(kind: str, children: Sequence[abstract_expr.Form], size: Dim | None = None, leaf: int = 0, attr: object = None) -> abstract_expr.Form:
+    """Abstract expression of a construction (see abstract_expr), from the op's semantics."""
     ax = abstract_expr
     if kind == "input":
         return ax.leaf(leaf)
     if kind in ("matmul", "matmul_t"):
         return ax.total(ax.mul(children[0], children[1]), size)  # type: ignore[arg-type]
-    if kind == "reduce_sum":
-        return ax.total(children[0], size)  # type: ignore[arg-type]
-    if kind == "reduce_max":
-        return ax.fn("max", children[0])
-    if kind in ("exp", "sqrt", "silu", "sigmoid"):
-        return ax.fn(kind, children[0])
-    if kind == "rsqrt":
-        return ax.inv(ax.fn("sqrt", children[0]))
-    if kind == "reciprocal":
-        return ax.inv(children[0])
-    if kind == "square":
-        return ax.square(children[0])
-    if kind in ("add", "sub"):
-        return ax.add(children[0], children[1])
-    if kind == "mul":
-        return ax.mul(children[0], children[1])
-    if kind == "div":
-        return ax.mul(children[0], ax.inv(children[1]))
-    if kind == "max":
-        return ax.maximum(children[0], children[1])
-    return children[0]  # neg, scale, split, reshape
+    if kind in _REDUCE_KINDS:
+        return _REDUCE_KINDS[kind].abstract(ax, children[0], size)
+    sem = op_semantics(kind, attr)
+    if sem is not None:
+        if sem.abstract is None:
+            return ax.fn(kind if kind != OPAQUE else attr[0], children[0]) if len(children) == 1 else ax.add(*children)  # type: ignore[index]
+        return sem.abstract(ax, *children)
+    return children[0]  # split, reshape
+
+
+def _node_kind(op: object) -> str:
+    """The Node kind of `op` (OPAQUE for the elementwise ops without a kind of their own)."""
+    return OPAQUE if _opaque_attr(op) is not None else _kind(op)
+
+
+def _node_attr(op: object) -> object:
+    if isinstance(op, tgraph.ScaleOp):
+        return op.value
+    return _opaque_attr(op)
 
 
 def _graph_form(graph: tgraph.GraphOp) -> abstract_expr.Form:
@@ -237,7 +260,7 @@ def _graph_form(graph: tgraph.GraphOp) -> abstract_expr.Form:
             size = tgraph.tensor_type(op.lhs).shape[-1]
         elif isinstance(op, tgraph.ReduceOp):
             size = tgraph.tensor_type(op.input).shape[op.axis]
-        forms[op.results[0]] = _form(_kind(op), [forms[o] for o in op.operands], size)
+        forms[op.results[0]] = _form(_node_kind(op), [forms[o] for o in op.operands], size, attr=_node_attr(op))
     return forms[graph.output_op.outputs[0]]
 
 
@@ -318,6 +341,11 @@ class Enumerator:
         # an input the output does not use gets budget 0: no term may use it
         budget.update({("leaf", i): leaves.get(i, 0) for i in range(len(graph.inputs))})
         self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
+        # elementwise ops without a kind of their own, applied as they appear in the input graph
+        # (select, with three operands, is evaluated in the input graph but not enumerated)
+        self.opaque = sorted(
+            {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None}, key=repr
+        )
         self.packed = _Packed(budget)
         self.goal = abstract_expr.Goal(_graph_form(graph))
         reduced = eventually_reduced(graph)
@@ -343,7 +371,7 @@ class Enumerator:
         self.start = time.monotonic()
 
     # ------------------------------------------------------------------ bookkeeping
-    def _key(self, shape: tuple[Dim, ...], value: np.ndarray) -> tuple:
+    def _key(self, shape: tuple[Dim, ...], value: np.ndarray, elt: str = "") -> tuple:
         # ~7 significant digits per element: equivalent constructions differ by ~1e-15; inf and nan
         # (only in the extra samples: sample 0 must be finite) map to fixed codes
         finite = np.isfinite(value)
@@ -351,7 +379,16 @@ class Enumerator:
         q = np.round(mantissa * (1 << 23)).astype(np.int64)
         bad = value[~finite]
         q[~finite] = np.where(np.isnan(bad), 1 << 40, np.where(bad > 0, 1 << 41, -(1 << 41)))
-        return (shape, q.tobytes(), exponent.astype(np.int16).tobytes())
+        return (shape, q.tobytes(), exponent.astype(np.int16).tobytes(), elt)
+
+    def _elt(self, node: Node) -> str | None:
+        """Element type of a construction's result; None where its operands' types differ."""
+        if node.kind == "input":
+            return str(tgraph.tensor_type(self.graph.inputs[node.attr]).element_type)  # type: ignore[index]
+        if node.kind == OPAQUE and node.attr[0] == tgraph.CastOp.name:  # type: ignore[index]
+            return str(node.attr[2])  # type: ignore[index]
+        elts = {self.classes[a].elt for a in node.args}
+        return elts.pop() if len(elts) == 1 else None
 
     def _add(self, node: Node, shape: tuple[Dim, ...], value: np.ndarray, round_: int, counts: int,
              dag: frozenset[int], form: abstract_expr.Form) -> None:
@@ -359,7 +396,8 @@ class Enumerator:
         if not np.all(np.isfinite(value[0])):
             self.stats.pruned += 1
             return
-        key = self._key(shape, value)
+        elt = self._elt(node) or ""
+        key = self._key(shape, value, elt)
         if key in self.by_key:
             cls = self.classes[self.by_key[key]]
             if node not in cls.nodes:
@@ -376,7 +414,7 @@ class Enumerator:
         cid = len(self.classes)
         if node.kind != "input":
             dag = dag | {cid}
-        self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_))
+        self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_, elt=elt))
         self.by_key[key] = cid
         self.stats.classes = len(self.classes)
 
@@ -393,10 +431,13 @@ class Enumerator:
                 yield Node(k, (c.id,))
             for f in sorted(self.factors) if "scale" in self.kinds else ():
                 yield Node("scale", (c.id,), f)
+            for a in self.opaque:
+                yield Node(OPAQUE, (c.id,), a)
             for d in range(len(c.shape)):
                 yield Node("reduce_sum", (c.id,), d)
-                if "reduce_max" in self.kinds:
-                    yield Node("reduce_max", (c.id,), d)
+                for k in _REDUCE_KINDS:
+                    if k != "reduce_sum" and k in self.kinds:
+                        yield Node(k, (c.id,), d)
             if len(c.nodes) == 1 and c.nodes[0].kind == "input":
                 i = c.nodes[0].attr
                 for d in sorted(self.reduced_inputs[i]):  # type: ignore[index]
@@ -446,13 +487,17 @@ class Enumerator:
         """Result shape (and summed size) of a construction, or None where the shapes forbid it."""
         cs = [self.classes[a] for a in node.args]
         k = node.kind
+        if (k in _BINARY_FN or k in ("matmul", "matmul_t")) and cs[0].elt != cs[1].elt:
+            return None  # the verifiers want equal element types (a cast comes first)
         if k in ("matmul", "matmul_t"):
             shape = _matmul_shape(cs[0].shape, cs[1].shape, k == "matmul_t")
             return None if shape is None else (shape, cs[0].shape[-1])
         if k in _BINARY_FN:
             shape = _broadcast(cs[0].shape, cs[1].shape)
             return None if shape is None else (shape, None)
-        if k in _UNARY_FN or k == "scale":
+        if k == OPAQUE and node.attr[2] is not None and str(node.attr[2]) == cs[0].elt:  # type: ignore[index]
+            return None  # a cast to the type it has
+        if k in _UNARY_FN or k in ("scale", OPAQUE):
             return cs[0].shape, None
         if k.startswith("reduce_"):
             d = node.attr
@@ -480,16 +525,12 @@ class Enumerator:
         k = node.kind
         if k in ("matmul", "matmul_t"):
             return np.matmul(xs[0], np.swapaxes(xs[1], -1, -2) if k == "matmul_t" else xs[1])
-        if k in _BINARY_FN:
-            return _BINARY_FN[k](xs[0], xs[1])
-        if k in _UNARY_FN:
-            return _UNARY_FN[k](xs[0])
-        if k == "scale":
-            return xs[0] * node.attr  # type: ignore[operator]
-        if k.startswith("reduce_"):
-            fn = np.sum if k == "reduce_sum" else np.max
-            return fn(xs[0], axis=node.attr + 1, keepdims=True)  # type: ignore[call-overload, operator]
-        if k == "split":  # axis 0 of the values is the sample axis
+        sem = op_semantics(k, node.attr)
+        if sem is not None:
+            return sem.numpy(*xs)
+        if k in _REDUCE_KINDS:  # axis 0 of the values is the sample axis
+            return _REDUCE_KINDS[k].numpy(xs[0], node.attr + 1)  # type: ignore[arg-type, operator]
+        if k == "split":
             d, x, parts = node.attr + 1, xs[0], self.bindings["s"]  # type: ignore[operator]
             if x.shape[d] % parts:
                 return None
@@ -516,7 +557,7 @@ class Enumerator:
                 if node in self.seen:
                     continue
                 cs = [self.classes[a] for a in node.args]
-                counts = sum(c.counts for c in cs) + packed.one(node.kind)
+                counts = sum(c.counts for c in cs) + packed.one(node.attr[0] if node.kind == OPAQUE else node.kind)  # type: ignore[index]
                 dag: frozenset[int] = frozenset().union(*(c.dag for c in cs))
                 if len(dag) + 1 > self.max_ops or not packed.fits(counts):
                     self.stats.pruned += 1  # not `seen`: a cheaper child construction may admit it later
@@ -526,7 +567,7 @@ class Enumerator:
                 if shaped is None:
                     self.stats.pruned += 1
                     continue
-                form = _form(node.kind, [c.form for c in cs], shaped[1])
+                form = _form(node.kind, [c.form for c in cs], shaped[1], attr=node.attr)
                 if not self.goal.admits(form):
                     self.stats.pruned += 1
                     continue
@@ -543,7 +584,8 @@ class Enumerator:
         return [
             c.id
             for c in self.classes
-            if c.shape == self.out_type.shape and _agrees_on_samples(self.target, c.value)
+            if c.shape == self.out_type.shape and c.elt == str(self.out_type.element_type)
+            and _agrees_on_samples(self.target, c.value)
         ]
 
     def _report(self) -> None:
@@ -633,6 +675,10 @@ class Enumerator:
                 return b.unary(k, xs[0])
             if k == "scale":
                 return b.scale(xs[0], node.attr)  # type: ignore[arg-type]
+            if k == OPAQUE:
+                name, props, elt = node.attr  # type: ignore[misc]
+                result = tgraph.tensor_type(xs[0]) if elt is None else tgraph.tensor_type(xs[0]).with_element_type(elt)
+                return b.elementwise(tgraph.ELEMENTWISE_BY_NAME[name], xs, result, dict(props))
             if k.startswith("reduce_"):
                 return b.reduce(k.removeprefix("reduce_"), xs[0], node.attr)  # type: ignore[arg-type]
             if k == "split":

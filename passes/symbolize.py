@@ -111,10 +111,10 @@ def symbolize_graph(graph: tgraph.GraphOp, lift_ones: Collection[tuple[int, int]
             u.unify(a[-1], k2, where)
             batch = [_broadcast(u, x, y, where) for x, y in zip(a[:-2], b[:-2])]
             out = (*batch, a[-2], n)
-        elif isinstance(op, tgraph.BinaryOp):
-            out = tuple(_broadcast(u, x, y, where) for x, y in zip(*ins))
-        elif isinstance(op, (tgraph.UnaryOp, tgraph.ScaleOp)):
+        elif isinstance(op, tgraph.ElementwiseOp):  # size-1 broadcasting between all operands
             out = ins[0]
+            for other in ins[1:]:
+                out = tuple(_broadcast(u, x, y, where) for x, y in zip(out, other))
         elif isinstance(op, tgraph.ReduceOp):
             out = tuple(sympy.Integer(1) if i == op.axis else d for i, d in enumerate(ins[0]))
         elif isinstance(op, tgraph.ReshapeOp):

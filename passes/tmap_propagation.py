@@ -55,10 +55,8 @@ def _broadcast_operand(out: Tile, operand_shape: tuple[int, ...]) -> Tile:
 def operand_tiles(op, out: Tile) -> list[Tile]:
     """The tile of each operand of `op` that computing tile `out` of its result reads."""
     shapes = [concrete(o) for o in op.operands]
-    if isinstance(op, (tgraph.UnaryOp, tgraph.ScaleOp)):
-        return [out]
-    if isinstance(op, tgraph.BinaryOp):
-        return [_broadcast_operand(out, s) for s in shapes]
+    if isinstance(op, tgraph.ElementwiseOp):
+        return [out] if len(shapes) == 1 else [_broadcast_operand(out, s) for s in shapes]
     if isinstance(op, tgraph.MatmulOp):
         a, b = shapes
         batch = Tile(out.offsets[:-2], out.shape[:-2])

@@ -3,6 +3,7 @@ interpreter, against independent numpy formulas; and the verifier's broadcasting
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -63,6 +64,7 @@ BINARY = {
     tgraph.MulOp: lambda a, b: a * b,
     tgraph.DivOp: lambda a, b: a / b,
     tgraph.MaxOp: lambda a, b: np.where(a >= b, a, b),
+    tgraph.MinOp: lambda a, b: np.where(a <= b, a, b),
 }
 
 
@@ -94,6 +96,11 @@ UNARY = {
     tgraph.SigmoidOp: (_sigmoid, "normal"),
     tgraph.SquareOp: (lambda x: x * x, "normal"),
     tgraph.ReciprocalOp: (lambda x: 1.0 / x, "nonzero"),
+    tgraph.TanhOp: (lambda x: 2.0 * _sigmoid(2.0 * x) - 1.0, "normal"),
+    tgraph.GeluOp: (lambda x: x * 0.5 * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0))), "normal"),  # erf form
+    tgraph.Exp2Op: (lambda x: 2.0**x, "normal"),
+    tgraph.LogOp: (lambda x: np.log2(x) * math.log(2.0), "positive"),
+    tgraph.AbsOp: (lambda x: np.where(x < 0, -x, x), "normal"),
 }
 
 

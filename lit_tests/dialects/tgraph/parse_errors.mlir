@@ -43,7 +43,7 @@ tgraph.graph @reduce_kind(%a: !tgraph.tensor<[4, 8], f16>) -> !tgraph.tensor<[4,
 }
 
 // CHECK: -----
-// CHECK: Expected `sum`, or `max`.
+// CHECK: Expected `sum`, `max`, or `mean`.
 
 // -----
 
