@@ -8,6 +8,11 @@ from xdsl.passes import ModulePass
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Lazy factories for the passes, keyed by their command-line names."""
 
+    def canonicalize() -> type[ModulePass]:
+        from cleave_ir.passes.canonicalize import CanonicalizePass
+
+        return CanonicalizePass
+
     def symbolize() -> type[ModulePass]:
         from cleave_ir.passes.symbolize import SymbolizePass
 
@@ -71,6 +76,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-schedule": schedule,
         "cleave-partition-split-k": partition_split_k,
         "cleave-stabilize-split-k": stabilize_split_k,
+        "cleave-canonicalize": canonicalize,
         "cleave-symbolize": symbolize,
         "cleave-concretize": concretize,
         "cleave-bind": bind,

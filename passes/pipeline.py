@@ -1,6 +1,6 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
-symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule ->
+canonicalize -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule ->
 place-memory -> dynamic-shapes, then the candidates (a graph's best kernel, or a split kernel plus
 its combine kernel) are ranked by the cost model's estimate and only the `keep` best are left in the
 module, with their kernels.
@@ -22,6 +22,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.dialects import itgraph, tgraph, tilelang
+from cleave_ir.passes.canonicalize import CanonicalizePass
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
@@ -82,6 +83,7 @@ class PipelinePass(ModulePass):
         """The passes this configuration runs, in order (the search is left out under `no-search`)."""
         search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2)]
         return [
+            CanonicalizePass(),  # softmax without a cancelled max shift, norms with rsqrt
             SymbolizePass(),
             *search,
             ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),  # makes the input graph concrete again
