@@ -48,6 +48,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SchedulePass
 
+    def drop_unstable() -> type[ModulePass]:
+        from cleave_ir.passes.stabilize_exp import DropUnstablePass
+
+        return DropUnstablePass
+
     def place_memory() -> type[ModulePass]:
         from cleave_ir.passes.place_memory import PlaceMemoryPass
 
@@ -74,6 +79,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-dynamic-shapes": dynamic_shapes,
         "cleave-lower-tilelang": lower_tilelang,
         "cleave-schedule": schedule,
+        "cleave-drop-unstable": drop_unstable,
         "cleave-partition-split-k": partition_split_k,
         "cleave-stabilize-split-k": stabilize_split_k,
         "cleave-canonicalize": canonicalize,

@@ -1,6 +1,6 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
-canonicalize -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule ->
+canonicalize -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
 place-memory -> dynamic-shapes, then the candidates (a graph's best kernel, or a split kernel plus
 its combine kernel) are ranked by the cost model's estimate and only the `keep` best are left in the
 module, with their kernels.
@@ -28,6 +28,7 @@ from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass
+from cleave_ir.passes.stabilize_exp import DropUnstablePass
 from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
 from cleave_ir.passes.superoptimize import SuperoptimizePass
 from cleave_ir.passes.symbolize import SymbolizePass
@@ -90,6 +91,7 @@ class PipelinePass(ModulePass):
             StabilizeSplitKPass(),  # Split-K exp sums in log-sum-exp form: finite for any logits
             PartitionSplitKPass(),
             SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion),
+            DropUnstablePass(),  # candidates whose softmax spans kernels without a shared max
             PlaceMemoryPass(),
             DynamicShapesPass(),  # kernels of graphs with dynamic dims serve every size of them
         ]
