@@ -42,7 +42,7 @@ def _erase_dead(rewriter: PatternRewriter, value: SSAValue) -> None:
     if not isinstance(op, Operation) or op.has_trait(Pure) is False or any(r.uses for r in op.results):
         return
     operands = list(op.operands)
-    rewriter.erase_op(op)
+    rewriter.erase(op)
     for o in dict.fromkeys(operands):
         _erase_dead(rewriter, o)
 
@@ -84,7 +84,7 @@ class RemoveCancelledShift(RewritePattern):
         new.append(tgraph.ExpOp(arg))
         new[-1].results[0].name_hint = op.result.name_hint
         old_input = op.input
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
         _erase_dead(rewriter, old_input)
 
 
@@ -100,7 +100,7 @@ class DivBySqrtToMulRsqrt(RewritePattern):
         mul = tgraph.MulOp(op.lhs, rs.result)
         rs.result.name_hint = sqrt.result.name_hint
         mul.result.name_hint = op.result.name_hint
-        rewriter.replace_op(op, [rs, mul])
+        rewriter.replace(op, [rs, mul])
         _erase_dead(rewriter, sqrt.result)
 
 
@@ -114,7 +114,7 @@ class ReciprocalSqrtToRsqrt(RewritePattern):
             return
         rs = tgraph.RsqrtOp(sqrt.input)
         rs.result.name_hint = op.result.name_hint
-        rewriter.replace_op(op, rs)
+        rewriter.replace(op, rs)
         _erase_dead(rewriter, sqrt.result)
 
 
@@ -130,7 +130,7 @@ class MulByReciprocalToDiv(RewritePattern):
             return  # a / b must keep the result's shape
         div = tgraph.DivOp(op.lhs, rec.input)
         div.result.name_hint = op.result.name_hint
-        rewriter.replace_op(op, div)
+        rewriter.replace(op, div)
         _erase_dead(rewriter, rec.result)
 
 
@@ -142,7 +142,7 @@ class MulSelfToSquare(RewritePattern):
         if op.lhs is op.rhs:
             sq = tgraph.SquareOp(op.lhs)
             sq.result.name_hint = op.result.name_hint
-            rewriter.replace_op(op, sq)
+            rewriter.replace(op, sq)
 
 
 class BroadcastOperandLast(RewritePattern):
@@ -154,7 +154,7 @@ class BroadcastOperandLast(RewritePattern):
         if tgraph.tensor_type(op.rhs).shape == out and tgraph.tensor_type(op.lhs).shape != out:
             mul = tgraph.MulOp(op.rhs, op.lhs)
             mul.result.name_hint = op.result.name_hint
-            rewriter.replace_op(op, mul)
+            rewriter.replace(op, mul)
 
 
 PATTERNS: tuple[type[RewritePattern], ...] = (
