@@ -8,6 +8,11 @@ from xdsl.passes import ModulePass
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Lazy factories for the passes, keyed by their command-line names."""
 
+    def canonicalize() -> type[ModulePass]:
+        from cleave_ir.passes.canonicalize import CanonicalizePass
+
+        return CanonicalizePass
+
     def symbolize() -> type[ModulePass]:
         from cleave_ir.passes.symbolize import SymbolizePass
 
@@ -48,6 +53,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SchedulePass
 
+    def drop_unstable() -> type[ModulePass]:
+        from cleave_ir.passes.stabilize_exp import DropUnstablePass
+
+        return DropUnstablePass
+
     def place_memory() -> type[ModulePass]:
         from cleave_ir.passes.place_memory import PlaceMemoryPass
 
@@ -74,9 +84,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-dynamic-shapes": dynamic_shapes,
         "cleave-lower-tilelang": lower_tilelang,
         "cleave-schedule": schedule,
+        "cleave-drop-unstable": drop_unstable,
         "cleave-partition-split-k": partition_split_k,
         "cleave-stabilize-split-k": stabilize_split_k,
         "cleave-decompose": decompose,
+        "cleave-canonicalize": canonicalize,
         "cleave-symbolize": symbolize,
         "cleave-concretize": concretize,
         "cleave-bind": bind,

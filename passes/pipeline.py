@@ -1,6 +1,6 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
-decompose -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule ->
+decompose -> canonicalize -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
 place-memory -> dynamic-shapes, then the candidates (a graph's best kernel, or a split kernel plus
 its combine kernel) are ranked by the cost model's estimate and only the `keep` best are left in the
 module, with their kernels.
@@ -23,12 +23,14 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.dialects import itgraph, tgraph, tilelang
 from cleave_ir.diagnostics import CleaveError
+from cleave_ir.passes.canonicalize import CanonicalizePass
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.decompose import DecomposePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass
+from cleave_ir.passes.stabilize_exp import DropUnstablePass
 from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET, SuperoptimizePass
 from cleave_ir.passes.symbolize import SymbolizePass
@@ -86,12 +88,14 @@ class PipelinePass(ModulePass):
         search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2, budget=self.search_budget)]
         return [
             DecomposePass(),  # reduce mean -> reduce sum + scale
+            CanonicalizePass(),  # softmax without a cancelled max shift, norms with rsqrt
             SymbolizePass(),
             *search,
             ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),  # makes the input graph concrete again
             StabilizeSplitKPass(),  # Split-K exp sums in log-sum-exp form: finite for any logits
             PartitionSplitKPass(),
             SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion),
+            DropUnstablePass(),  # candidates whose softmax spans kernels without a shared max
             PlaceMemoryPass(),
             DynamicShapesPass(),  # kernels of graphs with dynamic dims serve every size of them
         ]

@@ -36,6 +36,7 @@ from xdsl.passes import ModulePass
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes import cost_model
+from cleave_ir.passes.stabilize_exp import stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
 from cleave_ir.shapes import symbol
 
@@ -388,7 +389,7 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
         body.add_op(itgraph.StoreOp(operand(body, outer, p.tiles, out), dest, _tmap(p.tiles[out])))
     par = itgraph.ParallelOp([v for v, _ in p.grid] or ["p"], [e for _, e in p.grid] or [1], Region(body))
     kblock.add_op(par)
-    return itgraph.KernelOp(name, inputs, outs, Region(kblock))
+    return stabilize_kernel(itgraph.KernelOp(name, inputs, outs, Region(kblock)))  # exp of whole rows: x - max x
 
 
 def _rebuild(op: Operation, xs: list[SSAValue], result_type: tgraph.TensorType) -> Operation:

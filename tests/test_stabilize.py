@@ -7,12 +7,14 @@ kernels stay finite and right for logits of ~1e4, where the unstabilized pair gi
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 from xdsl.context import Context
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 
 from cleave_ir.builder import GraphBuilder, module_of
 from cleave_ir.diagnostics import parse_module_text
@@ -21,11 +23,14 @@ from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph, 
 from cleave_ir.interpreter_itgraph import run_kernel
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.partition_split_k import partition
+from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.schedule import Config, build_kernel, plan, schedule_graph
+from cleave_ir.passes.stabilize_exp import drop_unstable_candidates, stabilize_exps, unshifted_exps
 from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass, stabilize
 from cleave_ir.passes.superoptimize import SuperoptimizePass
 from cleave_ir.passes.tmap_propagation import Unschedulable
 from cleave_ir.run import load_module, make_context, resize_graph
+from conftest import SMALL, load_example
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -242,3 +247,161 @@ def test_tilelang_numerics_stay_finite_for_huge_logits(name: str) -> None:
         assert bool(np.all(np.isfinite(got))) == finite, g.sym_name.data
         if finite:
             assert max_relative_error(want, got) < 1e-2  # fp16 logits and tiles
+
+
+# --------------------------------------------------------------------------- every kernel kind
+# Every candidate the pipeline keeps, of every attention example (reduced sizes), at logits of
+# +-1000: finite and equal to the float64 softmax (itgraph interpreter), finite and close (tilelang
+# interpreter, fp16 tiles). The fast set runs by default; CLEAVE_SLOW=1 runs all seven examples and
+# every split count:  CLEAVE_SLOW=1 python -m pytest tests/test_stabilize.py -k every_candidate
+
+SLOW = os.environ.get("CLEAVE_SLOW") == "1"
+ATTENTION = ["mha", "gqa", "mqa", "mla", "mha_decode", "gqa_decode", "mla_decode"]
+FAST = ["mha", "gqa_decode"]
+LOGIT_SCALES = (1000.0, -1000.0)
+
+
+@cache
+def _pipelined(name: str) -> str:
+    """The example at SMALL sizes after cleave-pipeline with every candidate kept (one kernel each)."""
+    g = resize_graph(load_example(name), SMALL)
+    module = module_of(g)
+    PipelinePass(top_k=1, keep=10_000, split_counts=(2, 4, 8, 16, 32) if SLOW else (4,)).apply(Context(), module)
+    return str(module)
+
+
+def _module(name: str):
+    return parse_module_text(make_context(), _pipelined(name), name)
+
+
+def _huge(graph: tgraph.GraphOp, scale: float) -> list[np.ndarray]:
+    q, *rest = random_inputs(graph, 0)
+    return [q * scale, *rest]
+
+
+def _stable_reference(graph: tgraph.GraphOp, xs: list[np.ndarray]) -> np.ndarray:
+    ref = graph.clone()
+    assert stabilize_exps(ref) == 1  # the input graph's softmax, shifted by its row max
+    return run_graph(ref, xs)[0]
+
+
+def _run_itgraph_unit(module, kernels: list[str], xs: list[np.ndarray], names: list[str]) -> np.ndarray:
+    graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
+    by_name = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
+    values = list(xs)
+    for kn in kernels:
+        k = by_name[kn]
+        src = graphs[tgraph.referenced_symbol(k, "cleave.schedule_of")]  # type: ignore[index]
+        extra_names = [n.data for n in src.attributes["cleave.passthrough"].data] if "cleave.passthrough" in src.attributes else []  # type: ignore[attr-defined]
+        extra = [xs[names.index(n)] for n in extra_names]
+        values = list(run_kernel(k, values[: len(k.inputs) - len(extra)] + extra))
+    return values[0]
+
+
+EVERY = ATTENTION if SLOW else FAST
+
+
+@pytest.mark.parametrize("name", EVERY)
+def test_every_candidate_has_only_shifted_exps(name: str) -> None:
+    module = _module(name)
+    kernels = [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)]
+    assert kernels
+    for k in kernels:
+        assert not unshifted_exps(k), k.sym_name.data
+    notes = " ".join(str(getattr(g.attributes.get("cleave.note"), "data", "")) for g in module.body.block.ops if isinstance(g, tgraph.GraphOp))
+    if name.endswith("decode"):
+        assert "log-sum-exp" in notes  # FlashDecoding is kept
+
+
+@pytest.mark.parametrize("name", EVERY)
+def test_every_candidate_itgraph_finite_at_huge_logits(name: str) -> None:
+    module = _module(name)
+    graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" not in g.attributes)
+    units = rank_candidates(module)
+    assert len(units) >= 2
+    for scale in LOGIT_SCALES:
+        xs = _huge(graph, scale)
+        want = _stable_reference(graph, xs)
+        assert np.all(np.isfinite(want))
+        with np.errstate(all="ignore"):
+            assert not np.all(np.isfinite(run_graph(graph, xs)[0]))  # the raw softmax overflows float64
+        for _, kernels, g in units:
+            got = _run_itgraph_unit(module, kernels, xs, graph.input_names())
+            assert np.all(np.isfinite(got)), (g, scale)
+            assert max_relative_error(want, got) < 1e-9, (g, scale)
+
+
+@pytest.mark.parametrize("name", EVERY)
+def test_every_candidate_tilelang_finite_at_huge_logits(name: str) -> None:
+    from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+    from cleave_ir.passes.lower_tilelang import lower_module
+
+    module = _module(name)
+    graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" not in g.attributes)
+    lower_module(module)
+    units = candidate_kernels(module)
+    assert len(units) >= 2
+    for scale in LOGIT_SCALES:
+        xs = _huge(graph, scale)
+        want = _stable_reference(graph, xs)
+        for g, kernels in units:
+            got = run_kernels(kernels, xs)[0]
+            assert np.all(np.isfinite(got)), (g, scale)
+            # fp16 logits of ~1e3 carry an absolute error of ~0.5: near-ties between the largest
+            # logits move weight, so the check is against the output's range
+            err = np.abs(got - want).max() / np.abs(want).max()
+            assert err < 0.25, (g, scale, err)
+
+
+def _whole_row_softmax(rows: int = 4, n: int = 64) -> tgraph.GraphOp:
+    b = GraphBuilder("softmax", "f16")
+    x = b.input("x", [rows, n])
+    e = b.exp(x)
+    return b.build(b.div(e, b.reduce("sum", e, 1)))
+
+
+def test_whole_row_kernel_subtracts_the_row_max() -> None:
+    """A softmax whose rows fit one tile (no loop): exp reads x - max x, and stays finite."""
+    g = _whole_row_softmax()
+    k = build_kernel(plan(g, Config((4, 64), None)), "k")
+    (exp,) = [op for op in k.walk() if isinstance(op, tgraph.ExpOp)]
+    sub = exp.input.owner
+    assert isinstance(sub, tgraph.SubOp) and isinstance(sub.rhs.owner, tgraph.ReduceOp)
+    assert sub.rhs.owner.kind.data == tgraph.ReduceKind.MAX and sub.rhs.owner.axis == 1
+    xs = [np.random.default_rng(0).standard_normal((4, 64)) * 1000]
+    ref = g.clone()
+    stabilize_exps(ref)
+    got = run_kernel(k, xs)[0]
+    assert np.all(np.isfinite(got)) and max_relative_error(run_graph(ref, xs)[0], got) < 1e-12
+
+
+def test_kernels_that_do_not_normalize_keep_their_exp() -> None:
+    """exp stored as it is, or summed into a partial (a split kernel): no shift is inserted."""
+    b = GraphBuilder("e", "f32")
+    x = b.input("x", [4, 64])
+    g = b.build(b.exp(x))
+    k = build_kernel(plan(g, Config((4, 64), None)), "k")
+    assert unshifted_exps(k)
+    b = GraphBuilder("s", "f32")
+    x = b.input("x", [4, 64])
+    g = b.build(b.reduce("sum", b.exp(x), 1))
+    k = build_kernel(plan(g, Config((4, 1), None)), "k")
+    assert unshifted_exps(k)
+
+
+def test_drop_unstable_keeps_the_input_graph_and_stable_candidates() -> None:
+    """A candidate whose exp is unshifted in every kernel goes; the input graph always stays."""
+    g = _whole_row_softmax()
+    other = g.clone()
+    other.sym_name = StringAttr("softmax_c1")
+    other.attributes["cleave.candidate_of"] = SymbolRefAttr("softmax")
+    module = module_of(g, other)
+    for graph in (g, other):
+        k = build_kernel(plan(graph, Config((4, 64), None)), f"{graph.sym_name.data}_k0")
+        k.attributes["cleave.schedule_of"] = SymbolRefAttr(graph.sym_name.data)
+        module.body.block.add_op(k)
+    for exp in [op for op in module.body.block.last_op.walk() if isinstance(op, tgraph.ExpOp)]:
+        exp.operands[0] = exp.input.owner.lhs  # type: ignore[union-attr]  # the candidate's shift undone
+    assert drop_unstable_candidates(module) == ["softmax_c1"]
+    assert [op.sym_name.data for op in module.body.block.ops] == ["softmax", "softmax_k0"]  # type: ignore[attr-defined]
+    assert drop_unstable_candidates(module) == []

@@ -24,6 +24,9 @@ def gqa_decode_c2_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16")
         partial0_1 = T.alloc_shared((4, 4, 512), "float16")
         red = T.alloc_fragment((4, 512), "float32")
         scale = T.alloc_fragment((4, 512), "float32")
+        row_max = T.alloc_fragment((4,), "float32")
+        scale_s = T.alloc_shared((4, 512), "float32")
+        sub = T.alloc_fragment((4, 512), "float32")
         exp = T.alloc_fragment((4, 512), "float32")
         v_1 = T.alloc_shared((512, 16), "float16")
         acc = T.alloc_fragment((4, 16), "float32")
@@ -38,8 +41,15 @@ def gqa_decode_c2_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16")
                 red[i0, i1] = red[i0, i1] + partial0_1[kk, i0, i1]
         for i0, i1 in T.Parallel(4, 512):
             scale[i0, i1] = red[i0, i1] * 0.08838834764831845
+        T.copy(scale, scale_s)
+        T.fill(row_max, -T.infinity("float32"))
+        for kk in T.serial(512):
+            for i0 in T.Parallel(4):
+                row_max[i0] = T.max(row_max[i0], scale_s[i0, kk])
         for i0, i1 in T.Parallel(4, 512):
-            exp[i0, i1] = T.exp(scale[i0, i1])
+            sub[i0, i1] = scale[i0, i1] - row_max[i0]
+        for i0, i1 in T.Parallel(4, 512):
+            exp[i0, i1] = T.exp(sub[i0, i1])
         T.copy(v[0, bx, 0:512, 16*by:16*by + 16], v_1)
         T.copy(exp, exp_s)
         T.clear(acc)

@@ -1,0 +1,120 @@
+"""cleave-canonicalize: softmax written with its max shift, and norms written with div/sqrt, reach the
+forms of the examples (hence the same search, candidates and schedules); graphs it cannot prove
+equal are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from xdsl.context import Context
+
+from cleave_ir.builder import GraphBuilder, module_of
+from cleave_ir.dialects import tgraph
+from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
+from cleave_ir.passes.canonicalize import CanonicalizePass, canonicalize
+from cleave_ir.passes.superoptimize import SuperoptimizePass
+from cleave_ir.passes.symbolize import SymbolizePass
+from cleave_ir.run import resize_graph
+from conftest import ROOT, SMALL, load_example, only_graph, parse_text
+
+INPUTS = ROOT / "lit_tests" / "passes" / "Inputs"
+
+
+def max_form(name: str) -> tgraph.GraphOp:
+    """lit_tests/passes/Inputs/<name>_max.mlir: the example with softmax written as exp(x - max x) / sum."""
+    return only_graph(parse_text((INPUTS / f"{name}_max.mlir").read_text(), f"{name}_max.mlir"))
+
+
+@pytest.mark.parametrize("name", ["mha", "gqa_decode"])
+def test_max_form_becomes_the_example(name: str) -> None:
+    g = max_form(name)
+    xs = [x * 0.05 for x in random_inputs(resize_graph(g, SMALL), 0)]
+    before = run_graph(resize_graph(g, SMALL), xs)[0]
+    assert canonicalize(g)
+    assert str(g) == str(load_example(name))  # the same graph, names and all: the same search
+    assert max_relative_error(before, run_graph(resize_graph(g, SMALL), xs)[0]) < 1e-9
+
+
+def _search(graph: tgraph.GraphOp, capsys: pytest.CaptureFixture[str]) -> tuple[list[str], str]:
+    module = module_of(graph)
+    capsys.readouterr()
+    for p in (CanonicalizePass(), SymbolizePass(), SuperoptimizePass()):
+        p.apply(Context(), module)
+    stats = re.search(r"explored (\d+), pruned (\d+), classes (\d+), candidates (\d+)", capsys.readouterr().err)
+    assert stats is not None
+    notes = sorted(str(getattr(x.attributes.get("cleave.note"), "data", "")) for x in module.body.block.ops if isinstance(x, tgraph.GraphOp))
+    return notes, stats.group(0)
+
+
+def test_max_form_search_finds_the_same_candidates_at_the_same_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    """gqa_decode with exp(s - max s): the FlashDecoding candidates, the same terms explored."""
+    plain, plain_stats = _search(resize_graph(load_example("gqa_decode"), SMALL), capsys)
+    shifted, shifted_stats = _search(resize_graph(max_form("gqa_decode"), SMALL), capsys)
+    assert shifted == plain and shifted_stats == plain_stats
+    assert any("split %k dim 2 by s, split %v dim 2 by s, 2 partial results" in n for n in shifted)
+
+
+def test_norm_forms_become_the_rsqrt_form() -> None:
+    """x / sqrt(mean(x*x)) and x * reciprocal(sqrt(..)) written the other way round: the example."""
+    example = [op.name for op in load_example("rmsnorm_matmul").block.ops]
+    for form in ("div", "reciprocal"):
+        b = GraphBuilder("rmsnorm_matmul", "f16")
+        x = b.input("x", [1, 4096], dynamic=[0])
+        w = b.input("w", [4096, 64])
+        ms = b.scale(b.reduce("sum", b.mul(x, x), 1), 1 / 4096)
+        sd = b.sqrt(ms)
+        n = b.div(x, sd) if form == "div" else b.mul(b.reciprocal(sd), x)
+        g = b.build(b.matmul(n, w))
+        xs = random_inputs(g, 0)
+        before = run_graph(g, xs)[0]
+        assert canonicalize(g)
+        ops = [op.name for op in g.block.ops]
+        assert ops == example == ["tgraph.square", "tgraph.reduce", "tgraph.scale", "tgraph.rsqrt", "tgraph.mul", "tgraph.matmul", "tgraph.output"], (form, ops)
+        mul = next(op for op in g.block.ops if isinstance(op, tgraph.MulOp))
+        assert mul.lhs is g.inputs[0]  # x * rsqrt(..), as the example
+        assert max_relative_error(before, run_graph(g, xs)[0]) < 1e-9
+
+
+def _softmax_like(kind: str) -> tgraph.GraphOp:
+    b = GraphBuilder(kind, "f32")
+    x = b.input("x", [4, 64])
+    v = b.input("v", [64, 16])
+    m = b.reduce("max", x, 0 if kind == "max_over_rows" else 1)
+    e = b.exp(b.sub(x, m))
+    if kind in ("attention", "max_over_rows", "plus_input"):
+        r = b.reduce("sum", e, 1)
+    if kind == "attention":  # (e v) / sum e: degree 1 - 1
+        return b.build(b.div(b.matmul(e, v), r))
+    if kind == "max_over_rows":  # the shift varies along the contracted dim
+        return b.build(b.div(b.matmul(e, v), r))
+    if kind == "numerator":
+        return b.build(e)
+    if kind == "sigmoid":
+        s = b.sigmoid(e)
+        return b.build(b.div(s, b.reduce("sum", s, 1)))
+    if kind == "plus_input":
+        return b.build(b.add(b.div(e, r), e))
+    if kind == "ratio_of_squares":  # (sum e)^2 / sum e^2: degree 2 - 2, through rsqrt and square
+        r = b.reduce("sum", e, 1)
+        return b.build(b.mul(b.square(b.mul(r, b.rsqrt(b.reduce("sum", b.square(e), 1)))), b.reduce("sum", x, 1)))
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize(
+    "kind, rewritten",
+    [("attention", True), ("ratio_of_squares", True), ("max_over_rows", False), ("numerator", False), ("sigmoid", False), ("plus_input", False)],
+)
+def test_shift_removed_only_where_proven(kind: str, rewritten: bool) -> None:
+    g = _softmax_like(kind)
+    before_text = str(g)
+    xs = random_inputs(g, 1)
+    before = run_graph(g, xs)[0]
+    assert canonicalize(g) == rewritten
+    maxes = [op for op in g.block.ops if isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX]
+    if rewritten:
+        assert not maxes
+        assert max_relative_error(before, run_graph(g, xs)[0]) < 1e-9
+    else:
+        assert str(g) == before_text
