@@ -143,37 +143,76 @@ class _Cutter:
         return piece
 
 
-def partition(graph: tgraph.GraphOp, can_schedule: Callable[[tgraph.GraphOp], str | None]) -> list[tgraph.GraphOp]:
+_ELEMENTWISE = (tgraph.UnaryOp, tgraph.BinaryOp, tgraph.ScaleOp, tgraph.ReshapeOp)
+
+
+def recompute_elementwise(graph: tgraph.GraphOp, max_growth: int = 4) -> tgraph.GraphOp:
+    """A copy of `graph` where every elementwise op with several users has one copy per user, placed
+    right before it: a piece then recomputes exp(x - m) from x and m instead of reading a whole
+    intermediate back from global memory. `graph` itself when that would multiply the ops by more
+    than `max_growth`."""
+    copy = graph.clone()
+    ops = [op for op in copy.block.ops if not isinstance(op, tgraph.OutputOp)]
+    for op in reversed(ops):
+        if not isinstance(op, _ELEMENTWISE):
+            continue
+        uses = [u for u in op.results[0].uses if not isinstance(u.operation, tgraph.OutputOp)]
+        if len(uses) < 2 or len(uses) != len(list(op.results[0].uses)):
+            continue
+        for use in uses[1:]:
+            twin = op.clone()
+            twin.results[0].name_hint = op.results[0].name_hint
+            copy.block.insert_op_before(twin, use.operation)
+            use.operation.operands[use.index] = twin.results[0]
+        op.detach()
+        copy.block.insert_op_before(op, uses[0].operation)
+        if len(copy.block.ops) > max_growth * (len(ops) + 1):
+            return graph
+    return copy
+
+
+def partition(graph: tgraph.GraphOp, can_schedule: Callable[[tgraph.GraphOp], str | None], lookahead: int = 3) -> list[tgraph.GraphOp]:
     """The pieces of `graph`, each schedulable (`can_schedule` returns None, or why not), linked in order.
 
-    Piece 0 is named as `graph` (it replaces it), the others `<name>_p<i>`; the last piece takes over
-    `graph`'s own `cleave.next` (or a split graph's link to its combine). Raises Unschedulable naming
-    the op that cannot be scheduled even as a kernel of its own.
+    Elementwise ops with several users are recomputed per user first (`recompute_elementwise`). A
+    piece grows by the next op, or by up to `lookahead` ops at once (an exp(x - max) that only
+    fits once its sum joins it). Piece 0 is named as `graph` (it replaces it), the others
+    `<name>_p<i>`; the last piece takes over `graph`'s own `cleave.next` (or a split graph's link to
+    its combine). Raises Unschedulable naming the op that cannot be scheduled even as a kernel of
+    its own.
     """
-    cut = _Cutter(graph)
+    source = recompute_elementwise(graph)
+    cut = _Cutter(source)
+    n = len(cut.ops)
     groups: list[list[Operation]] = []
     current: list[Operation] = []
     prev: list[SSAValue] = []
-    for i, op in enumerate(cut.ops):
-        trial = [*current, op]
-        last = i == len(cut.ops) - 1
-        if current and can_schedule(cut.piece(len(groups), trial, prev, last)) is None:
-            current = trial
+    i = 0
+    while i < n:
+        grown = False
+        for j in range(i + 1, min(n, i + lookahead) + 1) if current else ():
+            trial = [*current, *cut.ops[i:j]]
+            if can_schedule(cut.piece(len(groups), trial, prev, j == n)) is None:
+                current, i, grown = trial, j, True
+                break
+        if grown:
             continue
+        op = cut.ops[i]
         if current:
             groups.append(current)
             prev = cut.outputs(current, False)
         current = [op]
-        alone = can_schedule(cut.piece(len(groups), current, prev, last))
+        alone = can_schedule(cut.piece(len(groups), current, prev, i == n - 1))
         if alone is not None:
             where = f" (result %{op.results[0].name_hint})" if op.results and op.results[0].name_hint else ""
             raise Unschedulable(f"{op.name}{where} cannot be scheduled even as a kernel of its own: {alone}")
+        i += 1
     groups.append(current)
     pieces: list[tgraph.GraphOp] = []
     prev = []
-    for i, ops in enumerate(groups):
-        last = i == len(groups) - 1
-        pieces.append(cut.piece(i, ops, prev, last))
+    for k, ops in enumerate(groups):
+        last = k == len(groups) - 1
+        pieces.append(cut.piece(k, ops, prev, last))
         prev = cut.outputs(ops, last)
     for a, b in zip(pieces, pieces[1:]):
         a.attributes["cleave.next"] = SymbolRefAttr(b.sym_name.data)
