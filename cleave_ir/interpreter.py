@@ -231,8 +231,28 @@ def run_split_k(
     The combine graph takes the split graph's outputs, then the original inputs it names in its
     `cleave.passthrough` attribute.
     """
-    partials = run_graph(split, inputs, mode=mode, bindings=bindings)
-    names = split.input_names()
-    passthrough = combine.attributes.get("cleave.passthrough")
-    extra = [inputs[names.index(n.data)] for n in getattr(passthrough, "data", ())]  # type: ignore[attr-defined]
-    return run_graph(combine, [*partials, *extra], mode=mode, bindings=bindings)
+    return run_chain([split, combine], inputs, mode=mode, bindings=bindings)
+
+
+def run_chain(
+    graphs: Sequence[tgraph.GraphOp],
+    inputs: Sequence[np.ndarray],
+    *,
+    mode: Mode = "float64",
+    bindings: Mapping[str, int] | None = None,
+) -> tuple[np.ndarray, ...]:
+    """Run the graphs of a multi-kernel candidate in order, as their kernels run.
+
+    Each graph takes the previous one's outputs, then the named values its `cleave.passthrough`
+    lists: the first graph's inputs by name, or earlier graphs' results (`cleave.output_names`).
+    """
+    values: list[np.ndarray] = list(inputs)
+    env = dict(zip(graphs[0].input_names(), inputs))
+    for g in graphs:
+        names = [n.data for n in getattr(g.attributes.get("cleave.passthrough"), "data", ())]  # type: ignore[attr-defined]
+        extra = [env[n] for n in names]
+        args = values[: len(g.inputs) - len(extra)] + extra
+        env.update(zip(g.input_names(), args))
+        values = list(run_graph(g, args, mode=mode, bindings=bindings))
+        env.update(zip((n.data for n in getattr(g.attributes.get("cleave.output_names"), "data", ())), values))  # type: ignore[attr-defined]
+    return tuple(values)

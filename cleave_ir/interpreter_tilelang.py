@@ -359,18 +359,22 @@ def run_kernels(
 ) -> tuple[np.ndarray, ...]:
     """Run kernels in launch order, as the emitted module's `run()` does.
 
-    Each kernel takes the previous one's outputs, then the original inputs its `cleave.passthrough`
-    names (a Split-K combine kernel: the partials, then what the combine graph reads directly).
+    Each kernel takes the previous one's outputs, then the named values its `cleave.passthrough`
+    lists: original inputs (a Split-K combine kernel: the partials, then what the combine graph reads
+    directly), or results of earlier kernels (`cleave.output_names`: a graph cut into kernels).
     """
     values = list(inputs)
-    first = _names(kernels[0].attributes.get("cleave.input_names")) if kernels else []
+    env = dict(zip(_names(kernels[0].attributes.get("cleave.input_names")), inputs)) if kernels else {}
     for k in kernels:
         extra_names = _names(k.attributes.get("cleave.passthrough"))
-        missing = [n for n in extra_names if n not in first]
+        missing = [n for n in extra_names if n not in env]
         if missing:
-            raise InterpretationError(f"@{k.sym_name.data}: passthrough input(s) {', '.join(missing)} are not inputs of the first kernel")
-        extra = [inputs[first.index(n)] for n in extra_names]
-        values = list(run_kernel(k, values[: len(k.inputs) - len(extra)] + extra, bindings))
+            raise InterpretationError(f"@{k.sym_name.data}: passthrough value(s) {', '.join(missing)} are not computed before it")
+        extra = [env[n] for n in extra_names]
+        args = values[: len(k.inputs) - len(extra)] + extra
+        env.update(zip(_names(k.attributes.get("cleave.input_names")), args))
+        values = list(run_kernel(k, args, bindings))
+        env.update(zip(_names(k.attributes.get("cleave.output_names")), values))
     return tuple(values)
 
 

@@ -30,10 +30,11 @@ from cleave_ir.interpreter import (
     max_relative_error,
     random_inputs,
     run_graph,
-    run_split_k,
+    run_chain,
 )
 from cleave_ir.interpreter_itgraph import run_kernel
 from cleave_ir.interpreter_tilelang import run_kernels as run_tilelang_kernels
+from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.symbolize import instantiate, symbolize
 from cleave_ir.shapes import evaluate, symbol
 from cleave_ir.universe import get_all_dialects as cleave_dialects
@@ -107,15 +108,6 @@ def _memory_guard(name: str, graph: tgraph.GraphOp, bindings: dict[str, int], it
         )
 
 
-def _stage(graph: tgraph.GraphOp) -> str | None:
-    stage = graph.attributes.get("cleave.stage")
-    return getattr(stage, "data", None)
-
-
-def _combine_name(graph: tgraph.GraphOp) -> str | None:
-    return tgraph.referenced_symbol(graph, "cleave.combine")
-
-
 def _pair_signature(split: tgraph.GraphOp, combine: tgraph.GraphOp) -> tgraph.GraphOp:
     """A stand-in graph with the pair's signature: the split's inputs, the combine's outputs."""
     return tgraph.GraphOp(
@@ -171,18 +163,18 @@ def run_module(
     approximate: set[str] = set()  # members computed in fp16/fp32 (tilelang kernels)
     by_name = {g.sym_name.data: g for g in graphs}
     for graph in graphs:
-        if _stage(graph) == "combine":
-            continue  # run after its split graph
+        if not partition_kernels.chain_head(graph):
+            continue  # run after the graph before it
         g = resize_graph(graph, resize or {})
         name = graph.sym_name.data
-        combine = by_name.get(_combine_name(graph)) if _stage(graph) == "split" else None
+        links = partition_kernels.chain(graph, by_name) or [graph]
         _memory_guard(name, g, bindings, itemsize, max_memory_gb)
         inputs = random_inputs(g, seed, bindings)
-        if combine is not None:  # a Split-K pair: both kernels in order, reported as one graph
-            c = resize_graph(combine, resize or {})
-            outputs = run_split_k(g, c, inputs, mode=mode, bindings=bindings)  # type: ignore[arg-type]
-            name = f"{name} + @{combine.sym_name.data}"
-            g = _pair_signature(g, c)
+        if len(links) > 1:  # a Split-K pair or a cut graph: the graphs in order, reported as one
+            rest = [resize_graph(x, resize or {}) for x in links[1:]]
+            outputs = run_chain([g, *rest], inputs, mode=mode, bindings=bindings)  # type: ignore[list-item]
+            name = " + @".join([name, *(x.sym_name.data for x in links[1:])])
+            g = _pair_signature(g, rest[-1])  # type: ignore[arg-type]
         else:
             outputs = run_graph(g, inputs, mode=mode, bindings=bindings)  # type: ignore[arg-type]
         for i, (value, t) in enumerate(zip(outputs, g.function_type.outputs.data)):
@@ -193,41 +185,54 @@ def run_module(
                 file=out,
             )
         results.setdefault(signature(g), []).append((name, outputs))
-    for kernel in [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]:
+    ikernels = [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]
+    all_graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
+    for kernel in ikernels:
         if resize:
             raise CleaveError("error: --resize does not apply to itgraph kernels (their tiles are fixed); schedule a smaller graph")
+        graph = all_graphs.get(tgraph.referenced_symbol(kernel, "cleave.schedule_of") or "")
+        if graph is not None and partition_kernels.chain(graph, all_graphs) is not None and not partition_kernels.chain_head(graph):
+            continue  # runs after the kernel before it
+        program = [(kernel, graph)]
+        for nxt in (partition_kernels.chain(graph, all_graphs) or [graph])[1:] if graph is not None else []:
+            k = next((k for k in ikernels if tgraph.referenced_symbol(k, "cleave.schedule_of") == nxt.sym_name.data), None)
+            if k is None:
+                break
+            program.append((k, nxt))
+        name = " + @".join(k.sym_name.data for k, _ in program)
         # a dynamic kernel runs at its representative sizes unless --bind gives others
         sizes = {**itgraph.representative_sizes(kernel), **(bindings or {})}
         stand_in = tgraph.GraphOp(
             kernel.sym_name.data,
             [_bound_type(a, sizes) for a in kernel.inputs],
-            [_bound_type(o, sizes) for o in kernel.outputs],
+            [_bound_type(o, sizes) for o in program[-1][0].outputs],
         )
         _memory_guard(kernel.sym_name.data, stand_in, bindings, itemsize, max_memory_gb)
         inputs = random_inputs(stand_in, seed, bindings)
-        outputs = run_kernel(kernel, inputs, bindings)
+        outputs = _run_itgraph_chain(program, inputs, bindings)
         for i, value in enumerate(outputs):
             print(
-                f"@{kernel.sym_name.data} output {i}: shape {list(value.shape)} "
+                f"@{name} output {i}: shape {list(value.shape)} "
                 f"sum {float(np.sum(value)):.9g} abs-sum {float(np.sum(np.abs(value))):.9g}",
                 file=out,
             )
-        results.setdefault(signature(stand_in), []).append((kernel.sym_name.data, outputs))
+        results.setdefault(signature(stand_in), []).append((name, outputs))
     fp16_tol = rtol if rtol is not None else max(tol, 2e-2)  # tilelang kernels compute in fp16/fp32
     tkernels = [op for op in module.walk() if isinstance(op, tl.KernelOp)]
     graph_of = {k: tgraph.referenced_symbol(k, "cleave.schedule_of") for k in tkernels}
-    all_graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
     for tkernel in tkernels:
         if resize:
             raise CleaveError("error: --resize does not apply to tilelang kernels (their tiles are fixed); schedule a smaller graph")
         graph = all_graphs.get(graph_of[tkernel] or "")
-        stage = _stage(graph) if graph is not None else None
-        if stage == "combine":
-            continue  # runs after its split kernel
+        if graph is not None and not partition_kernels.chain_head(graph):
+            continue  # runs after the kernel before it
         program = [tkernel]
-        if stage == "split":  # a Split-K pair: the split kernel, then a kernel of the combine graph
-            combine = next((k for k in tkernels if graph_of[k] == _combine_name(graph)), None)  # type: ignore[arg-type]
-            program += [combine] if combine is not None else []
+        # a Split-K pair or a cut graph: then a kernel of each following graph
+        for nxt in (partition_kernels.chain(graph, all_graphs) or [graph])[1:] if graph is not None else []:
+            k = next((k for k in tkernels if graph_of[k] == nxt.sym_name.data), None)
+            if k is None:
+                break
+            program.append(k)
         name = " + @".join(k.sym_name.data for k in program)
         # a dynamic kernel runs at its representative sizes unless --bind gives others
         rep = tkernel.attributes.get("cleave.representative")
@@ -261,6 +266,27 @@ def run_module(
             verdict = "agree" if agree else "DISAGREE"
             print(f"@{name} vs @{ref_name}: {verdict} (max relative error {err:.3g}, tolerance {pair_tol:g})", file=out)
     return ok
+
+
+def _run_itgraph_chain(
+    program: Sequence[tuple[itgraph.KernelOp, tgraph.GraphOp | None]], inputs: Sequence[np.ndarray], bindings: dict[str, int] | None
+) -> tuple[np.ndarray, ...]:
+    """Run itgraph kernels in order: each takes the previous one's outputs, then the named values its
+    graph's `cleave.passthrough` lists (inputs of the first, or results `cleave.output_names` names)."""
+
+    def names(g: tgraph.GraphOp | None, key: str) -> list[str]:
+        return [a.data for a in getattr(g.attributes.get(key), "data", ())] if g is not None else []  # type: ignore[attr-defined]
+
+    values = list(inputs)
+    first = program[0][0]
+    env = dict(zip([a.name_hint or "" for a in first.inputs], inputs))
+    for kernel, graph in program:
+        extra = [env[n] for n in names(graph, "cleave.passthrough")]
+        args = values[: len(kernel.inputs) - len(extra)] + extra
+        env.update(zip([a.name_hint or "" for a in kernel.inputs], args))
+        values = list(run_kernel(kernel, args, bindings))
+        env.update(zip(names(graph, "cleave.output_names"), values))
+    return tuple(values)
 
 
 def _bound_type(value: SSAValue, sizes: dict[str, int]) -> tgraph.TensorType:

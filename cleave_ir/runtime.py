@@ -156,11 +156,14 @@ def poisoned_outputs(meta: dict[str, Any], device: str = "cuda", args: Sequence[
     ]
 
 
-def _kernel_args(mod: ModuleType, name: str, values: list[Any], inputs: Sequence[Any], first: list[str]) -> list[Any]:
-    """Arguments of kernel `name`: the previous kernel's results, then the original inputs it names."""
+def _kernel_args(mod: ModuleType, name: str, values: list[Any], env: dict[str, Any]) -> list[Any]:
+    """Arguments of kernel `name`: the previous kernel's results, then the named values it lists
+    (original inputs, or results of earlier kernels of a chain); `env` learns this kernel's inputs."""
     meta = mod.KERNELS[name]
-    extra = [inputs[first.index(n)] for n in meta["passthrough"]]
-    return values[: meta["inputs"] - len(extra)] + extra
+    extra = [env[n] for n in meta["passthrough"]]
+    args = values[: meta["inputs"] - len(extra)] + extra
+    env.update(zip(meta["input_names"], args))
+    return args
 
 
 def run_poisoned(
@@ -174,12 +177,13 @@ def run_poisoned(
     `check` reports it.
     """
     values: list[Any] = list(inputs)
-    first = mod.KERNELS[kernels[0]]["input_names"]
+    env: dict[str, Any] = dict(zip(mod.KERNELS[kernels[0]]["input_names"], inputs))
     for name in kernels[:-1]:
-        out = compiled[name](*_kernel_args(mod, name, values, inputs, first))
+        out = compiled[name](*_kernel_args(mod, name, values, env))
         values = list(out) if isinstance(out, (list, tuple)) else [out]
+        env.update(zip(mod.KERNELS[name].get("output_names", []), values))
     last = kernels[-1]
-    args = _kernel_args(mod, last, values, inputs, first)
+    args = _kernel_args(mod, last, values, env)
     outs = poisoned_outputs(mod.KERNELS[last], args=args)
     raw_last(*args, *outs)
     return outs

@@ -327,11 +327,12 @@ def module_source(module: ModuleOp) -> str:
         else:
             passthrough = _names(graphs[src_name].attributes.get("cleave.passthrough")) if src_name in graphs else []
         us_text = repr(us) if math.isfinite(us) else 'float("inf")'
+        out_names = f"'output_names': {_names(k.attributes['cleave.output_names'])!r}, " if "cleave.output_names" in k.attributes else ""
         names = _names(k.attributes.get("cleave.input_names")) or [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
         types = [tl.buffer_type(a) for a in k.params]
         meta.append(
             f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'input_names': {names!r}, 'passthrough': {passthrough!r}, 'tiles': {getattr(k.attributes.get('cleave.tiles'), 'data', '')!r}, "
-            f"'estimated_us': {us_text}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, "
+            f"'estimated_us': {us_text}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, {out_names}"
             f"'shapes': {[_py_shape(t.shape) for t in types]!r}, 'dtypes': {[_dtype(t) for t in types]!r}}},"
         )
     out.append("KERNELS = {\n" + "\n".join(meta) + "\n}")
@@ -364,17 +365,20 @@ def compile_kernel(name, target="cuda"):
 def run(*tensors, candidate=0):
     """Run a candidate (default: the best estimated) on torch tensors; returns its output(s).
 
-    A Split-K candidate runs its split kernel, then its combine kernel on the partials.
+    Each kernel takes the previous one's outputs, then the named values its passthrough lists: the
+    original inputs (a Split-K combine kernel), or results of earlier kernels (a graph cut into kernels).
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
-    first = KERNELS[names[0]]["input_names"]
+    env = dict(zip(KERNELS[names[0]]["input_names"], tensors))
     for name in names:
         kernel = compile_kernel(name)
-        # a combine kernel takes the partials, then the original inputs it names
-        extra = [tensors[first.index(n)] for n in KERNELS[name]["passthrough"]]
-        result = kernel(*(values[: KERNELS[name]["inputs"] - len(extra)] + extra))
+        extra = [env[n] for n in KERNELS[name]["passthrough"]]
+        args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
+        env.update(zip(KERNELS[name]["input_names"], args))
+        result = kernel(*args)
         values = list(result) if isinstance(result, (list, tuple)) else [result]
+        env.update(zip(KERNELS[name].get("output_names", ()), values))
     return values[0] if len(values) == 1 else values
 '''
 

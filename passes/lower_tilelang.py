@@ -340,7 +340,7 @@ class _KernelLowering:
         tt = op.transpose_b is not None
         m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
         batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
-        if batch_one and len(ta) == 2 and len(tb) == 2 and m % 16 == 0 and n % 16 == 0 and k % 16 == 0 and m > 1 and n > 1:
+        if batch_one and len(ta) == 2 and len(tb) == 2 and k % 16 == 0 and gemm_warps_fit(m, n, self.threads):
             # a computed A operand stays in registers (cast to fp16) when the gemm has whole
             # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
             # give the fragment both the producer's and this gemm's layout: stage it in shared memory
@@ -426,6 +426,20 @@ class _KernelLowering:
             self.parallel(acc.shape, s)
         self.block_stack.pop()
         del self.subst[symbol(op.var_name)]
+
+
+def gemm_warps_fit(m: int, n: int, threads: int) -> bool:
+    """Whether T.gemm can split an m x n tile over `threads` (TileLang's warp partition, sm_90).
+
+    Each of the m_warp x n_warp warps owns a multiple of 16 rows and 8 columns; with 64+ rows and whole
+    warpgroups TileLang picks wgmma, which also needs m_warp to be a multiple of 4.
+    """
+    warps = threads // 32
+    wgmma = m >= 64 and warps % 4 == 0
+    return any(
+        warps % mw == 0 and m % (16 * mw) == 0 and n % (8 * (warps // mw)) == 0 and (not wgmma or mw % 4 == 0)
+        for mw in range(1, warps + 1)
+    )
 
 
 def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, col: str | None) -> list[str | None]:

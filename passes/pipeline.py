@@ -24,6 +24,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.dialects import itgraph, tgraph, tilelang
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.canonicalize import CanonicalizePass
+from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.decompose import DecomposePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
@@ -51,19 +52,15 @@ def rank_candidates(module: ModuleOp) -> list[tuple[float, list[str], str]]:
             us = k.attributes["cleave.estimated_us"].value.data  # type: ignore[attr-defined]
             if src is not None and (src not in best or us < best[src][0]):
                 best[src] = (us, k.sym_name.data)
+    graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
     units = []
-    for g in module.body.block.ops:
-        if not isinstance(g, tgraph.GraphOp) or g.sym_name.data not in best:
+    for g in graphs.values():
+        if not partition_kernels.chain_head(g):
+            continue  # runs after the graph before it
+        c = partition_kernels.chain(g, graphs)  # one graph, a split and its combine, or a cut graph's pieces
+        if c is None or any(x.sym_name.data not in best for x in c):
             continue
-        stage = getattr(g.attributes.get("cleave.stage"), "data", None)
-        if stage == "combine":
-            continue
-        if stage == "split":
-            comb = _ref(g, "cleave.combine")
-            if comb in best:
-                units.append((best[g.sym_name.data][0] + best[comb][0], [best[g.sym_name.data][1], best[comb][1]], g.sym_name.data))  # type: ignore[index]
-        else:
-            units.append((best[g.sym_name.data][0], [best[g.sym_name.data][1]], g.sym_name.data))
+        units.append((sum(best[x.sym_name.data][0] for x in c), [best[x.sym_name.data][1] for x in c], g.sym_name.data))
     return sorted(units)
 
 

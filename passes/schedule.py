@@ -32,10 +32,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.passes import cost_model
+from cleave_ir.passes import cost_model, partition_kernels, place_memory
 from cleave_ir.passes.stabilize_exp import stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
 from cleave_ir.shapes import symbol
@@ -412,20 +413,27 @@ def _rebuild(op: Operation, xs: list[SSAValue], result_type: tgraph.TensorType) 
     raise Unschedulable(f"{op.name}: cannot be scheduled")
 
 
-def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True) -> list[Config]:
-    """Tile-size candidates (Roller-style: powers of two on the last two output dims)."""
+def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False) -> list[Config]:
+    """Tile-size candidates (Roller-style: powers of two on the last two output dims).
+
+    `wide`: only tiles that span a whole dim over 256 (a row that a reduction needs whole), the
+    fallback when no ordinary configuration schedules.
+    """
     shape = concrete(graph.output_op.outputs[0])
     choices: list[list[int]] = []
     for d, size in enumerate(shape):
         if d >= len(shape) - 2 and size > 1:
             opts = [t for t in (16, 32, 64, 128, 256) if t < size and size % t == 0]
-            if size <= 256:
+            if size <= 256 or wide:
                 opts.append(size)
             choices.append(opts or [size])
         else:
             choices.append([1])
     reduce_tiles: list[int | None] = [None, 32, 64, 128] if iterative else [None]
-    return [Config(tuple(t), r, fusion) for t in product(*choices) for r in reduce_tiles]
+    out = [Config(tuple(t), r, fusion) for t in product(*choices) for r in reduce_tiles]
+    if wide:
+        out = [c for c in out if any(t == s > 256 for t, s in zip(c.out_tile, shape))]
+    return out
 
 
 @dataclass
@@ -435,31 +443,63 @@ class Scheduled:
     config: Config
 
 
+def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
+    """The kernel of one configuration, or why it cannot be used (it must also pass memory placement)."""
+    try:
+        p = plan(graph, cfg)
+        kernel = build_kernel(p, f"{graph.sym_name.data}_k")
+        est = cost_model.estimate(kernel)
+    except Unschedulable as e:
+        return str(e)
+    if not est.fits:
+        return est.reason
+    try:  # placement stages computed tiles too (a gemm's B operand): it must fit as well
+        place_memory.place(kernel.clone())
+    except CleaveError as e:
+        return str(e).removeprefix("error: cleave-place-memory: ")
+    return Scheduled(kernel, est, cfg)
+
+
 def schedule_graph(
     graph: tgraph.GraphOp, top_k: int = 3, iterative: bool = True, fusion: bool = True
 ) -> tuple[list[Scheduled], list[str]]:
-    """The top-k kernels of `graph` by estimated time, and why the other configurations were dropped."""
+    """The top-k kernels of `graph` by estimated time, and why the other configurations were dropped.
+
+    Tiles spanning a whole dim over 256 are tried only when no other configuration schedules.
+    """
     ranked: list[Scheduled] = []
     dropped: list[str] = []
     seen: set[str] = set()
-    for cfg in configs(graph, iterative, fusion):
-        try:
-            p = plan(graph, cfg)
-            kernel = build_kernel(p, f"{graph.sym_name.data}_k")
-            est = cost_model.estimate(kernel)
-        except Unschedulable as e:
-            dropped.append(f"{cfg.describe()}: {e}")
-            continue
-        if not est.fits:
-            dropped.append(f"{cfg.describe()}: {est.reason}")
-            continue
-        text = str(kernel)
-        if text in seen:  # a reduction tile that tiles nothing repeats a configuration
-            continue
-        seen.add(text)
-        ranked.append(Scheduled(kernel, est, cfg))
+    for wide in (False, True):
+        if ranked:
+            break
+        for cfg in configs(graph, iterative, fusion, wide):
+            got = _attempt(graph, cfg)
+            if isinstance(got, str):
+                dropped.append(f"{cfg.describe()}: {got}")
+                continue
+            text = str(got.kernel)
+            if text in seen:  # a reduction tile that tiles nothing repeats a configuration
+                continue
+            seen.add(text)
+            ranked.append(got)
     ranked.sort(key=lambda s: s.estimate.microseconds)
     return ranked[:top_k], dropped
+
+
+def unschedulable(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True) -> str | None:
+    """None when some configuration of `graph` schedules (stops at the first), else the reasons."""
+    reasons: list[str] = []
+    try:
+        for wide in (False, True):
+            for cfg in configs(graph, iterative, fusion, wide):
+                got = _attempt(graph, cfg)
+                if not isinstance(got, str):
+                    return None
+                reasons.append(got)
+    except Unschedulable as e:
+        return str(e)
+    return "; ".join(sorted(set(reasons))[:3]) or "no configuration"
 
 
 @dataclass(frozen=True)
@@ -475,38 +515,90 @@ class SchedulePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.top_k < 1:
             raise CleaveError("error: cleave-schedule: top-k must be at least 1")
-        graphs = [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]
-        scheduled: dict[str, int] = {}  # input graph -> kernels made for it or its candidates
-        failures: dict[str, str] = {}
-        for graph in graphs:
-            family = tgraph.referenced_symbol(graph, "cleave.candidate_of") or graph.sym_name.data
-            scheduled.setdefault(family, 0)
-            try:
-                best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion)
-            except Unschedulable as e:
-                best, dropped = [], [f"all: {e}"]
-            if not best:
-                reasons = "; ".join(sorted(set(r.split(": ", 1)[1] for r in dropped))[:3])
-                failures[graph.sym_name.data] = reasons
-                print(f"warning: cleave-schedule: skipped @{graph.sym_name.data}: {reasons}", file=sys.stderr)
+        failures: dict[str, str] = {}  # graph -> why no configuration schedules
+        for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
+            self._schedule(op, graph, failures)
+        # a Split-K half that no single kernel fits is cut into a chain of kernels in its place
+        for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
+            if graph.sym_name.data in failures and partition_kernels.stage(graph) in ("split", "combine"):
+                try:
+                    pieces = partition_kernels.partition(graph, self._unschedulable)
+                except Unschedulable as e:
+                    print(f"warning: cleave-schedule: @{graph.sym_name.data} cannot be cut into kernels: {e}", file=sys.stderr)
+                    continue
+                Rewriter.replace_op(graph, pieces, [])
+                for piece in pieces:
+                    self._schedule(op, piece, failures)
+        graphs = {g.sym_name.data: g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)}
+        kernels_of: dict[str, list[itgraph.KernelOp]] = {}
+        for k in op.body.block.ops:
+            if isinstance(k, itgraph.KernelOp):
+                kernels_of.setdefault(tgraph.referenced_symbol(k, "cleave.schedule_of") or "", []).append(k)
+
+        def complete(head: tgraph.GraphOp) -> bool:
+            c = partition_kernels.chain(head, graphs)
+            return c is not None and all(g.sym_name.data in kernels_of for g in c)
+
+        # kernels of a candidate that misses one of its kernels are of no use: never a split kernel alone
+        for head in graphs.values():
+            if partition_kernels.chain_head(head) and not complete(head):
+                for g in partition_kernels.chain(head, graphs) or [head]:
+                    for k in kernels_of.pop(g.sym_name.data, []):
+                        Rewriter.erase_op(k)
+        # every input graph needs one complete candidate: else its own ops are cut into kernels
+        families: dict[str, bool] = {}
+        for g in graphs.values():
+            family = tgraph.referenced_symbol(g, "cleave.candidate_of") or g.sym_name.data
+            families[family] = families.get(family, False) or (partition_kernels.chain_head(g) and complete(g))
+        for family, ok in families.items():
+            if ok or family not in graphs:
                 continue
-            scheduled[family] += len(best)
-            anchor: Operation = graph
-            for i, s in enumerate(best):
-                s.kernel.sym_name = StringAttr(f"{graph.sym_name.data}_k{i}")
-                s.kernel.attributes["cleave.schedule_of"] = SymbolRefAttr(graph.sym_name.data)
-                s.kernel.attributes["cleave.tiles"] = StringAttr(s.config.describe())
-                s.kernel.attributes["cleave.estimated_us"] = FloatAttr(round(s.estimate.microseconds, 3), f64)
-                s.kernel.attributes["cleave.smem_bytes"] = IntegerAttr(s.estimate.footprint_bytes, i64)
-                op.body.block.insert_op_after(s.kernel, anchor)
-                anchor = s.kernel
-            print(
-                f"cleave-schedule @{graph.sym_name.data}: {len(best)} kernels kept, {len(dropped)} "
-                f"configurations dropped; best {best[0].config.describe()} ~{best[0].estimate.microseconds:.1f} us",
-                file=sys.stderr,
-            )
-        for family, n in scheduled.items():
-            if n == 0:  # neither the graph nor any candidate: that is an error
-                raise CleaveError(
-                    f"error: cleave-schedule: @{family} cannot be scheduled: {failures.get(family, 'no candidate schedules')}"
-                )
+            root = graphs[family]
+            try:
+                pieces = partition_kernels.partition(root, self._unschedulable)
+            except Unschedulable as e:
+                raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}") from None
+            pieces[0].sym_name = StringAttr(f"{family}_p0")
+            anchor: Operation = root
+            for piece in pieces:
+                piece.attributes["cleave.candidate_of"] = SymbolRefAttr(family)
+                piece.attributes["cleave.note"] = StringAttr(f"cut into {len(pieces)} kernels (no single kernel schedules)")
+                op.body.block.insert_op_after(piece, anchor)
+                anchor = piece
+            for piece in pieces:
+                if not self._schedule(op, piece, failures):
+                    raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{piece.sym_name.data}: {failures[piece.sym_name.data]}")
+            print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)
+
+    def _unschedulable(self, graph: tgraph.GraphOp) -> str | None:
+        return unschedulable(graph, self.iterative_tiling, self.horizontal_fusion)
+
+    def _schedule(self, module: ModuleOp, graph: tgraph.GraphOp, failures: dict[str, str]) -> bool:
+        """Insert the top-k kernels of `graph` after it; False (and the reason in `failures`) when none."""
+        try:
+            best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion)
+        except Unschedulable as e:
+            best, dropped = [], [f"all: {e}"]
+        if not best:
+            reasons = "; ".join(sorted(set(r.split(": ", 1)[1] for r in dropped))[:3])
+            failures[graph.sym_name.data] = reasons
+            print(f"warning: cleave-schedule: skipped @{graph.sym_name.data}: {reasons}", file=sys.stderr)
+            return False
+        failures.pop(graph.sym_name.data, None)
+        anchor: Operation = graph
+        for i, s in enumerate(best):
+            s.kernel.sym_name = StringAttr(f"{graph.sym_name.data}_k{i}")
+            s.kernel.attributes["cleave.schedule_of"] = SymbolRefAttr(graph.sym_name.data)
+            s.kernel.attributes["cleave.tiles"] = StringAttr(s.config.describe())
+            s.kernel.attributes["cleave.estimated_us"] = FloatAttr(round(s.estimate.microseconds, 3), f64)
+            s.kernel.attributes["cleave.smem_bytes"] = IntegerAttr(s.estimate.footprint_bytes, i64)
+            if "cleave.output_names" in graph.attributes:
+                s.kernel.attributes["cleave.output_names"] = graph.attributes["cleave.output_names"]
+            module.body.block.insert_op_after(s.kernel, anchor)
+            anchor = s.kernel
+        print(
+            f"cleave-schedule @{graph.sym_name.data}: {len(best)} kernels kept, {len(dropped)} "
+            f"configurations dropped; best {best[0].config.describe()} ~{best[0].estimate.microseconds:.1f} us",
+            file=sys.stderr,
+        )
+        return True

@@ -169,15 +169,18 @@ def compile_kernel(name, target="cuda"):
 def run(*tensors, candidate=0):
     """Run a candidate (default: the best estimated) on torch tensors; returns its output(s).
 
-    A Split-K candidate runs its split kernel, then its combine kernel on the partials.
+    Each kernel takes the previous one's outputs, then the named values its passthrough lists: the
+    original inputs (a Split-K combine kernel), or results of earlier kernels (a graph cut into kernels).
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
-    first = KERNELS[names[0]]["input_names"]
+    env = dict(zip(KERNELS[names[0]]["input_names"], tensors))
     for name in names:
         kernel = compile_kernel(name)
-        # a combine kernel takes the partials, then the original inputs it names
-        extra = [tensors[first.index(n)] for n in KERNELS[name]["passthrough"]]
-        result = kernel(*(values[: KERNELS[name]["inputs"] - len(extra)] + extra))
+        extra = [env[n] for n in KERNELS[name]["passthrough"]]
+        args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
+        env.update(zip(KERNELS[name]["input_names"], args))
+        result = kernel(*args)
         values = list(result) if isinstance(result, (list, tuple)) else [result]
+        env.update(zip(KERNELS[name].get("output_names", ()), values))
     return values[0] if len(values) == 1 else values

@@ -1,0 +1,246 @@
+"""Every verified graph compiles (issue 11, item 3).
+
+Random valid graphs (matmul chains, unary and binary ops with broadcasting, sum/max reductions,
+scale, reshape, softmax) go through the pipeline; every candidate's kernels, lowered to TileLang,
+must agree with the graph in the tilelang interpreter, and a sample of them must lower for sm_90a
+with TileLang itself. Graphs that no single kernel can schedule are cut into several kernels
+(`passes/partition_kernels.py`): softmax(x @ w) with 512 columns and a softmax over 8192 columns
+are checked explicitly.
+
+The random sweep runs 6 derandomized examples; `CLEAVE_SLOW=1` runs 60 more, with the algebraic
+search on (a small budget):
+`CLEAVE_SLOW=1 python -m pytest tests/test_compile_any_graph.py -q`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.ir import SSAValue
+
+from cleave_ir.builder import GraphBuilder, module_of
+from cleave_ir.dialects import tgraph
+from cleave_ir.dialects import tilelang as tl
+from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
+from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+from cleave_ir.passes.concretize import ConcretizePass
+from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
+from cleave_ir.passes.lower_tilelang import gemm_warps_fit, lower_module
+from cleave_ir.passes.partition_split_k import PartitionSplitKPass
+from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
+from cleave_ir.passes.partition_kernels import partition
+from cleave_ir.passes.tmap_propagation import Unschedulable
+from cleave_ir.passes.place_memory import PlaceMemoryPass
+from cleave_ir.passes.schedule import SchedulePass
+from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
+from cleave_ir.passes.superoptimize import SuperoptimizePass
+from cleave_ir.passes.symbolize import SymbolizePass
+from cleave_ir.run import make_context
+from cleave_ir.tilelang_emitter import module_source
+
+SLOW = bool(os.environ.get("CLEAVE_SLOW"))
+FP16_TOL = 2e-2  # the kernels compute in fp16/fp32 (cleave-run's tolerance for tilelang kernels)
+SIZES = (16, 32, 64)
+
+
+def compile_graph(graph: tgraph.GraphOp, search: bool = False):
+    """The module after the pipeline (search with a small budget, or none) and cleave-lower-tilelang."""
+    module = module_of(graph)
+    ctx: Context = make_context()
+    if search:
+        for p in (
+            SymbolizePass(),
+            SuperoptimizePass(max_ops=8, time_limit=3.0, max_candidates=4),
+            ConcretizePass(split_counts=(2, 4), max_check_gb=0.1),
+            StabilizeSplitKPass(),
+            PartitionSplitKPass(),
+            SchedulePass(top_k=1),
+            PlaceMemoryPass(),
+            DynamicShapesPass(),
+        ):
+            p.apply(ctx, module)
+    else:
+        PipelinePass(no_search=True, top_k=1).apply(ctx, module)
+    lower_module(module)
+    return module
+
+
+def check_interpreted(graph: tgraph.GraphOp, module, seed: int = 0) -> int:
+    """Every candidate's tilelang kernels, interpreted, against the graph; returns how many."""
+    xs = random_inputs(graph, seed)
+    (ref,) = run_graph(graph, xs)
+    candidates = candidate_kernels(module)
+    assert candidates, "no candidate compiled"
+    for name, kernels in candidates:
+        (got,) = run_kernels(kernels, xs)
+        err = max_relative_error(ref, got)
+        assert err <= FP16_TOL, f"@{name} ({', '.join(k.sym_name.data for k in kernels)}): max relative error {err:.3g}"
+    return len(candidates)
+
+
+def check_lowers(module, path: Path, names: list[str] | None = None) -> None:
+    """Lower kernels of the emitted module (all, or `names`) with TileLang for sm_90a."""
+    tilelang = pytest.importorskip("tilelang")
+    from tilelang import tvm
+
+    from cleave_ir.tilelang_check import load_module_file
+
+    path.write_text(module_source(module))
+    mod = load_module_file(path)
+    with tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}):
+        for name in names if names is not None else list(mod.KERNELS):
+            assert tilelang.lower(getattr(mod, name)).kernel_source
+
+
+# --------------------------------------------------------------------------- the cases of the issue
+
+
+def softmax(b: GraphBuilder, v: SSAValue, dim: int) -> SSAValue:
+    e = b.exp(b.sub(v, b.reduce("max", v, dim)))
+    return b.div(e, b.reduce("sum", e, dim))
+
+
+def softmax_of_matmul() -> tgraph.GraphOp:
+    b = GraphBuilder("softmax_xw")
+    x, w = b.input("x", [64, 256]), b.input("w", [256, 512])
+    return b.build(softmax(b, b.matmul(x, w), 1))
+
+
+def long_softmax(cols: int) -> tgraph.GraphOp:
+    b = GraphBuilder("long_softmax")
+    return b.build(softmax(b, b.input("x", [16, cols]), 1))
+
+
+def kernels_of(module) -> list[str]:
+    """The kernels of the best candidate, in launch order."""
+    return rank_candidates(module)[0][1]
+
+
+def test_softmax_of_matmul_compiles(tmp_path: Path) -> None:
+    """softmax(x @ w), 512 columns: no single kernel schedules (two paths need different tiles of
+    exp), so it is cut: the matmul, then the softmax over whole rows."""
+    graph = softmax_of_matmul()
+    module = compile_graph(graph)
+    best = kernels_of(module)
+    assert len(best) == 2, best
+    check_interpreted(graph, module)
+    check_lowers(module, tmp_path / "k.py", best)
+
+
+def test_long_row_softmax_is_online(tmp_path: Path) -> None:
+    """A softmax over 8192 columns: a row does not fit one tile; the max and the sum are computed
+    in one pass (running max, rescaled sum), then a second kernel normalizes: two kernels, no
+    intermediate as large as the input."""
+    graph = long_softmax(8192)
+    module = compile_graph(graph)
+    best = kernels_of(module)
+    assert len(best) == 2, best
+    first = next(k for k in module.walk() if isinstance(k, tl.KernelOp) and k.sym_name.data == best[0])
+    assert len(first.inputs) == 1 and len(first.outputs) == 2  # reads x; writes the row max and the row sum
+    assert any(isinstance(op, tl.PipelinedOp) for op in first.walk())  # one pass over the row
+    check_interpreted(graph, module)
+    check_lowers(module, tmp_path / "k.py", best)
+
+
+def test_gemm_warp_partition_rule() -> None:
+    """TileLang's rule (src/cuda/op/gemm.cc): warps split M in 16s and N in 8s; wgmma (64+ rows,
+    whole warpgroups) needs a multiple of 4 warps along M."""
+    assert not gemm_warps_fit(16, 16, 128)  # "No valid warp partition for T.gemm: M=16, N=16"
+    assert gemm_warps_fit(16, 32, 128) and gemm_warps_fit(32, 16, 128) and gemm_warps_fit(64, 16, 128)
+    assert not gemm_warps_fit(32, 16, 256)
+    assert not gemm_warps_fit(64, 8, 256) and gemm_warps_fit(64, 16, 256) and gemm_warps_fit(128, 8, 256)
+
+
+def test_unschedulable_op_is_named() -> None:
+    """When even one op alone does not schedule, the error names the op, its value and the reason."""
+    graph = softmax_of_matmul()
+
+    def refuse_max(g: tgraph.GraphOp) -> str | None:
+        has_max = any(isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX for op in g.block.ops)
+        return "no max today" if has_max else None
+
+    with pytest.raises(Unschedulable) as e:
+        partition(graph, refuse_max)
+    assert str(e.value).startswith("tgraph.reduce") and str(e.value).endswith(": no max today"), str(e.value)
+    pieces = partition(graph, lambda g: None if len(g.block.ops) <= 2 else "one op per kernel")
+    assert all(len(p.block.ops) == 2 for p in pieces) and len(pieces) >= 6
+    xs = random_inputs(graph, 0)
+    from cleave_ir.interpreter import run_chain
+
+    assert max_relative_error(run_graph(graph, xs)[0], run_chain(pieces, xs)[0]) < 1e-12
+
+
+# --------------------------------------------------------------------------- random graphs
+
+
+@st.composite
+def random_graph(draw) -> tgraph.GraphOp:
+    """A random valid graph of 2-D tensors (rank-3 views through reshape), up to 6 steps."""
+    rnd = random.Random(draw(st.integers(0, 2**16)))
+    m, k = draw(st.sampled_from(SIZES)), draw(st.sampled_from(SIZES))
+    b = GraphBuilder("rg")
+    names = iter(f"in{i}" for i in range(100))
+    cur = b.input(next(names), [m, k])
+    steps = draw(st.lists(st.sampled_from(["matmul", "unary", "binary_row", "binary_col", "binary_full", "reduce", "scale", "reshape", "softmax", "norm"]), min_size=1, max_size=6))
+    for step in steps:
+        rows, cols = (int(d) for d in tgraph.tensor_type(cur).shape)
+        if step == "matmul" and cols > 1:
+            n = rnd.choice(SIZES)
+            w = b.input(next(names), [cols, n])
+            cur = b.scale(b.matmul(cur, w), 1.0 / cols**0.5)  # keep the values near 1 for fp16
+        elif step == "unary":
+            cur = b.unary(rnd.choice(["exp", "neg", "silu", "sigmoid", "square"]), b.scale(cur, 0.5) if rnd.random() < 0.5 else cur)
+        elif step.startswith("binary"):
+            shape = {"binary_row": [rows, 1], "binary_col": [1, cols], "binary_full": [rows, cols]}[step]
+            other = b.input(next(names), shape)
+            op = rnd.choice(["add", "sub", "mul", "max"])
+            cur = b.binary(op, *((cur, other) if rnd.random() < 0.5 else (other, cur)))
+        elif step == "reduce" and cols > 1:
+            cur = b.reduce(rnd.choice(["sum", "max"]), cur, 1)
+        elif step == "scale":
+            cur = b.scale(cur, rnd.choice([0.5, -2.0, 0.125]))
+        elif step == "reshape":
+            cur = b.reshape(b.reshape(cur, [1, rows, cols]), [rows, cols])
+        elif step == "softmax" and cols > 1:
+            cur = softmax(b, cur, 1)
+        elif step == "norm" and cols > 1:  # x * rsqrt(mean(x^2) + 1)
+            ms = b.scale(b.reduce("sum", b.square(cur), 1), 1.0 / cols)
+            one = b.input(next(names), [1, 1])
+            cur = b.mul(cur, b.rsqrt(b.add(ms, b.mul(one, one))))
+    if cur in b.block.args:
+        cur = b.neg(cur)
+    return b.build(cur)
+
+
+def _check_random(graph: tgraph.GraphOp, search: bool, lower_dir: Path | None) -> None:
+    module = compile_graph(graph, search=search)
+    check_interpreted(graph, module)
+    if lower_dir is not None:
+        lower_dir.mkdir(parents=True, exist_ok=True)
+        check_lowers(module, lower_dir / f"k{len(list(lower_dir.iterdir()))}.py", kernels_of(module))
+
+
+_lowered = {"n": 0}
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(random_graph())
+def test_random_graphs_compile(tmp_path_factory, graph: tgraph.GraphOp) -> None:
+    # TileLang's own lowering is slow on a CPU: the best candidate of the first example only
+    lower = _lowered["n"] < 1
+    _lowered["n"] += 1
+    _check_random(graph, False, tmp_path_factory.mktemp("lower") if lower else None)
+
+
+@pytest.mark.skipif(not SLOW, reason="set CLEAVE_SLOW=1 for the long sweep")
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(random_graph(), st.booleans())
+def test_random_graphs_compile_slow(tmp_path_factory, graph: tgraph.GraphOp, search: bool) -> None:
+    _check_random(graph, search, tmp_path_factory.mktemp("lower"))
