@@ -1,0 +1,113 @@
+"""The default compiler of a region: `cleave compile` (search, schedule, emit, lower, cache), then a kernel.
+
+A compiler is any callable `graph -> kernel` where `kernel(*tensors)` returns the graph's output as
+a torch tensor (inputs in the graph's input order). `PipelineCompiler` goes through
+`cleave_ir.compile.compile_graph`, the same code and cache as `cleave compile`:
+- on a CUDA GPU (`--gpu`): candidates compiled, checked and timed; the kernel is the emitted module's
+  `run(..., candidate=winner)`;
+- on a CPU: the best estimated candidate's lowered TileLang kernels run in the TileLang interpreter
+  (`cleave_ir.interpreter_tilelang`): slow, but the whole flow runs and is checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from xdsl.parser import Parser
+
+from cleave_ir.compile import compile_graph, graph_text
+from cleave_ir.dialects import tgraph
+from cleave_ir.diagnostics import CleaveError
+
+Kernel = Callable[..., torch.Tensor]
+Compiler = Callable[[tgraph.GraphOp], Kernel]
+
+_TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
+
+
+def output_dtype(graph: tgraph.GraphOp) -> torch.dtype:
+    return _TORCH_DTYPES[str(tgraph.tensor_type(graph.function_type.outputs.data[0]).element_type)]
+
+
+@dataclass
+class PipelineCompiler:
+    """Compile a region's graph with `cleave compile` (its options, e.g. `("--keep", "2")`)."""
+
+    options: Sequence[str] = ()
+    gpu: bool | None = None
+    workdir: Path | None = None
+    log: io.StringIO = field(default_factory=io.StringIO)
+
+    def __call__(self, graph: tgraph.GraphOp) -> Kernel:
+        gpu = torch.cuda.is_available() if self.gpu is None else self.gpu
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="cleave-torch-"))
+        digest = hashlib.sha256(graph_text(graph).encode()).hexdigest()[:12]
+        path = self.workdir / f"{graph.sym_name.data}_{digest}.py"
+        job = compile_graph(graph, path, self.options, gpu=gpu, out=self.log)
+        if gpu:
+            from cleave_ir.tilelang_check import load_module_file
+
+            mod = load_module_file(path)
+            winner = job.measurement.winner
+            return lambda *xs: mod.run(*xs, candidate=winner)
+        return interpreted_kernel(graph, _pipeline_module(job))
+
+
+def _pipeline_module(job: Any) -> Any:
+    if job.pipeline is not None:
+        return job.pipeline
+    from cleave_ir.run import make_context
+
+    text = job.entry.files["pipeline.mlir"]
+    return Parser(make_context(), text.decode() if isinstance(text, bytes) else text).parse_module()
+
+
+def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -> Kernel:
+    """A kernel that runs one candidate's lowered TileLang kernels of `module` in the interpreter."""
+    from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+    from cleave_ir.tilelang_emitter import lowered
+
+    cands = candidate_kernels(lowered(module))
+    if not cands:
+        raise CleaveError(f"error: @{graph.sym_name.data}: no candidate to run")
+    kernels = cands[candidate][1]
+    dtype = output_dtype(graph)
+
+    def run(*xs: torch.Tensor) -> torch.Tensor:
+        arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
+        out = run_kernels(kernels, arrays)[0]
+        return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+
+    return run
+
+
+def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
+    """A kernel that runs the graph itself in the tgraph interpreter (declared precision): for tests."""
+    from cleave_ir.interpreter import run_graph
+
+    dtype = output_dtype(graph)
+
+    def run(*xs: torch.Tensor) -> torch.Tensor:
+        arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
+        out = run_graph(graph, arrays, mode="declared", bindings=_bindings(graph, arrays))[0]
+        return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+
+    return run
+
+
+def _bindings(graph: tgraph.GraphOp, arrays: Sequence[np.ndarray]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for a, x in zip(graph.inputs, arrays):
+        for d, n in zip(tgraph.tensor_type(a).shape, x.shape):
+            if getattr(d, "is_Symbol", False):
+                out[d.name] = int(n)
+    return out
