@@ -25,7 +25,7 @@ from cleave_ir.torch.aten import ATEN, Unsupported
 from cleave_ir.torch.capture import Captured, capture
 from cleave_ir.torch.compiler import Compiler, PipelineCompiler, interpreted_graph
 from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_sets
-from cleave_ir.torch.partition import RULE, Plan, partition, region_module
+from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, partition, region_module
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
 
@@ -35,9 +35,11 @@ __all__ = [
 ]
 
 
-def explain(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None, *, file: Any = None, quiet: bool = False) -> Plan:
+def explain(
+    model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None, *, max_ops: int = MAX_OPS, file: Any = None, quiet: bool = False
+) -> Plan:
     """Capture and partition `model`; print every region with its ops, decision and why; return the plan."""
-    plan = partition(capture(model, example_inputs, dynamic_shapes))
+    plan = partition(capture(model, example_inputs, dynamic_shapes), max_ops)
     if not quiet:
         print(plan.text(), end="", file=file)
     return plan
@@ -52,6 +54,7 @@ def optimize(
     compiler: Compiler | None = None,
     timer: Timer = default_timer,
     tolerance: float | None = None,
+    max_ops: int = MAX_OPS,
     verbose: bool = False,
 ) -> fx.GraphModule:
     """`model` with every region that passes the gate running our kernels (one custom op each).
@@ -60,7 +63,7 @@ def optimize(
     Any failure in one region (compile, run, check) leaves that region in PyTorch.
     """
     captured = capture(model, example_inputs, dynamic_shapes)
-    plan = partition(captured)
+    plan = partition(captured, max_ops)
     compiler = compiler if compiler is not None else PipelineCompiler()
     rows: list[Row] = []
     accepted = []

@@ -3,9 +3,11 @@
 The rule (`RULE`, printed by `explain`):
 1. A node is supported when the aten->tgraph table (`aten.ATEN`) converts it on its own.
 2. Regions are maximal single-output cones of supported nodes: walking the graph backwards, a
-   supported node joins the region of its users when all its users are in one region; otherwise it
-   starts a region of its own (its root; the region's output). tgraph graphs have one output, so a
-   value used by two regions (e.g. a normalized input feeding q, k and v projections) ends a region.
+   supported node joins the region of its users when all its users are in one region and the region
+   stays within `max_ops` tgraph ops (reshapes not counted; default 12, the search's budget);
+   otherwise it starts a region of its own (its root; the region's output). tgraph graphs have one
+   output, so a value used by two regions (e.g. a normalized input feeding q, k and v projections)
+   ends a region.
 3. A region is worth compiling when it holds a matmul or a reduction; elementwise-only regions stay
    in PyTorch (PyTorch fuses or runs them near memory speed; nothing to gain).
 Parameters, buffers, placeholders and values of other regions or of PyTorch ops become graph inputs.
@@ -25,10 +27,13 @@ from cleave_ir.dialects import tgraph
 from cleave_ir.torch.aten import Emitter, Input, Transposed, Unsupported, convert, element_type, meta_val, op_name
 from cleave_ir.torch.capture import Captured
 
+MAX_OPS = 12
+"""Default op budget of a region: `cleave compile`'s search budget (--max-ops)."""
+
 RULE = (
     "regions are maximal single-output cones of supported aten ops (a node joins its users' region when all its users "
-    "are in that one region); a region is compiled when it has a matmul or a reduction; parameters and other values "
-    "become inputs"
+    "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted); a region is "
+    "compiled when it has a matmul or a reduction; parameters and other values become inputs"
 )
 
 
@@ -75,13 +80,14 @@ class Plan:
     captured: Captured
     regions: list[Region]
     unsupported: dict[fx.Node, str]
+    max_ops: int = MAX_OPS
 
     def text(self) -> str:
         out = io.StringIO()
         calls = [n for n in self.captured.module.graph.nodes if n.op == "call_function"]
         todo = sum(r.worth for r in self.regions)
         print(f"cleave_ir.torch: {len(calls)} ops, {len(self.regions)} regions ({todo} to compile), {len(self.unsupported)} ops stay in PyTorch", file=out)
-        print(f"rule: {RULE}", file=out)
+        print(f"rule: {RULE.format(max_ops=self.max_ops)}", file=out)
         for r in self.regions:
             decision = "compile" if r.worth else "PyTorch"
             print(f"region {r.index} [{decision}]: {', '.join(r.ops())}", file=out)
@@ -92,40 +98,42 @@ class Plan:
         return out.getvalue()
 
 
-def _try(captured: Captured, node: fx.Node) -> str | None:
-    """None when `node` converts on its own, else the reason it does not."""
+def _try(captured: Captured, node: fx.Node) -> str | int:
+    """The number of tgraph ops (reshapes not counted) `node` converts to, else the reason it does not."""
     val = meta_val(node)
     try:
         elt = element_type(val.dtype) if hasattr(val, "dtype") else "f16"
-        convert(Emitter(GraphBuilder("probe", elt), captured.sizes), node)
+        cx = Emitter(GraphBuilder("probe", elt), captured.sizes)
+        convert(cx, node)
     except Unsupported as e:
         return str(e)
-    return None
+    return sum(not isinstance(op, tgraph.ReshapeOp) for op in cx.builder.block.ops)
 
 
-def support(captured: Captured) -> dict[fx.Node, str | None]:
-    """For every call node: None when supported, else the one-line reason."""
+def support(captured: Captured) -> dict[fx.Node, str | int]:
+    """For every call node: its tgraph op count when supported, else the one-line reason."""
     nodes = [n for n in captured.module.graph.nodes if n.op == "call_function"]
     return {n: _try(captured, n) for n in nodes}
 
 
-def cones(captured: Captured, supported: set[fx.Node]) -> list[list[fx.Node]]:
-    """Regions by the cone rule, each in graph order."""
+def cones(captured: Captured, cost: dict[fx.Node, int], max_ops: int = MAX_OPS) -> list[list[fx.Node]]:
+    """Regions by the cone rule over the supported nodes (`cost`: their tgraph op counts), in graph order."""
     order = list(captured.module.graph.nodes)
     region_of: dict[fx.Node, int] = {}
     members: list[list[fx.Node]] = []
+    size: list[int] = []
     for n in reversed(order):
-        if n not in supported:
+        if n not in cost:
             continue
         owners = {region_of.get(u) for u in n.users}
-        if n.users and len(owners) == 1 and None not in owners:
-            r = owners.pop()
-            assert r is not None
-        else:
+        r = next(iter(owners)) if len(owners) == 1 else None
+        if not n.users or r is None or size[r] + cost[n] > max_ops:
             r = len(members)
             members.append([])
+            size.append(0)
         region_of[n] = r
         members[r].append(n)
+        size[r] += cost[n]
     regions = [list(reversed(m)) for m in members]
     regions.sort(key=lambda m: order.index(m[-1]))
     return regions
@@ -159,13 +167,13 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     return region
 
 
-def partition(captured: Captured) -> Plan:
+def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
     """Supported nodes, cut into regions by `RULE`, each with its tgraph graph."""
     reasons = support(captured)
-    supported = {n for n, why in reasons.items() if why is None}
-    regions = [emit(captured, i, nodes) for i, nodes in enumerate(cones(captured, supported))]
-    unsupported = {n: why for n, why in reasons.items() if why is not None}
-    return Plan(captured, regions, unsupported)
+    cost = {n: c for n, c in reasons.items() if isinstance(c, int)}
+    regions = [emit(captured, i, nodes) for i, nodes in enumerate(cones(captured, cost, max_ops))]
+    unsupported = {n: why for n, why in reasons.items() if isinstance(why, str)}
+    return Plan(captured, regions, unsupported, max_ops)
 
 
 def region_module(region: Region) -> fx.GraphModule:
