@@ -212,3 +212,27 @@ def test_real_pipeline_on_a_small_region(tmp_path):
     # a second compile of the same region hits the cache
     ct.optimize(m, (x,), compiler=compiler, timer=faster)
     assert "search+schedule: cache hit" in compiler.log.getvalue()
+
+
+def test_time_budget_keeps_pytorch(layer):
+    m, xs = layer
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster, budget_s=0.0)
+    assert custom_ops(m2) == []
+    assert any(r.reason == "not compiled: time budget of 0 s spent" for r in m2.cleave_report.rows)
+
+
+def test_bench_layers_smoke(tmp_path):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("bench_layers", Path(__file__).parent.parent / "bench" / "layers.py")
+    layers = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules[spec.name] = layers  # dataclasses look their module up
+    spec.loader.exec_module(layers)
+    assert layers.main(["--smoke", "--models", "gpt2", "--settings", "decode", "--decode-batches", "1", "--out", str(tmp_path)]) == 0
+    [row] = json.loads((tmp_path / "layers.json").read_text())["rows"]
+    assert row["ours_err"] < 1e-5 and row["eager_err"] < 1e-5 and row["regions"] > 0
+    assert "| gpt2 | decode B1 KV32 |" in (tmp_path / "layers.md").read_text()

@@ -55,13 +55,18 @@ def optimize(
     timer: Timer = default_timer,
     tolerance: float | None = None,
     max_ops: int = MAX_OPS,
+    budget_s: float | None = None,
     verbose: bool = False,
 ) -> fx.GraphModule:
     """`model` with every region that passes the gate running our kernels (one custom op each).
 
     Returns the captured GraphModule (call it like the model); `.cleave_report` holds the `Report`.
-    Any failure in one region (compile, run, check) leaves that region in PyTorch.
+    Any failure in one region (compile, run, check) leaves that region in PyTorch; so does every
+    region not started within `budget_s` seconds.
     """
+    import time
+
+    t_start = time.perf_counter()
     captured = capture(model, example_inputs, dynamic_shapes)
     plan = partition(captured, max_ops)
     compiler = compiler if compiler is not None else PipelineCompiler()
@@ -70,6 +75,9 @@ def optimize(
     for region in plan.regions:
         if not region.worth or region.graph is None:
             rows.append(Row(region.index, region.ops(), "pytorch", region.reason, tgraph_ops=region.tgraph_ops()))
+            continue
+        if budget_s is not None and time.perf_counter() - t_start > budget_s:
+            rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: time budget of {budget_s:.0f} s spent", tgraph_ops=region.tgraph_ops()))
             continue
         pytorch = region_module(region)
         try:

@@ -4,7 +4,8 @@ The rule (`RULE`, printed by `explain`):
 1. A node is supported when the aten->tgraph table (`aten.ATEN`) converts it on its own.
 2. Regions are maximal single-output cones of supported nodes: walking the graph backwards, a
    supported node joins the region of its users when all its users are in one region and the region
-   stays within `max_ops` tgraph ops (reshapes not counted; default 12, the search's budget);
+   stays within `max_ops` tgraph ops (reshapes not counted; default 12, the search's budget) and
+   `MAX_MATMULS` matmuls (2: attention, matmul chains, SwiGLU; what the scheduler fuses);
    otherwise it starts a region of its own (its root; the region's output). tgraph graphs have one
    output, so a value used by two regions (e.g. a normalized input feeding q, k and v projections)
    ends a region.
@@ -30,9 +31,12 @@ from cleave_ir.torch.capture import Captured
 MAX_OPS = 12
 """Default op budget of a region: `cleave compile`'s search budget (--max-ops)."""
 
+MAX_MATMULS = 2
+"""Most matmuls in one region (the benchmark subgraphs the pipeline fuses have at most two)."""
+
 RULE = (
     "regions are maximal single-output cones of supported aten ops (a node joins its users' region when all its users "
-    "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted); a region is "
+    "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted, and {max_matmuls} matmuls); a region is "
     "compiled when it has a matmul or a reduction; parameters and other values become inputs"
 )
 
@@ -87,7 +91,7 @@ class Plan:
         calls = [n for n in self.captured.module.graph.nodes if n.op == "call_function"]
         todo = sum(r.worth for r in self.regions)
         print(f"cleave_ir.torch: {len(calls)} ops, {len(self.regions)} regions ({todo} to compile), {len(self.unsupported)} ops stay in PyTorch", file=out)
-        print(f"rule: {RULE.format(max_ops=self.max_ops)}", file=out)
+        print(f"rule: {RULE.format(max_ops=self.max_ops, max_matmuls=MAX_MATMULS)}", file=out)
         for r in self.regions:
             decision = "compile" if r.worth else "PyTorch"
             print(f"region {r.index} [{decision}]: {', '.join(r.ops())}", file=out)
@@ -98,8 +102,8 @@ class Plan:
         return out.getvalue()
 
 
-def _try(captured: Captured, node: fx.Node) -> str | int:
-    """The number of tgraph ops (reshapes not counted) `node` converts to, else the reason it does not."""
+def _try(captured: Captured, node: fx.Node) -> str | tuple[int, int]:
+    """(tgraph ops without reshapes, matmuls) that `node` converts to, else the reason it does not."""
     val = meta_val(node)
     try:
         elt = element_type(val.dtype) if hasattr(val, "dtype") else "f16"
@@ -107,33 +111,36 @@ def _try(captured: Captured, node: fx.Node) -> str | int:
         convert(cx, node)
     except Unsupported as e:
         return str(e)
-    return sum(not isinstance(op, tgraph.ReshapeOp) for op in cx.builder.block.ops)
+    ops = list(cx.builder.block.ops)
+    return sum(not isinstance(op, tgraph.ReshapeOp) for op in ops), sum(isinstance(op, tgraph.MatmulOp) for op in ops)
 
 
-def support(captured: Captured) -> dict[fx.Node, str | int]:
-    """For every call node: its tgraph op count when supported, else the one-line reason."""
+def support(captured: Captured) -> dict[fx.Node, str | tuple[int, int]]:
+    """For every call node: its (tgraph op, matmul) counts when supported, else the one-line reason."""
     nodes = [n for n in captured.module.graph.nodes if n.op == "call_function"]
     return {n: _try(captured, n) for n in nodes}
 
 
-def cones(captured: Captured, cost: dict[fx.Node, int], max_ops: int = MAX_OPS) -> list[list[fx.Node]]:
-    """Regions by the cone rule over the supported nodes (`cost`: their tgraph op counts), in graph order."""
+def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int = MAX_OPS) -> list[list[fx.Node]]:
+    """Regions by the cone rule over the supported nodes (`cost`: their op and matmul counts), in graph order."""
     order = list(captured.module.graph.nodes)
     region_of: dict[fx.Node, int] = {}
     members: list[list[fx.Node]] = []
-    size: list[int] = []
+    size: list[list[int]] = []
     for n in reversed(order):
         if n not in cost:
             continue
+        ops, mms = cost[n]
         owners = {region_of.get(u) for u in n.users}
         r = next(iter(owners)) if len(owners) == 1 else None
-        if not n.users or r is None or size[r] + cost[n] > max_ops:
+        if not n.users or r is None or size[r][0] + ops > max_ops or size[r][1] + mms > MAX_MATMULS:
             r = len(members)
             members.append([])
-            size.append(0)
+            size.append([0, 0])
         region_of[n] = r
         members[r].append(n)
-        size[r] += cost[n]
+        size[r][0] += ops
+        size[r][1] += mms
     regions = [list(reversed(m)) for m in members]
     regions.sort(key=lambda m: order.index(m[-1]))
     return regions
@@ -170,7 +177,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
 def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
     """Supported nodes, cut into regions by `RULE`, each with its tgraph graph."""
     reasons = support(captured)
-    cost = {n: c for n, c in reasons.items() if isinstance(c, int)}
+    cost = {n: c for n, c in reasons.items() if not isinstance(c, str)}
     regions = [emit(captured, i, nodes) for i, nodes in enumerate(cones(captured, cost, max_ops))]
     unsupported = {n: why for n, why in reasons.items() if isinstance(why, str)}
     return Plan(captured, regions, unsupported, max_ops)
