@@ -170,7 +170,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     kinds = set(region.tgraph_ops())
     found = [k for k in ("matmul", "reduce") if k in kinds]
     region.worth = bool(found)
-    region.reason = f"has a {' and a '.join(found)}" if found else "elementwise only: nothing to gain over PyTorch"
+    region.reason = f"has a {' and a '.join(found)}" if found else "no matmul or reduction: nothing to gain over PyTorch"
     return region
 
 
