@@ -236,3 +236,49 @@ def test_bench_layers_smoke(tmp_path):
     [row] = json.loads((tmp_path / "layers.json").read_text())["rows"]
     assert row["ours_err"] < 1e-5 and row["eager_err"] < 1e-5 and row["regions"] > 0
     assert "| gpt2 | decode B1 KV32 |" in (tmp_path / "layers.md").read_text()
+
+
+def test_capture_failure_is_one_line():
+    from cleave_ir.diagnostics import CleaveError
+
+    def f(x):
+        return x * 2 if x.sum() > 0 else x  # data-dependent control flow: torch.export refuses it
+
+    with pytest.raises(CleaveError, match=r"^error: torch.export failed: ") as e:
+        ct.optimize(f, (torch.randn(4),), compiler=ct.interpreted_graph, timer=faster)
+    assert "\n" not in str(e.value)
+
+
+class NormLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Linear(64, 48, bias=False)
+
+    def forward(self, x):
+        return self.w(x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+
+def test_dynamic_region_checked_at_other_sizes():
+    from cleave_ir.interpreter import run_graph
+
+    torch.manual_seed(0)
+    m, x = NormLinear().eval(), torch.randn(32, 64)
+    t = torch.export.Dim("t", min=2, max=128)
+    m2 = ct.optimize(m, (x,), dynamic_shapes=({0: t},), compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave" and row.reason.startswith("correct on 5 input sets"), row
+    with torch.no_grad():
+        for n in (3, 32, 77):
+            x2 = torch.randn(n, 64)
+            torch.testing.assert_close(m2(x2), m(x2), rtol=1e-4, atol=1e-5)
+
+    def fixed_size(graph):  # a kernel that serves the example size only
+        def run(*xs):
+            out = run_graph(graph, [x.double().numpy() for x in xs], mode="declared")[0]
+            return torch.from_numpy(out).float()
+
+        return run
+
+    m3 = ct.optimize(m, (x,), dynamic_shapes=({0: t},), compiler=fixed_size, timer=faster)
+    [row] = m3.cleave_report.rows
+    assert row.decision == "pytorch" and row.reason.startswith("kernel failed: @sg0: input %in0 has shape (17, 64), expected (32, 64)"), row

@@ -25,7 +25,7 @@ from cleave_ir.torch.aten import ATEN, Unsupported
 from cleave_ir.torch.capture import Captured, capture
 from cleave_ir.torch.compiler import Compiler, PipelineCompiler, interpreted_graph
 from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_sets
-from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, partition, region_module
+from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, other_shapes, partition, region_module
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
 
@@ -56,13 +56,16 @@ def optimize(
     tolerance: float | None = None,
     max_ops: int = MAX_OPS,
     budget_s: float | None = None,
+    baseline: str = "eager",
     verbose: bool = False,
 ) -> fx.GraphModule:
     """`model` with every region that passes the gate running our kernels (one custom op each).
 
     Returns the captured GraphModule (call it like the model); `.cleave_report` holds the `Report`.
     Any failure in one region (compile, run, check) leaves that region in PyTorch; so does every
-    region not started within `budget_s` seconds.
+    region not started within `budget_s` seconds. `baseline`: what our kernel must beat, PyTorch's
+    region run "eager" or under torch.compile ("compile", or a torch.compile mode such as
+    "max-autotune-no-cudagraphs").
     """
     import time
 
@@ -85,7 +88,10 @@ def optimize(
         except Exception as e:  # a failed compile keeps PyTorch's version
             rows.append(Row(region.index, region.ops(), "pytorch", f"compile failed: {one_line(e)}", tgraph_ops=region.tgraph_ops()))
             continue
-        row = gate(region, pytorch, kernel, input_sets(region_inputs(captured, region)), timer=timer, margin=margin, tolerance=tolerance)
+        base = None if baseline == "eager" else torch.compile(pytorch, mode=None if baseline == "compile" else baseline)
+        row = gate(
+            region, pytorch, kernel, input_sets(region_inputs(captured, region), other_shapes(captured, region)), timer=timer, margin=margin, tolerance=tolerance, baseline=base
+        )
         rows.append(row)
         if row.decision == "cleave":
             accepted.append((region, kernel, pytorch))

@@ -16,6 +16,9 @@ from typing import Any
 import torch
 from torch import fx
 
+from cleave_ir.diagnostics import CleaveError
+from cleave_ir.runtime import one_line
+
 
 @dataclass
 class Captured:
@@ -44,7 +47,10 @@ def export(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None
     """`torch.export.export(model, example_inputs, dynamic_shapes=...).module()` (a function is wrapped)."""
     if not isinstance(model, torch.nn.Module):
         model = _Module(model)
-    ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+    try:
+        ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+    except Exception as e:  # one line for the user; the model itself is untouched
+        raise CleaveError(f"error: torch.export failed: {one_line(e)}") from None
     return ep.module()
 
 

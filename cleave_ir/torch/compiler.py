@@ -91,23 +91,29 @@ def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -
 
 
 def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
-    """A kernel that runs the graph itself in the tgraph interpreter (declared precision): for tests."""
+    """A kernel that runs the graph itself in the tgraph interpreter (declared precision): for tests.
+
+    Inputs of other sizes run the graph resized (`cleave_ir.run.resize_graph`: every dim of an
+    example size that differs takes the new size).
+    """
     from cleave_ir.interpreter import run_graph
+    from cleave_ir.run import resize_graph
 
     dtype = output_dtype(graph)
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
-        out = run_graph(graph, arrays, mode="declared", bindings=_bindings(graph, arrays))[0]
+        g = resize_graph(graph, _resize(graph, arrays))
+        out = run_graph(g, arrays, mode="declared")[0]
         return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
 
     return run
 
 
-def _bindings(graph: tgraph.GraphOp, arrays: Sequence[np.ndarray]) -> dict[str, int]:
-    out: dict[str, int] = {}
+def _resize(graph: tgraph.GraphOp, arrays: Sequence[np.ndarray]) -> dict[int, int]:
+    out: dict[int, int] = {}
     for a, x in zip(graph.inputs, arrays):
         for d, n in zip(tgraph.tensor_type(a).shape, x.shape):
-            if getattr(d, "is_Symbol", False):
-                out[d.name] = int(n)
+            if int(d) != n:
+                out[int(d)] = int(n)
     return out

@@ -1,7 +1,7 @@
 """The gate: a compiled region replaces PyTorch only if it is correct and measurably faster.
 
 Correct: on every input set (the example run's values, then random normal(0, 1), uniform(-1, 1) and
-normal(0, 0.1) tensors), the kernel's output is within `tolerance` (max abs error / max abs
+normal(0, 0.1) tensors, and where the region has dynamic dims, normal(0, 1) tensors at other sizes), the kernel's output is within `tolerance` (max abs error / max abs
 reference) of PyTorch's version of the region evaluated in float64. Faster: `t_ours * (1 + margin) <
 t_pytorch`, both timed by `timer` (injectable; tests fake it). Otherwise PyTorch's version stays and
 the report row says why.
@@ -61,8 +61,9 @@ class Report:
         ]
         for r in self.rows:
             ops = ", ".join(o.removeprefix("aten.") for o in r.ops)
+            reason = r.reason if len(r.reason) <= 160 else r.reason[:157] + "..."
             lines.append(
-                f"| {r.region} | {ops} | {r.decision} | {r.reason} | {_num(r.pytorch_us)} | {_num(r.cleave_us)} | {_err(r.error)} | {_err(r.pytorch_error)} |"
+                f"| {r.region} | {ops} | {r.decision} | {reason} | {_num(r.pytorch_us)} | {_num(r.cleave_us)} | {_err(r.error)} | {_err(r.pytorch_error)} |"
             )
         return "\n".join(lines)
 
@@ -81,10 +82,14 @@ def _err(x: float | None) -> str:
     return "-" if x is None else f"{x:.1e}"
 
 
-def input_sets(example: Sequence[torch.Tensor], seed: int = 0) -> list[list[torch.Tensor]]:
-    """The example values, then one random set per distribution of `DISTRIBUTIONS[1:]`."""
+InputSet = tuple[str, list[torch.Tensor]]
+
+
+def input_sets(example: Sequence[torch.Tensor], other_shapes: Sequence[Sequence[int]] | None = None, seed: int = 0) -> list[InputSet]:
+    """(name, tensors): the example values, one random set per distribution of `DISTRIBUTIONS[1:]`,
+    and with `other_shapes` (other sizes of the dynamic dims) a normal(0,1) set of those shapes."""
     gen = torch.Generator().manual_seed(seed)
-    sets = [list(example)]
+    sets: list[InputSet] = [(DISTRIBUTIONS[0], list(example))]
     for dist in DISTRIBUTIONS[1:]:
         one = []
         for x in example:
@@ -93,7 +98,10 @@ def input_sets(example: Sequence[torch.Tensor], seed: int = 0) -> list[list[torc
             else:
                 r = torch.randn(x.shape, generator=gen, dtype=torch.float64) * (0.1 if dist == "normal(0,0.1)" else 1.0)
             one.append(r.to(device=x.device, dtype=x.dtype))
-        sets.append(one)
+        sets.append((dist, one))
+    if other_shapes is not None:
+        resized = [torch.randn(list(shape), generator=gen, dtype=torch.float64).to(x.device, x.dtype) for shape, x in zip(other_shapes, example)]
+        sets.append((f"normal(0,1) at shapes {[list(s) for s in other_shapes]}", resized))
     return sets
 
 
@@ -116,26 +124,31 @@ def gate(
     region: Region,
     pytorch: Callable[..., torch.Tensor],
     kernel: Callable[..., torch.Tensor],
-    sets: Sequence[Sequence[torch.Tensor]],
+    sets: Sequence[InputSet],
     *,
     timer: Timer = default_timer,
     margin: float = 0.03,
     tolerance: float | None = None,
+    baseline: Callable[..., torch.Tensor] | None = None,
 ) -> Row:
-    """Check `kernel` against `pytorch` in float64 on every input set, then time both; the verdict."""
+    """Check `kernel` against `pytorch` in float64 on every input set, then time it against `baseline`
+    (default `pytorch`; e.g. the region under torch.compile); the verdict."""
     row = Row(region.index, region.ops(), "pytorch", "", tgraph_ops=region.tgraph_ops())
-    dtype = sets[0][0].dtype if sets and sets[0] else torch.float32
+    dtype = sets[0][1][0].dtype if sets and sets[0][1] else torch.float32
     tol = tolerance if tolerance is not None else TOLERANCE.get(dtype, 1e-2)
     errors, torch_errors, names = [], [], []
     try:
         with torch.no_grad():
-            for i, xs in enumerate(sets):
+            for i, (name, xs) in enumerate(sets):
                 ref = pytorch(*[x.double() for x in xs])
                 if i > 0 and not bool(torch.isfinite(ref).all()):
                     continue  # random inputs outside the region's domain (e.g. rsqrt of a negative): no reference
-                errors.append(check(kernel(*xs), ref))
+                got = kernel(*xs)
+                if tuple(got.shape) != tuple(ref.shape):
+                    raise ValueError(f"output shape {tuple(got.shape)} on {name} inputs, expected {tuple(ref.shape)}")
+                errors.append(check(got, ref))
                 torch_errors.append(check(pytorch(*xs), ref))
-                names.append(DISTRIBUTIONS[i % len(DISTRIBUTIONS)])
+                names.append(name)
     except Exception as e:  # a kernel that cannot run keeps PyTorch
         row.reason = f"kernel failed: {one_line(e)}"
         return row
@@ -146,8 +159,8 @@ def gate(
         return row
     try:
         with torch.no_grad():
-            row.pytorch_us = timer(pytorch, sets[0], "pytorch", region)
-            row.cleave_us = timer(kernel, sets[0], "cleave", region)
+            row.pytorch_us = timer(baseline or pytorch, sets[0][1], "pytorch", region)
+            row.cleave_us = timer(kernel, sets[0][1], "cleave", region)
     except Exception as e:
         row.reason = f"timing failed: {one_line(e)}"
         return row

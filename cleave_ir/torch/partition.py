@@ -200,3 +200,25 @@ def region_module(region: Region) -> fx.GraphModule:
 def example_inputs(captured: Captured, region: Region) -> list[Any]:
     """The region's tensor inputs in the example run."""
     return [captured.values[n] for n in region.tensor_inputs()]
+
+
+def other_shapes(captured: Captured, region: Region) -> list[tuple[int, ...]] | None:
+    """Shapes of the region's tensor inputs with every dynamic size moved off its example value
+    (halved, plus one: odd, so a kernel that only serves whole tiles is caught); None without dynamic dims."""
+    import sympy
+
+    from cleave_ir.torch.aten import is_symbolic
+
+    nodes = region.tensor_inputs()
+    example: dict[sympy.Symbol, int] = {}
+    for n in nodes:
+        for d, size in zip(meta_val(n).shape, captured.sizes(n)):
+            if is_symbolic(d) and isinstance(d.node.expr, sympy.Symbol):
+                example[d.node.expr] = size
+    if not example:
+        return None
+    new = {s: max(2, v // 2 + 1) for s, v in example.items()}
+    try:
+        return [tuple(int(d.node.expr.subs(new)) if is_symbolic(d) else int(d) for d in meta_val(n).shape) for n in nodes]
+    except (TypeError, ValueError):  # a size that is not a function of the input symbols alone
+        return None
