@@ -58,7 +58,8 @@ class PipelineCompiler:
 
             mod = load_module_file(path)
             winner = job.measurement.winner
-            return lambda *xs: mod.run(*xs, candidate=winner)
+            # region inputs may be views (a transposed q, k, v): the kernels take dense row-major tensors
+            return lambda *xs: mod.run(*(x.contiguous() for x in xs), candidate=winner)
         return interpreted_kernel(graph, _pipeline_module(job))
 
 
