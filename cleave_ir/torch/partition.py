@@ -16,6 +16,7 @@ Parameters, buffers, placeholders and values of other regions or of PyTorch ops 
 
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,7 +151,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     """The region's tgraph graph (or the reason there is none) and whether it is worth compiling."""
     region = Region(index, nodes)
     val = meta_val(region.root)
-    cx = Emitter(GraphBuilder(region.name, element_type(val.dtype)), captured.sizes)
+    cx = Emitter(GraphBuilder("region", element_type(val.dtype)), captured.sizes)  # renamed by content below
     try:
         for n in nodes:
             convert(cx, n)
@@ -159,7 +160,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
             raise Unsupported("the region's output is a transpose (tgraph has only matmul transpose_b)")
         if out in cx.builder.block.args:
             raise Unsupported("the region computes nothing (views of its input only)")
-        region.graph = cx.builder.build(out)
+        region.graph = _named_by_content(cx.builder.build(out))
     except Unsupported as e:
         region.reason = f"PyTorch: {e}"
         return region
@@ -172,6 +173,18 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     region.worth = bool(found)
     region.reason = f"has a {' and a '.join(found)}" if found else "no matmul or reduction: nothing to gain over PyTorch"
     return region
+
+
+def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:
+    """The graph renamed `r_<digest of its text>`: equal regions (q/k/v projections, the two norms of a
+    layer, the same layer in another model run) get equal graphs, so `cleave compile`'s cache serves them."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from cleave_ir.compile import graph_text
+
+    digest = hashlib.sha256(graph_text(graph).encode()).hexdigest()[:12]
+    graph.sym_name = StringAttr(f"r_{digest}")
+    return graph
 
 
 def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
