@@ -204,7 +204,9 @@ def time_us(fn, inputs, smoke: bool) -> float:
     return timed(lambda: fn(*inputs)).us
 
 
-def run_case(c: Config, setting: str, batch: int, args: argparse.Namespace, device: str, dtype: torch.dtype, budget_s: float) -> dict[str, Any]:
+def run_case(
+    c: Config, setting: str, batch: int, args: argparse.Namespace, device: str, dtype: torch.dtype, budget_s: float, compiler: Any
+) -> dict[str, Any]:
     import cleave_ir.torch as ct
 
     named = make_inputs(c, setting, batch, args.seq, args.kv, dtype, device)
@@ -218,7 +220,6 @@ def run_case(c: Config, setting: str, batch: int, args: argparse.Namespace, devi
             fns["compile"] = torch.compile(layer)
             fns["compile-max-autotune-no-cudagraphs"] = torch.compile(layer, mode="max-autotune-no-cudagraphs")
         t0 = time.perf_counter()
-        compiler = ct.interpreted_graph if args.smoke else ct.PipelineCompiler(options=tuple(args.cleave_options.split()))
         ours = ct.optimize(
             layer, inputs, margin=args.margin, compiler=compiler, budget_s=budget_s, baseline="eager" if args.smoke else args.baseline, verbose=args.verbose
         )
@@ -347,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python bench/layers.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "dtype": str(dtype),
     }
+    import cleave_ir.torch as ct
+
+    compiler = ct.interpreted_graph if args.smoke else ct.PipelineCompiler(options=tuple(args.cleave_options.split()))
     t_start = time.perf_counter()
     rows: list[dict[str, Any]] = []
     for model, setting, batch in cases(args):
@@ -355,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{model} {setting} B{batch} ...", flush=True)
         try:
-            row = run_case(configs[model], setting, batch, args, device, dtype, args.budget - (time.perf_counter() - t_start))
+            row = run_case(configs[model], setting, batch, args, device, dtype, args.budget - (time.perf_counter() - t_start), compiler)
         except Exception as e:
             traceback.print_exc()
             row = {"model": model, "setting": setting, "batch": batch, "seq": args.seq, "kv": args.kv, "skipped": f"failed: {type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"[:200]}
@@ -365,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.empty_cache()
         (out / "layers.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
         (out / "layers.md").write_text(markdown(rows, meta))
+        if isinstance(compiler, ct.PipelineCompiler):
+            (out / "cleave_compile.log").write_text(compiler.log.getvalue())
     (out / "layers.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     (out / "layers.md").write_text(markdown(rows, meta))
     png = chart(rows, out / "layers.png")

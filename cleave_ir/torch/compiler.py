@@ -45,8 +45,16 @@ class PipelineCompiler:
     gpu: bool | None = None
     workdir: Path | None = None
     log: io.StringIO = field(default_factory=io.StringIO)
+    _kernels: dict[str, Kernel] = field(default_factory=dict, repr=False)
 
     def __call__(self, graph: tgraph.GraphOp) -> Kernel:
+        """The kernel of `graph` (one compile per distinct graph in this compiler's life)."""
+        text = graph_text(graph)
+        if text not in self._kernels:
+            self._kernels[text] = self._compile(graph)
+        return self._kernels[text]
+
+    def _compile(self, graph: tgraph.GraphOp) -> Kernel:
         gpu = torch.cuda.is_available() if self.gpu is None else self.gpu
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix="cleave-torch-"))
