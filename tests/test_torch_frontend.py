@@ -209,12 +209,13 @@ def test_real_pipeline_on_a_small_region(tmp_path):
     m2 = ct.optimize(m, (x,), compiler=compiler, timer=faster)
     [row] = m2.cleave_report.rows
     assert row.decision == "cleave" and row.error < 1e-2, row
-    assert "search+schedule" in compiler.log.getvalue() and "cache: stored entry" in compiler.log.getvalue()
+    log = compiler.log.getvalue()  # prepare searched and stored; the compile itself started from the cache
+    assert "cache: stored entry" in log and log.index("cache: stored entry") < log.index("search+schedule: cache hit")
     with torch.no_grad():
         torch.testing.assert_close(m2(x), m(x), rtol=1e-2, atol=1e-2)
     # the same compiler compiles a graph once; another one (another process) hits cleave compile's cache
     ct.optimize(m, (x,), compiler=compiler, timer=faster)
-    assert compiler.log.getvalue().count("search+schedule") == 1
+    assert compiler.log.getvalue() == log
     again = ct.PipelineCompiler(options=("--cache-dir", str(tmp_path), "-j", "1"), gpu=False)
     ct.optimize(m, (x,), compiler=again, timer=faster)
     assert "search+schedule: cache hit" in again.log.getvalue()

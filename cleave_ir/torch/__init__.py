@@ -75,6 +75,8 @@ def optimize(
     compiler = compiler if compiler is not None else PipelineCompiler()
     rows: list[Row] = []
     accepted = []
+    if hasattr(compiler, "prepare"):  # the CPU half of every region's compile, in parallel
+        compiler.prepare([r.graph for r in plan.regions if r.worth and r.graph is not None])
     for region in plan.regions:
         if not region.worth or region.graph is None:
             rows.append(Row(region.index, region.ops(), "pytorch", region.reason, tgraph_ops=region.tgraph_ops()))

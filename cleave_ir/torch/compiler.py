@@ -11,9 +11,11 @@ a torch tensor (inputs in the graph's input order). `PipelineCompiler` goes thro
 
 from __future__ import annotations
 
-import hashlib
 import io
+import multiprocessing
+import os
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,12 +56,31 @@ class PipelineCompiler:
             self._kernels[text] = self._compile(graph)
         return self._kernels[text]
 
-    def _compile(self, graph: tgraph.GraphOp) -> Kernel:
-        gpu = torch.cuda.is_available() if self.gpu is None else self.gpu
+    def prepare(self, graphs: Sequence[tgraph.GraphOp], jobs: int | None = None) -> None:
+        """Search, emit and lower `graphs` ahead, in `jobs` processes (default: one per CPU): the CPU
+        half of `cleave compile`, which fills its cache so the compiles that follow start from a hit.
+        Failures are left for the compile of that graph to report."""
+        if "--no-cache" in self.options:
+            return
+        texts = list(dict.fromkeys(graph_text(g) for g in graphs if graph_text(g) not in self._kernels))
+        work = [(t, str(self._dir()), tuple(self.options)) for t in texts]
+        jobs = min(len(work), jobs or os.cpu_count() or 1)
+        if jobs <= 1:
+            for w in work:
+                self.log.write(_precompile(w))
+            return
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for text in pool.map(_precompile, work):
+                self.log.write(text)
+
+    def _dir(self) -> Path:
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix="cleave-torch-"))
-        digest = hashlib.sha256(graph_text(graph).encode()).hexdigest()[:12]
-        path = self.workdir / f"{graph.sym_name.data}_{digest}.py"
+        return self.workdir
+
+    def _compile(self, graph: tgraph.GraphOp) -> Kernel:
+        gpu = torch.cuda.is_available() if self.gpu is None else self.gpu
+        path = self._dir() / f"{graph.sym_name.data}.py"
         job = compile_graph(graph, path, self.options, gpu=gpu, out=self.log)
         if gpu:
             from cleave_ir.tilelang_check import load_module_file
@@ -69,6 +90,20 @@ class PipelineCompiler:
             # region inputs may be views (a transposed q, k, v): the kernels take dense row-major tensors
             return lambda *xs: mod.run(*(x.contiguous() for x in xs), candidate=winner)
         return interpreted_kernel(graph, _pipeline_module(job))
+
+
+def _precompile(work: tuple[str, str, tuple[str, ...]]) -> str:
+    """`compile_graph` without the GPU phase on a graph given as text (a worker of `prepare`); its report."""
+    text, workdir, options = work
+    from cleave_ir.run import make_context
+
+    graph = Parser(make_context(), text).parse_op()
+    out = io.StringIO()
+    try:
+        compile_graph(graph, Path(workdir) / f"{graph.sym_name.data}.cpu.py", options, out=out)
+    except Exception as e:  # reported again when this graph is compiled for real
+        out.write(f"prepare @{graph.sym_name.data}: {e}\n")
+    return out.getvalue()
 
 
 def _pipeline_module(job: Any) -> Any:
