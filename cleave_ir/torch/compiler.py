@@ -12,10 +12,11 @@ a torch tensor (inputs in the graph's input order). `PipelineCompiler` goes thro
 from __future__ import annotations
 
 import io
-import multiprocessing
 import os
+import subprocess
+import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,20 +58,26 @@ class PipelineCompiler:
         return self._kernels[text]
 
     def prepare(self, graphs: Sequence[tgraph.GraphOp], jobs: int | None = None) -> None:
-        """Search, emit and lower `graphs` ahead, in `jobs` processes (default: one per CPU): the CPU
-        half of `cleave compile`, which fills its cache so the compiles that follow start from a hit.
-        Failures are left for the compile of that graph to report."""
+        """Search, emit and lower `graphs` ahead, `jobs` at a time (default: one per CPU), each a
+        `cleave compile` process without --gpu: the CPU half of the compile, which fills its cache so
+        the compiles that follow start from a hit. Failures are left for that graph's compile to report."""
         if "--no-cache" in self.options:
             return
-        texts = list(dict.fromkeys(graph_text(g) for g in graphs if graph_text(g) not in self._kernels))
-        work = [(t, str(self._dir()), tuple(self.options)) for t in texts]
-        jobs = min(len(work), jobs or os.cpu_count() or 1)
-        if jobs <= 1:
-            for w in work:
-                self.log.write(_precompile(w))
-            return
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for text in pool.map(_precompile, work):
+        todo = {graph_text(g): g.sym_name.data for g in graphs}
+        todo = {t: name for t, name in todo.items() if t not in self._kernels}
+        workdir = self._dir()
+        commands = []
+        for text, name in todo.items():
+            (workdir / f"{name}.mlir").write_text(text)
+            out = workdir / f"{name}.cpu.py"
+            commands.append([sys.executable, "-m", "cleave_ir.compile", "compile", str(workdir / f"{name}.mlir"), "-o", str(out), *self.options])
+
+        def run(cmd: list[str]) -> str:
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            return done.stdout + done.stderr
+
+        with ThreadPoolExecutor(max(1, min(len(commands), jobs or os.cpu_count() or 1))) as pool:
+            for text in pool.map(run, commands):
                 self.log.write(text)
 
     def _dir(self) -> Path:
@@ -90,20 +97,6 @@ class PipelineCompiler:
             # region inputs may be views (a transposed q, k, v): the kernels take dense row-major tensors
             return lambda *xs: mod.run(*(x.contiguous() for x in xs), candidate=winner)
         return interpreted_kernel(graph, _pipeline_module(job))
-
-
-def _precompile(work: tuple[str, str, tuple[str, ...]]) -> str:
-    """`compile_graph` without the GPU phase on a graph given as text (a worker of `prepare`); its report."""
-    text, workdir, options = work
-    from cleave_ir.run import make_context
-
-    graph = Parser(make_context(), text).parse_op()
-    out = io.StringIO()
-    try:
-        compile_graph(graph, Path(workdir) / f"{graph.sym_name.data}.cpu.py", options, out=out)
-    except Exception as e:  # reported again when this graph is compiled for real
-        out.write(f"prepare @{graph.sym_name.data}: {e}\n")
-    return out.getvalue()
 
 
 def _pipeline_module(job: Any) -> Any:
