@@ -136,6 +136,8 @@ class Job:
     material: dict[str, Any]
     out: Any = None
     entry: Entry | None = None
+    measurement: Any = None  # runtime.Measurement of the GPU phase (`compile_graph` reads its winner)
+    pipeline: ModuleOp | None = None  # `compile_graph`: the pipeline's module (None on a cache hit: see pipeline.mlir)
 
     def say(self, line: str) -> None:
         """One line of the report (to `out`, default the current stdout)."""
@@ -254,12 +256,43 @@ def _gpu(job: Job, t_start: float) -> int:
                 job.say(f"cache: recorded the measurements in entry {job.entry.short}")
             except OSError as e:
                 print(f"warning: cache: could not record the measurements: {e.strerror or e}", file=sys.stderr)
+    job.measurement = m
     if m.winner is None:
         print("error: no candidate ran correctly on the GPU", file=sys.stderr)
         return 1
     us = next(r.us for r in m.rows if r.index == m.winner)
     job.say(f"winner: candidate #{m.winner}, {us:.2f} us (run(*tensors, candidate={m.winner}) in {args.output}); total {time.perf_counter() - t_start:.1f} s")
     return 0
+
+
+def compile_graph(graph: tgraph.GraphOp, output: str | Path, options: Sequence[str] = (), *, gpu: bool = False, out: Any = None) -> Job:
+    """`cleave compile` of an in-memory graph for library callers (`cleave_ir.torch`).
+
+    `options` are `cleave compile` flags (`--keep 2`, `--no-cache`, ...). The same search, emission,
+    lowering, GPU phase and cache as the command; the report goes to `out`. Returns the job:
+    `job.args.output` is the emitted module, `job.pipeline` the pipeline's IR (on a cache miss),
+    `job.measurement` the GPU results (with `gpu`).
+    Raises CleaveError on failure.
+    """
+    args = parser().parse_args(["compile", f"@{graph.sym_name.data}", "-o", str(output), *(["--gpu"] if gpu else []), *options])
+    t_start = time.perf_counter()
+    source = graph.clone()
+    options_ = pipeline_options(args)
+    pipeline_pass(options_)
+    material = key_material(graph_text(source), graph_shapes(source), options_)
+    key = cache_key(material)
+    cache = None if args.no_cache else Cache(default_root(args.cache_dir))
+    job = Job(args, source, cache, key, material, out=out)
+    if cache is not None:
+        job.entry = cache.load(key, material, required=("kernel.py", "report.json", "pipeline.mlir"))
+    if job.entry is not None:
+        _reuse(job, job.entry)
+    else:
+        job.pipeline = ModuleOp([graph.clone()])
+        _search_and_emit(job, job.pipeline)
+    if gpu and _gpu(job, t_start) != 0:
+        raise CleaveError(f"error: @{graph.sym_name.data}: no candidate ran correctly on the GPU")
+    return job
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,138 @@
+"""PyTorch front end: capture a model, compile its supported regions, keep PyTorch where it is faster.
+
+    import cleave_ir.torch as ct
+    m2 = ct.optimize(model, example_inputs)          # a GraphModule; m2(*inputs) == model(*inputs)
+    print(m2.cleave_report)                          # every region: ops, decision, reason, times, error
+    ct.explain(model, example_inputs)                # the regions and why, without compiling
+    torch.compile(model, backend="cleave")           # the same, as a torch.compile backend
+
+Importing this package imports torch (torch is not a dependency of cleave_ir itself).
+Steps: `capture` (torch.export), `partition` (the rule in `partition.RULE`), the compiler
+(`compiler.PipelineCompiler`: `cleave compile` and its cache), the `gate`, and `stitch` (a
+torch.library custom op per accepted region).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import fx
+
+from cleave_ir.runtime import one_line
+from cleave_ir.torch.aten import ATEN, Unsupported
+from cleave_ir.torch.capture import Captured, capture
+from cleave_ir.torch.compiler import Compiler, PipelineCompiler, interpreted_graph
+from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_sets
+from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, other_shapes, partition, region_module
+from cleave_ir.torch.partition import example_inputs as region_inputs
+from cleave_ir.torch import stitch
+
+__all__ = [
+    "ATEN", "RULE", "Captured", "Compiler", "PipelineCompiler", "Plan", "Report", "Row", "Timer", "Unsupported",
+    "backend", "capture", "default_timer", "explain", "interpreted_graph", "optimize", "partition",
+]
+
+
+def explain(
+    model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None, *, max_ops: int = MAX_OPS, file: Any = None, quiet: bool = False
+) -> Plan:
+    """Capture and partition `model`; print every region with its ops, decision and why; return the plan."""
+    plan = partition(capture(model, example_inputs, dynamic_shapes), max_ops)
+    if not quiet:
+        print(plan.text(), end="", file=file)
+    return plan
+
+
+def optimize(
+    model: Any,
+    example_inputs: Sequence[Any],
+    dynamic_shapes: Any = None,
+    margin: float = 0.03,
+    *,
+    compiler: Compiler | None = None,
+    timer: Timer = default_timer,
+    tolerance: float | None = None,
+    max_ops: int = MAX_OPS,
+    budget_s: float | None = None,
+    baseline: str = "eager",
+    verbose: bool = False,
+) -> fx.GraphModule:
+    """`model` with every region that passes the gate running our kernels (one custom op each).
+
+    Returns the captured GraphModule (call it like the model); `.cleave_report` holds the `Report`.
+    Any failure in one region (compile, run, check) leaves that region in PyTorch; so does every
+    region not started within `budget_s` seconds. `baseline`: what our kernel must beat, PyTorch's
+    region run "eager" or under torch.compile ("compile", or a torch.compile mode such as
+    "max-autotune-no-cudagraphs").
+    """
+    import time
+
+    t_start = time.perf_counter()
+    captured = capture(model, example_inputs, dynamic_shapes)
+    plan = partition(captured, max_ops)
+    compiler = compiler if compiler is not None else PipelineCompiler()
+    rows: list[Row] = []
+    accepted = []
+    if hasattr(compiler, "prepare"):  # the CPU half of every region's compile, in parallel
+        compiler.prepare([r.graph for r in plan.regions if r.worth and r.graph is not None])
+    for region in plan.regions:
+        if not region.worth or region.graph is None:
+            rows.append(Row(region.index, region.ops(), "pytorch", region.reason, tgraph_ops=region.tgraph_ops()))
+            continue
+        if budget_s is not None and time.perf_counter() - t_start > budget_s:
+            rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: time budget of {budget_s:.0f} s spent", tgraph_ops=region.tgraph_ops()))
+            continue
+        pytorch = region_module(region)
+        try:
+            kernel = stitch.bind(region, compiler(region.graph))
+        except Exception as e:  # a failed compile keeps PyTorch's version
+            rows.append(Row(region.index, region.ops(), "pytorch", f"compile failed: {one_line(e)}", tgraph_ops=region.tgraph_ops()))
+            continue
+        base = None if baseline == "eager" else torch.compile(pytorch, mode=None if baseline == "compile" else baseline)
+        row = gate(
+            region, pytorch, kernel, input_sets(region_inputs(captured, region), other_shapes(captured, region)), timer=timer, margin=margin, tolerance=tolerance, baseline=base
+        )
+        rows.append(row)
+        if row.decision == "cleave":
+            accepted.append((region, kernel, pytorch))
+        if verbose:
+            print(f"region {region.index}: {row.decision}: {row.reason}", flush=True)
+    gm = captured.module
+    replaced: dict[fx.Node, fx.Node] = {}
+    for region, kernel, pytorch in accepted:
+        op = stitch.custom_op(stitch.op_name(region), len(region.tensor_inputs()), kernel, pytorch)
+        stitch.replace(gm, region, op, replaced)
+    stitch.finish(gm)
+    gm.cleave_report = Report(rows, margin, plan.text())
+    return gm
+
+
+def backend(margin: float = 0.03, **options: Any) -> Any:
+    """A torch.compile backend with these `optimize` options (`backend="cleave"` uses the defaults)."""
+
+    def compile_fx(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
+        if not all(isinstance(x, torch.Tensor) for x in example_inputs) or any(
+            isinstance(d, torch.SymInt) for x in example_inputs for d in x.shape
+        ):
+            return gm.forward  # dynamic shapes from dynamo: not captured here (use optimize with dynamic_shapes)
+        try:
+            return optimize(gm, list(example_inputs), margin=margin, **options)
+        except Exception as e:  # the model always runs
+            import sys
+
+            print(f"warning: cleave backend: kept the graph in PyTorch: {one_line(e)}", file=sys.stderr)
+            return gm.forward
+
+    return compile_fx
+
+
+def _register() -> None:
+    from torch._dynamo import list_backends, register_backend
+
+    if "cleave" not in list_backends(exclude_tags=()):
+        register_backend(name="cleave")(backend())
+
+
+_register()

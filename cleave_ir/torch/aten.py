@@ -1,0 +1,458 @@
+"""The aten -> tgraph table: one entry per aten op, a small function that emits tgraph ops.
+
+`ATEN` maps an aten op's packet name (`"aten.linear"`) to a converter `f(cx, node) -> value`. A
+converter reads the node's arguments through the `Emitter` (`cx.value(arg)` gives the tgraph value
+of an FX node; a node outside the region being emitted becomes a graph input on first use) and
+returns the tgraph value of the node's result, or raises `Unsupported` with a one-line reason. A new
+tgraph op is supported by adding one line to `ATEN` (and, where needed, a converter).
+
+Decompositions: mean -> reduce sum + scale, softmax -> exp / sum / div (the scheduler turns exp sums
+used as a ratio into rescaled sums with a running max: online softmax, stable for any logits),
+layer_norm and rms_norm -> reductions, rsqrt and muls, linear -> matmul transpose_b, SDPA -> matmul
+transpose_b, scale, softmax, matmul. A transpose of the last two dims is supported only as the
+second operand of matmuls (it becomes transpose_b); view/reshape/unsqueeze/squeeze only where they add
+or drop size-1 dims. A scalar operand of add/sub/max becomes a graph input holding the constant
+(tgraph has no scalar constant op yet); mul/div by a scalar become `scale`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from xdsl.ir import SSAValue
+
+from cleave_ir.builder import GraphBuilder
+from cleave_ir.dialects import tgraph
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+    from torch import fx
+
+
+class Unsupported(Exception):
+    """This node cannot become tgraph ops; the message is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class Transposed:
+    """A value whose last two dims are swapped; only a matmul's second operand may use it (transpose_b)."""
+
+    value: SSAValue
+
+
+ELEMENT_TYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32": "f32"}
+
+
+def element_type(dtype: Any) -> str:
+    """The tgraph element type of a torch dtype; Unsupported for others."""
+    name = ELEMENT_TYPES.get(str(dtype))
+    if name is None:
+        raise Unsupported(f"dtype {dtype} (tgraph has f16, bf16, f32)")
+    return name
+
+
+def meta_val(node: fx.Node) -> Any:
+    return node.meta.get("val")
+
+
+def is_symbolic(d: Any) -> bool:
+    import torch
+
+    return isinstance(d, torch.SymInt) and not isinstance(d.node.maybe_as_int(), int)
+
+
+@dataclass
+class Input:
+    """One input of an emitted graph: an FX node's value, or a scalar constant (shape all ones)."""
+
+    node: fx.Node | None
+    constant: float | None = None
+    shape: tuple[int, ...] = ()
+    dtype: Any = None  # a torch dtype for a node, the tgraph element type name for a constant
+
+
+@dataclass
+class Emitter:
+    """Emits the tgraph ops of FX nodes into one `GraphBuilder`.
+
+    `sizes` gives each FX node's concrete shape (from the example run); dims that are symbolic in
+    the node's fake value become `dynamic` dims of the graph input.
+    """
+
+    builder: GraphBuilder
+    sizes: Callable[[fx.Node], tuple[int, ...]]
+    env: dict[Any, SSAValue | Transposed] = field(default_factory=dict)
+    inputs: list[Input] = field(default_factory=list)
+
+    # ------------------------------------------------------------ values
+    def value(self, arg: Any, *, transposed_ok: bool = False) -> SSAValue | Transposed:
+        """The tgraph value of an FX node argument (a new graph input when it is not emitted yet)."""
+        from torch import fx
+
+        if not isinstance(arg, fx.Node):
+            raise Unsupported(f"non-tensor operand {arg!r}")
+        if arg not in self.env:
+            val = meta_val(arg)
+            if not hasattr(val, "shape"):
+                raise Unsupported(f"operand {arg.name} is not a tensor")
+            elt = element_type(val.dtype)
+            shape = self.sizes(arg)
+            if len(shape) == 0:
+                raise Unsupported(f"operand {arg.name} is a 0-d tensor")
+            dynamic = [i for i, d in enumerate(val.shape) if is_symbolic(d)]
+            name = f"in{len(self.inputs)}"
+            self.env[arg] = self.builder.input(name, list(shape), elt, dynamic=dynamic)
+            self.inputs.append(Input(arg, shape=shape, dtype=val.dtype))
+        v = self.env[arg]
+        if isinstance(v, Transposed) and not transposed_ok:
+            raise Unsupported(f"{arg.name} is a transpose, which tgraph has only as matmul transpose_b")
+        return v
+
+    def tensor(self, arg: Any) -> SSAValue:
+        v = self.value(arg)
+        assert isinstance(v, SSAValue)
+        return v
+
+    def constant(self, c: float, like: SSAValue) -> SSAValue:
+        """A graph input of shape [1, ..., 1] (rank of `like`) that will hold the scalar `c`."""
+        t = tgraph.tensor_type(like)
+        shape = (1,) * len(t.shape)
+        v = self.builder.input(f"in{len(self.inputs)}", list(shape), t.element_type)
+        self.inputs.append(Input(None, float(c), shape, dtype=str(t.element_type)))
+        return v
+
+    # ------------------------------------------------------------ helpers for converters
+    def shape(self, v: SSAValue) -> tuple[Any, ...]:
+        return tuple(tgraph.tensor_type(v).shape)
+
+    def rank_to(self, v: SSAValue, rank: int) -> SSAValue:
+        """`v` with leading size-1 dims added up to `rank`."""
+        s = self.shape(v)
+        return v if len(s) >= rank else self.builder.reshape(v, [1] * (rank - len(s)) + list(s))
+
+    def same_rank(self, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
+        r = max(len(self.shape(a)), len(self.shape(b)))
+        return self.rank_to(a, r), self.rank_to(b, r)
+
+    def reduce(self, kind: str, x: SSAValue, dims: Sequence[int], keepdim: bool) -> SSAValue:
+        rank = len(self.shape(x))
+        dims = sorted({d % rank for d in dims})
+        for d in dims:
+            x = self.builder.reduce(kind, x, d)
+        if not keepdim:
+            x = self.builder.reshape(x, [s for i, s in enumerate(self.shape(x)) if i not in dims])
+        return x
+
+    def softmax(self, x: SSAValue, dim: int) -> SSAValue:
+        b = self.builder
+        d = dim % len(self.shape(x))
+        e = b.exp(x)
+        return b.div(e, b.reduce("sum", e, d))
+
+
+def _static_dim(node: fx.Node, d: int) -> int:
+    val = meta_val(node)
+    size = val.shape[d]
+    if is_symbolic(size):
+        raise Unsupported(f"dim {d} of {node.name} is dynamic (its size enters a constant)")
+    return int(size)
+
+
+def _scalar(arg: Any) -> float | None:
+    return float(arg) if isinstance(arg, (int, float)) and not isinstance(arg, bool) else None
+
+
+# --------------------------------------------------------------------------- converters
+
+
+def _unary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
+    def conv(cx: Emitter, node: fx.Node) -> SSAValue:
+        return cx.builder.unary(name, cx.tensor(node.args[0]))
+
+    return conv
+
+
+def _binary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
+    def conv(cx: Emitter, node: fx.Node) -> SSAValue:
+        a, b = node.args[0], node.args[1]
+        alpha = node.kwargs.get("alpha", 1)
+        if alpha != 1:
+            raise Unsupported(f"{name} with alpha={alpha}")
+        if _scalar(a) is not None:
+            raise Unsupported(f"{name} with a scalar first operand")
+        x = cx.tensor(a)
+        c = _scalar(b)
+        if c is not None:
+            if name == "mul":
+                return cx.builder.scale(x, c)
+            if name == "div":
+                return cx.builder.scale(x, 1.0 / c)
+            op, c = ("add", -c) if name == "sub" else (name, c)
+            return cx.builder.binary(op, x, cx.constant(c, x))
+        y = cx.tensor(b)
+        if tgraph.tensor_type(x).element_type != tgraph.tensor_type(y).element_type:
+            raise Unsupported(f"{name} of mixed element types")
+        return cx.builder.binary(name, *cx.same_rank(x, y))
+
+    return conv
+
+
+def _pow(cx: Emitter, node: fx.Node) -> SSAValue:
+    x, e = cx.tensor(node.args[0]), _scalar(node.args[1])
+    ops = {2.0: "square", 0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal"}
+    if e == 1.0:
+        return x
+    if e not in ops:
+        raise Unsupported(f"pow with exponent {node.args[1]!r} (2, 0.5, -0.5, -1 are supported)")
+    return cx.builder.unary(ops[e], x)
+
+
+def _matmul(cx: Emitter, node: fx.Node) -> SSAValue:
+    a = cx.tensor(node.args[0])
+    b = cx.value(node.args[1], transposed_ok=True)
+    tb = isinstance(b, Transposed)
+    bv = b.value if isinstance(b, Transposed) else b
+    if len(cx.shape(a)) < 2 or len(cx.shape(bv)) < 2:
+        raise Unsupported("matmul of a 1-d operand")
+    a, bv = cx.same_rank(a, bv)
+    return cx.builder.matmul(a, bv, transpose_b=tb)
+
+
+def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
+    x, w = cx.tensor(node.args[0]), cx.tensor(node.args[1])
+    bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
+    if len(cx.shape(x)) < 2 or len(cx.shape(w)) != 2:
+        raise Unsupported("linear with a 1-d input")
+    x, w = cx.same_rank(x, w)
+    y = cx.builder.matmul(x, w, transpose_b=True)
+    if bias is not None:
+        y = cx.builder.add(*cx.same_rank(y, cx.tensor(bias)))
+    return y
+
+
+def _transpose(cx: Emitter, node: fx.Node) -> Transposed:
+    val = meta_val(node)
+    rank = len(val.shape)
+    target = _packet(node)
+    if target == "aten.t":
+        swapped = rank == 2
+    elif target == "aten.permute":
+        perm = [p % rank for p in node.args[1]]
+        swapped = rank >= 2 and perm == [*range(rank - 2), rank - 1, rank - 2]
+    else:
+        swapped = rank >= 2 and sorted(d % rank for d in node.args[1:3]) == [rank - 2, rank - 1]
+    if not swapped:
+        raise Unsupported("transpose of other than the last two dims (tgraph has only matmul transpose_b)")
+    users = list(node.users)
+    if not users or any(_packet(u) not in _MATMULS or u.args[0] is node or u.args[1] is not node for u in users):
+        raise Unsupported("transpose not used only as a matmul's second operand (tgraph has only matmul transpose_b)")
+    return Transposed(cx.tensor(node.args[0]))
+
+
+def _reshape(cx: Emitter, node: fx.Node) -> SSAValue:
+    src, out = meta_val(node.args[0]).shape, meta_val(node).shape
+    if [str(d) for d in src if str(d) != "1"] != [str(d) for d in out if str(d) != "1"]:
+        raise Unsupported("view/reshape that splits, merges or moves dims (tgraph reshape only adds or drops size-1 dims)")
+    return cx.builder.reshape(cx.tensor(node.args[0]), list(cx.sizes(node)))
+
+
+def _identity(cx: Emitter, node: fx.Node) -> SSAValue:
+    if _packet(node) in ("aten._to_copy", "aten.to") and node.kwargs.get("dtype", meta_val(node).dtype) != meta_val(node.args[0]).dtype:
+        raise Unsupported("dtype conversion (tgraph has no cast yet)")
+    if _packet(node) == "aten.dropout" and node.args[2:3] == (True,) and node.args[1]:
+        raise Unsupported("dropout in training mode")
+    return cx.tensor(node.args[0])
+
+
+def _expand(cx: Emitter, node: fx.Node) -> SSAValue:
+    if [str(d) for d in meta_val(node).shape] != [str(d) for d in meta_val(node.args[0]).shape]:
+        raise Unsupported("expand that broadcasts (tgraph broadcasts only inside binary ops and matmul)")
+    return cx.tensor(node.args[0])
+
+
+def _reduce(kind: str) -> Callable[[Emitter, fx.Node], SSAValue]:
+    def conv(cx: Emitter, node: fx.Node) -> SSAValue:
+        x = cx.tensor(node.args[0])
+        dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+        if dims is None or dims == []:
+            raise Unsupported("reduction over all dims")
+        if node.kwargs.get("dtype") is not None:
+            raise Unsupported("reduction with a dtype")
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        y = cx.reduce("sum" if kind == "mean" else kind, x, dims, bool(keepdim))
+        if kind == "mean":
+            n = math.prod(_static_dim(node.args[0], d) for d in dims)
+            y = cx.builder.scale(y, 1.0 / n)
+        return y
+
+    return conv
+
+
+def _softmax(cx: Emitter, node: fx.Node) -> SSAValue:
+    if len(node.args) > 2 and node.args[2] not in (None, False):
+        raise Unsupported("softmax with a dtype change")
+    if node.kwargs.get("dtype") is not None:
+        raise Unsupported("softmax with a dtype change")
+    return cx.softmax(cx.tensor(node.args[0]), node.args[1])
+
+
+def _norm_tail(cx: Emitter, node: fx.Node, y: SSAValue, weight: Any, bias: Any) -> SSAValue:
+    b = cx.builder
+    if weight is not None:
+        y = b.mul(*cx.same_rank(y, cx.tensor(weight)))
+    if bias is not None:
+        y = b.add(*cx.same_rank(y, cx.tensor(bias)))
+    return y
+
+
+def _normalized_dim(node: fx.Node, shape: Sequence[int]) -> int:
+    if len(shape) != 1:
+        raise Unsupported("normalization over more than the last dim")
+    return _static_dim(node.args[0], -1)
+
+
+def _rms_norm(cx: Emitter, node: fx.Node) -> SSAValue:
+    import torch
+
+    args = list(node.args) + [None] * 4
+    x = cx.tensor(args[0])
+    weight, eps = args[2] if args[2] is not None else node.kwargs.get("weight"), args[3] if args[3] is not None else node.kwargs.get("eps")
+    n = _normalized_dim(node, args[1])
+    if eps is None:
+        eps = torch.finfo(meta_val(node).dtype).eps
+    b = cx.builder
+    ms = b.scale(b.reduce("sum", b.square(x), len(cx.shape(x)) - 1), 1.0 / n)
+    y = b.mul(x, b.rsqrt(b.add(ms, cx.constant(eps, ms))))
+    return _norm_tail(cx, node, y, weight, None)
+
+
+def _layer_norm(cx: Emitter, node: fx.Node) -> SSAValue:
+    args = list(node.args) + [None] * 5
+    x = cx.tensor(args[0])
+    weight, bias = args[2], args[3]
+    eps = args[4] if args[4] is not None else 1e-5
+    n = _normalized_dim(node, args[1])
+    b = cx.builder
+    d = len(cx.shape(x)) - 1
+    xc = b.sub(x, b.scale(b.reduce("sum", x, d), 1.0 / n))
+    var = b.scale(b.reduce("sum", b.square(xc), d), 1.0 / n)
+    y = b.mul(xc, b.rsqrt(b.add(var, cx.constant(eps, var))))
+    return _norm_tail(cx, node, y, weight, bias)
+
+
+def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
+    names = ["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"]
+    defaults = [None, None, None, None, 0.0, False, None, False]
+    a = dict(zip(names, defaults))
+    a.update(zip(names, node.args))
+    a.update(node.kwargs)
+    if a["dropout_p"]:
+        raise Unsupported("attention with dropout")
+    if a["is_causal"]:
+        raise Unsupported("causal attention without a mask tensor (tgraph has no select yet; pass an additive mask)")
+    if a["enable_gqa"]:
+        raise Unsupported("attention with enable_gqa (broadcast the kv heads with unsqueeze instead)")
+    q, k, v = cx.tensor(a["query"]), cx.tensor(a["key"]), cx.tensor(a["value"])
+    mask = a["attn_mask"]
+    if mask is not None and str(meta_val(mask).dtype) == "torch.bool":
+        raise Unsupported("attention with a boolean mask (tgraph has no select yet)")
+    scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(_static_dim(a["query"], -1))
+    b = cx.builder
+    q, k = cx.same_rank(q, k)
+    s = b.scale(b.matmul(q, k, transpose_b=True), scale)
+    if mask is not None:
+        s = b.add(*cx.same_rank(s, cx.tensor(mask)))
+    p = cx.softmax(s, -1)
+    p, v = cx.same_rank(p, v)
+    return b.matmul(p, v)
+
+
+_MATMULS = ("aten.matmul", "aten.mm", "aten.bmm")
+
+ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
+    "aten.matmul": _matmul,
+    "aten.mm": _matmul,
+    "aten.bmm": _matmul,
+    "aten.linear": _linear,
+    "aten.t": _transpose,
+    "aten.transpose": _transpose,
+    "aten.permute": _transpose,
+    "aten.exp": _unary("exp"),
+    "aten.sqrt": _unary("sqrt"),
+    "aten.rsqrt": _unary("rsqrt"),
+    "aten.neg": _unary("neg"),
+    "aten.silu": _unary("silu"),
+    "aten.sigmoid": _unary("sigmoid"),
+    "aten.square": _unary("square"),
+    "aten.reciprocal": _unary("reciprocal"),
+    "aten.pow": _pow,
+    "aten.add": _binary("add"),
+    "aten.sub": _binary("sub"),
+    "aten.mul": _binary("mul"),
+    "aten.div": _binary("div"),
+    "aten.maximum": _binary("max"),
+    "aten.sum": _reduce("sum"),
+    "aten.amax": _reduce("max"),
+    "aten.mean": _reduce("mean"),
+    "aten.softmax": _softmax,
+    "aten._softmax": _softmax,
+    "aten._safe_softmax": _softmax,
+    "aten.view": _reshape,
+    "aten.reshape": _reshape,
+    "aten._unsafe_view": _reshape,
+    "aten.unsqueeze": _reshape,
+    "aten.squeeze": _reshape,
+    "aten.expand": _expand,
+    "aten.clone": _identity,
+    "aten.contiguous": _identity,
+    "aten.alias": _identity,
+    "aten.detach": _identity,
+    "aten._to_copy": _identity,
+    "aten.to": _identity,
+    "aten.dropout": _identity,
+    "aten.layer_norm": _layer_norm,
+    "aten.rms_norm": _rms_norm,
+    "aten.scaled_dot_product_attention": _sdpa,
+}
+"""aten op (packet name) -> converter. Ops not listed stay in PyTorch."""
+
+
+def _packet(node: fx.Node) -> str | None:
+    """`aten.linear` for `torch.ops.aten.linear.default`; None for non-aten targets."""
+    packet = getattr(node.target, "overloadpacket", None)
+    if packet is None or getattr(node.target, "namespace", None) != "aten":
+        return None
+    return f"aten.{packet.__name__}"
+
+
+def op_name(node: fx.Node) -> str:
+    """The node's op for reports: `aten.linear`, else the FX target's name."""
+    return _packet(node) or (node.target if isinstance(node.target, str) else getattr(node.target, "__name__", str(node.target)))
+
+
+def convert(cx: Emitter, node: fx.Node) -> SSAValue | Transposed:
+    """Emit `node` into `cx`; Unsupported when the table lacks its op or the converter refuses it."""
+    if node.op != "call_function":
+        raise Unsupported(f"{node.op} node")
+    name = _packet(node)
+    if name is None:
+        raise Unsupported(f"{op_name(node)} is not an aten op")
+    if name not in ATEN:
+        raise Unsupported(f"{name} is not in the aten->tgraph table")
+    val = meta_val(node)
+    if not hasattr(val, "shape") or not hasattr(val, "dtype"):
+        raise Unsupported(f"{name} does not return one tensor")
+    element_type(val.dtype)
+    try:
+        out = ATEN[name](cx, node)
+    except Unsupported:
+        raise
+    except Exception as e:  # a verifier refused what the converter built: the op is outside tgraph's rules
+        lines = [l.strip() for l in str(e).splitlines() if l.strip()]
+        raise Unsupported(f"{name}: {lines[-1] if lines else type(e).__name__}") from None
+    cx.env[node] = out
+    return out

@@ -1,0 +1,84 @@
+"""Capture: `torch.export` a function or module into an FX graph of aten ops, with example values.
+
+The captured `GraphModule` is `ExportedProgram.module()`: parameters and buffers are `get_attr`
+nodes (they become inputs of the subgraphs that use them), user inputs are placeholders, and
+calling it runs the model. Every node's concrete value on the example inputs is recorded (the
+example run): it gives concrete sizes for dims that are dynamic in the node's fake value, and the
+first input set of the gate's correctness check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import fx
+
+from cleave_ir.diagnostics import CleaveError
+from cleave_ir.runtime import one_line
+
+
+@dataclass
+class Captured:
+    """A captured program: the runnable FX module and each node's example value."""
+
+    module: fx.GraphModule
+    values: dict[fx.Node, Any]
+
+    def sizes(self, node: fx.Node) -> tuple[int, ...]:
+        """Concrete shape of `node` in the example run."""
+        return tuple(int(d) for d in self.values[node].shape)
+
+
+class _Module(torch.nn.Module):
+    """Wraps a plain function so that torch.export takes it."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+def export(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None) -> fx.GraphModule:
+    """`torch.export.export(model, example_inputs, dynamic_shapes=...).module()` (a function is wrapped)."""
+    if not isinstance(model, torch.nn.Module):
+        model = _Module(model)
+    try:
+        ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+    except Exception as e:  # one line for the user; the model itself is untouched
+        raise CleaveError(f"error: torch.export failed: {one_line(e)}") from None
+    return ep.module()
+
+
+def record(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> dict[fx.Node, Any]:
+    """Every node's value when `gm` runs on `example_inputs` (no_grad)."""
+    values: dict[fx.Node, Any] = {}
+
+    class Recorder(fx.Interpreter):
+        def run_node(self, n: fx.Node) -> Any:
+            out = super().run_node(n)
+            values[n] = out
+            return out
+
+    with torch.no_grad():
+        Recorder(gm).run(*example_inputs)
+    return values
+
+
+def capture(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None) -> Captured:
+    """Export `model` (or take an FX GraphModule as it is) and record the example run."""
+    if isinstance(model, fx.GraphModule) and _is_aten(model):
+        gm = model
+    else:
+        gm = export(model, example_inputs, dynamic_shapes)
+    return Captured(gm, record(gm, example_inputs))
+
+
+def _is_aten(gm: fx.GraphModule) -> bool:
+    """An FX graph whose calls are all aten ops with fake values (already at the level we map)."""
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    return bool(calls) and all(getattr(n.target, "namespace", None) == "aten" and "val" in n.meta for n in calls)

@@ -1,0 +1,156 @@
+"""The default compiler of a region: `cleave compile` (search, schedule, emit, lower, cache), then a kernel.
+
+A compiler is any callable `graph -> kernel` where `kernel(*tensors)` returns the graph's output as
+a torch tensor (inputs in the graph's input order). `PipelineCompiler` goes through
+`cleave_ir.compile.compile_graph`, the same code and cache as `cleave compile`:
+- on a CUDA GPU (`--gpu`): candidates compiled, checked and timed; the kernel is the emitted module's
+  `run(..., candidate=winner)`;
+- on a CPU: the best estimated candidate's lowered TileLang kernels run in the TileLang interpreter
+  (`cleave_ir.interpreter_tilelang`): slow, but the whole flow runs and is checked.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from xdsl.parser import Parser
+
+from cleave_ir.compile import compile_graph, graph_text
+from cleave_ir.dialects import tgraph
+from cleave_ir.diagnostics import CleaveError
+
+Kernel = Callable[..., torch.Tensor]
+Compiler = Callable[[tgraph.GraphOp], Kernel]
+
+_TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
+
+
+def output_dtype(graph: tgraph.GraphOp) -> torch.dtype:
+    return _TORCH_DTYPES[str(tgraph.tensor_type(graph.function_type.outputs.data[0]).element_type)]
+
+
+@dataclass
+class PipelineCompiler:
+    """Compile a region's graph with `cleave compile` (its options, e.g. `("--keep", "2")`)."""
+
+    options: Sequence[str] = ()
+    gpu: bool | None = None
+    workdir: Path | None = None
+    log: io.StringIO = field(default_factory=io.StringIO)
+    _kernels: dict[str, Kernel] = field(default_factory=dict, repr=False)
+
+    def __call__(self, graph: tgraph.GraphOp) -> Kernel:
+        """The kernel of `graph` (one compile per distinct graph in this compiler's life)."""
+        text = graph_text(graph)
+        if text not in self._kernels:
+            self._kernels[text] = self._compile(graph)
+        return self._kernels[text]
+
+    def prepare(self, graphs: Sequence[tgraph.GraphOp], jobs: int | None = None) -> None:
+        """Search, emit and lower `graphs` ahead, `jobs` at a time (default: one per CPU), each a
+        `cleave compile` process without --gpu: the CPU half of the compile, which fills its cache so
+        the compiles that follow start from a hit. Failures are left for that graph's compile to report."""
+        if "--no-cache" in self.options:
+            return
+        todo = {graph_text(g): g.sym_name.data for g in graphs}
+        todo = {t: name for t, name in todo.items() if t not in self._kernels}
+        workdir = self._dir()
+        commands = []
+        for text, name in todo.items():
+            (workdir / f"{name}.mlir").write_text(text)
+            out = workdir / f"{name}.cpu.py"
+            commands.append([sys.executable, "-m", "cleave_ir.compile", "compile", str(workdir / f"{name}.mlir"), "-o", str(out), *self.options])
+
+        def run(cmd: list[str]) -> str:
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            return done.stdout + done.stderr
+
+        with ThreadPoolExecutor(max(1, min(len(commands), jobs or os.cpu_count() or 1))) as pool:
+            for text in pool.map(run, commands):
+                self.log.write(text)
+
+    def _dir(self) -> Path:
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="cleave-torch-"))
+        return self.workdir
+
+    def _compile(self, graph: tgraph.GraphOp) -> Kernel:
+        gpu = torch.cuda.is_available() if self.gpu is None else self.gpu
+        path = self._dir() / f"{graph.sym_name.data}.py"
+        job = compile_graph(graph, path, self.options, gpu=gpu, out=self.log)
+        if gpu:
+            from cleave_ir.tilelang_check import load_module_file
+
+            mod = load_module_file(path)
+            winner = job.measurement.winner
+            # region inputs may be views (a transposed q, k, v): the kernels take dense row-major tensors
+            return lambda *xs: mod.run(*(x.contiguous() for x in xs), candidate=winner)
+        return interpreted_kernel(graph, _pipeline_module(job))
+
+
+def _pipeline_module(job: Any) -> Any:
+    if job.pipeline is not None:
+        return job.pipeline
+    from cleave_ir.run import make_context
+
+    text = job.entry.files["pipeline.mlir"]
+    return Parser(make_context(), text.decode() if isinstance(text, bytes) else text).parse_module()
+
+
+def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -> Kernel:
+    """A kernel that runs one candidate's lowered TileLang kernels of `module` in the interpreter."""
+    from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+    from cleave_ir.tilelang_emitter import lowered
+
+    cands = candidate_kernels(lowered(module))
+    if not cands:
+        raise CleaveError(f"error: @{graph.sym_name.data}: no candidate to run")
+    kernels = cands[candidate][1]
+    dtype = output_dtype(graph)
+
+    def run(*xs: torch.Tensor) -> torch.Tensor:
+        arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
+        out = run_kernels(kernels, arrays)[0]
+        return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+
+    return run
+
+
+def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
+    """A kernel that runs the graph itself in the tgraph interpreter (declared precision): for tests.
+
+    Inputs of other sizes run the graph resized (`cleave_ir.run.resize_graph`: every dim of an
+    example size that differs takes the new size).
+    """
+    from cleave_ir.interpreter import run_graph
+    from cleave_ir.run import resize_graph
+
+    dtype = output_dtype(graph)
+
+    def run(*xs: torch.Tensor) -> torch.Tensor:
+        arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
+        g = resize_graph(graph, _resize(graph, arrays))
+        out = run_graph(g, arrays, mode="declared")[0]
+        return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+
+    return run
+
+
+def _resize(graph: tgraph.GraphOp, arrays: Sequence[np.ndarray]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for a, x in zip(graph.inputs, arrays):
+        for d, n in zip(tgraph.tensor_type(a).shape, x.shape):
+            if int(d) != n:
+                out[int(d)] = int(n)
+    return out

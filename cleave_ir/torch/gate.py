@@ -1,0 +1,172 @@
+"""The gate: a compiled region replaces PyTorch only if it is correct and measurably faster.
+
+Correct: on every input set (the example run's values, then random normal(0, 1), uniform(-1, 1) and
+normal(0, 0.1) tensors, and where the region has dynamic dims, normal(0, 1) tensors at other sizes), the kernel's output is within `tolerance` (max abs error / max abs
+reference) of PyTorch's version of the region evaluated in float64. Faster: `t_ours * (1 + margin) <
+t_pytorch`, both timed by `timer` (injectable; tests fake it). Otherwise PyTorch's version stays and
+the report row says why.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from cleave_ir.runtime import check, one_line
+from cleave_ir.torch.partition import Region
+
+Timer = Callable[[Callable[..., Any], Sequence[torch.Tensor], str, Region], float]
+"""timer(fn, inputs, which, region) -> microseconds per call of fn(*inputs); which is 'pytorch' or 'cleave'."""
+
+TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 2e-2, torch.float32: 1e-3}
+DISTRIBUTIONS = ("example", "normal(0,1)", "uniform(-1,1)", "normal(0,0.1)")
+
+
+@dataclass
+class Row:
+    """The gate's verdict on one region."""
+
+    region: int
+    ops: list[str]
+    decision: str  # "cleave" or "pytorch"
+    reason: str
+    pytorch_us: float | None = None
+    cleave_us: float | None = None
+    error: float | None = None
+    pytorch_error: float | None = None
+    tgraph_ops: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """One row per region (compiled or not), plus the plan text."""
+
+    rows: list[Row]
+    margin: float
+    plan: str = ""
+
+    def replaced(self) -> list[Row]:
+        return [r for r in self.rows if r.decision == "cleave"]
+
+    def table(self) -> str:
+        lines = [
+            f"| region | ops | decision | reason | PyTorch us | ours us | rel. error (ours) | rel. error (PyTorch) |",
+            "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+        for r in self.rows:
+            ops = ", ".join(o.removeprefix("aten.") for o in r.ops)
+            reason = r.reason if len(r.reason) <= 160 else r.reason[:157] + "..."
+            lines.append(
+                f"| {r.region} | {ops} | {r.decision} | {reason} | {_num(r.pytorch_us)} | {_num(r.cleave_us)} | {_err(r.error)} | {_err(r.pytorch_error)} |"
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return f"gate margin {self.margin:.0%}: {len(self.replaced())} of {len(self.rows)} regions run our kernels\n" + self.table()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"margin": self.margin, "rows": [dict(r.__dict__) for r in self.rows]}
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _err(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1e}"
+
+
+InputSet = tuple[str, list[torch.Tensor]]
+
+
+def input_sets(example: Sequence[torch.Tensor], other_shapes: Sequence[Sequence[int]] | None = None, seed: int = 0) -> list[InputSet]:
+    """(name, tensors): the example values, one random set per distribution of `DISTRIBUTIONS[1:]`,
+    and with `other_shapes` (other sizes of the dynamic dims) a normal(0,1) set of those shapes."""
+    gen = torch.Generator().manual_seed(seed)
+    sets: list[InputSet] = [(DISTRIBUTIONS[0], list(example))]
+    for dist in DISTRIBUTIONS[1:]:
+        one = []
+        for x in example:
+            if dist == "uniform(-1,1)":
+                r = torch.rand(x.shape, generator=gen, dtype=torch.float64) * 2 - 1
+            else:
+                r = torch.randn(x.shape, generator=gen, dtype=torch.float64) * (0.1 if dist == "normal(0,0.1)" else 1.0)
+            one.append(r.to(device=x.device, dtype=x.dtype))
+        sets.append((dist, one))
+    if other_shapes is not None:
+        resized = [torch.randn(list(shape), generator=gen, dtype=torch.float64).to(x.device, x.dtype) for shape, x in zip(other_shapes, example)]
+        sets.append((f"normal(0,1) at shapes {[list(s) for s in other_shapes]}", resized))
+    return sets
+
+
+def default_timer(fn: Callable[..., Any], inputs: Sequence[torch.Tensor], which: str, region: Region) -> float:
+    """CUDA: `cleave_ir.runtime.timed` (CUDA graphs, rotating input copies); CPU: median wall time of 5 calls."""
+    if inputs and inputs[0].is_cuda:
+        from cleave_ir.runtime import rotating_copies, timed
+
+        return timed(fn, rotate=rotating_copies(list(inputs))).us
+    fn(*inputs)
+    samples = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        fn(*inputs)
+        samples.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(samples)
+
+
+def gate(
+    region: Region,
+    pytorch: Callable[..., torch.Tensor],
+    kernel: Callable[..., torch.Tensor],
+    sets: Sequence[InputSet],
+    *,
+    timer: Timer = default_timer,
+    margin: float = 0.03,
+    tolerance: float | None = None,
+    baseline: Callable[..., torch.Tensor] | None = None,
+) -> Row:
+    """Check `kernel` against `pytorch` in float64 on every input set, then time it against `baseline`
+    (default `pytorch`; e.g. the region under torch.compile); the verdict."""
+    row = Row(region.index, region.ops(), "pytorch", "", tgraph_ops=region.tgraph_ops())
+    dtype = sets[0][1][0].dtype if sets and sets[0][1] else torch.float32
+    tol = tolerance if tolerance is not None else TOLERANCE.get(dtype, 1e-2)
+    errors, torch_errors, names = [], [], []
+    try:
+        with torch.no_grad():
+            for i, (name, xs) in enumerate(sets):
+                ref = pytorch(*[x.double() for x in xs])
+                if i > 0 and not bool(torch.isfinite(ref).all()):
+                    continue  # random inputs outside the region's domain (e.g. rsqrt of a negative): no reference
+                got = kernel(*xs)
+                if tuple(got.shape) != tuple(ref.shape):
+                    raise ValueError(f"output shape {tuple(got.shape)} on {name} inputs, expected {tuple(ref.shape)}")
+                errors.append(check(got, ref))
+                torch_errors.append(check(pytorch(*xs), ref))
+                names.append(name)
+    except Exception as e:  # a kernel that cannot run keeps PyTorch
+        row.reason = f"kernel failed: {one_line(e)}"
+        return row
+    row.error, row.pytorch_error = max(errors), max(torch_errors)
+    worst = max(range(len(errors)), key=lambda i: errors[i])
+    if not (math.isfinite(row.error) and row.error <= tol):
+        row.reason = f"wrong: rel. error {row.error:.1e} > {tol:.0e} on {names[worst]} inputs"
+        return row
+    try:
+        with torch.no_grad():
+            row.pytorch_us = timer(baseline or pytorch, sets[0][1], "pytorch", region)
+            row.cleave_us = timer(kernel, sets[0][1], "cleave", region)
+    except Exception as e:
+        row.reason = f"timing failed: {one_line(e)}"
+        return row
+    if row.cleave_us * (1 + margin) < row.pytorch_us:
+        row.decision = "cleave"
+        row.reason = f"correct on {len(names)} input sets and {row.pytorch_us / row.cleave_us:.2f}x faster"
+    else:
+        row.reason = f"correct but not faster by {margin:.0%} ({row.pytorch_us / row.cleave_us:.2f}x)"
+    return row

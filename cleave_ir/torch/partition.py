@@ -1,0 +1,237 @@
+"""Partition a captured FX graph into regions that become tgraph graphs.
+
+The rule (`RULE`, printed by `explain`):
+1. A node is supported when the aten->tgraph table (`aten.ATEN`) converts it on its own.
+2. Regions are maximal single-output cones of supported nodes: walking the graph backwards, a
+   supported node joins the region of its users when all its users are in one region and the region
+   stays within `max_ops` tgraph ops (reshapes not counted; default 12, the search's budget) and
+   `MAX_MATMULS` matmuls (2: attention, matmul chains, SwiGLU; what the scheduler fuses);
+   otherwise it starts a region of its own (its root; the region's output). tgraph graphs have one
+   output, so a value used by two regions (e.g. a normalized input feeding q, k and v projections)
+   ends a region.
+3. A region is worth compiling when it holds a matmul or a reduction; elementwise-only regions stay
+   in PyTorch (PyTorch fuses or runs them near memory speed; nothing to gain).
+Parameters, buffers, placeholders and values of other regions or of PyTorch ops become graph inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import fx
+
+from cleave_ir.builder import GraphBuilder
+from cleave_ir.dialects import tgraph
+from cleave_ir.torch.aten import Emitter, Input, Transposed, Unsupported, convert, element_type, meta_val, op_name
+from cleave_ir.torch.capture import Captured
+
+MAX_OPS = 12
+"""Default op budget of a region: `cleave compile`'s search budget (--max-ops)."""
+
+MAX_MATMULS = 2
+"""Most matmuls in one region (the benchmark subgraphs the pipeline fuses have at most two)."""
+
+RULE = (
+    "regions are maximal single-output cones of supported aten ops (a node joins its users' region when all its users "
+    "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted, and {max_matmuls} matmuls); a region is "
+    "compiled when it has a matmul or a reduction; parameters and other values become inputs"
+)
+
+
+@dataclass
+class Region:
+    """A region of supported nodes and its tgraph graph."""
+
+    index: int
+    nodes: list[fx.Node]
+    graph: tgraph.GraphOp | None = None
+    inputs: list[Input] = field(default_factory=list)
+    worth: bool = False
+    reason: str = ""
+
+    @property
+    def root(self) -> fx.Node:
+        return self.nodes[-1]
+
+    @property
+    def name(self) -> str:
+        return f"sg{self.index}"
+
+    def ops(self) -> list[str]:
+        """The aten ops of the region, in graph order."""
+        return [op_name(n) for n in self.nodes]
+
+    def tgraph_ops(self) -> list[str]:
+        if self.graph is None:
+            return []
+        return [op.name.split(".")[1] for op in self.graph.block.ops if not isinstance(op, tgraph.OutputOp)]
+
+    def input_names(self) -> list[str]:
+        return [i.node.name if i.node is not None else f"const {i.constant:g}" for i in self.inputs]
+
+    def tensor_inputs(self) -> list[fx.Node]:
+        """The FX nodes the region reads, in graph-input order (constants excluded)."""
+        return [i.node for i in self.inputs if i.node is not None]
+
+
+@dataclass
+class Plan:
+    """Regions, and the reason every other compute node stays in PyTorch."""
+
+    captured: Captured
+    regions: list[Region]
+    unsupported: dict[fx.Node, str]
+    max_ops: int = MAX_OPS
+
+    def text(self) -> str:
+        out = io.StringIO()
+        calls = [n for n in self.captured.module.graph.nodes if n.op == "call_function"]
+        todo = sum(r.worth for r in self.regions)
+        print(f"cleave_ir.torch: {len(calls)} ops, {len(self.regions)} regions ({todo} to compile), {len(self.unsupported)} ops stay in PyTorch", file=out)
+        print(f"rule: {RULE.format(max_ops=self.max_ops, max_matmuls=MAX_MATMULS)}", file=out)
+        for r in self.regions:
+            decision = "compile" if r.worth else "PyTorch"
+            print(f"region {r.index} [{decision}]: {', '.join(r.ops())}", file=out)
+            print(f"  tgraph: {', '.join(r.tgraph_ops()) or '-'}; inputs: {', '.join(r.input_names())}; output: {r.root.name}", file=out)
+            print(f"  why: {r.reason}", file=out)
+        for n, why in self.unsupported.items():
+            print(f"PyTorch: {n.name} ({op_name(n)}): {why}", file=out)
+        return out.getvalue()
+
+
+def _try(captured: Captured, node: fx.Node) -> str | tuple[int, int]:
+    """(tgraph ops without reshapes, matmuls) that `node` converts to, else the reason it does not."""
+    val = meta_val(node)
+    try:
+        elt = element_type(val.dtype) if hasattr(val, "dtype") else "f16"
+        cx = Emitter(GraphBuilder("probe", elt), captured.sizes)
+        convert(cx, node)
+    except Unsupported as e:
+        return str(e)
+    ops = list(cx.builder.block.ops)
+    return sum(not isinstance(op, tgraph.ReshapeOp) for op in ops), sum(isinstance(op, tgraph.MatmulOp) for op in ops)
+
+
+def support(captured: Captured) -> dict[fx.Node, str | tuple[int, int]]:
+    """For every call node: its (tgraph op, matmul) counts when supported, else the one-line reason."""
+    nodes = [n for n in captured.module.graph.nodes if n.op == "call_function"]
+    return {n: _try(captured, n) for n in nodes}
+
+
+def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int = MAX_OPS) -> list[list[fx.Node]]:
+    """Regions by the cone rule over the supported nodes (`cost`: their op and matmul counts), in graph order."""
+    order = list(captured.module.graph.nodes)
+    region_of: dict[fx.Node, int] = {}
+    members: list[list[fx.Node]] = []
+    size: list[list[int]] = []
+    for n in reversed(order):
+        if n not in cost:
+            continue
+        ops, mms = cost[n]
+        owners = {region_of.get(u) for u in n.users}
+        r = next(iter(owners)) if len(owners) == 1 else None
+        if not n.users or r is None or size[r][0] + ops > max_ops or size[r][1] + mms > MAX_MATMULS:
+            r = len(members)
+            members.append([])
+            size.append([0, 0])
+        region_of[n] = r
+        members[r].append(n)
+        size[r][0] += ops
+        size[r][1] += mms
+    regions = [list(reversed(m)) for m in members]
+    regions.sort(key=lambda m: order.index(m[-1]))
+    return regions
+
+
+def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
+    """The region's tgraph graph (or the reason there is none) and whether it is worth compiling."""
+    region = Region(index, nodes)
+    val = meta_val(region.root)
+    cx = Emitter(GraphBuilder("region", element_type(val.dtype)), captured.sizes)  # renamed by content below
+    try:
+        for n in nodes:
+            convert(cx, n)
+        out = cx.env[region.root]
+        if isinstance(out, Transposed):
+            raise Unsupported("the region's output is a transpose (tgraph has only matmul transpose_b)")
+        if out in cx.builder.block.args:
+            raise Unsupported("the region computes nothing (views of its input only)")
+        region.graph = _named_by_content(cx.builder.build(out))
+    except Unsupported as e:
+        region.reason = f"PyTorch: {e}"
+        return region
+    except Exception as e:  # a verifier refused the assembled graph
+        region.reason = f"PyTorch: graph does not verify: {str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}"
+        return region
+    region.inputs = cx.inputs
+    kinds = set(region.tgraph_ops())
+    found = [k for k in ("matmul", "reduce") if k in kinds]
+    region.worth = bool(found)
+    region.reason = f"has a {' and a '.join(found)}" if found else "no matmul or reduction: nothing to gain over PyTorch"
+    return region
+
+
+def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:
+    """The graph renamed `r_<digest of its text>`: equal regions (q/k/v projections, the two norms of a
+    layer, the same layer in another model run) get equal graphs, so `cleave compile`'s cache serves them."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from cleave_ir.compile import graph_text
+
+    digest = hashlib.sha256(graph_text(graph).encode()).hexdigest()[:12]
+    graph.sym_name = StringAttr(f"r_{digest}")
+    return graph
+
+
+def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
+    """Supported nodes, cut into regions by `RULE`, each with its tgraph graph."""
+    reasons = support(captured)
+    cost = {n: c for n, c in reasons.items() if not isinstance(c, str)}
+    regions = [emit(captured, i, nodes) for i, nodes in enumerate(cones(captured, cost, max_ops))]
+    unsupported = {n: why for n, why in reasons.items() if isinstance(why, str)}
+    return Plan(captured, regions, unsupported, max_ops)
+
+
+def region_module(region: Region) -> fx.GraphModule:
+    """PyTorch's version of the region: a GraphModule taking its tensor inputs, returning its output."""
+    g = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    for i, n in enumerate(region.tensor_inputs()):
+        p = g.placeholder(f"in{i}")
+        p.meta = dict(n.meta)
+        env[n] = p
+    for n in region.nodes:
+        env[n] = g.node_copy(n, lambda a: env[a])
+    g.output(env[region.root])
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+def example_inputs(captured: Captured, region: Region) -> list[Any]:
+    """The region's tensor inputs in the example run."""
+    return [captured.values[n] for n in region.tensor_inputs()]
+
+
+def other_shapes(captured: Captured, region: Region) -> list[tuple[int, ...]] | None:
+    """Shapes of the region's tensor inputs with every dynamic size moved off its example value
+    (halved, plus one: odd, so a kernel that only serves whole tiles is caught); None without dynamic dims."""
+    import sympy
+
+    from cleave_ir.torch.aten import is_symbolic
+
+    nodes = region.tensor_inputs()
+    example: dict[sympy.Symbol, int] = {}
+    for n in nodes:
+        for d, size in zip(meta_val(n).shape, captured.sizes(n)):
+            if is_symbolic(d) and isinstance(d.node.expr, sympy.Symbol):
+                example[d.node.expr] = size
+    if not example:
+        return None
+    new = {s: max(2, v // 2 + 1) for s, v in example.items()}
+    try:
+        return [tuple(int(d.node.expr.subs(new)) if is_symbolic(d) else int(d) for d in meta_val(n).shape) for n in nodes]
+    except (TypeError, ValueError):  # a size that is not a function of the input symbols alone
+        return None
