@@ -4,7 +4,7 @@ import tilelang
 import tilelang.language as T
 
 @T.prim_func
-def mha_c5_s4_split_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1, 4, 512, 128), "float16"), v: T.Tensor((1, 4, 512, 128), "float16"), out0: T.Tensor((4, 1, 4, 512, 1), "float16"), out1: T.Tensor((4, 1, 4, 512, 128), "float16"), out2: T.Tensor((4, 1, 4, 512, 1), "float16")):
+def mha_c4_s4_split_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1, 4, 512, 128), "float16"), v: T.Tensor((1, 4, 512, 128), "float16"), out0: T.Tensor((4, 1, 4, 512, 1), "float16"), out1: T.Tensor((4, 1, 4, 512, 128), "float16"), out2: T.Tensor((4, 1, 4, 512, 1), "float16")):
     with T.Kernel(4, 4, 8, threads=128) as (bx, by, bz):
         q_1 = T.alloc_shared((64, 128), "float16")
         k_1 = T.alloc_shared((128, 128), "float16")
@@ -39,7 +39,7 @@ def mha_c5_s4_split_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1,
 
 
 @T.prim_func
-def mha_c5_s4_combine_k0(partial0: T.Tensor((4, 1, 4, 512, 1), "float16"), partial1: T.Tensor((4, 1, 4, 512, 128), "float16"), partial2: T.Tensor((4, 1, 4, 512, 1), "float16"), out0: T.Tensor((1, 4, 512, 128), "float16")):
+def mha_c4_s4_combine_k0(partial0: T.Tensor((4, 1, 4, 512, 1), "float16"), partial1: T.Tensor((4, 1, 4, 512, 128), "float16"), partial2: T.Tensor((4, 1, 4, 512, 1), "float16"), out0: T.Tensor((1, 4, 512, 128), "float16")):
     with T.Kernel(4, 32, threads=128) as (bx, by):
         partial0_1 = T.alloc_shared((4, 16), "float16")
         global_max = T.alloc_fragment((16,), "float32")
@@ -85,8 +85,8 @@ def mha_c5_s4_combine_k0(partial0: T.Tensor((4, 1, 4, 512, 1), "float16"), parti
 
 
 KERNELS = {
-    'mha_c5_s4_split_k0': {'graph': 'mha_c5_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 64, 1] reduce=none', 'estimated_us': 3.026, 'inputs': 3, 'outputs': 3, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (4, 1, 4, 512, 1), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1)], 'dtypes': ['float16', 'float16', 'float16', 'float16', 'float16', 'float16']},
-    'mha_c5_s4_combine_k0': {'graph': 'mha_c5_s4_combine', 'input_names': ['partial0', 'partial1', 'partial2'], 'passthrough': [], 'tiles': 'out=[1, 1, 16, 128] reduce=none', 'estimated_us': 0.637, 'inputs': 3, 'outputs': 1, 'shapes': [(4, 1, 4, 512, 1), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
+    'mha_c4_s4_split_k0': {'graph': 'mha_c4_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 64, 1] reduce=none', 'estimated_us': 3.026, 'inputs': 3, 'outputs': 3, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (4, 1, 4, 512, 1), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1)], 'dtypes': ['float16', 'float16', 'float16', 'float16', 'float16', 'float16']},
+    'mha_c4_s4_combine_k0': {'graph': 'mha_c4_s4_combine', 'input_names': ['partial0', 'partial1', 'partial2'], 'passthrough': [], 'tiles': 'out=[1, 1, 16, 128] reduce=none', 'estimated_us': 0.637, 'inputs': 3, 'outputs': 1, 'shapes': [(4, 1, 4, 512, 1), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -101,8 +101,8 @@ tgraph.graph @mha(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tgraph.tensor<
   tgraph.output %o : !tgraph.tensor<[1, 4, 512, 128], f16>
 }
 """,
-    'mha_c5_s4_split': """
-tgraph.graph @mha_c5_s4_split(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tgraph.tensor<[1, 4, 512, 128], f16>, %v: !tgraph.tensor<[1, 4, 512, 128], f16>) -> (!tgraph.tensor<[4, 1, 4, 512, 1], f16>, !tgraph.tensor<[4, 1, 4, 512, 128], f16>, !tgraph.tensor<[4, 1, 4, 512, 1], f16>) attributes {cleave.candidate_of = @mha, cleave.note = "split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined over s, exp shifted by the chunk max (log-sum-exp combine)", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @mha_c5_s4_combine} {
+    'mha_c4_s4_split': """
+tgraph.graph @mha_c4_s4_split(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tgraph.tensor<[1, 4, 512, 128], f16>, %v: !tgraph.tensor<[1, 4, 512, 128], f16>) -> (!tgraph.tensor<[4, 1, 4, 512, 1], f16>, !tgraph.tensor<[4, 1, 4, 512, 128], f16>, !tgraph.tensor<[4, 1, 4, 512, 1], f16>) attributes {cleave.candidate_of = @mha, cleave.note = "split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined over s, exp shifted by the chunk max (log-sum-exp combine)", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @mha_c4_s4_combine} {
   %0 = tgraph.reshape %q : !tgraph.tensor<[1, 4, 512, 128], f16> -> !tgraph.tensor<[1, 1, 4, 512, 128], f16>
   %1 = tgraph.split %k dim 2 : !tgraph.tensor<[1, 4, 512, 128], f16> -> !tgraph.tensor<[4, 1, 4, 128, 128], f16>
   %2 = tgraph.matmul %0, %1 transpose_b : !tgraph.tensor<[1, 1, 4, 512, 128], f16>, !tgraph.tensor<[4, 1, 4, 128, 128], f16> -> !tgraph.tensor<[4, 1, 4, 512, 128], f16>
@@ -116,8 +116,8 @@ tgraph.graph @mha_c5_s4_split(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tg
   tgraph.output %chunk_max, %7, %8 : !tgraph.tensor<[4, 1, 4, 512, 1], f16>, !tgraph.tensor<[4, 1, 4, 512, 128], f16>, !tgraph.tensor<[4, 1, 4, 512, 1], f16>
 }
 """,
-    'mha_c5_s4_combine': """
-tgraph.graph @mha_c5_s4_combine(%partial0: !tgraph.tensor<[4, 1, 4, 512, 1], f16>, %partial1: !tgraph.tensor<[4, 1, 4, 512, 128], f16>, %partial2: !tgraph.tensor<[4, 1, 4, 512, 1], f16>) -> !tgraph.tensor<[1, 4, 512, 128], f16> attributes {cleave.candidate_of = @mha, cleave.note = "split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined over s, exp shifted by the chunk max (log-sum-exp combine)", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @mha_c5_s4_split, cleave.passthrough = []} {
+    'mha_c4_s4_combine': """
+tgraph.graph @mha_c4_s4_combine(%partial0: !tgraph.tensor<[4, 1, 4, 512, 1], f16>, %partial1: !tgraph.tensor<[4, 1, 4, 512, 128], f16>, %partial2: !tgraph.tensor<[4, 1, 4, 512, 1], f16>) -> !tgraph.tensor<[1, 4, 512, 128], f16> attributes {cleave.candidate_of = @mha, cleave.note = "split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined over s, exp shifted by the chunk max (log-sum-exp combine)", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @mha_c4_s4_split, cleave.passthrough = []} {
   %global_max = tgraph.reduce max %partial0 dim 0 : !tgraph.tensor<[4, 1, 4, 512, 1], f16> -> !tgraph.tensor<[1, 1, 4, 512, 1], f16>
   %0 = tgraph.sub %partial0, %global_max : !tgraph.tensor<[4, 1, 4, 512, 1], f16>, !tgraph.tensor<[1, 1, 4, 512, 1], f16> -> !tgraph.tensor<[4, 1, 4, 512, 1], f16>
   %rescale = tgraph.exp %0 : !tgraph.tensor<[4, 1, 4, 512, 1], f16>
@@ -133,7 +133,7 @@ tgraph.graph @mha_c5_s4_combine(%partial0: !tgraph.tensor<[4, 1, 4, 512, 1], f16
 }
 
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
-CANDIDATES = [(3.663, ['mha_c5_s4_split_k0', 'mha_c5_s4_combine_k0'], 'mha_c5_s4_split')]
+CANDIDATES = [(3.663, ['mha_c4_s4_split_k0', 'mha_c4_s4_combine_k0'], 'mha_c4_s4_split')]
 
 _compiled = {}
 
@@ -150,15 +150,18 @@ def compile_kernel(name, target="cuda"):
 def run(*tensors, candidate=0):
     """Run a candidate (default: the best estimated) on torch tensors; returns its output(s).
 
-    A Split-K candidate runs its split kernel, then its combine kernel on the partials.
+    Each kernel takes the previous one's outputs, then the named values its passthrough lists: the
+    original inputs (a Split-K combine kernel), or results of earlier kernels (a graph cut into kernels).
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
-    first = KERNELS[names[0]]["input_names"]
+    env = dict(zip(KERNELS[names[0]]["input_names"], tensors))
     for name in names:
         kernel = compile_kernel(name)
-        # a combine kernel takes the partials, then the original inputs it names
-        extra = [tensors[first.index(n)] for n in KERNELS[name]["passthrough"]]
-        result = kernel(*(values[: KERNELS[name]["inputs"] - len(extra)] + extra))
+        extra = [env[n] for n in KERNELS[name]["passthrough"]]
+        args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
+        env.update(zip(KERNELS[name]["input_names"], args))
+        result = kernel(*args)
         values = list(result) if isinstance(result, (list, tuple)) else [result]
+        env.update(zip(KERNELS[name].get("output_names", ()), values))
     return values[0] if len(values) == 1 else values
