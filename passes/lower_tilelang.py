@@ -5,17 +5,12 @@ Decisions, all visible in the resulting IR:
   into shared memory, computed tiles fp32 fragments; reshapes are views of the same buffer;
 - matmuls whose tiles are 2-D multiples of 16 become `tilelang.gemm`, with computed operands
   staged as fp16 (A in a fragment for whole 64-row warpgroups, else in shared memory; B always in
-  shared memory); a single row times a matrix (GEMV, 16+ outputs) multiplies on all threads into
-  an (outputs, K chunk) fragment over a serial loop of K chunks and ends in one warp reduction;
-  other matmuls are CUDA-core `serial` loops over the contracted dim around a `parallel` update,
-  reading their operands from shared memory;
+  shared memory); other matmuls are CUDA-core `serial` loops over the contracted dim around a
+  `parallel` update, reading their operands from shared memory;
 - row reductions of 2-D fragments with a power-of-two width of 8+ and 16+ rows use TileLang's warp
   reduction (`reduce_sum`/`reduce_max`), any other reduction a serial loop;
 - sequential loops become `pipelined` loops (the kernel's `cleave.stages`) with fragment
   accumulators: sum, max, and the online-softmax rescaled sum (running max, alpha/beta rescale);
-- tiles marked by cleave-place-memory's `cleave.pad_axes` get `cleave.pad_rows` rows in that dim
-  (small matmuls padded to the tensor-core tile): their loads fill and their stores read only the
-  real rows (`tilelang.copy` regions on the local buffer), everything between runs on all rows;
 - the grid keeps its non-1 dims; past three, the leading ones are linearized into `bx`
   (`(bx floordiv s) mod e`).
 The kernel keeps the metadata the module printer records (`cleave.schedule_of`, `cleave.tiles`,
@@ -54,9 +49,6 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.shapes import Dim, parse_dim_text, symbol
 
-# a GEMV's (outputs, K chunk) product fragment holds at most 64 x 128 fp32 values (64 registers per
-# thread of a warpgroup)
-GEMV_ELEMENTS = 64 * 128
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
 
 
@@ -113,7 +105,7 @@ class _Buf:
 
     def at(self, full_vars: Sequence[str | None]) -> list[Dim]:
         """Element index for the result-space loop variables (None where the result dim is 1)."""
-        idx = [symbol(v) if v is not None else sympy.Integer(0) for v, d in zip(full_vars, self.shape) if d != 1]
+        idx = [symbol(v) for v, d in zip(full_vars, self.shape) if d != 1 and v is not None]
         return idx or [sympy.Integer(0)]
 
 
@@ -172,16 +164,6 @@ class _KernelLowering:
         self.threads = threads.value.data if threads is not None else 128  # type: ignore[attr-defined]
         stages = kernel.attributes.get("cleave.stages")
         self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
-        pad = kernel.attributes.get("cleave.pad_rows")
-        self.pad_rows = pad.value.data if pad is not None else 1  # type: ignore[attr-defined]
-        self.pad_axes: dict[SSAValue, int] = {}  # value -> its padded dim
-        for op in kernel.walk():
-            axes = op.attributes.get("cleave.pad_axes")
-            if isinstance(axes, ArrayAttr):
-                self.pad_axes |= {r: a.value.data for r, a in zip(op.results, axes.data) if a.value.data >= 0}  # type: ignore[attr-defined]
-        for seq in kernel.walk():  # accumulators are padded like the values their loop yields
-            if isinstance(seq, itgraph.SequentialOp) and isinstance(term := seq.body.block.last_op, itgraph.YieldOp):
-                self.pad_axes |= {r: self.pad_axes[y] for r, y in zip(seq.results, term.values) if y in self.pad_axes}
 
     # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
@@ -199,22 +181,8 @@ class _KernelLowering:
         self.allocs.append(op)
         return _Buf(op.result, name, tuple(shape))
 
-    def shape_of(self, value: SSAValue) -> tuple[int, ...]:
-        """The tile shape of `value` as allocated: its padded dim (if any) has `pad_rows` rows."""
-        shape = list(_static(value))
-        if value in self.pad_axes:
-            shape[self.pad_axes[value]] = self.pad_rows
-        return tuple(shape)
-
-    def real_rows(self, value: SSAValue) -> tl.RegionAttr | None:
-        """The region of a padded tile's buffer that holds its real rows (None if not padded)."""
-        if value not in self.pad_axes:
-            return None
-        kept = [(p, d) for p, d in zip(self.shape_of(value), _static(value)) if p != 1] or [(1, 1)]
-        return tl.RegionAttr([0] * len(kept), [d for _, d in kept])
-
     def alloc_for(self, value: SSAValue, hint: str, scope: str, element_type: Attribute = f32) -> _Buf:
-        buf = self.alloc(self.shape_of(value), hint, scope, element_type)
+        buf = self.alloc(_static(value), hint, scope, element_type)
         self.bufs[value] = buf
         return buf
 
@@ -280,12 +248,9 @@ class _KernelLowering:
         for op in ops:
             if isinstance(op, itgraph.LoadOp):
                 buf = self.alloc_for(op.result, op.result.name_hint or "tile", "shared", tgraph.tensor_type(op.result).element_type)
-                if op.result in self.pad_axes:
-                    self.load_rows(op, buf)
-                else:
-                    self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=self.region(op.tmap)))
+                self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=self.region(op.tmap)))
             elif isinstance(op, itgraph.StoreOp):
-                self.emit(tl.CopyOp(self.bufs[op.value].value, self.bufs[op.dest].value, self.real_rows(op.value), self.region(op.tmap)))
+                self.emit(tl.CopyOp(self.bufs[op.value].value, self.bufs[op.dest].value, dst_region=self.region(op.tmap)))
             elif isinstance(op, itgraph.SequentialOp):
                 self.sequential(op)
             elif isinstance(op, itgraph.YieldOp):
@@ -303,23 +268,12 @@ class _KernelLowering:
             else:
                 raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: no TileLang lowering")
 
-    def load_rows(self, op: itgraph.LoadOp, buf: _Buf) -> None:
-        """The real rows of a padded tile, read element by element (a bulk copy into part of a
-        shared buffer that the tensor cores read is not a TMA box TileLang accepts)."""
-        src = self.bufs[op.source]
-        full = self.loop_vars(_static(op.result))
-        offsets = [self.expr(o) for o in op.tmap.offset_exprs]
-        s = _Statements()
-        x = s.add(tl.LoadOp(src.value, [o + symbol(v) if v is not None else o for o, v in zip(offsets, full)]))
-        s.store(x, buf, full)
-        self.parallel(_static(op.result), s)
-
     def reshape(self, op: Operation) -> None:
         src, res = op.operands[0], op.results[0]
         if _squeezed(_static(src)) != _squeezed(_static(res)):
             raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: only adds or drops size-1 dims in a kernel")
         b = self.bufs[src]
-        self.bufs[res] = _Buf(b.value, b.name, self.shape_of(res))  # same buffer, other view
+        self.bufs[res] = _Buf(b.value, b.name, _static(res))  # same buffer, other view
 
     def elementwise(self, op: tgraph.ElementwiseOp) -> None:
         res = op.results[0]
@@ -395,11 +349,6 @@ class _KernelLowering:
             self.emit(tl.ClearOp(out.value))
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
             return
-        if batch_one and len(_squeezed(out.shape)) == 1 and m == 1 and n >= 16 and len(ta) == 1 and len(tb) == 2:
-            chunk = min(k, 128, max(8, GEMV_ELEMENTS // n))
-            if chunk >= 8 and chunk & (chunk - 1) == 0 and k % chunk == 0:
-                self.gemv(a, b, out, tt, n, k, chunk)
-                return
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
         # are read from shared memory (a fragment can only be indexed by its owning threads)
         a, b = self._shared(a), self._shared(b)
@@ -413,21 +362,6 @@ class _KernelLowering:
         s = _Statements()
         s.store(s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars)), out, full, accumulate=True)
         self.serial("kk", k, lambda: self.parallel(out.shape, s))
-
-    def gemv(self, a: _Buf, b: _Buf, out: _Buf, tt: bool, n: int, k: int, chunk: int) -> None:
-        """One row times a matrix on all threads: products of `chunk` columns of K per output
-        accumulate in an (n, chunk) fragment over a serial loop, then one warp reduction per output."""
-        a, b = self._shared(a), self._shared(b)
-        part = self.alloc((n, chunk), out.name + "_part", "fragment")
-        self.emit(tl.ClearOp(part.value))
-        i, j, kk = symbol("i0"), symbol("i1"), symbol("kk")
-        col = kk * chunk + j
-        s = _Statements()
-        x = s.add(tl.LoadOp(a.value, [col]))
-        w = s.add(tl.LoadOp(b.value, [i, col] if tt else [col, i]))
-        s.store(s.binary(arith.MulfOp, x, w), part, ["i0", "i1"], accumulate=True)
-        self.serial("kk", k // chunk, lambda: self.parallel((n, chunk), s))
-        self.emit(tl.ReduceSumOp(part.value, out.value, 1, True))
 
     def _shared(self, buf: _Buf) -> _Buf:
         """`buf` itself if it is in shared memory, else a shared copy of it."""

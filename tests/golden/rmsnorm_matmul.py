@@ -10,14 +10,12 @@ def rmsnorm_matmul_c4_s4_split_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tens
         x_1 = T.alloc_shared((128,), "float16")
         w_1 = T.alloc_shared((128, 16), "float16")
         acc = T.alloc_fragment((16,), "float32")
-        acc_part = T.alloc_fragment((16, 128), "float32")
         T.copy(x[by, 128*bx:128*bx + 128], x_1)
         T.copy(w[128*bx:128*bx + 128, 16*bz:16*bz + 16], w_1)
-        T.clear(acc_part)
-        for kk in T.serial(1):
-            for i0, i1 in T.Parallel(16, 128):
-                acc_part[i0, i1] += x_1[i1 + 128*kk] * w_1[i1 + 128*kk, i0]
-        T.reduce_sum(acc_part, acc, dim=1, clear=True)
+        T.clear(acc)
+        for kk in T.serial(128):
+            for i0 in T.Parallel(16):
+                acc[i0] += x_1[kk] * w_1[kk, i0]
         T.copy(acc, out0[bx, by, 16*bz:16*bz + 16])
 
 
