@@ -72,6 +72,9 @@ class PipelinePass(ModulePass):
 
     max_ops: int = 12
     search_budget: int = DEFAULT_BUDGET
+    # off by default: a graph the scheduler then cuts into several kernels can store exp(x) unshifted
+    # between them (softmax(x @ w) gave inf); on, max-subtracted softmax reaches the max-free forms
+    canonicalize: bool = False
     top_k: int = 2
     keep: int = 3
     split_counts: tuple[int, ...] = (2, 4, 8, 16, 32)
@@ -85,7 +88,7 @@ class PipelinePass(ModulePass):
         search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2, budget=self.search_budget)]
         return [
             DecomposePass(),  # reduce mean -> reduce sum + scale
-            CanonicalizePass(),  # softmax without a cancelled max shift, norms with rsqrt
+            *([CanonicalizePass()] if self.canonicalize else []),  # softmax without a cancelled max shift, norms with rsqrt
             SymbolizePass(),
             *search,
             ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),  # makes the input graph concrete again

@@ -117,6 +117,11 @@ def drop_unstable_candidates(module: ModuleOp) -> list[str]:
         ks = kernels.get(name, [])
         return bool(ks) and all(unshifted_exps(k) for k in ks)
 
+    def cut(name: str) -> bool:
+        """A piece of a graph that cleave-schedule cut into kernels: computed as the user wrote it."""
+        g = graphs[name]
+        return "cleave.next" in g.attributes or getattr(g.attributes.get("cleave.stage"), "data", None) == "part"
+
     dropped: set[str] = set()
     families: dict[str, list[list[str]]] = {}
     for g in graphs.values():
@@ -128,7 +133,7 @@ def drop_unstable_candidates(module: ModuleOp) -> list[str]:
         root = graphs.get(family)
         if root is None or not normalizes_exp(root):
             continue
-        bad = [u for u in units if u[0] != family and any(unstable(n) for n in u)]
+        bad = [u for u in units if u[0] != family and not any(cut(n) for n in u) and any(unstable(n) for n in u)]
         good = [u for u in units if u not in bad and any(kernels.get(n) for n in u)]
         if good:
             dropped.update(n for u in bad for n in u)

@@ -10,7 +10,6 @@ from xdsl.dialects.builtin import ModuleOp
 
 from cleave_ir.builder import module_of
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.diagnostics import CleaveError
 from cleave_ir.driver import main as cleave_opt
 from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.passes.superoptimize import SuperoptimizePass
@@ -78,11 +77,12 @@ def test_no_horizontal_fusion_gives_swiglu_two_loops() -> None:
 
 
 def test_no_iterative_tiling() -> None:
-    """Without iterative tiling no kernel has a sequential loop; swiglu's K=4096 rows then no longer fit."""
+    """Without iterative tiling no kernel has a sequential loop; swiglu's K=4096 rows then no longer fit
+    one kernel, and the graph is cut into several (each still without a loop)."""
     module = _run(_small("gqa_decode", {4096: 512}), iterative_tiling=False)
     assert _kernels(module) and not _sequentials(module)
-    with pytest.raises(CleaveError, match="shared memory"):
-        _run(_small("swiglu", {14336: 1024}), no_search=True, iterative_tiling=False)
+    module = _run(_small("swiglu", {14336: 1024}), no_search=True, iterative_tiling=False)
+    assert len(_kernels(module)) > 1 and not _sequentials(module)
 
 
 @pytest.mark.parametrize("spec", ["cleave-pipeline{no-split=true}", "cleave-pipeline{no-search=true iterative-tiling=false horizontal-fusion=false}"])
