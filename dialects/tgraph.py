@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from enum import auto
 from fractions import Fraction
+from abc import abstractmethod
 from typing import ClassVar, cast
 
 import numpy as np
@@ -1297,11 +1298,12 @@ class StructuralOp(IRDLOperation):
     refuses graphs that use them.
     """
 
-    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
-        raise NotImplementedError
+    @abstractmethod
+    def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray: ...
 
+    @abstractmethod
     def torch(self, xs: Sequence, shape: Sequence[int]):  # noqa: ANN201 - torch is imported lazily
-        raise NotImplementedError
+        ...
 
 
 def _i64_array(values: Sequence[int]) -> DenseArrayBase:
