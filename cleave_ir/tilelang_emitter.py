@@ -168,7 +168,8 @@ class _KernelPrinter:
                 self.py[op.result] = self.fresh(op.result.name_hint or "t")
                 self.emit(indent, f"{self.py[op.result]} = T.alloc_{t.scope_name}({_tuple([py_expr(d) for d in t.shape])}, \"{_dtype(t)}\")")
             elif isinstance(op, tl.CopyOp):
-                self.emit(indent, f"T.copy({self.side(op.src, op.src_region)}, {self.side(op.dst, op.dst_region)})")
+                hint = ', annotations={"disable_tma": True}' if op.no_tma is not None else ""
+                self.emit(indent, f"T.copy({self.side(op.src, op.src_region)}, {self.side(op.dst, op.dst_region)}{hint})")
             elif isinstance(op, tl.GemmOp):
                 self.emit(
                     indent,

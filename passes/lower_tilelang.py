@@ -10,7 +10,10 @@ Decisions, all visible in the resulting IR:
 - row reductions of 2-D fragments with a power-of-two width of 8+ and 16+ rows use TileLang's warp
   reduction (`reduce_sum`/`reduce_max`), any other reduction a serial loop;
 - sequential loops become `pipelined` loops (the kernel's `cleave.stages`) with fragment
-  accumulators: sum, max, and the online-softmax rescaled sum (running max, alpha/beta rescale);
+  accumulators: sum, max, and the online-softmax rescaled sum: where the body's chunk max is used
+  only as an exp shift, FlashAttention-2's form (the body shifts by the running max, a matmul part
+  accumulates in place into its rescaled accumulator), else the chunk-max form (alpha/beta after the body);
+- exp is exp2 of x * log2(e) (one fast instruction on the GPU);
 - the grid keeps its non-1 dims; past three, the leading ones are linearized into `bx`
   (`(bx floordiv s) mod e`).
 The kernel keeps the metadata the module printer records (`cleave.schedule_of`, `cleave.tiles`,
@@ -20,6 +23,7 @@ Python names are chosen here (as SSA name hints) in the order the printer re-der
 
 from __future__ import annotations
 
+from math import prod
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +40,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     f16,
@@ -47,6 +52,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
+from cleave_ir.passes.cost_model import SMEM_BYTES
 from cleave_ir.shapes import Dim, parse_dim_text, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -145,6 +151,16 @@ class _Statements:
         self.ops.append(tl.StoreOp(self.cast(x, buf.type.element_type), buf.value, buf.at(full_vars), accumulate))
 
 
+@dataclass
+class _RunningMax:
+    """An online softmax lowered in FlashAttention-2's form (see `_KernelLowering._plan_running_max`)."""
+
+    chunk_max: SSAValue  # the body's max over the chunk (its buffer then holds the running max)
+    m_acc: _Buf  # the running max accumulator
+    alpha: _Buf  # exp(old running max - new running max), per row
+    in_place: dict[SSAValue, _Buf]  # matmul parts accumulated straight into their rescaled accumulator
+
+
 class _KernelLowering:
     def __init__(self, kernel: itgraph.KernelOp, passthrough: Sequence[str]) -> None:
         self.kernel = kernel
@@ -164,6 +180,9 @@ class _KernelLowering:
         self.threads = threads.value.data if threads is not None else 128  # type: ignore[attr-defined]
         stages = kernel.attributes.get("cleave.stages")
         self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
+        self.running_max: _RunningMax | None = None
+        self.pad = plan_row_padding(kernel, self.threads)
+        self.prologue: list[Operation] = []  # clears of padded shared tiles, before the first statement
 
     # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
@@ -181,8 +200,20 @@ class _KernelLowering:
         self.allocs.append(op)
         return _Buf(op.result, name, tuple(shape))
 
+    def shape(self, value: SSAValue) -> tuple[int, ...]:
+        """The static tile shape of `value` as allocated: its row axis padded where `self.pad` says."""
+        shape = list(_static(value))
+        if value in self.pad:
+            shape[self.pad[value]] = PAD_ROWS
+        return tuple(shape)
+
+    def real_region(self, value: SSAValue) -> tl.RegionAttr:
+        """The rows of a padded tile that hold data (its unpadded extent), in the buffer's dims."""
+        real = _squeezed(_static(value))
+        return tl.RegionAttr([sympy.Integer(0)] * len(real), list(real))
+
     def alloc_for(self, value: SSAValue, hint: str, scope: str, element_type: Attribute = f32) -> _Buf:
-        buf = self.alloc(_static(value), hint, scope, element_type)
+        buf = self.alloc(self.shape(value), hint, scope, element_type)
         self.bufs[value] = buf
         return buf
 
@@ -235,9 +266,9 @@ class _KernelLowering:
         self.body(par.body.block.ops)
         self.block_stack.pop()
         if block.first_op is not None:
-            block.insert_ops_before(self.allocs, block.first_op)
+            block.insert_ops_before([*self.allocs, *self.prologue], block.first_op)
         else:
-            block.add_ops(self.allocs)
+            block.add_ops([*self.allocs, *self.prologue])
         new = tl.KernelOp(k.sym_name.data, [self.expr(e) for _, e in grid] or [1], self.threads, len(k.outputs), Region(block))
         new.attributes |= {n: a for n, a in k.attributes.items() if n not in ("cleave.threads", "cleave.stages")}
         new.attributes["cleave.input_names"] = ArrayAttr(StringAttr(a.name_hint or f"arg{i}") for i, a in enumerate(k.inputs))
@@ -248,9 +279,18 @@ class _KernelLowering:
         for op in ops:
             if isinstance(op, itgraph.LoadOp):
                 buf = self.alloc_for(op.result, op.result.name_hint or "tile", "shared", tgraph.tensor_type(op.result).element_type)
-                self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=self.region(op.tmap)))
+                real = self.real_region(op.result) if op.result in self.pad else None
+                if real is not None:  # the real rows into a zeroed padded tile
+                    self.prologue.append(tl.ClearOp(buf.value))
+                self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=self.region(op.tmap), dst_region=real, no_tma=real is not None))
             elif isinstance(op, itgraph.StoreOp):
-                self.emit(tl.CopyOp(self.bufs[op.value].value, self.bufs[op.dest].value, dst_region=self.region(op.tmap)))
+                src = self.bufs[op.value]
+                if op.value in self.pad:  # the real rows only, through shared memory (as TileLang's decode kernels)
+                    staged = self.alloc(src.shape, src.name + "_s", "shared", tgraph.tensor_type(op.dest).element_type)
+                    self.emit(tl.CopyOp(src.value, staged.value))
+                    self.emit(tl.CopyOp(staged.value, self.bufs[op.dest].value, src_region=self.real_region(op.value), dst_region=self.region(op.tmap), no_tma=True))
+                else:
+                    self.emit(tl.CopyOp(src.value, self.bufs[op.dest].value, dst_region=self.region(op.tmap)))
             elif isinstance(op, itgraph.SequentialOp):
                 self.sequential(op)
             elif isinstance(op, itgraph.YieldOp):
@@ -267,13 +307,15 @@ class _KernelLowering:
                 self.mask(op)
             else:
                 raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: no TileLang lowering")
+            if self.running_max is not None and self.running_max.chunk_max in op.results:
+                self._update_running_max(self.running_max)
 
     def reshape(self, op: Operation) -> None:
         src, res = op.operands[0], op.results[0]
         if _squeezed(_static(src)) != _squeezed(_static(res)):
             raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: only adds or drops size-1 dims in a kernel")
         b = self.bufs[src]
-        self.bufs[res] = _Buf(b.value, b.name, _static(res))  # same buffer, other view
+        self.bufs[res] = _Buf(b.value, b.name, self.shape(res))  # same buffer, other view
 
     def elementwise(self, op: tgraph.ElementwiseOp) -> None:
         res = op.results[0]
@@ -335,7 +377,19 @@ class _KernelLowering:
 
     def matmul(self, op: tgraph.MatmulOp) -> None:
         a, b = self.bufs[op.lhs], self.bufs[op.rhs]
-        out = self.alloc_for(op.result, op.result.name_hint or "acc", "fragment")
+        rm = self.running_max
+        if rm is not None and op.result in rm.in_place:
+            # acc = acc * alpha, then the product accumulates into it (no clear, no second tile)
+            out = rm.in_place[op.result]
+            self.bufs[op.result] = out
+            full = self.loop_vars(out.shape)
+            s = _Statements()
+            s.store(s.binary(arith.MulfOp, s.load(out, full), s.load(rm.alpha, full)), out, full)
+            self.parallel(out.shape, s)
+            clear = False
+        else:
+            out = self.alloc_for(op.result, op.result.name_hint or "acc", "fragment")
+            clear = True
         ta, tb = _squeezed(a.shape), _squeezed(b.shape)
         tt = op.transpose_b is not None
         m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
@@ -346,13 +400,15 @@ class _KernelLowering:
             # give the fragment both the producer's and this gemm's layout: stage it in shared memory
             a_op = self._operand_fp16(a, "fragment" if m % 64 == 0 else "shared")
             b_op = self._operand_fp16(b, "shared")
-            self.emit(tl.ClearOp(out.value))
+            if clear:
+                self.emit(tl.ClearOp(out.value))
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
             return
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
         # are read from shared memory (a fragment can only be indexed by its owning threads)
         a, b = self._shared(a), self._shared(b)
-        self.emit(tl.ClearOp(out.value))
+        if clear:
+            self.emit(tl.ClearOp(out.value))
         full = self.loop_vars(out.shape)
         lhs_vars = _align(full[:-2], a.shape, full[-2], "kk" if a.shape[-1] != 1 else None)
         if tt:
@@ -389,34 +445,22 @@ class _KernelLowering:
         loop = tl.PipelinedOp(var, self.expr(parse_dim_text(op.extent.data)), self.stages)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
-        self.body(op.body.block.ops)
         term = op.body.block.last_op
         assert isinstance(term, itgraph.YieldOp)
+        online = self._plan_running_max(op, term, accs) if "rescaled_sum" in kinds else None
+        self.body(op.body.block.ops)
         parts = [self.bufs[v] for v in term.values]
-        if "rescaled_sum" in kinds:
-            mi = kinds.index("max")
-            m_acc, m_part = accs[mi], parts[mi]
-            m_new, alpha, beta = (self.alloc(m_acc.shape, h, "fragment") for h in ("m_new", "alpha", "beta"))
-            full = self.loop_vars(m_acc.shape)
-            s = _Statements()
-            s.store(s.binary(arith.MaximumfOp, s.load(m_acc, full), s.load(m_part, full)), m_new, full)
-            # rescale against max(m_new, -3e38): a row with nothing yet (m = -inf, e.g. a chunk that is all
-            # padding) gets factors exp(-inf) = 0 instead of exp(-inf + inf) = NaN
-            ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
-            s.store(s.add(math.ExpOp(s.binary(arith.SubfOp, s.load(m_acc, full), ref))), alpha, full)
-            s.store(s.add(math.ExpOp(s.binary(arith.SubfOp, s.load(m_part, full), ref))), beta, full)
-            s.store(s.load(m_new, full), m_acc, full)
-            self.parallel(m_acc.shape, s)
-            for acc, part, kind in zip(accs, parts, kinds):
-                if kind != "rescaled_sum":
-                    continue
-                full = self.loop_vars(acc.shape)
-                s = _Statements()
-                old = s.binary(arith.MulfOp, s.load(acc, full), s.load(alpha, full))
-                new = s.binary(arith.MulfOp, s.load(part, full), s.load(beta, full))
-                s.store(s.binary(arith.AddfOp, old, new), acc, full)
-                self.parallel(acc.shape, s)
-        for acc, part, kind in zip(accs, parts, kinds):
+        if "rescaled_sum" in kinds and online is None:
+            self._rescale_after(accs, parts, kinds)
+        for acc, part, kind, value in zip(accs, parts, kinds, term.values):
+            if kind == "rescaled_sum" and online is not None:
+                if value not in online.in_place:  # already relative to the running max: acc * alpha + part
+                    full = self.loop_vars(acc.shape)
+                    s = _Statements()
+                    old = s.binary(arith.MulfOp, s.load(acc, full), s.load(online.alpha, full))
+                    s.store(s.binary(arith.AddfOp, old, s.load(part, full)), acc, full)
+                    self.parallel(acc.shape, s)
+                continue
             if kind == "rescaled_sum" or (kind == "max" and "rescaled_sum" in kinds):
                 continue
             full = self.loop_vars(acc.shape)
@@ -426,6 +470,194 @@ class _KernelLowering:
             self.parallel(acc.shape, s)
         self.block_stack.pop()
         del self.subst[symbol(op.var_name)]
+        self.running_max = None
+
+    def _plan_running_max(self, op: itgraph.SequentialOp, term: itgraph.YieldOp, accs: list[_Buf]) -> _RunningMax | None:
+        """FlashAttention-2's form of an online softmax, where it applies.
+
+        The chunk's rescaled sums are homogeneous in exp(-m) for the max m they subtract (that is what
+        `rescaled_sum` means). When every use of the chunk max in the body is such a shift `x - m`
+        feeding `exp`, the body may subtract the running max instead: then the accumulators need only
+        `acc * alpha + part`, and a matmul part accumulates in place (`T.gemm` into the rescaled
+        accumulator, no second fp32 tile). Otherwise None (the chunk-max form, alpha/beta after the body).
+        """
+        kinds = op.kind_names
+        mi = kinds.index("max")
+        m_part = term.values[mi]
+        if not isinstance(m_part.owner, tgraph.ReduceOp) or m_part.owner.parent_block() is not op.body.block:
+            return None
+        for use in m_part.uses:
+            user = use.operation
+            if user is term:
+                continue
+            if not (isinstance(user, tgraph.SubOp) and use.index == 1 and user.results[0].uses
+                    and all(isinstance(u.operation, tgraph.ExpOp) for u in user.results[0].uses)):
+                return None
+        m_acc = accs[mi]
+        alpha = self.alloc(m_acc.shape, "alpha", "fragment")
+        in_place: dict[SSAValue, _Buf] = {}
+        for acc, kind, value in zip(accs, kinds, term.values):
+            owner = value.owner
+            if (kind == "rescaled_sum" and isinstance(owner, tgraph.MatmulOp) and value.has_one_use()
+                    and _squeezed(self.shape(value)) == _squeezed(acc.shape)):
+                in_place[value] = acc
+        self.running_max = _RunningMax(m_part, m_acc, alpha, in_place)
+        return self.running_max
+
+    def _update_running_max(self, rm: _RunningMax) -> None:
+        """Right after the chunk max: m = max(m_acc, chunk max); alpha = exp(m_acc - m); the body shifts by m.
+
+        The shift is max(m, -3e38): a row with nothing yet (m = -inf, e.g. a chunk that is all padding)
+        gets exp(-inf) = 0 instead of exp(-inf + inf) = NaN.
+        """
+        part = self.bufs[rm.chunk_max]
+        m_new = self.alloc(rm.m_acc.shape, "m_new", "fragment")
+        full = self.loop_vars(rm.m_acc.shape)
+        s = _Statements()
+        s.store(s.binary(arith.MaximumfOp, s.load(rm.m_acc, full), s.load(part, full)), m_new, full)
+        ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
+        s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(rm.m_acc, full), ref)), rm.alpha, full)
+        s.store(ref, part, full)
+        s.store(s.load(m_new, full), rm.m_acc, full)
+        self.parallel(rm.m_acc.shape, s)
+
+    def _rescale_after(self, accs: list[_Buf], parts: list[_Buf], kinds: Sequence[str]) -> None:
+        """The chunk-max form: m = max(m_acc, chunk max), acc = acc * exp(m_acc - m) + part * exp(chunk max - m)."""
+        mi = kinds.index("max")
+        m_acc, m_part = accs[mi], parts[mi]
+        m_new, alpha, beta = (self.alloc(m_acc.shape, h, "fragment") for h in ("m_new", "alpha", "beta"))
+        full = self.loop_vars(m_acc.shape)
+        s = _Statements()
+        s.store(s.binary(arith.MaximumfOp, s.load(m_acc, full), s.load(m_part, full)), m_new, full)
+        # rescale against max(m_new, -3e38): a row with nothing yet (m = -inf, e.g. a chunk that is all
+        # padding) gets factors exp(-inf) = 0 instead of exp(-inf + inf) = NaN
+        ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
+        s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(m_acc, full), ref)), alpha, full)
+        s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(m_part, full), ref)), beta, full)
+        s.store(s.load(m_new, full), m_acc, full)
+        self.parallel(m_acc.shape, s)
+        for acc, part, kind in zip(accs, parts, kinds):
+            if kind != "rescaled_sum":
+                continue
+            full = self.loop_vars(acc.shape)
+            s = _Statements()
+            old = s.binary(arith.MulfOp, s.load(acc, full), s.load(alpha, full))
+            new = s.binary(arith.MulfOp, s.load(part, full), s.load(beta, full))
+            s.store(s.binary(arith.AddfOp, old, new), acc, full)
+            self.parallel(acc.shape, s)
+
+
+PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma
+
+
+def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, int]:
+    """Tiles whose row axis is padded to PAD_ROWS so that matmuls of 2..15 rows run on the tensor cores.
+
+    Decode attention multiplies a few query rows (the heads of a GQA group) by a KV tile; as a CUDA-core
+    loop that leaves most threads idle. TileLang's own decode kernels pad those rows to a 64-row tile
+    and use T.gemm; so does this. The padding spreads from each such matmul's A operand and result to
+    every tile with that row axis (elementwise ops, reductions along other axes, reshapes that only
+    add or drop size-1 dims, loop-carried accumulators). Padded loads fill only the real rows of a
+    zeroed shared tile, padded stores write only the real rows; the padded rows compute finite values
+    nobody reads. Returns {tile: axis} (axis of the tile's full shape), or {} where the rule does not
+    hold everywhere in the kernel (then nothing is padded).
+    """
+    pad: dict[SSAValue, int] = {}
+    work: list[SSAValue] = []
+
+    def want(v: SSAValue, axis: int) -> bool:
+        if pad.get(v, axis) != axis:
+            return False
+        if v not in pad:
+            pad[v] = axis
+            work.append(v)
+        return True
+
+    def gemm_ok(op: tgraph.MatmulOp) -> bool:
+        out, a, b = _static(op.result), _static(op.lhs), _static(op.rhs)
+        return (
+            len(_squeezed(out)) == 2 and len(_squeezed(a)) == 2 and len(_squeezed(b)) == 2
+            and all(d == 1 for d in out[:-2] + a[:-2] + b[:-2])
+            and a[-1] % 16 == 0 and gemm_warps_fit(PAD_ROWS, out[-1], threads)
+        )
+
+    for op in kernel.walk():
+        if isinstance(op, tgraph.MatmulOp) and 2 <= _static(op.result)[-2] < 16 and gemm_ok(op):
+            want(op.lhs, len(_static(op.lhs)) - 2)
+            want(op.result, len(_static(op.result)) - 2)
+    if not pad:
+        return {}
+
+    def same_axis(values: Sequence[SSAValue], axis: int, extent: int) -> bool:
+        for x in values:
+            shape = _static(x)
+            if len(shape) <= axis:
+                return False
+            if shape[axis] == extent and not want(x, axis):
+                return False
+            if shape[axis] not in (1, extent):
+                return False
+        return True
+
+    def spread(v: SSAValue, axis: int, op: Operation) -> bool:
+        extent = _static(v)[axis]
+        if isinstance(op, (tgraph.ReshapeOp, tgraph.SplitOp)):
+            src, res = _static(op.operands[0]), _static(op.results[0])
+            if _squeezed(src) != _squeezed(res):
+                return False
+            mine, other = (src, op.results[0]) if v is op.operands[0] else (res, op.operands[0])
+            k = sum(1 for d in mine[:axis] if d != 1)
+            return want(other, [i for i, d in enumerate(_static(other)) if d != 1][k])
+        if isinstance(op, itgraph.MaskOp):
+            return op.axis.value.data != axis and same_axis([op.input, op.result], axis, extent)
+        if isinstance(op, tgraph.ReduceOp):
+            return op.axis != axis and want(op.input, axis) and want(op.result, axis)
+        if isinstance(op, tgraph.ElementwiseOp):
+            return same_axis([*op.operands, *op.results], axis, extent)
+        if isinstance(op, tgraph.MatmulOp):
+            rank = len(_static(op.result))
+            return v is not op.rhs and axis == rank - 2 and gemm_ok(op) and want(op.lhs, axis) and want(op.result, axis)
+        if isinstance(op, itgraph.YieldOp):
+            seq = op.parent_op()
+            return isinstance(seq, itgraph.SequentialOp) and all(
+                want(r, axis) for r, y in zip(seq.results, op.operands) if y is v
+            )
+        if isinstance(op, itgraph.SequentialOp):
+            term = op.body.block.last_op
+            return isinstance(term, itgraph.YieldOp) and all(
+                want(y, axis) for r, y in zip(op.results, term.operands) if r is v
+            )
+        if isinstance(op, itgraph.LoadOp):  # only hoisted loads: a zeroed tile stays zero outside loops
+            return not isinstance(op.parent_op(), itgraph.SequentialOp)
+        return isinstance(op, itgraph.StoreOp) and v is op.value
+
+    while work:
+        v = work.pop()
+        axis = pad[v]
+        users = [u.operation for u in v.uses]
+        owner = v.owner if isinstance(v.owner, Operation) else None
+        if not all(spread(v, axis, op) for op in [*users, *([owner] if owner is not None else [])]):
+            return {}
+    # the padded loads and the staging tiles of padded stores must still fit in shared memory
+    def nbytes(v: SSAValue, t: Attribute) -> int:
+        shape = list(_static(v))
+        if v in pad:
+            shape[pad[v]] = PAD_ROWS
+        return prod(shape) * _bits(t) // 8
+
+    extra = sum(
+        nbytes(op.result, tgraph.tensor_type(op.result).element_type) - nbytes_unpadded
+        for op in kernel.walk()
+        if isinstance(op, itgraph.LoadOp) and op.result in pad
+        for nbytes_unpadded in [prod(_static(op.result)) * _bits(tgraph.tensor_type(op.result).element_type) // 8]
+    ) + sum(
+        nbytes(op.value, tgraph.tensor_type(op.dest).element_type)
+        for op in kernel.walk()
+        if isinstance(op, itgraph.StoreOp) and op.value in pad
+    )
+    smem = kernel.attributes.get("cleave.smem_bytes")
+    used = smem.value.data if isinstance(smem, IntegerAttr) else 0
+    return pad if used + extra <= SMEM_BYTES else {}
 
 
 def gemm_warps_fit(m: int, n: int, threads: int) -> bool:

@@ -1,7 +1,7 @@
 // cleave-lower-tilelang: the placed FlashAttention kernel of schedule.mlir as a tilelang kernel. Every
 // decision is in the IR: the hoisted Q tile copied once into shared memory, a pipelined KV loop, two
-// gemms (the P operand cast to an fp16 fragment for 128 rows), warp reductions, and the online-softmax
-// rescale (running max, alpha, beta) in parallel loops.
+// gemms (the P operand cast to an fp16 fragment for 128 rows), warp reductions, and the online softmax
+// in FlashAttention-2's form (running max, alpha, P @ V accumulated in place), exp as exp2.
 // RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | filecheck %s
 // The printer gives the same Python from the lowered IR, from its textual form, and from itgraph directly.
 // RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory' -t tilelang 2>/dev/null > %t.direct.py
@@ -11,42 +11,50 @@
 
 // CHECK-NOT:  itgraph.kernel
 // CHECK:      tilelang.kernel @fa_k0(%q: !tilelang.buffer<[8, 4096, 64], f16, global>, %k: {{.*}}, %v: {{.*}}, %out0: !tilelang.buffer<[8, 4096, 64], f16, global>)
-// CHECK-SAME: grid (bx, by) in (8, 32) threads {{128|256}} outputs 1
+// CHECK-SAME: grid (bx, by) in (8, 32) threads 256 outputs 1
 // CHECK-SAME: cleave.schedule_of = @fa
 // CHECK-SAME: cleave.input_names = ["q", "k", "v"], cleave.passthrough = []
 // CHECK-NEXT:   %[[Q:.*]] = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
+// CHECK-NEXT:   %[[O:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[128, 64], f32, fragment>
 // CHECK:        %acc_acc = tilelang.alloc_fragment : !tilelang.buffer<[128], f32, fragment>
 // CHECK:        tilelang.copy %q at <[bx, 128*by, 0], [1, 128, 64]> to %[[Q]]
 // CHECK:        tilelang.fill %acc_acc, -inf
-// CHECK-NEXT:   tilelang.pipelined r0 in 64 stages 3 {
-// CHECK-NEXT:     tilelang.copy %k at <[bx, 64*r0, 0], [1, 64, 64]> to %[[K:.*]] :
+// CHECK-NEXT:   tilelang.pipelined r0 in 32 stages 3 {
+// CHECK-NEXT:     tilelang.copy %k at <[bx, 128*r0, 0], [1, 128, 64]> to %[[K:.*]] :
 // CHECK-NEXT:     tilelang.clear %[[S:.*]] :
 // CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b policy "FullRow"
 // CHECK-NEXT:     tilelang.reduce_max %[[S]], %[[RED:.*]] dim 1 clear
-// CHECK:          tilelang.copy %[[E:.*]] to %[[EH:.*]] : !tilelang.buffer<[128, 64], f32, fragment>, !tilelang.buffer<[128, 64], f16, fragment>
-// CHECK:          tilelang.gemm %[[EH]], %{{.*}}, %{{.*}} policy "FullRow"
-// CHECK-NEXT:     tilelang.reduce_sum %[[E]], %{{.*}} dim 1 clear
+// FlashAttention-2's form: the running max right after the chunk max; the body shifts by it
 // CHECK-NEXT:     tilelang.parallel (i0) in (128) {
 // CHECK-NEXT:       tilelang.load %acc_acc[i0]
 // CHECK-NEXT:       tilelang.load %[[RED]][i0]
 // CHECK-NEXT:       arith.maximumf
 // CHECK-NEXT:       tilelang.store {{.*}}, %[[MNEW:.*]][i0]
-// CHECK:            math.exp
+// CHECK:            math.exp2
 // CHECK-NEXT:       tilelang.store {{.*}}, %alpha[i0]
-// CHECK:            tilelang.store {{.*}}, %beta[i0]
+// CHECK-NEXT:       tilelang.store {{.*}}, %[[RED]][i0]
 // CHECK-NEXT:       tilelang.load %[[MNEW]][i0]
 // CHECK-NEXT:       tilelang.store {{.*}}, %acc_acc[i0]
 // CHECK-NEXT:     }
-// CHECK-NEXT:     tilelang.parallel (i0, i1) in (128, 64) {
+// CHECK-NOT:      beta
+// the output accumulator is rescaled, then P @ V accumulates into it (no clear, no second tile)
+// CHECK:          tilelang.store {{.*}}, %[[O]][i0, i1]
+// CHECK:          tilelang.copy %[[E:.*]] to %[[EH:.*]] : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
+// CHECK-NEXT:     tilelang.gemm %[[EH]], %{{.*}}, %[[O]] policy "FullRow"
+// CHECK-NEXT:     tilelang.reduce_sum %[[E]], %{{.*}} dim 1 clear
 // CHECK:        tilelang.copy %{{.*}} to %out0 at <[bx, 128*by, 0], [1, 128, 64]>
 
 // PY:      @T.prim_func
 // PY-NEXT: def fa_k0(q: T.Tensor((8, 4096, 64), "float16"), k: T.Tensor((8, 4096, 64), "float16"), v: T.Tensor((8, 4096, 64), "float16"), out0: T.Tensor((8, 4096, 64), "float16")):
-// PY-NEXT:     with T.Kernel(8, 32, threads={{128|256}}) as (bx, by):
-// PY:              for r0 in T.Pipelined(64, num_stages=3):
+// PY-NEXT:     with T.Kernel(8, 32, threads=256) as (bx, by):
+// PY:              for r0 in T.Pipelined(32, num_stages=3):
 // PY:                  T.gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
 // PY:                  m_new[i0] = T.max(acc_acc[i0], red[i0])
-// PY-NEXT:             alpha[i0] = T.exp(acc_acc[i0] - T.max(m_new[i0], -3e+38))
-// PY-NEXT:             beta[i0] = T.exp(red[i0] - T.max(m_new[i0], -3e+38))
+// PY-NEXT:             alpha[i0] = T.exp2((acc_acc[i0] - T.max(m_new[i0], -3e+38)) * 1.4426950408889634)
+// PY-NEXT:             red[i0] = T.max(m_new[i0], -3e+38)
 // PY-NEXT:             acc_acc[i0] = m_new[i0]
-// PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0] + o[i0, i1] * beta[i0]
+// PY:                  sub[i0, i1] = s[i0, i1] - red[i0]
+// PY:                  e[i0, i1] = T.exp2(sub[i0, i1] * 1.4426950408889634)
+// PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0]
+// PY-NEXT:         T.copy(e, e_h)
+// PY-NEXT:         T.gemm(e_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)

@@ -7,54 +7,35 @@ import tilelang.language as T
 def mha_c4_s4_split_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1, 4, 512, 128), "float16"), v: T.Tensor((1, 4, 512, 128), "float16"), out0: T.Tensor((4, 1, 4, 512, 1), "float16"), out1: T.Tensor((4, 1, 4, 512, 128), "float16"), out2: T.Tensor((4, 1, 4, 512, 1), "float16")):
     with T.Kernel(4, 4, 8, threads=128) as (bx, by, bz):
         q_1 = T.alloc_shared((64, 128), "float16")
-        acc_acc = T.alloc_fragment((64, 128), "float32")
-        acc_acc_1 = T.alloc_fragment((64,), "float32")
-        chunk_max_acc = T.alloc_fragment((64,), "float32")
-        k_1 = T.alloc_shared((64, 128), "float16")
-        acc = T.alloc_fragment((64, 64), "float32")
-        scale = T.alloc_fragment((64, 64), "float32")
+        k_1 = T.alloc_shared((128, 128), "float16")
+        acc = T.alloc_fragment((64, 128), "float32")
+        scale = T.alloc_fragment((64, 128), "float32")
         chunk_max = T.alloc_fragment((64,), "float32")
-        sub = T.alloc_fragment((64, 64), "float32")
-        exp = T.alloc_fragment((64, 64), "float32")
-        v_1 = T.alloc_shared((64, 128), "float16")
+        sub = T.alloc_fragment((64, 128), "float32")
+        exp = T.alloc_fragment((64, 128), "float32")
+        v_1 = T.alloc_shared((128, 128), "float16")
         acc_1 = T.alloc_fragment((64, 128), "float32")
-        exp_h = T.alloc_fragment((64, 64), "float16")
+        exp_h = T.alloc_fragment((64, 128), "float16")
         red = T.alloc_fragment((64,), "float32")
-        m_new = T.alloc_fragment((64,), "float32")
-        alpha = T.alloc_fragment((64,), "float32")
-        beta = T.alloc_fragment((64,), "float32")
         T.copy(q[0, by, 64*bz:64*bz + 64, 0:128], q_1)
-        T.clear(acc_acc)
-        T.clear(acc_acc_1)
-        T.fill(chunk_max_acc, -T.infinity("float32"))
-        for r0 in T.Pipelined(2, num_stages=2):
-            T.copy(k[0, by, 128*bx + 64*r0:128*bx + 64*r0 + 64, 0:128], k_1)
-            T.clear(acc)
-            T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-            for i0, i1 in T.Parallel(64, 64):
-                scale[i0, i1] = acc[i0, i1] * 0.08838834764831845
-            T.reduce_max(scale, chunk_max, dim=1, clear=True)
-            for i0, i1 in T.Parallel(64, 64):
-                sub[i0, i1] = scale[i0, i1] - chunk_max[i0]
-            for i0, i1 in T.Parallel(64, 64):
-                exp[i0, i1] = T.exp(sub[i0, i1])
-            T.copy(v[0, by, 128*bx + 64*r0:128*bx + 64*r0 + 64, 0:128], v_1)
-            T.copy(exp, exp_h)
-            T.clear(acc_1)
-            T.gemm(exp_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
-            T.reduce_sum(exp, red, dim=1, clear=True)
-            for i0 in T.Parallel(64):
-                m_new[i0] = T.max(chunk_max_acc[i0], chunk_max[i0])
-                alpha[i0] = T.exp(chunk_max_acc[i0] - T.max(m_new[i0], -3e+38))
-                beta[i0] = T.exp(chunk_max[i0] - T.max(m_new[i0], -3e+38))
-                chunk_max_acc[i0] = m_new[i0]
-            for i0, i1 in T.Parallel(64, 128):
-                acc_acc[i0, i1] = acc_acc[i0, i1] * alpha[i0] + acc_1[i0, i1] * beta[i0]
-            for i0 in T.Parallel(64):
-                acc_acc_1[i0] = acc_acc_1[i0] * alpha[i0] + red[i0] * beta[i0]
-        T.copy(chunk_max_acc, out0[bx, 0, by, 64*bz:64*bz + 64, 0])
-        T.copy(acc_acc, out1[bx, 0, by, 64*bz:64*bz + 64, 0:128])
-        T.copy(acc_acc_1, out2[bx, 0, by, 64*bz:64*bz + 64, 0])
+        T.copy(k[0, by, 128*bx:128*bx + 128, 0:128], k_1)
+        T.clear(acc)
+        T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+        for i0, i1 in T.Parallel(64, 128):
+            scale[i0, i1] = acc[i0, i1] * 0.08838834764831845
+        T.reduce_max(scale, chunk_max, dim=1, clear=True)
+        for i0, i1 in T.Parallel(64, 128):
+            sub[i0, i1] = scale[i0, i1] - chunk_max[i0]
+        for i0, i1 in T.Parallel(64, 128):
+            exp[i0, i1] = T.exp2(sub[i0, i1] * 1.4426950408889634)
+        T.copy(v[0, by, 128*bx:128*bx + 128, 0:128], v_1)
+        T.copy(exp, exp_h)
+        T.clear(acc_1)
+        T.gemm(exp_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+        T.reduce_sum(exp, red, dim=1, clear=True)
+        T.copy(chunk_max, out0[bx, 0, by, 64*bz:64*bz + 64, 0])
+        T.copy(acc_1, out1[bx, 0, by, 64*bz:64*bz + 64, 0:128])
+        T.copy(red, out2[bx, 0, by, 64*bz:64*bz + 64, 0])
 
 
 @T.prim_func
@@ -81,7 +62,7 @@ def mha_c4_s4_combine_k0(partial0: T.Tensor((4, 1, 4, 512, 1), "float16"), parti
         for i0, i1 in T.Parallel(4, 16):
             sub[i0, i1] = partial0_1[i0, i1] - global_max[i1]
         for i0, i1 in T.Parallel(4, 16):
-            rescale[i0, i1] = T.exp(sub[i0, i1])
+            rescale[i0, i1] = T.exp2(sub[i0, i1] * 1.4426950408889634)
         T.copy(partial1[0:4, 0, bx, 16*by:16*by + 16, 0:128], partial1_1)
         for i0, i1, i2 in T.Parallel(4, 16, 128):
             mul[i0, i1, i2] = partial1_1[i0, i1, i2] * rescale[i0, i1]
@@ -104,7 +85,7 @@ def mha_c4_s4_combine_k0(partial0: T.Tensor((4, 1, 4, 512, 1), "float16"), parti
 
 
 KERNELS = {
-    'mha_c4_s4_split_k0': {'graph': 'mha_c4_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 64, 1] reduce=64', 'estimated_us': 3.929, 'inputs': 3, 'outputs': 3, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (4, 1, 4, 512, 1), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1)], 'dtypes': ['float16', 'float16', 'float16', 'float16', 'float16', 'float16']},
+    'mha_c4_s4_split_k0': {'graph': 'mha_c4_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 64, 1] reduce=none', 'estimated_us': 3.026, 'inputs': 3, 'outputs': 3, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (4, 1, 4, 512, 1), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1)], 'dtypes': ['float16', 'float16', 'float16', 'float16', 'float16', 'float16']},
     'mha_c4_s4_combine_k0': {'graph': 'mha_c4_s4_combine', 'input_names': ['partial0', 'partial1', 'partial2'], 'passthrough': [], 'tiles': 'out=[1, 1, 16, 128] reduce=none', 'estimated_us': 0.637, 'inputs': 3, 'outputs': 1, 'shapes': [(4, 1, 4, 512, 1), (4, 1, 4, 512, 128), (4, 1, 4, 512, 1), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
 }
 
@@ -152,7 +133,7 @@ tgraph.graph @mha_c4_s4_combine(%partial0: !tgraph.tensor<[4, 1, 4, 512, 1], f16
 }
 
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
-CANDIDATES = [(4.566, ['mha_c4_s4_split_k0', 'mha_c4_s4_combine_k0'], 'mha_c4_s4_split')]
+CANDIDATES = [(3.663, ['mha_c4_s4_split_k0', 'mha_c4_s4_combine_k0'], 'mha_c4_s4_split')]
 
 _compiled = {}
 
