@@ -72,9 +72,9 @@ class PipelinePass(ModulePass):
 
     max_ops: int = 12
     search_budget: int = DEFAULT_BUDGET
-    # off by default: a graph the scheduler then cuts into several kernels can store exp(x) unshifted
-    # between them (softmax(x @ w) gave inf); on, max-subtracted softmax reaches the max-free forms
-    canonicalize: bool = False
+    # max-subtracted softmax reaches the max-free forms; a graph cut into kernels gets its max back
+    # (`stabilize_exp.shifted_for_cut`), so no exp crosses a kernel boundary unshifted
+    canonicalize: bool = True
     top_k: int = 2
     keep: int = 3
     split_counts: tuple[int, ...] = (2, 4, 8, 16, 32)

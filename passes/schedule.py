@@ -37,7 +37,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
-from cleave_ir.passes.stabilize_exp import stabilize_kernel
+from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
 from cleave_ir.shapes import symbol
 
@@ -522,7 +522,7 @@ class SchedulePass(ModulePass):
         for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
             if graph.sym_name.data in failures and partition_kernels.stage(graph) in ("split", "combine"):
                 try:
-                    pieces = partition_kernels.partition(graph, self._unschedulable)
+                    pieces = partition_kernels.partition(shifted_for_cut(graph), self._unschedulable)
                 except Unschedulable as e:
                     print(f"warning: cleave-schedule: @{graph.sym_name.data} cannot be cut into kernels: {e}", file=sys.stderr)
                     continue
@@ -555,7 +555,7 @@ class SchedulePass(ModulePass):
                 continue
             root = graphs[family]
             try:
-                pieces = partition_kernels.partition(root, self._unschedulable)
+                pieces = partition_kernels.partition(shifted_for_cut(root), self._unschedulable)
             except Unschedulable as e:
                 raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}") from None
             pieces[0].sym_name = StringAttr(f"{family}_p0")

@@ -7,7 +7,6 @@ kernels stay finite and right for logits of ~1e4, where the unstabilized pair gi
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from pathlib import Path
 
@@ -252,26 +251,31 @@ def test_tilelang_numerics_stay_finite_for_huge_logits(name: str) -> None:
 # --------------------------------------------------------------------------- every kernel kind
 # Every candidate the pipeline keeps, of every attention example (reduced sizes), at logits of
 # +-1000: finite and equal to the float64 softmax (itgraph interpreter), finite and close (tilelang
-# interpreter, fp16 tiles). The fast set runs by default; CLEAVE_SLOW=1 runs all seven examples and
-# every split count:  CLEAVE_SLOW=1 python -m pytest tests/test_stabilize.py -k every_candidate
+# interpreter, fp16 tiles). The default run checks mha and gqa_decode at split count 4; the slow
+# sweep checks all seven examples at every split count:
+#   python -m pytest tests/test_stabilize.py -m slow -p no:xdist
 
-SLOW = os.environ.get("CLEAVE_SLOW") == "1"
 ATTENTION = ["mha", "gqa", "mqa", "mla", "mha_decode", "gqa_decode", "mla_decode"]
 FAST = ["mha", "gqa_decode"]
 LOGIT_SCALES = (1000.0, -1000.0)
+ALL_SPLITS = (2, 4, 8, 16, 32)
+EVERY = [
+    *[pytest.param(name, (4,), id=f"{name}-split4") for name in FAST],
+    *[pytest.param(name, ALL_SPLITS, id=f"{name}-all_splits", marks=pytest.mark.slow) for name in ATTENTION],
+]
 
 
 @cache
-def _pipelined(name: str) -> str:
+def _pipelined(name: str, splits: tuple[int, ...]) -> str:
     """The example at SMALL sizes after cleave-pipeline with every candidate kept (one kernel each)."""
     g = resize_graph(load_example(name), SMALL)
     module = module_of(g)
-    PipelinePass(top_k=1, keep=10_000, split_counts=(2, 4, 8, 16, 32) if SLOW else (4,)).apply(Context(), module)
+    PipelinePass(top_k=1, keep=10_000, split_counts=splits).apply(Context(), module)
     return str(module)
 
 
-def _module(name: str):
-    return parse_module_text(make_context(), _pipelined(name), name)
+def _module(name: str, splits: tuple[int, ...]):
+    return parse_module_text(make_context(), _pipelined(name, splits), name)
 
 
 def _huge(graph: tgraph.GraphOp, scale: float) -> list[np.ndarray]:
@@ -286,24 +290,25 @@ def _stable_reference(graph: tgraph.GraphOp, xs: list[np.ndarray]) -> np.ndarray
 
 
 def _run_itgraph_unit(module, kernels: list[str], xs: list[np.ndarray], names: list[str]) -> np.ndarray:
+    """The kernels of one candidate in launch order, as `interpreter.run_chain` runs their graphs."""
     graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
     by_name = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
     values = list(xs)
+    env = dict(zip(names, xs))
     for kn in kernels:
         k = by_name[kn]
         src = graphs[tgraph.referenced_symbol(k, "cleave.schedule_of")]  # type: ignore[index]
-        extra_names = [n.data for n in src.attributes["cleave.passthrough"].data] if "cleave.passthrough" in src.attributes else []  # type: ignore[attr-defined]
-        extra = [xs[names.index(n)] for n in extra_names]
-        values = list(run_kernel(k, values[: len(k.inputs) - len(extra)] + extra))
+        extra = [env[n.data] for n in getattr(src.attributes.get("cleave.passthrough"), "data", ())]  # type: ignore[attr-defined]
+        args = values[: len(k.inputs) - len(extra)] + extra
+        env.update(zip(src.input_names(), args))
+        values = list(run_kernel(k, args))
+        env.update(zip((n.data for n in getattr(src.attributes.get("cleave.output_names"), "data", ())), values))  # type: ignore[attr-defined]
     return values[0]
 
 
-EVERY = ATTENTION if SLOW else FAST
-
-
-@pytest.mark.parametrize("name", EVERY)
-def test_every_candidate_has_only_shifted_exps(name: str) -> None:
-    module = _module(name)
+@pytest.mark.parametrize("name, splits", EVERY)
+def test_every_candidate_has_only_shifted_exps(name: str, splits: tuple[int, ...]) -> None:
+    module = _module(name, splits)
     kernels = [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)]
     assert kernels
     for k in kernels:
@@ -313,9 +318,9 @@ def test_every_candidate_has_only_shifted_exps(name: str) -> None:
         assert "log-sum-exp" in notes  # FlashDecoding is kept
 
 
-@pytest.mark.parametrize("name", EVERY)
-def test_every_candidate_itgraph_finite_at_huge_logits(name: str) -> None:
-    module = _module(name)
+@pytest.mark.parametrize("name, splits", EVERY)
+def test_every_candidate_itgraph_finite_at_huge_logits(name: str, splits: tuple[int, ...]) -> None:
+    module = _module(name, splits)
     graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" not in g.attributes)
     units = rank_candidates(module)
     assert len(units) >= 2
@@ -331,12 +336,12 @@ def test_every_candidate_itgraph_finite_at_huge_logits(name: str) -> None:
             assert max_relative_error(want, got) < 1e-9, (g, scale)
 
 
-@pytest.mark.parametrize("name", EVERY)
-def test_every_candidate_tilelang_finite_at_huge_logits(name: str) -> None:
+@pytest.mark.parametrize("name, splits", EVERY)
+def test_every_candidate_tilelang_finite_at_huge_logits(name: str, splits: tuple[int, ...]) -> None:
     from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
     from cleave_ir.passes.lower_tilelang import lower_module
 
-    module = _module(name)
+    module = _module(name, splits)
     graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" not in g.attributes)
     lower_module(module)
     units = candidate_kernels(module)
