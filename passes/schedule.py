@@ -238,7 +238,7 @@ def _explicit_maxes(graph: tgraph.GraphOp, ops: list[Operation]) -> dict[Operati
         if not (isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX):
             continue
         users = [u.operation for u in op.result.uses]
-        subs = [u for u in users if not isinstance(u, tgraph.OutputOp)]
+        subs = [u for u in users if not isinstance(u, tgraph.OutputOp) and not _stored_cast(u)]
         if len(subs) != 1 or len(users) == len(subs):
             continue
         (sub,) = subs
@@ -248,6 +248,11 @@ def _explicit_maxes(graph: tgraph.GraphOp, ops: list[Operation]) -> dict[Operati
         if len(exps) == 1 and isinstance(exps[0], tgraph.ExpOp) and _sums_over(exps[0], op.axis):
             out[op] = exps[0]
     return out
+
+
+def _stored_cast(op: Operation) -> bool:
+    """A cast whose only users are the graph's output (a split graph's partial stored in f32)."""
+    return isinstance(op, tgraph.CastOp) and all(isinstance(u.operation, tgraph.OutputOp) for u in op.result.uses)
 
 
 def _sums_over(e: Operation, axis: int) -> bool:
