@@ -410,3 +410,62 @@ def test_drop_unstable_keeps_the_input_graph_and_stable_candidates() -> None:
     assert drop_unstable_candidates(module) == ["softmax_c1"]
     assert [op.sym_name.data for op in module.body.block.ops] == ["softmax", "softmax_k0"]  # type: ignore[attr-defined]
     assert drop_unstable_candidates(module) == []
+
+
+def test_split_k_partial_maxima_and_sums_are_f32() -> None:
+    """The chunk max and row sum cross to the combine in f32 (P.V keeps f16); the combine computes in
+    f32. Lowered to TileLang, the pair is closer to the float64 softmax than with f16 partials."""
+    from cleave_ir.interpreter_tilelang import run_kernels
+    from cleave_ir.passes.lower_tilelang import lower_kernel
+    from cleave_ir.passes.place_memory import place
+
+    _, g = flash_decoding("gqa_decode")
+    split, combine = partition(g)  # type: ignore[misc]
+    elts = [str(tgraph.tensor_type(t).element_type) for t in split.function_type.outputs.data]
+    assert elts == ["f32", "f16", "f32"]
+    assert [str(tgraph.tensor_type(a).element_type) for a in combine.inputs] == elts
+    assert str(tgraph.tensor_type(combine.output_op.outputs[0]).element_type) == "f16"
+    assert {str(tgraph.tensor_type(op.results[0]).element_type) for op in combine.block.ops if op.results} == {"f32", "f16"}
+    lowered = []
+    for x in (split, combine):
+        k = schedule_graph(x, 1)[0][0].kernel
+        place(k)
+        lowered.append(lower_kernel(k, []))
+    assert [str(o.type.element_type) for o in lowered[0].outputs] == ["f32", "f16", "f32"]  # type: ignore[attr-defined]
+    assert [str(a.type.element_type) for a in lowered[1].inputs] == ["f32", "f16", "f32"]  # type: ignore[attr-defined]
+    q, k_, v = random_inputs(g, 0)
+    xs = [x.astype(np.float16).astype(np.float64) for x in (q * 8.0, k_, v)]  # logits of ~100
+    got = run_kernels(lowered, xs)[0]
+    assert max_relative_error(stable_reference("gqa_decode", *xs), got) < 2e-3  # 1.0e-3 measured (1.9e-3 with f16 partials)
+
+
+def test_softmax_of_a_product_cut_into_kernels_stays_finite() -> None:
+    """softmax(x @ w) written with its max: the default pipeline (canonicalize on) cuts some candidates
+    into kernel chains; the max goes back in before the cut, so every exp of every chain reads x - max."""
+    from cleave_ir.passes import partition_kernels
+    from cleave_ir.passes.stabilize_exp import chain_unshifted_exps
+
+    b = GraphBuilder("sm", "f16")
+    x = b.input("x", [64, 256])
+    w = b.input("w", [256, 512])
+    s = b.matmul(x, w)
+    e = b.exp(b.sub(s, b.reduce("max", s, 1)))
+    g = b.build(b.div(e, b.reduce("sum", e, 1)))
+    module = module_of(g.clone())
+    PipelinePass(keep=100, split_counts=(2, 16)).apply(Context(), module)
+    graphs = {x.sym_name.data: x for x in module.body.block.ops if isinstance(x, tgraph.GraphOp)}
+    units = rank_candidates(module)
+    assert any(len(ks) > 2 for _, ks, _ in units)  # a chain of cut kernels among them
+    xs = random_inputs(g, 0)
+    xs[0] = xs[0] * 30  # logits of ~500
+    want = run_graph(g, xs)[0]
+    by_name = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
+    for _, kernels, head in units:
+        chain = partition_kernels.chain(graphs[head], graphs) or []
+        raw = set(chain_unshifted_exps(chain))  # not shifted by a max of the chain: the kernel shifts them
+        for graph, kernel in zip(chain, kernels):
+            if any(op in raw for op in graph.block.ops):
+                assert not unshifted_exps(by_name[kernel]), kernel
+        got = _run_itgraph_unit(module, kernels, xs, g.input_names())
+        assert np.all(np.isfinite(got)), head
+        assert max_relative_error(want, got) < 1e-9, head
