@@ -6,6 +6,11 @@ partials (and any original input used after the cut) and computes the original o
 forward of a combine reduction is on the combine side (a stabilized graph rescales its partials by
 the max over the parts there), even when a later combine reduction reads it. Each becomes
 its own kernel; `cleave-run` and `run_split_k` run the pair in order.
+
+Reduced partials (a chunk max, a chunk's row sum) of a narrower float type cross in f32: the split
+graph casts them up, and the combine graph computes in f32 from them and casts its outputs back to
+their declared types (a matmul in the combine reads its widened operands narrowed again). Partial
+products of a matmul (P.V, a split-K GEMM's partial sums) keep their type.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
-decompose -> canonicalize -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
+decompose -> canonicalize (on by default: softmax written with its max shift, norms with div/sqrt) -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
 place-memory -> dynamic-shapes, then the candidates (a graph's best kernel, or a split kernel plus
 its combine kernel) are ranked by the cost model's estimate and only the `keep` best are left in the
 module, with their kernels.

@@ -12,8 +12,11 @@ max is a computed tile (an fp32 fragment after `cleave-lower-tilelang`).
 
 Exps that already read `x - max(x)` (online softmax's loop body, a stabilized Split-K) are left as
 they are; an exp whose sums a sequential loop accumulates is the schedule's (`rescaled_sum`).
-`cleave-schedule` applies this to every kernel it builds (`schedule.build_kernel`), and
-`cleave-drop-unstable` then removes the candidates whose softmax spans kernels with no shared max.
+`cleave-schedule` applies this to every kernel it builds (`schedule.build_kernel`); a graph it cuts
+into a chain of kernels is shifted as a whole first (`shifted_for_cut`: the max becomes an op of the
+chain, so no kernel stores or reads an unshifted exp), and `cleave-drop-unstable` then removes the
+candidates whose softmax spans kernels with no shared max (`chain_unshifted_exps` follows a chain's
+values from kernel to kernel).
 """
 
 from __future__ import annotations
