@@ -6,6 +6,11 @@ partials (and any original input used after the cut) and computes the original o
 forward of a combine reduction is on the combine side (a stabilized graph rescales its partials by
 the max over the parts there), even when a later combine reduction reads it. Each becomes
 its own kernel; `cleave-run` and `run_split_k` run the pair in order.
+
+Reduced partials (a chunk max, a chunk's row sum) of a narrower float type cross in f32: the split
+graph casts them up, and the combine graph computes in f32 from them and casts its outputs back to
+their declared types (a matmul in the combine reads its widened operands narrowed again). Partial
+products of a matmul (P.V, a split-K GEMM's partial sums) keep their type.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import ArrayAttr, BFloat16Type, Float16Type, ModuleOp, StringAttr, SymbolRefAttr, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -100,27 +105,44 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
         mapping[old] = new
     for op in upstream:
         split_block.add_op(op.clone(value_mapper=mapping))
-    split_block.add_op(tgraph.OutputOp([mapping[p] for p in partials]))
+    stored = []  # the partials as the split graph returns them: reduced ones (maxima, sums) in f32
+    for p in partials:
+        v = mapping[p]
+        if isinstance(p.owner, tgraph.ReduceOp) and _wide(tgraph.tensor_type(v)) != tgraph.tensor_type(v):
+            widen = tgraph.CastOp(v, f32)
+            split_block.add_op(widen)
+            v = widen.result
+        stored.append(v)
+    split_block.add_op(tgraph.OutputOp(stored))
     split = tgraph.GraphOp(
         f"{name}_split",
         [tgraph.tensor_type(a) for a in graph.inputs],
-        [tgraph.tensor_type(p) for p in partials],
+        [tgraph.tensor_type(v) for v in stored],
         Region(split_block),
         arg_attrs=graph.arg_attrs,
     )
 
     # combine graph: partials, then the inputs still needed, to the original outputs
-    combine_block = Block(arg_types=[v.type for v in [*partials, *passthrough]])
+    combine_types = [*(tgraph.tensor_type(v) for v in stored), *(tgraph.tensor_type(v) for v in passthrough)]
+    combine_block = Block(arg_types=combine_types)
     mapping = {}
     for i, (old, new) in enumerate(zip([*partials, *passthrough], combine_block.args)):
         new.name_hint = old.name_hint if old in passthrough else f"partial{i}"
         mapping[old] = new
     for op in downstream_in_order(graph, downstream):
-        combine_block.add_op(op.clone(value_mapper=mapping))
-    combine_block.add_op(tgraph.OutputOp([mapping[o] for o in graph.output_op.outputs]))
+        _add_widened(combine_block, op, mapping)
+    outs = []
+    for o in graph.output_op.outputs:
+        v = mapping[o]
+        if tgraph.tensor_type(v) != tgraph.tensor_type(o):  # the combine computes in f32, returns the declared type
+            narrow = tgraph.CastOp(v, tgraph.tensor_type(o).element_type)
+            combine_block.add_op(narrow)
+            v = narrow.result
+        outs.append(v)
+    combine_block.add_op(tgraph.OutputOp(outs))
     combine = tgraph.GraphOp(
         f"{name}_combine",
-        [tgraph.tensor_type(v) for v in [*partials, *passthrough]],
+        combine_types,
         list(graph.function_type.outputs.data),  # type: ignore[arg-type]
         Region(combine_block),
     )
@@ -136,6 +158,40 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
         StringAttr(v.name_hint or f"arg{graph.inputs.index(v)}") for v in passthrough
     )
     return split, combine
+
+
+def _wide(t: tgraph.TensorType) -> tgraph.TensorType:
+    """f32 for a narrower float type: a reduced partial is stored so (a chunk max in f16 is off by up
+    to |max| * 2^-11, which exp(m - M) in the combine turns into a relative error; a row sum of a
+    chunk loses the digits the other chunks' sums add). Partial outputs of a matmul (P.V, a split-K
+    product) keep their type: their relative precision is what the combine needs, and they are the
+    large partials whose traffic f32 would double."""
+    return t.with_element_type(f32) if isinstance(t.element_type, (Float16Type, BFloat16Type)) else t
+
+
+def _add_widened(block: Block, op: Operation, mapping: dict[SSAValue, SSAValue]) -> None:
+    """Append `op` to `block` over the mapped operands (in place of `op.clone`), computing in f32 when
+    an operand is a widened (f32) partial: its other operands are widened too (exactly), except for a
+    matmul, whose f32 operands are narrowed back to the op's own type (P in f16 for P.V, as the
+    tensor cores read it)."""
+    operands = [mapping.get(o, o) for o in op.operands]
+    widened = [tgraph.tensor_type(n) != tgraph.tensor_type(o) for n, o in zip(operands, op.operands)]
+    result_types = [r.type for r in op.results]
+    if any(widened):
+        keep = isinstance(op, tgraph.MatmulOp)
+        for i, (o, w) in enumerate(zip(op.operands, widened)):
+            t = tgraph.tensor_type(o)
+            if keep == w and _wide(t) != t:  # narrow a widened matmul operand, widen another op's narrow one
+                cast = tgraph.CastOp(operands[i], t.element_type if keep else f32)
+                block.add_op(cast)
+                operands[i] = cast.result
+        if not keep:
+            result_types = [_wide(tgraph.tensor_type(r)) for r in op.results]
+    new = type(op).create(operands=operands, result_types=result_types, properties=dict(op.properties), attributes=dict(op.attributes))
+    for old, r in zip(op.results, new.results):
+        r.name_hint = old.name_hint
+        mapping[old] = r
+    block.add_op(new)
 
 
 def downstream_in_order(graph: tgraph.GraphOp, downstream: set[Operation]) -> list[Operation]:

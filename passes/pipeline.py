@@ -1,6 +1,6 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
-decompose -> canonicalize -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
+decompose -> canonicalize (on by default: softmax written with its max shift, norms with div/sqrt) -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
 place-memory -> dynamic-shapes, then the candidates (a graph's best kernel, or a split kernel plus
 its combine kernel) are ranked by the cost model's estimate and only the `keep` best are left in the
 module, with their kernels.
@@ -72,9 +72,9 @@ class PipelinePass(ModulePass):
 
     max_ops: int = 12
     search_budget: int = DEFAULT_BUDGET
-    # off by default: a graph the scheduler then cuts into several kernels can store exp(x) unshifted
-    # between them (softmax(x @ w) gave inf); on, max-subtracted softmax reaches the max-free forms
-    canonicalize: bool = False
+    # max-subtracted softmax reaches the max-free forms; a graph cut into kernels gets its max back
+    # (`stabilize_exp.shifted_for_cut`), so no exp crosses a kernel boundary unshifted
+    canonicalize: bool = True
     top_k: int = 2
     keep: int = 3
     split_counts: tuple[int, ...] = (2, 4, 8, 16, 32)

@@ -37,7 +37,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
-from cleave_ir.passes.stabilize_exp import stabilize_kernel
+from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
 from cleave_ir.shapes import symbol
 
@@ -238,7 +238,7 @@ def _explicit_maxes(graph: tgraph.GraphOp, ops: list[Operation]) -> dict[Operati
         if not (isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX):
             continue
         users = [u.operation for u in op.result.uses]
-        subs = [u for u in users if not isinstance(u, tgraph.OutputOp)]
+        subs = [u for u in users if not isinstance(u, tgraph.OutputOp) and not _stored_cast(u)]
         if len(subs) != 1 or len(users) == len(subs):
             continue
         (sub,) = subs
@@ -248,6 +248,11 @@ def _explicit_maxes(graph: tgraph.GraphOp, ops: list[Operation]) -> dict[Operati
         if len(exps) == 1 and isinstance(exps[0], tgraph.ExpOp) and _sums_over(exps[0], op.axis):
             out[op] = exps[0]
     return out
+
+
+def _stored_cast(op: Operation) -> bool:
+    """A cast whose only users are the graph's output (a split graph's partial stored in f32)."""
+    return isinstance(op, tgraph.CastOp) and all(isinstance(u.operation, tgraph.OutputOp) for u in op.result.uses)
 
 
 def _sums_over(e: Operation, axis: int) -> bool:
@@ -522,7 +527,7 @@ class SchedulePass(ModulePass):
         for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
             if graph.sym_name.data in failures and partition_kernels.stage(graph) in ("split", "combine"):
                 try:
-                    pieces = partition_kernels.partition(graph, self._unschedulable)
+                    pieces = partition_kernels.partition(shifted_for_cut(graph), self._unschedulable)
                 except Unschedulable as e:
                     print(f"warning: cleave-schedule: @{graph.sym_name.data} cannot be cut into kernels: {e}", file=sys.stderr)
                     continue
@@ -555,7 +560,7 @@ class SchedulePass(ModulePass):
                 continue
             root = graphs[family]
             try:
-                pieces = partition_kernels.partition(root, self._unschedulable)
+                pieces = partition_kernels.partition(shifted_for_cut(root), self._unschedulable)
             except Unschedulable as e:
                 raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}") from None
             pieces[0].sym_name = StringAttr(f"{family}_p0")

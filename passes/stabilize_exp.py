@@ -12,8 +12,11 @@ max is a computed tile (an fp32 fragment after `cleave-lower-tilelang`).
 
 Exps that already read `x - max(x)` (online softmax's loop body, a stabilized Split-K) are left as
 they are; an exp whose sums a sequential loop accumulates is the schedule's (`rescaled_sum`).
-`cleave-schedule` applies this to every kernel it builds (`schedule.build_kernel`), and
-`cleave-drop-unstable` then removes the candidates whose softmax spans kernels with no shared max.
+`cleave-schedule` applies this to every kernel it builds (`schedule.build_kernel`); a graph it cuts
+into a chain of kernels is shifted as a whole first (`shifted_for_cut`: the max becomes an op of the
+chain, so no kernel stores or reads an unshifted exp), and `cleave-drop-unstable` then removes the
+candidates whose softmax spans kernels with no shared max (`chain_unshifted_exps` follows a chain's
+values from kernel to kernel).
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.homogeneity import is_invariant
 
 
@@ -79,6 +83,48 @@ def stabilize_kernel(kernel: itgraph.KernelOp) -> itgraph.KernelOp:
     return kernel
 
 
+def shifted_for_cut(graph: tgraph.GraphOp) -> tgraph.GraphOp:
+    """A copy of `graph` whose normalized exps read `x - max(x)`, to be cut into a chain of kernels.
+
+    Once a graph is cut, an exp and the sum that normalizes it may sit in different kernels, with
+    exp(x) stored in global memory between them: each kernel alone no longer normalizes it, so
+    `stabilize_kernel` cannot shift it. Shifting the whole graph first puts the max into the chain
+    (its own op, computed once, passed on by name like any intermediate); every piece then reads
+    `exp(x - m)` (at most 1) whatever the logits. `graph` itself when it has no such exp.
+    """
+    copy = graph.clone()
+    return copy if stabilize_exps(copy) else graph
+
+
+def chain_unshifted_exps(graphs: list[tgraph.GraphOp]) -> list[tgraph.ExpOp]:
+    """The exps of a chain of graphs (a candidate's pieces, in launch order) that do not read `x - m`
+    with `m` a max, following a piece's inputs to the earlier piece that computed them."""
+    origin: dict[str, Operation | None] = {}  # a chain value's name -> the op that computed it
+    out: list[tgraph.ExpOp] = []
+    prev: list[Operation | None] = []
+    for g in graphs:
+        through = [n.data for n in getattr(g.attributes.get("cleave.passthrough"), "data", ())]  # type: ignore[attr-defined]
+        leading = len(g.inputs) - len(through)
+        source: dict[SSAValue, Operation | None] = {}
+        for i, (arg, name) in enumerate(zip(g.inputs, g.input_names())):
+            source[arg] = (prev[i] if i < len(prev) else None) if i < leading else origin.get(name)
+        for op in g.block.ops:
+            if not isinstance(op, tgraph.ExpOp):
+                continue
+            sub = op.input.owner
+            m = sub.rhs.owner if isinstance(sub, tgraph.SubOp) else None
+            if m is None and isinstance(sub, tgraph.SubOp):
+                m = source.get(sub.rhs)
+            if not (isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.MAX):
+                out.append(op)
+        results = [v.owner if isinstance(v.owner, Operation) else source.get(v) for v in g.output_op.outputs]
+        names = [n.data for n in getattr(g.attributes.get("cleave.output_names"), "data", ())]  # type: ignore[attr-defined]
+        origin.update(zip(names, results))
+        origin.update((n, source[a]) for a, n in zip(g.inputs, g.input_names()) if n not in origin)
+        prev = results  # type: ignore[assignment]
+    return out
+
+
 def unshifted_exps(kernel: itgraph.KernelOp) -> list[tgraph.ExpOp]:
     """The exps of `kernel` that read raw values (not `x - max(x)`)."""
     return [op for op in kernel.walk() if isinstance(op, tgraph.ExpOp) and not _shifted_by_max(op)]
@@ -98,8 +144,12 @@ def drop_unstable_candidates(module: ModuleOp) -> list[str]:
 
     A candidate whose normalization spans two kernels (a Split-K whose combine recomputes the row
     sum, a head-dim split whose combine exponentiates summed partial logits) has no tile-local max to
-    shift by. Only candidates go, and only when a stable unit of the same input graph is left (the
-    input graph itself, or another candidate); the names of the dropped graphs are returned.
+    shift by. A candidate is a chain of graphs (one graph, a split and its combine, or the pieces of
+    a graph cut into kernels); one of its graphs is unstable when every kernel of it holds an exp
+    that reads neither `x - max` of that kernel nor `x - m` with `m` a max an earlier graph of the
+    chain computed (`chain_unshifted_exps`). Only candidates go, and only when a stable candidate of
+    the same input graph is left (the input graph itself, or another); the names of the dropped
+    graphs are returned.
     """
     ops = list(module.body.block.ops)
     graphs = {g.sym_name.data: g for g in ops if isinstance(g, tgraph.GraphOp)}
@@ -108,35 +158,30 @@ def drop_unstable_candidates(module: ModuleOp) -> list[str]:
         if isinstance(k, itgraph.KernelOp):
             kernels.setdefault(tgraph.referenced_symbol(k, "cleave.schedule_of") or "", []).append(k)
 
-    def unit(g: tgraph.GraphOp) -> list[str]:
-        """The graph and its partner (split and combine go together)."""
-        other = tgraph.referenced_symbol(g, "cleave.combine") or tgraph.referenced_symbol(g, "cleave.split")
-        return [g.sym_name.data, *([other] if other in graphs else [])]
-
-    def unstable(name: str) -> bool:
-        ks = kernels.get(name, [])
-        return bool(ks) and all(unshifted_exps(k) for k in ks)
-
-    def cut(name: str) -> bool:
-        """A piece of a graph that cleave-schedule cut into kernels: computed as the user wrote it."""
-        g = graphs[name]
-        return "cleave.next" in g.attributes or getattr(g.attributes.get("cleave.stage"), "data", None) == "part"
+    def unstable(unit: list[tgraph.GraphOp]) -> bool:
+        raw = set(chain_unshifted_exps(unit))
+        return any(
+            any(op in raw for op in g.block.ops)
+            and bool(kernels.get(g.sym_name.data))
+            and all(unshifted_exps(k) for k in kernels[g.sym_name.data])
+            for g in unit
+        )
 
     dropped: set[str] = set()
-    families: dict[str, list[list[str]]] = {}
+    families: dict[str, list[list[tgraph.GraphOp]]] = {}
     for g in graphs.values():
-        if tgraph.referenced_symbol(g, "cleave.split") is not None:
-            continue  # listed with its split graph
+        if not partition_kernels.chain_head(g):
+            continue  # listed with the graph its chain starts at
         family = tgraph.referenced_symbol(g, "cleave.candidate_of") or g.sym_name.data
-        families.setdefault(family, []).append(unit(g))
+        families.setdefault(family, []).append(partition_kernels.chain(g, graphs) or [g])
     for family, units in families.items():
         root = graphs.get(family)
         if root is None or not normalizes_exp(root):
             continue
-        bad = [u for u in units if u[0] != family and not any(cut(n) for n in u) and any(unstable(n) for n in u)]
-        good = [u for u in units if u not in bad and any(kernels.get(n) for n in u)]
+        bad = [u for u in units if u[0].sym_name.data != family and unstable(u)]
+        good = [u for u in units if u not in bad and any(kernels.get(g.sym_name.data) for g in u)]
         if good:
-            dropped.update(n for u in bad for n in u)
+            dropped.update(g.sym_name.data for u in bad for g in u)
     for x in ops:
         if (isinstance(x, tgraph.GraphOp) and x.sym_name.data in dropped) or (
             isinstance(x, itgraph.KernelOp) and tgraph.referenced_symbol(x, "cleave.schedule_of") in dropped

@@ -6,6 +6,7 @@ equal are left alone.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import pytest
 from xdsl.context import Context
@@ -14,6 +15,7 @@ from cleave_ir.builder import GraphBuilder, module_of
 from cleave_ir.dialects import tgraph
 from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
 from cleave_ir.passes.canonicalize import CanonicalizePass, canonicalize
+from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import SuperoptimizePass
 from cleave_ir.passes.symbolize import SymbolizePass
 from cleave_ir.run import resize_graph
@@ -118,3 +120,53 @@ def test_shift_removed_only_where_proven(kind: str, rewritten: bool) -> None:
         assert max_relative_error(before, run_graph(g, xs)[0]) < 1e-9
     else:
         assert str(g) == before_text
+
+
+# --------------------------------------------------------------------------- the default pipeline
+# cleave-pipeline runs cleave-canonicalize by default: softmax written with its max shift and norms
+# written with div/sqrt reach the candidates, schedules and estimates of the example forms, at the
+# same search cost (the search's stats line is identical).
+
+
+@cache
+def _pipelined(text: str, name: str) -> tuple[list[tuple[float, list[str], str]], str, str]:
+    """(ranked units, superoptimize stats, graph notes) of `text` (one graph) after the default cleave-pipeline."""
+    import contextlib
+    import io
+
+    module = module_of(resize_graph(only_graph(parse_text(text, name)), SMALL))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        PipelinePass(split_counts=(4,), keep=20, top_k=1).apply(Context(), module)
+    stats = re.search(r"explored (\d+), pruned (\d+), classes (\d+), candidates (\d+)", err.getvalue())
+    assert stats is not None
+    notes = " | ".join(sorted(str(getattr(g.attributes.get("cleave.note"), "data", "")) for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)))
+    return rank_candidates(module), stats.group(0), notes
+
+
+@pytest.mark.parametrize("name", ["mha", "gqa_decode"])
+def test_default_pipeline_max_form_reaches_the_example_schedules(name: str) -> None:
+    plain = _pipelined((ROOT / "examples" / f"{name}.mlir").read_text(), name)
+    shifted = _pipelined((INPUTS / f"{name}_max.mlir").read_text(), f"{name}_max")
+    assert shifted == plain  # the same kept candidates, kernels, estimates and search stats
+    units, _, notes = shifted
+    assert units
+    assert "div moved after matmul" in notes  # FlashAttention's form is kept
+    if name == "gqa_decode":
+        assert "exp shifted by the chunk max (log-sum-exp combine)" in notes  # FlashDecoding is kept
+
+
+@pytest.mark.parametrize("form", ["div_sqrt", "mean_div_sqrt"])
+def test_default_pipeline_norm_forms_reach_the_rsqrt_form(form: str) -> None:
+    """x / sqrt(sum(x^2) / n), and x / sqrt(mean(x * x)): the candidates of examples/rmsnorm_matmul.mlir."""
+    example = "\n".join(line for line in (ROOT / "examples" / "rmsnorm_matmul.mlir").read_text().splitlines() if not line.startswith("//"))
+    written = example.replace("tgraph.rsqrt", "tgraph.sqrt").replace("tgraph.mul %x, %rs", "tgraph.div %x, %rs")
+    if form == "mean_div_sqrt":
+        lines = written.splitlines()
+        sq = next(i for i, line in enumerate(lines) if "%sq = " in line)
+        lines[sq] = "  %sq = tgraph.mul %x, %x : !tgraph.tensor<[1, 4096], f16>, !tgraph.tensor<[1, 4096], f16> -> !tgraph.tensor<[1, 4096], f16>"
+        lines[sq + 1] = "  %ms = tgraph.reduce mean %sq dim 1 : !tgraph.tensor<[1, 4096], f16> -> !tgraph.tensor<[1, 1], f16>"
+        del lines[sq + 2]  # the scale by 1/n
+        written = "\n".join(lines)
+    assert "tgraph.div %x, %rs" in written and "rsqrt" not in written
+    assert _pipelined(written, form) == _pipelined(example, "rmsnorm_matmul")

@@ -29,20 +29,28 @@
 // SAME: @attention vs @fd: agree
 
 // Partition: the chunk max is one more partial of the split graph; its max over the chunks, the
-// rescale and the combine sums form the combine graph.
+// rescale and the combine sums form the combine graph. The chunk max and sum are stored in f32 (a chunk max
+// rounded to f16 is off by up to |max| * 2^-11, which exp(m - M) turns into a relative error): the
+// combine computes in f32 (P.V stays f16) and casts its result to the declared f16.
 // RUN: cleave-opt %s -p cleave-stabilize-split-k,cleave-partition-split-k | filecheck %s --check-prefix=PART
 // RUN: cleave-opt %s -p cleave-stabilize-split-k,cleave-partition-split-k | cleave-run - | filecheck %s --check-prefix=PAIR
-// PART:      tgraph.graph @fd_split({{.*}}) -> (!tgraph.tensor<[4, 2, 4, 1], f16>, !tgraph.tensor<[4, 2, 4, 64], f16>, !tgraph.tensor<[4, 2, 4, 1], f16>)
-// PART:        tgraph.output %chunk_max, %pv, %l
-// PART:      tgraph.graph @fd_combine(%partial0: !tgraph.tensor<[4, 2, 4, 1], f16>, %partial1: !tgraph.tensor<[4, 2, 4, 64], f16>, %partial2: !tgraph.tensor<[4, 2, 4, 1], f16>)
+// PART:      tgraph.graph @fd_split({{.*}}) -> (!tgraph.tensor<[4, 2, 4, 1], f32>, !tgraph.tensor<[4, 2, 4, 64], f16>, !tgraph.tensor<[4, 2, 4, 1], f32>)
+// PART:        %[[M:.*]] = tgraph.cast %chunk_max : !tgraph.tensor<[4, 2, 4, 1], f16> -> !tgraph.tensor<[4, 2, 4, 1], f32>
+// PART-NEXT:   %[[S:.*]] = tgraph.cast %l
+// PART-NEXT:   tgraph.output %[[M]], %pv, %[[S]]
+// PART:      tgraph.graph @fd_combine(%partial0: !tgraph.tensor<[4, 2, 4, 1], f32>, %partial1: !tgraph.tensor<[4, 2, 4, 64], f16>, %partial2: !tgraph.tensor<[4, 2, 4, 1], f32>) -> !tgraph.tensor<[2, 4, 64], f16>
 // PART-NEXT:   %global_max = tgraph.reduce max %partial0 dim 0
 // PART-NEXT:   %[[D:.*]] = tgraph.sub %partial0, %global_max
 // PART-NEXT:   %rescale = tgraph.exp %[[D]]
-// PART-NEXT:   %[[PV:.*]] = tgraph.mul %partial1, %rescale
+// PART-NEXT:   %[[PV32:.*]] = tgraph.cast %partial1 : !tgraph.tensor<[4, 2, 4, 64], f16> -> !tgraph.tensor<[4, 2, 4, 64], f32>
+// PART-NEXT:   %[[PV:.*]] = tgraph.mul %[[PV32]], %rescale
 // PART-NEXT:   %o = tgraph.reduce sum %[[PV]] dim 0
 // PART-NEXT:   %[[L:.*]] = tgraph.mul %partial2, %rescale
 // PART-NEXT:   %lsum = tgraph.reduce sum %[[L]] dim 0
-// PART-NEXT:   %d = tgraph.div %o, %lsum
+// PART-NEXT:   %d = tgraph.div %o, %lsum : !tgraph.tensor<[1, 2, 4, 64], f32>, !tgraph.tensor<[1, 2, 4, 1], f32>
+// PART-NEXT:   %out = tgraph.reshape %d
+// PART-NEXT:   %[[O:.*]] = tgraph.cast %out : !tgraph.tensor<[2, 4, 64], f32> -> !tgraph.tensor<[2, 4, 64], f16>
+// PART-NEXT:   tgraph.output %[[O]]
 // PAIR: @attention vs @fd_split + @fd_combine: agree
 
 // Scheduling: the split kernel is one online-softmax pass over each KV chunk, the chunk max its
@@ -56,7 +64,8 @@
 // KERNEL-NEXT:       %[[E:.*]] = tgraph.exp %[[X]]
 // KERNEL:            itgraph.yield {{.*}}, {{.*}}, %[[CM]]
 // KERNEL-NEXT:     }
-// KERNEL-NEXT:     itgraph.store %[[M]], %out0
+// KERNEL-NEXT:     %[[M32:.*]] = tgraph.cast %[[M]] : !tgraph.tensor<[1, 1, 4, 1], f16> -> !tgraph.tensor<[1, 1, 4, 1], f32>
+// KERNEL:          itgraph.store %[[M32]], %out0
 // KERNEL-NOT:    itgraph.sequential
 // KERNEL:      itgraph.kernel @fd_combine_k0(
 
