@@ -2,10 +2,12 @@
 
 Mutants of examples/*.mlir (byte flips, truncation, duplicated or swapped lines, number
 mutations, deep nesting, invalid UTF-8 and NUL bytes, renamed symbols and values) go through
-`cleave-opt`, `cleave-run` and the Python API's `parse_module_text`, in-process through their
-`main()` functions (a subprocess costs ~1 s of start-up), plus a few real subprocess runs.
-Each run must exit 0 or 1, print no traceback, print exactly one error line when it fails, and
-finish within a time bound. `bench/fuzz.py` runs the same checks on 1,000+ mutants.
+`cleave-opt`, `cleave-run`, `cleave compile` (without --gpu, a small search) and the Python API's
+`parse_module_text`, in-process through their `main()` functions (a subprocess costs ~1 s of
+start-up), plus a few real subprocess runs. Each run must exit 0 or 1, print no traceback, print
+exactly one error line when it fails, and finish within a time bound (a run past twice its bound is
+stopped, so a hang is reported, not waited for). `bench/fuzz.py` runs the same checks on 1,000+
+mutants.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import io
 import random
 import re
 import resource
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +30,7 @@ import numpy as np
 import pytest
 
 from conftest import EXAMPLE_FILES, ROOT
+from cleave_ir import compile as cleave_compile
 from cleave_ir import driver
 from cleave_ir import run as cleave_run
 from cleave_ir.diagnostics import CleaveError, parse_module_text
@@ -144,6 +149,9 @@ def mutants(seed: int, count: int) -> Iterator[tuple[str, bytes]]:
 TIME_LIMIT_S = 20.0
 """Per input and tool; generous for a loaded 2-core CI machine (typical runs take 0.01-1 s)."""
 
+COMPILE_TIME_LIMIT_S = 90.0
+"""For `cleave compile`, which searches, schedules, emits and lowers with TileLang (typically 1-15 s)."""
+
 RUN_ARGS = ["--max-memory-gb", "0.25", "--resize", "4096=16,8192=16,14336=24,6144=16,576=12,512=8,128=8"]
 """cleave-run shrinks the examples' sizes (so that mutants run) and refuses graphs above 256 MiB."""
 
@@ -160,6 +168,7 @@ class Outcome:
     def problems(self) -> list[str]:
         """What is wrong with this run (empty if it behaved)."""
         out = []
+        limit = COMPILE_TIME_LIMIT_S if self.tool == "cleave-compile" else TIME_LIMIT_S
         if self.rc not in (0, 1):
             out.append(f"exit code {self.rc}")
         if "Traceback" in self.stdout or "Traceback" in self.stderr:
@@ -172,13 +181,39 @@ class Outcome:
             out.append("error line not in the form 'file:line:col: error: ...'")
         if self.rc == 0 and self.stderr:
             out.append("stderr on success")
-        if self.seconds > TIME_LIMIT_S:
+        if self.seconds > limit:
             out.append(f"took {self.seconds:.1f} s")
         return out
 
 
-def call_main(main: Callable[[list[str]], int], argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
-    """Run a tool's `main(argv)` in-process: (exit code, stdout, stderr); SystemExit counts as an exit."""
+class Hang(BaseException):
+    """Raised in a run that took far past its time bound (a BaseException: tools do not catch it)."""
+
+
+@contextlib.contextmanager
+def stop_after(seconds: float | None) -> Iterator[None]:
+    """Raise Hang in the main thread after `seconds` (when Python code next runs); no-op elsewhere."""
+    if not seconds or sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def hang(signum: int, frame: object) -> None:
+        raise Hang(f"stopped after {seconds:.0f} s")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def call_main(
+    main: Callable[[list[str]], int], argv: list[str], stdin: bytes | None = None, stop_s: float | None = None
+) -> tuple[int, str, str]:
+    """Run a tool's `main(argv)` in-process: (exit code, stdout, stderr); SystemExit counts as an exit.
+    A run still going after `stop_s` seconds is stopped (exit code 99)."""
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     if stdin is not None:
@@ -186,7 +221,8 @@ def call_main(main: Callable[[list[str]], int], argv: list[str], stdin: bytes | 
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                rc = main(argv)
+                with stop_after(stop_s):
+                    rc = main(argv)
             except SystemExit as e:
                 rc = e.code if isinstance(e.code, int) else 1
             except BaseException as e:  # an escaping exception is the traceback a user would see
@@ -207,20 +243,34 @@ def api_main(argv: list[str]) -> int:
     return 0
 
 
+COMPILE_ARGS = ["--no-cache", "--keep", "1", "--top-k", "1", "--search-budget", "200", "--split-counts", "2", "-j", "1"]
+"""`cleave compile` with a small search (the mutants' own sizes: compile does not interpret)."""
+
+
+def compile_main(argv: list[str]) -> int:
+    """`cleave compile FILE -o FILE.py` (no GPU), the kernel module written beside the input."""
+    return cleave_compile.main(["compile", argv[0], "-o", str(Path(argv[0]).with_suffix(".py")), *argv[1:]])
+
+
 TOOLS: dict[str, tuple[Callable[[list[str]], int], list[str]]] = {
     "cleave-opt": (driver.main, []),
     "cleave-run": (cleave_run.main, RUN_ARGS),
     "api": (api_main, []),
+    "cleave-compile": (compile_main, COMPILE_ARGS),
 }
 
+FAST_TOOLS = ("cleave-opt", "cleave-run", "api")
+"""The tools that take well under a second per input (`cleave-compile` lowers with TileLang)."""
 
-def check_file(path: Path, name: str, tools: tuple[str, ...] = tuple(TOOLS)) -> list[Outcome]:
+
+def check_file(path: Path, name: str, tools: tuple[str, ...] = FAST_TOOLS) -> list[Outcome]:
     outcomes = []
     for tool in tools:
         main, extra = TOOLS[tool]
+        limit = COMPILE_TIME_LIMIT_S if tool == "cleave-compile" else TIME_LIMIT_S
         t0 = time.perf_counter()
         with np.errstate(all="ignore"):
-            rc, out, err = call_main(main, [str(path), *extra])
+            rc, out, err = call_main(main, [str(path), *extra], stop_s=2 * limit)
         outcomes.append(Outcome(tool, name, rc, out, err, time.perf_counter() - t0))
     return outcomes
 
