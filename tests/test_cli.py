@@ -567,6 +567,7 @@ real = c.lower_all
 def lower_all(*args, **kwargs):
     import tilelang
     logging.getLogger("tilelang.jit.kernel").info("TileLang begins to compile kernel (test)")
+    logging.getLogger("tilelang.cache").warning("kernel cache warning (test)")
     os.write(2, b"[00:00:00] /src/tvm/pass.cc:1: Warning: native log line (test)\\n")
     return {"k0": "__global__"} if fake else real(*args, **kwargs)
 c.lower_all = lower_all
@@ -612,6 +613,7 @@ def test_cleave_compile_verbose_shows_logs_and_progress_shows_bars(compile_runs)
     p = compile_runs["-v --progress"]
     assert p.returncode == 0, p.stderr
     assert "[TileLang:tilelang.jit.kernel:INFO]" in p.stdout and "TileLang begins to compile kernel (test)" in p.stdout
+    assert "[TileLang:tilelang.cache:WARNING]" in p.stdout
     assert "Warning: native log line (test)" in p.stderr
     assert "search+schedule: 00:0" in p.stderr and "lower (sm_90a): 00:" in p.stderr and "Traceback" not in p.stderr
     assert "search+schedule: 00:" not in p.stdout  # the report stays on stdout, the bars on stderr
