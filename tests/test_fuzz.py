@@ -5,8 +5,8 @@ mutations, deep nesting, invalid UTF-8 and NUL bytes, renamed symbols and values
 `cleave-opt`, `cleave-run`, `cleave compile` (without --gpu, a small search) and the Python API's
 `parse_module_text`, in-process through their `main()` functions (a subprocess costs ~1 s of
 start-up), plus a few real subprocess runs. Each run must exit 0 or 1, print no traceback, print
-exactly one error line when it fails, and finish within a time bound (a run past twice its bound is
-stopped, so a hang is reported, not waited for). `bench/fuzz.py` runs the same checks on 1,000+
+exactly one error line when it fails, and stay within a bound on its CPU time (a run past twice its
+bound, or far past it in wall-clock time, is stopped, so a hang is reported, not waited for). `bench/fuzz.py` runs the same checks on 1,000+
 mutants.
 """
 
@@ -147,10 +147,14 @@ def mutants(seed: int, count: int) -> Iterator[tuple[str, bytes]]:
 # ------------------------------------------------------------------------------------ checks
 
 TIME_LIMIT_S = 20.0
-"""Per input and tool; generous for a loaded 2-core CI machine (typical runs take 0.01-1 s)."""
+"""CPU seconds per input and tool (typical runs take 0.01-1 s). CPU time, not wall-clock time, so
+that a machine shared with other jobs does not make a run look hung."""
 
 COMPILE_TIME_LIMIT_S = 90.0
-"""For `cleave compile`, which searches, schedules, emits and lowers with TileLang (typically 1-15 s)."""
+"""CPU seconds for `cleave compile`, which searches, schedules, emits and lowers with TileLang (typically 1-15 s)."""
+
+WALL_FACTOR = 10.0
+"""A run still going after this many times its bound in wall-clock time (a deadlock uses no CPU) is stopped."""
 
 RUN_ARGS = ["--max-memory-gb", "0.25", "--resize", "4096=16,8192=16,14336=24,6144=16,576=12,512=8,128=8"]
 """cleave-run shrinks the examples' sizes (so that mutants run) and refuses graphs above 256 MiB."""
@@ -163,7 +167,8 @@ class Outcome:
     rc: int
     stdout: str
     stderr: str
-    seconds: float
+    seconds: float  # wall-clock
+    cpu_seconds: float = 0.0  # of this process (in-process runs)
 
     def problems(self) -> list[str]:
         """What is wrong with this run (empty if it behaved)."""
@@ -181,7 +186,9 @@ class Outcome:
             out.append("error line not in the form 'file:line:col: error: ...'")
         if self.rc == 0 and self.stderr:
             out.append("stderr on success")
-        if self.seconds > limit:
+        if self.cpu_seconds > limit:
+            out.append(f"took {self.cpu_seconds:.1f} s of CPU")
+        if self.seconds > WALL_FACTOR * limit:
             out.append(f"took {self.seconds:.1f} s")
         return out
 
@@ -191,29 +198,33 @@ class Hang(BaseException):
 
 
 @contextlib.contextmanager
-def stop_after(seconds: float | None) -> Iterator[None]:
-    """Raise Hang in the main thread after `seconds` (when Python code next runs); no-op elsewhere."""
-    if not seconds or sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
+def stop_after(cpu_s: float | None, wall_s: float | None = None) -> Iterator[None]:
+    """Raise Hang in the main thread once this process has used `cpu_s` more CPU seconds or `wall_s`
+    seconds have passed (when Python code next runs); a no-op outside the main thread."""
+    if not cpu_s or sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def hang(signum: int, frame: object) -> None:
-        raise Hang(f"stopped after {seconds:.0f} s")
+        raise Hang(f"stopped after {cpu_s:.0f} s of CPU" if signum == signal.SIGPROF else f"stopped after {wall_s:.0f} s")
 
-    old = signal.signal(signal.SIGALRM, hang)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old = signal.signal(signal.SIGPROF, hang), signal.signal(signal.SIGALRM, hang)
+    signal.setitimer(signal.ITIMER_PROF, cpu_s)
+    signal.setitimer(signal.ITIMER_REAL, wall_s or 0)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGPROF, old[0])
+        signal.signal(signal.SIGALRM, old[1])
 
 
 def call_main(
     main: Callable[[list[str]], int], argv: list[str], stdin: bytes | None = None, stop_s: float | None = None
 ) -> tuple[int, str, str]:
     """Run a tool's `main(argv)` in-process: (exit code, stdout, stderr); SystemExit counts as an exit.
-    A run still going after `stop_s` seconds is stopped (exit code 99)."""
+    A run past `stop_s` CPU seconds, or WALL_FACTOR times that in wall-clock time, is stopped (exit code 99)."""
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     if stdin is not None:
@@ -221,7 +232,7 @@ def call_main(
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                with stop_after(stop_s):
+                with stop_after(stop_s, stop_s and WALL_FACTOR * stop_s / 2):
                     rc = main(argv)
             except SystemExit as e:
                 rc = e.code if isinstance(e.code, int) else 1
@@ -268,10 +279,10 @@ def check_file(path: Path, name: str, tools: tuple[str, ...] = FAST_TOOLS) -> li
     for tool in tools:
         main, extra = TOOLS[tool]
         limit = COMPILE_TIME_LIMIT_S if tool == "cleave-compile" else TIME_LIMIT_S
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with np.errstate(all="ignore"):
             rc, out, err = call_main(main, [str(path), *extra], stop_s=2 * limit)
-        outcomes.append(Outcome(tool, name, rc, out, err, time.perf_counter() - t0))
+        outcomes.append(Outcome(tool, name, rc, out, err, time.perf_counter() - t0, time.process_time() - c0))
     return outcomes
 
 
@@ -318,6 +329,25 @@ def test_compile_mutants_give_a_result_or_one_error_line(tmp_path: Path):
     assert not bad, "\n".join(bad)
     assert sum(o.rc == 1 for o in outcomes) >= CI_COMPILE_COUNT - 1
     assert not (tmp_path / "input.py").exists() or any(o.rc == 0 for o in outcomes)  # -o only on success
+
+
+def test_a_hang_is_stopped():
+    """A run spinning past its CPU bound, or blocked far past it in wall-clock time, is stopped and reported."""
+
+    def spin(argv: list[str]) -> int:
+        while True:
+            pass
+
+    def block(argv: list[str]) -> int:
+        time.sleep(60)
+        return 0
+
+    for main, message in ((spin, "s of CPU"), (block, "stopped after 1 s")):
+        t0 = time.perf_counter()
+        rc, out, err = call_main(main, [], stop_s=0.2)
+        assert rc == 99 and err.startswith("Traceback: Hang: stopped after") and message in err, err
+        assert time.perf_counter() - t0 < 30
+        assert Outcome("t", "n", rc, out, err, time.perf_counter() - t0).problems()[:2] == ["exit code 99", "traceback"]
 
 
 def test_mutators_are_reproducible():
@@ -394,8 +424,8 @@ as much as the linear work at the larger size."""
 def test_long_line_is_linear(sizes: tuple[int, int], tmp_path: Path):
     """A type with many dims: four times the length takes about four times the time.
 
-    Times are compared on the same machine within the test (a ratio, not seconds), each the fastest
-    of interleaved repetitions so that a load spike on a busy CI machine does not count; a ratio past
+    CPU times are compared on the same machine within the test (a ratio, not seconds), each the
+    fastest of interleaved repetitions so that a busy CI machine does not count; a ratio past
     MAX_RATIO is measured once more before it fails.
     """
     small, large = (tmp_path / f"long{n}.mlir" for n in sizes)
@@ -413,7 +443,7 @@ def test_long_line_is_linear(sizes: tuple[int, int], tmp_path: Path):
         for path in (small, large):
             (o,) = check_file(path, path.stem, ("cleave-opt",))
             assert o.rc == 0, o.stderr
-            best[path] = min(best[path], o.seconds)
+            best[path] = min(best[path], o.cpu_seconds)
         ratio = best[large] / best[small]
         if ratio < MAX_RATIO:
             break
