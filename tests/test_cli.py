@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import EXAMPLES_DIR, ROOT, only_graph, parse_text, run_tools_parallel
+from cleave_ir import compile as compile_mod
 from cleave_ir import driver
 from cleave_ir import run as cleave_run
 from cleave_ir.interpreter import random_inputs, run_graph
@@ -619,12 +620,6 @@ def test_cleave_compile_verbose_shows_logs_and_progress_shows_bars(compile_runs)
     assert "search+schedule: 00:" not in p.stdout  # the report stays on stdout, the bars on stderr
 
 
-def _compile_main():
-    from cleave_ir import compile as compile_mod
-
-    return compile_mod
-
-
 ROWSUM_SMALL = """tgraph.graph @rowsum(%a: !tgraph.tensor<[64, 32], f16>, %b: !tgraph.tensor<[32, 48], f16>) -> !tgraph.tensor<[64, 1], f16> {
   %y = tgraph.matmul %a, %b : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[32, 48], f16> -> !tgraph.tensor<[64, 48], f16>
   %r = tgraph.reduce sum %y dim 1 : !tgraph.tensor<[64, 48], f16> -> !tgraph.tensor<[64, 1], f16>
@@ -639,7 +634,6 @@ def test_cleave_compile_bad_output_is_reported_before_any_work(case: str, tmp_pa
 
     from cleave_ir import diagnostics
 
-    compile_mod = _compile_main()
     src = tmp_path / "rowsum.mlir"
     src.write_text(ROWSUM_SMALL)
     target = {"missing parent": tmp_path / "no" / "k.py", "directory": tmp_path, "unwritable": tmp_path / "ro" / "k.py"}[case]
@@ -668,7 +662,6 @@ def test_cleave_compile_bad_output_is_reported_before_any_work(case: str, tmp_pa
 
 @pytest.mark.parametrize("failure", ["search", "lowering"])
 def test_cleave_compile_failure_leaves_no_file_and_keeps_an_earlier_one(failure: str, tmp_path: Path, capsys, monkeypatch):
-    compile_mod = _compile_main()
     src = tmp_path / "rowsum.mlir"
     src.write_text(ROWSUM_SMALL)
     out = tmp_path / "k.py"
@@ -694,7 +687,6 @@ def test_cleave_compile_failure_leaves_no_file_and_keeps_an_earlier_one(failure:
 
 
 def test_cleave_compile_writes_output_after_lowering(tmp_path: Path, capsys, monkeypatch):
-    compile_mod = _compile_main()
     src = tmp_path / "rowsum.mlir"
     src.write_text(ROWSUM_SMALL)
     out = tmp_path / "k.py"
@@ -711,7 +703,6 @@ def test_cleave_compile_writes_output_after_lowering(tmp_path: Path, capsys, mon
 
 def test_compile_graph_and_cleave_compile_share_one_code_path(tmp_path: Path, capsys, monkeypatch):
     """The same report, module and cache entry from the command and from the Python API."""
-    compile_mod = _compile_main()
     monkeypatch.setattr(compile_mod, "lower_all", lambda path, arch, jobs=1: {"k0": "__global__"})
     src = tmp_path / "rowsum.mlir"
     src.write_text(ROWSUM_SMALL)
@@ -736,7 +727,6 @@ def test_compile_graph_raises_one_documented_error(tmp_path: Path, monkeypatch):
     import cleave_ir
     from cleave_ir import CleaveError
 
-    compile_mod = _compile_main()
     graph = only_graph(parse_text(ROWSUM_SMALL))
     bad_graph = graph.clone()
     bad_graph.block.last_op.detach()  # no tgraph.output
