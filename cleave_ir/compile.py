@@ -27,6 +27,7 @@ import io
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -189,7 +190,8 @@ class Progress:
             return
         from tqdm import tqdm
 
-        bar = tqdm(total=None, desc=desc, file=self.stream, bar_format="{desc}: {elapsed}{postfix}", leave=False, dynamic_ncols=True)
+        width = shutil.get_terminal_size().columns  # 80 where the terminal reports no size
+        bar = tqdm(total=None, desc=desc, file=self.stream, bar_format="{desc}: {elapsed}{postfix}", leave=False, ncols=width)
         done = threading.Event()
 
         def tick() -> None:
