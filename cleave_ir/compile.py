@@ -9,6 +9,13 @@ after emission and says so.
 Results are cached (`cleave_ir.cache`): a second run on the same graph with the same options and
 versions reuses the search, the schedules, the emitted module, the lowering, TileLang's compiled
 kernels and the measured winner (`--retune` measures again; `--no-cache` disables the cache).
+
+The command is quiet: TileLang's and TVM's log output is shown only with `-v`. The long phases show
+progress bars on stderr when it is a terminal (or with `--progress`). `-o` is checked before any
+work and written whole or not at all: a failed run leaves an existing file as it was.
+
+`compile_graph` is the same code for library callers; it raises `CleaveError` (one-line message)
+for bad input and for any failure, and leaves logging and the process's streams alone.
 """
 
 from __future__ import annotations
@@ -18,10 +25,14 @@ import contextlib
 import dataclasses
 import io
 import json
+import logging
 import os
+import shutil
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +41,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
-from cleave_ir.diagnostics import CleaveError
+from cleave_ir.diagnostics import CleaveError, check_output_path, write_atomically
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
@@ -39,7 +50,7 @@ from cleave_ir.runtime import default_jobs, one_line, torch_reference
 from cleave_ir.tilelang_check import lower_all
 from cleave_ir.tilelang_emitter import module_source
 
-__all__ = ["main", "torch_reference"]  # torch_reference lived here before cleave_ir.runtime
+__all__ = ["CleaveError", "compile_graph", "main", "torch_reference"]  # torch_reference lived here before cleave_ir.runtime
 
 ARCH = "sm_90a"
 
@@ -103,9 +114,16 @@ def _split_counts(text: str) -> list[int]:
     return counts
 
 
-def parser() -> argparse.ArgumentParser:
+class _OptionsParser(argparse.ArgumentParser):
+    """The command line for `compile_graph`'s options: a bad option is a CleaveError, not an exit."""
+
+    def error(self, message: str) -> Any:
+        raise CleaveError(f"error: cleave compile options: {message}")
+
+
+def parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The `cleave` command line."""
-    p = argparse.ArgumentParser(prog="cleave", description="Cleave-IR: optimize a tgraph subgraph into TileLang kernels")
+    p = cls(prog="cleave", description="Cleave-IR: optimize a tgraph subgraph into TileLang kernels")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", help="search, schedule, emit and lower; with --gpu also compile, check and time")
     c.add_argument("file")
@@ -120,6 +138,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--cache-dir", help="cache directory (default $CLEAVE_CACHE_DIR, else ~/.cache/cleave-ir)")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     c.add_argument("--retune", action="store_true", help="with --gpu: measure again even when the cache holds results")
+    c.add_argument("-v", "--verbose", action="store_true", help="show TileLang's and TVM's log output (hidden by default)")
+    c.add_argument("--progress", action="store_true", help="progress bars on stderr even when it is not a terminal")
     for name, (flag, default) in ABLATIONS.items():
         c.add_argument(flag, action="store_true", help=f"ablation: PipelinePass({name}={not default})")
     return p
@@ -136,21 +156,105 @@ class Job:
     material: dict[str, Any]
     out: Any = None
     entry: Entry | None = None
+    lower_s: float = 0.0
     measurement: Any = None  # runtime.Measurement of the GPU phase (`compile_graph` reads its winner)
     pipeline: ModuleOp | None = None  # `compile_graph`: the pipeline's module (None on a cache hit: see pipeline.mlir)
+    quiet: bool = False  # drop TileLang's and TVM's native log output (the command without -v)
+    progress: Progress | None = None
 
     def say(self, line: str) -> None:
         """One line of the report (to `out`, default the current stdout)."""
         print(line, file=self.out or sys.stdout, flush=True)
+
+    @contextlib.contextmanager
+    def phase(self, desc: str, tilelang: bool = False) -> Iterator[Callable[[str], None]]:
+        """A long phase: its progress bar (if shown); with `tilelang`, TileLang/TVM run in it (quieted)."""
+        with (self.progress or Progress(None)).phase(desc) as note, _native_output(keep=not (self.quiet and tilelang)):
+            yield note
+
+
+class Progress:
+    """Progress bars (tqdm) on `stream` for the long phases; none when `stream` is None.
+
+    The phases report no fraction done, so a bar shows the phase, its elapsed time (refreshed twice a
+    second) and its latest note, and is erased when the phase ends (the report says how long it took).
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    @contextlib.contextmanager
+    def phase(self, desc: str) -> Iterator[Callable[[str], None]]:
+        if self.stream is None:
+            yield lambda note: None
+            return
+        from tqdm import tqdm
+
+        width = shutil.get_terminal_size().columns  # 80 where the terminal reports no size
+        bar = tqdm(total=None, desc=desc, file=self.stream, bar_format="{desc}: {elapsed}{postfix}", leave=False, ncols=width)
+        done = threading.Event()
+
+        def tick() -> None:
+            while not done.wait(0.5):
+                bar.refresh()
+
+        ticker = threading.Thread(target=tick, name="cleave-progress", daemon=True)
+        ticker.start()
+        try:
+            yield lambda note: bar.set_postfix_str(note[:60], refresh=True)
+        finally:
+            done.set()
+            ticker.join()
+            bar.close()
+
+
+@contextlib.contextmanager
+def _native_output(keep: bool) -> Iterator[None]:
+    """Unless `keep`, what C++ code (TVM's LOG lines) writes to file descriptor 2 meanwhile is dropped.
+
+    TVM logs from C++ straight to the descriptor, past Python's sys.stderr; our own messages are
+    raised as exceptions and printed after the phase.
+    """
+    if keep:
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+class _LogLines(io.StringIO):
+    """The pipeline's stderr log, each line also passed to `note` as it is written (for the progress bar)."""
+
+    def __init__(self, note: Callable[[str], None]) -> None:
+        super().__init__()
+        self.note = note
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.strip():
+                self.note(line.strip())
+        return super().write(text)
 
 
 def _search_and_emit(job: Job, module: ModuleOp) -> None:
     """Run the pipeline and emission, write the module, lower it; store a cache entry."""
     args = job.args
     t0 = time.perf_counter()
-    log = io.StringIO()
-    with contextlib.redirect_stderr(log):
-        pipeline_pass(pipeline_options(args)).apply(Context(), module)
+    with job.phase("search+schedule") as note:
+        log = _LogLines(note)
+        with contextlib.redirect_stderr(log):
+            pipeline_pass(pipeline_options(args)).apply(Context(), module)
     lines = [line for line in log.getvalue().splitlines() if line.startswith(("cleave-superoptimize", "cleave-pipeline"))]
     search_s = time.perf_counter() - t0
     job.say(f"search+schedule: {search_s:.1f} s")
@@ -161,9 +265,13 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
     candidates = [[u, ks, g] for u, ks, g in rank_candidates(module)]
     emit_s = time.perf_counter() - t0
     _report_candidates(job, candidates)
-    Path(args.output).write_text(source)
+    with tempfile.TemporaryDirectory(prefix="cleave-") as d:  # -o is written once it lowers
+        staged = Path(d) / Path(args.output).name
+        staged.write_text(source)
+        lowered = _lower(job, staged)
+        write_atomically(args.output, source)
     job.say(f"emit: {emit_s:.1f} s; kernel module written to {args.output}")
-    lowered = _lower(job)
+    job.say(f"lower ({ARCH}, {args.jobs} jobs): {len(lowered)} kernels in {job.lower_s:.1f} s")
     if job.cache is None:
         return
     buf = io.StringIO()
@@ -186,7 +294,7 @@ def _reuse(job: Job, entry: Entry) -> None:
     for line in report["log"]:
         job.say(f"  {line}")
     _report_candidates(job, report["candidates"])
-    Path(job.args.output).write_bytes(entry.files["kernel.py"])
+    write_atomically(job.args.output, entry.files["kernel.py"])
     job.say(f"emit: cache hit (entry {entry.short}); kernel module written to {job.args.output}")
     job.say(f"lower ({ARCH}): cache hit ({len(report['lowered'])} kernels lowered when the entry was made)")
 
@@ -199,18 +307,20 @@ def _report_candidates(job: Job, candidates: list[list[Any]]) -> None:
         job.say(f"  #{i} @{g}: {len(ks)} kernel{'s' if len(ks) > 1 else ''} ({', '.join(ks)}), estimated {us:.1f} us")
 
 
-def _lower(job: Job) -> dict[str, str]:
+def _lower(job: Job, path: Path) -> dict[str, str]:
+    """Lower every kernel of the module at `path` (the staged `-o`) for ARCH."""
     t0 = time.perf_counter()
     try:
-        lowered = lower_all(job.args.output, ARCH, jobs=job.args.jobs)
+        with job.phase(f"lower ({ARCH})", tilelang=True):
+            lowered = lower_all(path, ARCH, jobs=job.args.jobs)
     except Exception as e:  # one line for the user, whatever TileLang raised
         raise CleaveError(f"error: {job.args.output}: lowering for {ARCH} failed: {one_line(e)}") from None
-    job.say(f"lower ({ARCH}, {job.args.jobs} jobs): {len(lowered)} kernels in {time.perf_counter() - t0:.1f} s")
+    job.lower_s = time.perf_counter() - t0
     return lowered
 
 
-def _gpu(job: Job, t_start: float) -> int:
-    """The GPU phase: compile, check, time (or reuse recorded results), report the winner."""
+def _gpu(job: Job, t_start: float) -> None:
+    """The GPU phase: compile, check, time (or reuse recorded results), report the winner; CleaveError if none."""
     from cleave_ir import runtime
 
     args = job.args
@@ -219,11 +329,7 @@ def _gpu(job: Job, t_start: float) -> int:
     except ImportError:
         torch = None  # type: ignore[assignment]
     if torch is None or not torch.cuda.is_available():
-        print(
-            f"error: --gpu: no CUDA GPU on this machine; stopped after emission ({args.output} is written and lowers for {ARCH})",
-            file=sys.stderr,
-        )
-        return 1
+        raise CleaveError(f"error: --gpu: no CUDA GPU on this machine; stopped after emission ({args.output} is written and lowers for {ARCH})")
     if job.cache is not None:
         job.say(f"tilelang kernel cache: {job.cache.use_tilelang_cache()}")
     device = torch.cuda.get_device_name()
@@ -239,7 +345,8 @@ def _gpu(job: Job, t_start: float) -> int:
             job.say(f"compile+check+time: cache hit (entry {entry.short}, measured on {device}; --retune to measure again)")
             runtime.print_table(recorded, job.out or sys.stdout)
             t0 = time.perf_counter()
-            err = runtime.verify(args.output, job.source, recorded.winner, jobs=args.jobs)
+            with job.phase("re-check winner", tilelang=True):
+                err = runtime.verify(args.output, job.source, recorded.winner, jobs=args.jobs)
             ok = err < runtime.TOLERANCE
             job.say(f"winner re-checked: candidate #{recorded.winner}, rel. error {err:.2e} {'ok' if ok else 'WRONG'} ({time.perf_counter() - t0:.1f} s)")
             if ok:
@@ -248,7 +355,8 @@ def _gpu(job: Job, t_start: float) -> int:
                 job.say("the recorded winner fails its check now; measuring again")
     if m is None:
         t0 = time.perf_counter()
-        m = runtime.measure(args.output, job.source, job.out or sys.stdout, jobs=args.jobs)
+        with job.phase("compile+check+time", tilelang=True):
+            m = runtime.measure(args.output, job.source, job.out or sys.stdout, jobs=args.jobs)
         job.say(f"compile+check+time: {time.perf_counter() - t0:.1f} s (parallel compile {m.compile_s:.1f} s, {args.jobs} jobs)")
         if job.cache is not None and entry is not None:
             try:
@@ -258,74 +366,106 @@ def _gpu(job: Job, t_start: float) -> int:
                 print(f"warning: cache: could not record the measurements: {e.strerror or e}", file=sys.stderr)
     job.measurement = m
     if m.winner is None:
-        print("error: no candidate ran correctly on the GPU", file=sys.stderr)
-        return 1
+        raise CleaveError(f"error: @{job.source.sym_name.data}: no candidate ran correctly on the GPU")
     us = next(r.us for r in m.rows if r.index == m.winner)
     job.say(f"winner: candidate #{m.winner}, {us:.2f} us (run(*tensors, candidate={m.winner}) in {args.output}); total {time.perf_counter() - t_start:.1f} s")
-    return 0
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Options that would fail late, checked before any work: -j, the -o path."""
+    if args.jobs < 1:
+        raise CleaveError("error: -j/--jobs must be at least 1")
+    check_output_path(args.output)
+
+
+def _run(args: argparse.Namespace, graph: tgraph.GraphOp, module: ModuleOp, t_start: float, **job_fields: Any) -> Job:
+    """The whole job for `graph` (held in `module`, which the pipeline rewrites): cache, search,
+    emission, lowering and, with `--gpu`, the GPU phase. Raises CleaveError on failure."""
+    _check_args(args)
+    source = graph.clone()
+    options = pipeline_options(args)
+    pipeline_pass(options)  # an unsupported ablation fails before any work
+    material = key_material(graph_text(source), graph_shapes(source), options)
+    key = cache_key(material)
+    cache = None if args.no_cache else Cache(default_root(args.cache_dir))
+    job = Job(args, source, cache, key, material, **job_fields)
+    if cache is None:
+        job.say("cache: off (--no-cache)")
+    else:
+        job.entry = cache.load(key, material, required=("kernel.py", "report.json", "pipeline.mlir"))
+        job.say(f"cache: {'hit' if job.entry else 'miss'}, entry {key[:12]} in {cache.root}")
+    if job.entry is not None:
+        _reuse(job, job.entry)
+    else:
+        job.pipeline = module
+        _search_and_emit(job, module)
+    if args.gpu:
+        _gpu(job, t_start)
+    else:
+        job.say(f"total {time.perf_counter() - t_start:.1f} s")
+    return job
 
 
 def compile_graph(graph: tgraph.GraphOp, output: str | Path, options: Sequence[str] = (), *, gpu: bool = False, out: Any = None) -> Job:
     """`cleave compile` of an in-memory graph for library callers (`cleave_ir.torch`).
 
     `options` are `cleave compile` flags (`--keep 2`, `--no-cache`, ...). The same search, emission,
-    lowering, GPU phase and cache as the command; the report goes to `out`. Returns the job:
-    `job.args.output` is the emitted module, `job.pipeline` the pipeline's IR (on a cache miss),
-    `job.measurement` the GPU results (with `gpu`).
-    Raises CleaveError on failure.
+    lowering, GPU phase and cache as the command; the report goes to `out` (default stdout). Returns
+    the job: `job.args.output` is the emitted module, `job.pipeline` the pipeline's IR (on a cache
+    miss), `job.measurement` the GPU results (with `gpu`).
+
+    Raises `CleaveError` (its message one line: `error: ...`) for a bad graph, bad options, an
+    unwritable `output` and any failure of the compile; no other exception escapes.
     """
-    args = parser().parse_args(["compile", f"@{graph.sym_name.data}", "-o", str(output), *(["--gpu"] if gpu else []), *options])
     t_start = time.perf_counter()
-    source = graph.clone()
-    options_ = pipeline_options(args)
-    pipeline_pass(options_)
-    material = key_material(graph_text(source), graph_shapes(source), options_)
-    key = cache_key(material)
-    cache = None if args.no_cache else Cache(default_root(args.cache_dir))
-    job = Job(args, source, cache, key, material, out=out)
-    if cache is not None:
-        job.entry = cache.load(key, material, required=("kernel.py", "report.json", "pipeline.mlir"))
-    if job.entry is not None:
-        _reuse(job, job.entry)
-    else:
-        job.pipeline = ModuleOp([graph.clone()])
-        _search_and_emit(job, job.pipeline)
-    if gpu and _gpu(job, t_start) != 0:
-        raise CleaveError(f"error: @{graph.sym_name.data}: no candidate ran correctly on the GPU")
-    return job
+    try:
+        if not isinstance(graph, tgraph.GraphOp):
+            raise CleaveError(f"error: compile_graph: expected a tgraph.graph, got {type(graph).__name__}")
+        if isinstance(options, str):
+            raise CleaveError("error: compile_graph: options must be a sequence of flags, not a string")
+        name = graph.sym_name.data
+        args = parser(_OptionsParser).parse_args(["compile", f"@{name}", "-o", str(output), *(["--gpu"] if gpu else []), *map(str, options)])
+        try:
+            graph.verify()
+        except Exception as e:
+            raise CleaveError(f"error: @{name}: {one_line(e)}") from None
+        return _run(args, graph, ModuleOp([graph.clone()]), t_start, out=out)
+    except CleaveError:
+        raise
+    except OSError as e:
+        raise CleaveError(f"error: {e.filename or ''}: {e.strerror or e}") from None
+    except Exception as e:  # one documented exception type for library callers; CLEAVE_DEBUG=1 shows the original
+        if os.environ.get("CLEAVE_DEBUG"):
+            raise
+        raise CleaveError(f"error: internal error ({type(e).__name__}): {one_line(e)}") from None
+
+
+def _stderr_terminal() -> Any:
+    """A stream on the terminal's stderr that `_native_output` does not capture (a duplicate of fd 2)."""
+    try:
+        if sys.stderr.fileno() == 2:
+            return os.fdopen(os.dup(2), "w", buffering=1)
+    except (AttributeError, OSError, ValueError):
+        pass
+    return sys.stderr
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `cleave`."""
     args = parser().parse_args(argv)
     t_start = time.perf_counter()
+    disabled = logging.root.manager.disable
+    if not args.verbose:  # before TileLang is imported (lazily, by the lowering): its INFO and WARNING logs stay off
+        logging.disable(logging.WARNING)
+    bars = _stderr_terminal() if args.progress or sys.stderr.isatty() else None
     try:
-        if args.jobs < 1:
-            raise CleaveError("error: -j/--jobs must be at least 1")
+        _check_args(args)
         module = load_module(args.file)
         graphs = [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
         if len(graphs) != 1:
             raise CleaveError(f"error: {args.file}: cleave compile takes one tgraph.graph, found {len(graphs)}")
-        source = graphs[0].clone()
-        options = pipeline_options(args)
-        pipeline_pass(options)  # an unsupported ablation fails before any work
-        material = key_material(graph_text(source), graph_shapes(source), options)
-        key = cache_key(material)
-        cache = None if args.no_cache else Cache(default_root(args.cache_dir))
-        job = Job(args, source, cache, key, material)
-        if cache is None:
-            job.say("cache: off (--no-cache)")
-        else:
-            job.entry = cache.load(key, material, required=("kernel.py", "report.json", "pipeline.mlir"))
-            job.say(f"cache: {'hit' if job.entry else 'miss'}, entry {key[:12]} in {cache.root}")
-        if job.entry is not None:
-            _reuse(job, job.entry)
-        else:
-            _search_and_emit(job, module)
-        if not args.gpu:
-            job.say(f"total {time.perf_counter() - t_start:.1f} s")
-            return 0
-        return _gpu(job, t_start)
+        _run(args, graphs[0], module, t_start, quiet=not args.verbose, progress=Progress(bars))
+        return 0
     except CleaveError as e:
         print(str(e), file=sys.stderr)
         return 1
@@ -337,6 +477,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: internal error ({type(e).__name__}): {one_line(e)} (CLEAVE_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
+    finally:
+        logging.disable(disabled)
+        if bars is not None and bars is not sys.stderr:
+            bars.close()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ where every op started so that verifier errors can be located after parsing.
 
 `parse_module_text` is the public entry point: it returns a verified module or raises a
 `CleaveError` whose message is one line, whatever the input (invalid UTF-8, NUL bytes, deep
-nesting, values used before their definition, ...). `read_source` reads a file, `-` (stdin) or
+nesting, values used before their definition, integer types wider than MLIR allows, ...). `read_source` reads a file, `-` (stdin) or
 reports why it cannot.
 """
 
@@ -35,6 +35,10 @@ MAX_MESSAGE = 400
 """Longest message printed; longer ones (e.g. a parse error echoing a huge token) are cut."""
 
 
+MAX_INTEGER_WIDTH = (1 << 24) - 1
+"""The widest integer type (`i16777215`), as in MLIR."""
+
+
 class CleaveError(DiagnosticException):
     """An error meant for the user: its message is one complete line."""
 
@@ -55,6 +59,13 @@ class LocatingParser(Parser):
         super().__init__(ctx, text, name)
         self.line_offset = line_offset
         self.spans: dict[int, Span] = {}
+
+    def _parse_optional_integer_or_float_type(self):
+        # MLIR's limit; xDSL has none and computes the bounds of an i2147483648 (minutes, gigabytes)
+        match = self._builtin_integer_type_regex.match(self._current_token.text)
+        if match is not None and int(match.group(1)) > MAX_INTEGER_WIDTH:
+            self.raise_error(f"integer bitwidth is limited to {MAX_INTEGER_WIDTH} bits")
+        return super()._parse_optional_integer_or_float_type()
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import EXAMPLES_DIR, ROOT, only_graph, parse_text, run_tools_parallel
+from cleave_ir import compile as compile_mod
 from cleave_ir import driver
 from cleave_ir import run as cleave_run
 from cleave_ir.interpreter import random_inputs, run_graph
@@ -551,3 +552,202 @@ def test_cleave_compile_errors_are_one_line(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as e:
         cleave_main(["compile", str(src), "--split-counts", "2,x"])
     assert e.value.code == 2
+
+
+# --------------------------------------------------------------------------- cleave compile: quiet, -o, progress, API
+
+COMPILE_SMALL = ["--no-cache", "--keep", "1", "--top-k", "1", "--search-budget", "100", "--split-counts", "2", "-j", "1"]
+"""A small, quick `cleave compile` (the report's shape does not depend on the search's size)."""
+
+# `cleave compile` whose lowering also logs as TileLang does (Python logging) and as TVM's C++ code
+# does (to file descriptor 2); with `fake` in argv[1] the lowering itself is skipped
+NOISY_COMPILE = """
+import logging, os, sys
+import cleave_ir.compile as c
+real = c.lower_all
+def lower_all(*args, **kwargs):
+    import tilelang
+    logging.getLogger("tilelang.jit.kernel").info("TileLang begins to compile kernel (test)")
+    logging.getLogger("tilelang.cache").warning("kernel cache warning (test)")
+    os.write(2, b"[00:00:00] /src/tvm/pass.cc:1: Warning: native log line (test)\\n")
+    return {"k0": "__global__"} if fake else real(*args, **kwargs)
+c.lower_all = lower_all
+fake = sys.argv.pop(1) == "fake"
+sys.exit(c.main(sys.argv[1:]))
+"""
+
+
+@pytest.fixture(scope="module")
+def compile_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
+    """`cleave compile` of an example in subprocesses (concurrently), its lowering logging as TileLang
+    and TVM do: as by default (lowering for real), and with -v --progress (lowering skipped)."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    d = tmp_path_factory.mktemp("compile")
+    src = str(EXAMPLES_DIR / "swiglu.mlir")
+    calls = {
+        "default": [sys.executable, "-c", NOISY_COMPILE, "real", "compile", src, "-o", str(d / "a.py"), *COMPILE_SMALL],
+        "-v --progress": [sys.executable, "-c", NOISY_COMPILE, "fake", "compile", src, "-o", str(d / "b.py"), "-v", "--progress", *COMPILE_SMALL],
+    }
+
+    def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, cwd=d, capture_output=True, text=True, timeout=600, check=False)
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return dict(zip(calls, pool.map(run, calls.values())))
+
+
+LOG_LINE = re.compile(r"INFO|\[TileLang|Warning|native log line")
+
+
+def test_cleave_compile_is_quiet_without_verbose(compile_runs):
+    """No TileLang or TVM log line, no progress bar (stderr is a pipe): only the report on stdout."""
+    p = compile_runs["default"]
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
+    assert not [line for line in p.stdout.splitlines() if LOG_LINE.search(line)], p.stdout
+    assert "kernel module written to" in p.stdout and "lower (sm_90a, 1 jobs)" in p.stdout
+
+
+def test_cleave_compile_verbose_shows_logs_and_progress_shows_bars(compile_runs):
+    p = compile_runs["-v --progress"]
+    assert p.returncode == 0, p.stderr
+    assert "[TileLang:tilelang.jit.kernel:INFO]" in p.stdout and "TileLang begins to compile kernel (test)" in p.stdout
+    assert "[TileLang:tilelang.cache:WARNING]" in p.stdout
+    assert "Warning: native log line (test)" in p.stderr
+    assert "search+schedule: 00:0" in p.stderr and "lower (sm_90a): 00:" in p.stderr and "Traceback" not in p.stderr
+    assert "search+schedule: 00:" not in p.stdout  # the report stays on stdout, the bars on stderr
+
+
+ROWSUM_SMALL = """tgraph.graph @rowsum(%a: !tgraph.tensor<[64, 32], f16>, %b: !tgraph.tensor<[32, 48], f16>) -> !tgraph.tensor<[64, 1], f16> {
+  %y = tgraph.matmul %a, %b : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[32, 48], f16> -> !tgraph.tensor<[64, 48], f16>
+  %r = tgraph.reduce sum %y dim 1 : !tgraph.tensor<[64, 48], f16> -> !tgraph.tensor<[64, 1], f16>
+  tgraph.output %r : !tgraph.tensor<[64, 1], f16>
+}
+"""
+
+
+@pytest.mark.parametrize("case", ["missing parent", "directory", "unwritable"])
+def test_cleave_compile_bad_output_is_reported_before_any_work(case: str, tmp_path: Path, capsys, monkeypatch):
+    import os
+
+    from cleave_ir import diagnostics
+
+    src = tmp_path / "rowsum.mlir"
+    src.write_text(ROWSUM_SMALL)
+    target = {"missing parent": tmp_path / "no" / "k.py", "directory": tmp_path, "unwritable": tmp_path / "ro" / "k.py"}[case]
+    message = {
+        "missing parent": f"error: cannot write {target}: no such directory {tmp_path}/no",
+        "directory": f"error: cannot write {target}: it is a directory",
+        "unwritable": f"error: cannot write {target}: permission denied",
+    }[case]
+    if case == "unwritable":
+        (tmp_path / "ro").mkdir(mode=0o500)
+        if os.geteuid() == 0:  # root may write anywhere: make the check see what a user would
+            real = os.access
+            monkeypatch.setattr(diagnostics.os, "access", lambda p, mode: False if str(p) == str(tmp_path / "ro") else real(p, mode))
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the search started")
+
+    monkeypatch.setattr(compile_mod, "load_module", no_work)
+    monkeypatch.setattr(compile_mod, "_search_and_emit", no_work)
+    capsys.readouterr()
+    assert compile_mod.main(["compile", str(src), "-o", str(target), *COMPILE_SMALL]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", message + "\n")
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("failure", ["search", "lowering"])
+def test_cleave_compile_failure_leaves_no_file_and_keeps_an_earlier_one(failure: str, tmp_path: Path, capsys, monkeypatch):
+    src = tmp_path / "rowsum.mlir"
+    src.write_text(ROWSUM_SMALL)
+    out = tmp_path / "k.py"
+    if failure == "search":
+        monkeypatch.setattr(compile_mod, "rank_candidates", lambda module: [])
+        message = "error: no candidate could be scheduled and placed"
+    else:
+        def fail(path, arch, jobs=1):
+            assert Path(path) != out and Path(path).read_text().startswith('"""')  # a staged copy is lowered
+            raise RuntimeError("TVM error\n  at some/where.cc\nValueError: lowering exploded")
+
+        monkeypatch.setattr(compile_mod, "lower_all", fail)
+        message = f"error: {out}: lowering for sm_90a failed: ValueError: lowering exploded"
+    argv = ["compile", str(src), "-o", str(out), *COMPILE_SMALL]
+    capsys.readouterr()
+    assert compile_mod.main(argv) == 1
+    assert capsys.readouterr().err == message + "\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rowsum.mlir"]  # no output, empty or partial, no temporary
+    out.write_text("an earlier result")
+    assert compile_mod.main(argv) == 1
+    assert out.read_text() == "an earlier result"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.py", "rowsum.mlir"]
+
+
+def test_cleave_compile_writes_output_after_lowering(tmp_path: Path, capsys, monkeypatch):
+    src = tmp_path / "rowsum.mlir"
+    src.write_text(ROWSUM_SMALL)
+    out = tmp_path / "k.py"
+
+    def lower(path, arch, jobs=1):
+        assert not out.exists()
+        return {"k0": "__global__"}
+
+    monkeypatch.setattr(compile_mod, "lower_all", lower)
+    assert compile_mod.main(["compile", str(src), "-o", str(out), *COMPILE_SMALL]) == 0
+    assert "CANDIDATES" in out.read_text() and oct(out.stat().st_mode & 0o777) != "0o600"
+    assert "lower (sm_90a, 1 jobs): 1 kernels in" in capsys.readouterr().out
+
+
+def test_compile_graph_and_cleave_compile_share_one_code_path(tmp_path: Path, capsys, monkeypatch):
+    """The same report, module and cache entry from the command and from the Python API."""
+    monkeypatch.setattr(compile_mod, "lower_all", lambda path, arch, jobs=1: {"k0": "__global__"})
+    src = tmp_path / "rowsum.mlir"
+    src.write_text(ROWSUM_SMALL)
+    options = ["--keep", "1", "--top-k", "1", "--search-budget", "100", "--split-counts", "2", "-j", "1", "--cache-dir", str(tmp_path / "cache")]
+    capsys.readouterr()
+    assert compile_mod.main(["compile", str(src), "-o", str(tmp_path / "a.py"), *options]) == 0
+    from_main = capsys.readouterr().out
+    report = io.StringIO()
+    graph = only_graph(parse_text(ROWSUM_SMALL))
+    job = compile_mod.compile_graph(graph, tmp_path / "b.py", [*options[:-2], "--no-cache"], out=report)
+    assert (tmp_path / "a.py").read_text() == (tmp_path / "b.py").read_text() == Path(job.args.output).read_text()
+
+    def shape(text: str) -> list[str]:
+        lines = [re.sub(r"\d+\.\d+ s", "N s", line).replace("a.py", "b.py") for line in text.splitlines()]
+        return [line for line in lines if not line.startswith("cache:")]
+
+    assert shape(from_main) == shape(report.getvalue())
+    assert from_main.splitlines()[0].startswith("cache: miss") and report.getvalue().startswith("cache: off (--no-cache)")
+
+
+def test_compile_graph_raises_one_documented_error(tmp_path: Path, monkeypatch):
+    import cleave_ir
+    from cleave_ir import CleaveError
+
+    graph = only_graph(parse_text(ROWSUM_SMALL))
+    bad_graph = graph.clone()
+    bad_graph.block.last_op.detach()  # no tgraph.output
+    cases = [
+        (("not a graph", tmp_path / "k.py"), {}, r"^error: compile_graph: expected a tgraph\.graph, got str$"),
+        ((graph, tmp_path / "k.py", ["--keep", "x"]), {}, r"^error: cleave compile options: argument --keep: invalid int value: 'x'$"),
+        ((graph, tmp_path / "k.py", ["--bogus"]), {}, r"^error: cleave compile options: unrecognized arguments: --bogus$"),
+        ((graph, tmp_path / "k.py", "--keep 2"), {}, r"^error: compile_graph: options must be a sequence"),
+        ((graph, tmp_path / "no" / "k.py"), {}, r"^error: cannot write .*: no such directory"),
+        ((bad_graph, tmp_path / "k.py"), {}, r"^error: @rowsum: "),
+    ]
+    for args, kwargs, pattern in cases:
+        with pytest.raises(CleaveError) as e:
+            cleave_ir.compile_graph(*args, **kwargs)
+        assert re.search(pattern, str(e.value)) and "\n" not in str(e.value), str(e.value)
+
+    def deep(*args, **kwargs):
+        raise KeyError("deep inside\nsecond line")
+
+    monkeypatch.setattr(compile_mod, "_search_and_emit", deep)
+    with pytest.raises(CleaveError) as e:
+        compile_mod.compile_graph(graph, tmp_path / "k.py", ["--no-cache"], out=io.StringIO())
+    assert str(e.value).startswith("error: internal error (KeyError): ") and "\n" not in str(e.value)
+    assert e.value.__cause__ is None and e.value.__suppress_context__

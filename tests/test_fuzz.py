@@ -2,10 +2,12 @@
 
 Mutants of examples/*.mlir (byte flips, truncation, duplicated or swapped lines, number
 mutations, deep nesting, invalid UTF-8 and NUL bytes, renamed symbols and values) go through
-`cleave-opt`, `cleave-run` and the Python API's `parse_module_text`, in-process through their
-`main()` functions (a subprocess costs ~1 s of start-up), plus a few real subprocess runs.
-Each run must exit 0 or 1, print no traceback, print exactly one error line when it fails, and
-finish within a time bound. `bench/fuzz.py` runs the same checks on 1,000+ mutants.
+`cleave-opt`, `cleave-run`, `cleave compile` (without --gpu, a small search) and the Python API's
+`parse_module_text`, in-process through their `main()` functions (a subprocess costs ~1 s of
+start-up), plus a few real subprocess runs. Each run must exit 0 or 1, print no traceback, print
+exactly one error line when it fails, and stay within a bound on its CPU time (a run past twice its
+bound, or far past it in wall-clock time, is stopped, so a hang is reported, not waited for). `bench/fuzz.py` runs the same checks on 1,000+
+mutants.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import io
 import random
 import re
 import resource
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +30,7 @@ import numpy as np
 import pytest
 
 from conftest import EXAMPLE_FILES, ROOT
+from cleave_ir import compile as cleave_compile
 from cleave_ir import driver
 from cleave_ir import run as cleave_run
 from cleave_ir.diagnostics import CleaveError, parse_module_text
@@ -142,7 +147,14 @@ def mutants(seed: int, count: int) -> Iterator[tuple[str, bytes]]:
 # ------------------------------------------------------------------------------------ checks
 
 TIME_LIMIT_S = 20.0
-"""Per input and tool; generous for a loaded 2-core CI machine (typical runs take 0.01-1 s)."""
+"""CPU seconds per input and tool (typical runs take 0.01-1 s). CPU time, not wall-clock time, so
+that a machine shared with other jobs does not make a run look hung."""
+
+COMPILE_TIME_LIMIT_S = 90.0
+"""CPU seconds for `cleave compile`, which searches, schedules, emits and lowers with TileLang (typically 1-15 s)."""
+
+WALL_FACTOR = 10.0
+"""A run still going after this many times its bound in wall-clock time (a deadlock uses no CPU) is stopped."""
 
 RUN_ARGS = ["--max-memory-gb", "0.25", "--resize", "4096=16,8192=16,14336=24,6144=16,576=12,512=8,128=8"]
 """cleave-run shrinks the examples' sizes (so that mutants run) and refuses graphs above 256 MiB."""
@@ -155,11 +167,13 @@ class Outcome:
     rc: int
     stdout: str
     stderr: str
-    seconds: float
+    seconds: float  # wall-clock
+    cpu_seconds: float = 0.0  # of this process (in-process runs)
 
     def problems(self) -> list[str]:
         """What is wrong with this run (empty if it behaved)."""
         out = []
+        limit = COMPILE_TIME_LIMIT_S if self.tool == "cleave-compile" else TIME_LIMIT_S
         if self.rc not in (0, 1):
             out.append(f"exit code {self.rc}")
         if "Traceback" in self.stdout or "Traceback" in self.stderr:
@@ -172,13 +186,45 @@ class Outcome:
             out.append("error line not in the form 'file:line:col: error: ...'")
         if self.rc == 0 and self.stderr:
             out.append("stderr on success")
-        if self.seconds > TIME_LIMIT_S:
+        if self.cpu_seconds > limit:
+            out.append(f"took {self.cpu_seconds:.1f} s of CPU")
+        if self.seconds > WALL_FACTOR * limit:
             out.append(f"took {self.seconds:.1f} s")
         return out
 
 
-def call_main(main: Callable[[list[str]], int], argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
-    """Run a tool's `main(argv)` in-process: (exit code, stdout, stderr); SystemExit counts as an exit."""
+class Hang(BaseException):
+    """Raised in a run that took far past its time bound (a BaseException: tools do not catch it)."""
+
+
+@contextlib.contextmanager
+def stop_after(cpu_s: float | None, wall_s: float | None = None) -> Iterator[None]:
+    """Raise Hang in the main thread once this process has used `cpu_s` more CPU seconds or `wall_s`
+    seconds have passed (when Python code next runs); a no-op outside the main thread."""
+    if not cpu_s or sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def hang(signum: int, frame: object) -> None:
+        raise Hang(f"stopped after {cpu_s:.0f} s of CPU" if signum == signal.SIGPROF else f"stopped after {wall_s:.0f} s")
+
+    old = signal.signal(signal.SIGPROF, hang), signal.signal(signal.SIGALRM, hang)
+    signal.setitimer(signal.ITIMER_PROF, cpu_s)
+    signal.setitimer(signal.ITIMER_REAL, wall_s or 0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGPROF, old[0])
+        signal.signal(signal.SIGALRM, old[1])
+
+
+def call_main(
+    main: Callable[[list[str]], int], argv: list[str], stdin: bytes | None = None, stop_s: float | None = None
+) -> tuple[int, str, str]:
+    """Run a tool's `main(argv)` in-process: (exit code, stdout, stderr); SystemExit counts as an exit.
+    A run past `stop_s` CPU seconds, or WALL_FACTOR times that in wall-clock time, is stopped (exit code 99)."""
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     if stdin is not None:
@@ -186,7 +232,8 @@ def call_main(main: Callable[[list[str]], int], argv: list[str], stdin: bytes | 
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                rc = main(argv)
+                with stop_after(stop_s, stop_s and WALL_FACTOR * stop_s / 2):
+                    rc = main(argv)
             except SystemExit as e:
                 rc = e.code if isinstance(e.code, int) else 1
             except BaseException as e:  # an escaping exception is the traceback a user would see
@@ -207,21 +254,35 @@ def api_main(argv: list[str]) -> int:
     return 0
 
 
+COMPILE_ARGS = ["--no-cache", "--keep", "1", "--top-k", "1", "--search-budget", "200", "--split-counts", "2", "-j", "1"]
+"""`cleave compile` with a small search (the mutants' own sizes: compile does not interpret)."""
+
+
+def compile_main(argv: list[str]) -> int:
+    """`cleave compile FILE -o FILE.py` (no GPU), the kernel module written beside the input."""
+    return cleave_compile.main(["compile", argv[0], "-o", str(Path(argv[0]).with_suffix(".py")), *argv[1:]])
+
+
 TOOLS: dict[str, tuple[Callable[[list[str]], int], list[str]]] = {
     "cleave-opt": (driver.main, []),
     "cleave-run": (cleave_run.main, RUN_ARGS),
     "api": (api_main, []),
+    "cleave-compile": (compile_main, COMPILE_ARGS),
 }
 
+FAST_TOOLS = ("cleave-opt", "cleave-run", "api")
+"""The tools that take well under a second per input (`cleave-compile` lowers with TileLang)."""
 
-def check_file(path: Path, name: str, tools: tuple[str, ...] = tuple(TOOLS)) -> list[Outcome]:
+
+def check_file(path: Path, name: str, tools: tuple[str, ...] = FAST_TOOLS) -> list[Outcome]:
     outcomes = []
     for tool in tools:
         main, extra = TOOLS[tool]
-        t0 = time.perf_counter()
+        limit = COMPILE_TIME_LIMIT_S if tool == "cleave-compile" else TIME_LIMIT_S
+        t0, c0 = time.perf_counter(), time.process_time()
         with np.errstate(all="ignore"):
-            rc, out, err = call_main(main, [str(path), *extra])
-        outcomes.append(Outcome(tool, name, rc, out, err, time.perf_counter() - t0))
+            rc, out, err = call_main(main, [str(path), *extra], stop_s=2 * limit)
+        outcomes.append(Outcome(tool, name, rc, out, err, time.perf_counter() - t0, time.process_time() - c0))
     return outcomes
 
 
@@ -251,6 +312,42 @@ def test_mutants_give_a_result_or_one_error_line(ci_outcomes: list[Outcome]):
     # the mutants are not all rejected at once: some parse, some run
     assert any(o.rc == 0 for o in ci_outcomes if o.tool == "cleave-opt")
     assert any(o.rc == 1 for o in ci_outcomes if o.tool == "cleave-run")
+
+
+CI_COMPILE_SEED, CI_COMPILE_COUNT = 101, 10
+"""Ten mutants, one of which parses (and goes through the search, emission and lowering)."""
+
+
+def test_compile_mutants_give_a_result_or_one_error_line(tmp_path: Path):
+    """`cleave compile` (no GPU, a small search) on a few mutants: the same checks as the other tools."""
+    outcomes = []
+    for name, data in mutants(CI_COMPILE_SEED, CI_COMPILE_COUNT):
+        path = tmp_path / "input.mlir"
+        path.write_bytes(data)
+        outcomes += check_file(path, name, ("cleave-compile",))
+    bad = [f"{o.name}: {', '.join(o.problems())}: {o.stderr[:300]!r}" for o in outcomes if o.problems()]
+    assert not bad, "\n".join(bad)
+    assert sum(o.rc == 1 for o in outcomes) >= CI_COMPILE_COUNT - 1
+    assert not (tmp_path / "input.py").exists() or any(o.rc == 0 for o in outcomes)  # -o only on success
+
+
+def test_a_hang_is_stopped():
+    """A run spinning past its CPU bound, or blocked far past it in wall-clock time, is stopped and reported."""
+
+    def spin(argv: list[str]) -> int:
+        while True:
+            pass
+
+    def block(argv: list[str]) -> int:
+        time.sleep(60)
+        return 0
+
+    for main, message in ((spin, "s of CPU"), (block, "stopped after 1 s")):
+        t0 = time.perf_counter()
+        rc, out, err = call_main(main, [], stop_s=0.2)
+        assert rc == 99 and err.startswith("Traceback: Hang: stopped after") and message in err, err
+        assert time.perf_counter() - t0 < 30
+        assert Outcome("t", "n", rc, out, err, time.perf_counter() - t0).problems()[:2] == ["exit code 99", "traceback"]
 
 
 def test_mutators_are_reproducible():
@@ -284,6 +381,11 @@ CASES: dict[str, tuple[bytes, str]] = {
     "redefined symbol": (_graph("4") + _graph("4"), r'^in\.mlir:4:1: error: Redefinition of symbol "g"$'),
     "truncated": (_graph("4")[:40], r"^in\.mlir:1:\d+: error: "),
     "huge digits": (_graph("9" * 300000), r"^in\.mlir:1:\d+: error: .*digits"),
+    # xDSL alone takes seconds and a gigabyte to compute the bounds of an i2147483648 (minutes on a busy machine)
+    "integer width 2^31": (
+        _graph("4").replace(b"%a: !tgraph.tensor<[4], f32>", b"%a: !tgraph.tensor<[4], f32> {cleave.x = 1 : i2147483648}"),
+        r"^in\.mlir:1:\d+: error: integer bitwidth is limited to 16777215 bits$",
+    ),
     "empty": (b"", r"^in\.mlir:1:1: error: Could not parse entire input!$"),  # as in xdsl-opt
 }
 
@@ -310,19 +412,42 @@ def test_huge_dims_trip_the_memory_guard(tmp_path: Path):
     assert re.match(r"^error: @g needs about 2\^\d+ GiB to interpret", err), err
 
 
-def test_long_line_is_linear(tmp_path: Path):
-    """A type with many dims: twice the length takes about twice the time, not four times."""
-    times = []
-    for n in (1500, 3000):
-        path = tmp_path / f"long{n}.mlir"
+MAX_RATIO = 6.0
+"""Four times the dims: linear takes at most 4 times as long (less, with the tools' fixed start-up
+cost), quadratic up to 16 times; 6 leaves room for noise and fails once a quadratic term costs about
+as much as the linear work at the larger size."""
+
+
+@pytest.mark.parametrize(
+    "sizes", [(1000, 4000), pytest.param((10000, 40000), marks=pytest.mark.slow)], ids=["1000-4000", "10000-40000"]
+)
+def test_long_line_is_linear(sizes: tuple[int, int], tmp_path: Path):
+    """A type with many dims: four times the length takes about four times the time.
+
+    CPU times are compared on the same machine within the test (a ratio, not seconds), each the
+    fastest of interleaved repetitions so that a busy CI machine does not count; a ratio past
+    MAX_RATIO is measured once more before it fails.
+    """
+    small, large = (tmp_path / f"long{n}.mlir" for n in sizes)
+    for path, n in zip((small, large), sizes):
         path.write_bytes(_graph(", ".join(["2"] * n)))
-        outcomes = check_file(path, f"long{n}", ("cleave-opt", "cleave-run"))
-        times.append(outcomes[0].seconds)
-        for o in outcomes:
-            assert not o.problems(), (o.tool, o.problems(), o.stderr)
-        assert outcomes[0].rc == 0
-        assert re.match(r"^error: @g: cannot interpret a value of rank \d+", outcomes[1].stderr)
-    assert times[1] < 3.5 * times[0] + 0.5, times
+    for o in check_file(large, "long", ("cleave-opt", "cleave-run")):
+        assert not o.problems(), (o.tool, o.problems(), o.stderr)
+        if o.tool == "cleave-opt":
+            assert o.rc == 0
+        else:
+            assert re.match(r"^error: @g: cannot interpret a value of rank \d+", o.stderr)
+    best = {small: float("inf"), large: float("inf")}
+    ratio = float("inf")
+    for _ in range(3):
+        for path in (small, large):
+            (o,) = check_file(path, path.stem, ("cleave-opt",))
+            assert o.rc == 0, o.stderr
+            best[path] = min(best[path], o.cpu_seconds)
+        ratio = best[large] / best[small]
+        if ratio < MAX_RATIO:
+            break
+    assert ratio < MAX_RATIO, (ratio, best)
 
 
 def test_directory_and_missing_file(tmp_path: Path):
