@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import math
 import os
 import sys
 import time
@@ -103,6 +104,16 @@ def _split_counts(text: str) -> list[int]:
     return counts
 
 
+def _tune_budget(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(f"the tuning budget must be >= 0 seconds, got {text!r}")
+    return seconds
+
+
 def parser() -> argparse.ArgumentParser:
     """The `cleave` command line."""
     p = argparse.ArgumentParser(prog="cleave", description="Cleave-IR: optimize a tgraph subgraph into TileLang kernels")
@@ -120,6 +131,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--cache-dir", help="cache directory (default $CLEAVE_CACHE_DIR, else ~/.cache/cleave-ir)")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     c.add_argument("--retune", action="store_true", help="with --gpu: measure again even when the cache holds results")
+    c.add_argument("--tune-budget", type=_tune_budget, default=None, metavar="SECONDS", help="with --gpu: seconds for measured tuning of tile configurations (cleave_ir.tune); default: what keeps the whole compile under 5 minutes; 0: no tuning")
     for name, (flag, default) in ABLATIONS.items():
         c.add_argument(flag, action="store_true", help=f"ablation: PipelinePass({name}={not default})")
     return p
@@ -262,6 +274,11 @@ def _gpu(job: Job, t_start: float) -> int:
         return 1
     us = next(r.us for r in m.rows if r.index == m.winner)
     job.say(f"winner: candidate #{m.winner}, {us:.2f} us (run(*tensors, candidate={m.winner}) in {args.output}); total {time.perf_counter() - t_start:.1f} s")
+    if args.tune_budget != 0:
+        from cleave_ir import tune
+
+        tune.tune_job(job, time.perf_counter() - t_start)
+        job.say(f"total {time.perf_counter() - t_start:.1f} s")
     return 0
 
 
@@ -321,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if job.entry is not None:
             _reuse(job, job.entry)
         else:
+            job.pipeline = module
             _search_and_emit(job, module)
         if not args.gpu:
             job.say(f"total {time.perf_counter() - t_start:.1f} s")
