@@ -33,6 +33,7 @@ from xdsl.printer import Printer
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
+from cleave_ir.passes import cost_model
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
 from cleave_ir.run import load_module
@@ -79,6 +80,7 @@ def pipeline_options(args: argparse.Namespace) -> dict[str, Any]:
         "iterative_tiling": not args.no_iterative_tiling,
         "horizontal_fusion": not args.no_horizontal_fusion,
         "arch": ARCH,
+        "cost_calibration": cost_model.CALIBRATION.constants(),  # a refit changes the ranking
     }
 
 

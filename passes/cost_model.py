@@ -74,6 +74,10 @@ class Calibration:
         block_s = max(self.memory_scale * t.memory_s, self.compute_scale * t.compute_s) + self.iteration_s * t.iterations
         return t.waves * block_s * 1e6 + self.launch_us
 
+    def constants(self) -> dict[str, float]:
+        """The fitted constants alone (what a cache key needs)."""
+        return {"memory_scale": self.memory_scale, "compute_scale": self.compute_scale, "iteration_s": self.iteration_s, "launch_us": self.launch_us}
+
     def to_json(self) -> dict[str, object]:
         """The calibration file's contents."""
         return asdict(self)
