@@ -458,7 +458,7 @@ def run_isolated(
     deadline: float,
     *,
     jobs: int = 1,
-    command: Callable[[Path, Path], list[str]] = worker_command,
+    command: Callable[[Path, Path], list[str]] | None = None,
     on_result: Callable[[Result], None] | None = None,
     clock: Callable[[], float] = time.time,
     poll_s: float = 0.2,
@@ -466,8 +466,10 @@ def run_isolated(
     """Run `variants` in worker processes until each has a result or the time is up.
 
     A worker that exits after a CUDA error, or dies, is replaced by a fresh one for the variants it
-    had not finished; the variant it was running when it died is recorded as crashed.
+    had not finished; the variant it was running when it died is recorded as crashed. `command`
+    (default `worker_command`) gives a worker's command line from its spec and results files.
     """
+    command = command or worker_command
     results: dict[int, Result] = {}
     pending = list(variants)
     attempt = 0
@@ -624,13 +626,15 @@ def tune(
     *,
     device: str,
     jobs: int = 1,
-    command: Callable[[Path, Path], list[str]] = worker_command,
+    command: Callable[[Path, Path], list[str]] | None = None,
     clock: Callable[[], float] = time.time,
+    limit: int | None = None,
 ) -> tuple[Tuning, dict[int, Path]]:
-    """Tune the kept candidates of the pipeline module `module` within `budget_s` seconds."""
+    """Tune the kept candidates of the pipeline module `module` within `budget_s` seconds, over at
+    most `limit` variants (default: as many as the budget should cover)."""
     t0 = clock()
     deadline = t0 + budget_s
-    limit = max(4, int(budget_s / SECONDS_PER_VARIANT))
+    limit = limit if limit is not None else max(4, int(budget_s / SECONDS_PER_VARIANT))
     space = neighbourhood(module, limit)
     paths, results = emit_variants(space, workdir / "variants", t0 + EMIT_SHARE * budget_s, clock)
     tuning = Tuning(device, budget_s, space.variants, dict(results), notes=list(space.notes))
@@ -644,8 +648,9 @@ def tune(
     return tuning, paths
 
 
-def records(t: Tuning, date: str) -> list[dict[str, Any]]:
-    """One measurement record per correctly measured variant (for `cleave_ir.calibrate`)."""
+def records(t: Tuning, group: str, date: str) -> list[dict[str, Any]]:
+    """One measurement record per correctly measured variant (for `cleave_ir.calibrate`); `group`
+    names the tuning run (its variants are ranked against each other)."""
     out = []
     for r in sorted(t.results.values(), key=lambda r: r.index):
         if not r.ok:
@@ -655,8 +660,8 @@ def records(t: Tuning, date: str) -> list[dict[str, Any]]:
             {
                 "device": t.device,
                 "date": date,
-                "group": f"{v.head}",
-                "family": t.variants[0].head if t.variants else v.head,
+                "group": group,
+                "candidate": v.head,
                 "variant": v.describe(),
                 "estimated_us": v.estimated_us,
                 "kernels": len(v.choices),
@@ -747,7 +752,7 @@ def tune_job(job: Any, elapsed_s: float) -> None:
         date = time.strftime("%Y-%m-%dT%H:%M:%S")
         try:
             with open(job.cache.root / "measurements.jsonl", "a") as f:
-                for rec in records(tuning, date):
+                for rec in records(tuning, f"{job.source.sym_name.data} {date}", date):
                     f.write(json.dumps(rec) + "\n")
         except OSError as e:
             print(f"warning: tune: could not record the measurements: {e.strerror or e}", file=sys.stderr)
