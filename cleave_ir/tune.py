@@ -711,7 +711,7 @@ def tune_job(job: Any, elapsed_s: float) -> None:
                     path.write_bytes(entry.files["tuned/kernel.py"])
                     err = runtime.verify(path, job.source, 0, jobs=args.jobs)
                 if err < TOLERANCE:
-                    Path(args.output).write_bytes(entry.files["tuned/kernel.py"])
+                    _replace_output(job, entry.files["tuned/kernel.py"])
                     job.say(f"tuned winner re-checked (rel. error {err:.2e}); {args.output} holds it: run(*tensors)")
                 else:
                     job.say(f"the recorded tuned winner fails its check now (rel. error {err:.2e}); {args.output} keeps the pipeline's candidates")
@@ -742,7 +742,7 @@ def tune_job(job: Any, elapsed_s: float) -> None:
     if winner is None:
         job.say("tune: no variant ran correctly; the pipeline's candidates stay")
     elif improved:
-        Path(args.output).write_bytes(winner_src)
+        _replace_output(job, winner_src)
         base_text = f"{tuning.us(base):.2f} us" if base is not None else "none correct"
         job.say(f"tuned winner: variant {winner} ({tuning.variants[winner].describe()}), {tuning.us(winner):.2f} us vs the pipeline's {base_text}; {args.output} holds it: run(*tensors)")
     else:
@@ -762,6 +762,13 @@ def tune_job(job: Any, elapsed_s: float) -> None:
                 job.say(f"cache: recorded the tuning in entry {job.entry.short}")
             except OSError as e:
                 print(f"warning: cache: could not record the tuning: {e.strerror or e}", file=sys.stderr)
+
+
+def _replace_output(job: Any, source: bytes) -> None:
+    """Write the tuned winner's module (one candidate) as the output; the job's winner is its index."""
+    Path(job.args.output).write_bytes(source)
+    if job.measurement is not None:  # `run(*tensors, candidate=winner)` of the output module
+        job.measurement.winner = 0
 
 
 def _main(argv: Sequence[str]) -> int:

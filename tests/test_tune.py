@@ -318,3 +318,15 @@ def test_calibration_files_are_checked(tmp_path: Path) -> None:
     plain = cost_model.estimate(kernel, cost_model.Calibration())
     calibrated = cost_model.estimate(kernel, cost_model.Calibration(0.5, 0.5, 0.1e-6, 4.0))
     assert calibrated.microseconds == pytest.approx(plain.microseconds / 2 + 4.0)
+
+
+def test_tuned_output_makes_its_only_candidate_the_winner(tmp_path: Path) -> None:
+    """`job.measurement.winner` indexes the output module's candidates (cleave_ir.torch runs it)."""
+    from types import SimpleNamespace
+
+    from cleave_ir import runtime
+
+    m = runtime.Measurement("Test GPU", winner=2)
+    job = SimpleNamespace(args=SimpleNamespace(output=str(tmp_path / "k.py")), measurement=m)
+    tune._replace_output(job, b"CANDIDATES = [(1.0, ['g_k0'], 'g')]\n")
+    assert m.winner == 0 and (tmp_path / "k.py").read_bytes().startswith(b"CANDIDATES")
