@@ -271,6 +271,9 @@ def variant_module(space: Space, v: Variant) -> ModuleOp:
     for c, k in zip(v.choices, [op for op in module.body.block.ops if isinstance(op, itgraph.KernelOp)]):
         k.attributes["cleave.threads"] = IntegerAttr(c.threads, i64)  # dynamic-shapes placed it again
         k.attributes["cleave.stages"] = IntegerAttr(c.stages, i64)
+        if "cleave.dynamic" in space.originals[c.graph].attributes and "cleave.dynamic" not in k.attributes:
+            why = getattr(k.attributes.get("cleave.static_only"), "data", "")
+            raise CleaveError(f"error: @{k.sym_name.data} would only serve the representative size ({why})")
     return module
 
 

@@ -153,7 +153,7 @@ def test_gpu_phase_records_and_reuses_measurements(emitted: Path, monkeypatch: p
 
     monkeypatch.setattr(runtime, "measure", fake_measure)
     monkeypatch.setattr(runtime, "verify", fake_verify)
-    args = ["compile", "rowsum.mlir", "-o", "k2.py", "--cache-dir", "cache", "--keep", "2", "--split-counts", "2,4", "--gpu"]
+    args = ["compile", "rowsum.mlir", "-o", "k2.py", "--cache-dir", "cache", "--keep", "2", "--split-counts", "2,4", "--gpu", "--tune-budget", "0"]
     capsys.readouterr()
     assert cleave_main(args) == 0
     out = capsys.readouterr().out
