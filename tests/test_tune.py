@@ -247,7 +247,7 @@ def test_tune_budget_flag() -> None:
     for bad in ("-1", "abc", "nan", "inf"):
         with pytest.raises(SystemExit):
             parse("--tune-budget", bad)
-    assert tune.default_budget(10.0) == 150.0 and tune.default_budget(200.0) == 80.0 and tune.default_budget(400.0) == 30.0
+    assert tune.default_budget(10.0) == 150.0 and tune.default_budget(200.0) == 50.0 and tune.default_budget(400.0) == 30.0
 
 
 # ----------------------------------------------------------------------------- calibration
