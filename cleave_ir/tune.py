@@ -27,6 +27,7 @@ On the H200 (the lead's check after merging):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
@@ -215,7 +216,7 @@ def neighbourhood(module: ModuleOp, limit: int, calibration: cost_model.Calibrat
     space = Space(module)
     graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
     kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
-    others: list[tuple[float, int, Variant]] = []
+    others: list[tuple[bool, float, int, Variant]] = []  # (over the register bound, estimate, changes, variant)
     for rank, (_, names, head) in enumerate(rank_candidates(module)):
         chain = partition_kernels.chain(graphs[head], graphs) or [graphs[head]]
         base: list[Choice] = []
@@ -289,7 +290,7 @@ def emit_variants(space: Space, directory: Path, deadline: float, clock: Callabl
             failed[v.index] = Result(v.index, "skipped", "budget spent while emitting")
             continue
         try:
-            with _quiet():
+            with contextlib.redirect_stderr(io.StringIO()):  # the passes' notes, per variant
                 src = module_source(variant_module(space, v))
         except Exception as e:  # one line per variant, whatever the lowering raised
             failed[v.index] = Result(v.index, "emit failed", _one_line(e))
@@ -298,17 +299,6 @@ def emit_variants(space: Space, directory: Path, deadline: float, clock: Callabl
         path.write_text(src)
         paths[v.index] = path
     return paths, failed
-
-
-class _quiet:
-    """Silence the passes' stderr notes while variants are emitted."""
-
-    def __enter__(self) -> None:
-        self._old = sys.stderr
-        sys.stderr = io.StringIO()
-
-    def __exit__(self, *exc: object) -> None:
-        sys.stderr = self._old
 
 
 def _one_line(e: BaseException) -> str:
