@@ -481,11 +481,12 @@ def run_isolated(
             killed = False
             while True:
                 rc = proc.poll()
-                lines = out.read_text().splitlines()
+                text = out.read_text()
+                lines = text[: text.rfind("\n") + 1].splitlines()  # whole lines only: one may be half written
                 for line in lines[seen:]:
                     try:
                         row = json.loads(line)
-                    except ValueError:  # a line cut short by a crash
+                    except ValueError:  # garbage from a dying worker
                         continue
                     if row.get("event") == "start":
                         started.append(row["index"])
