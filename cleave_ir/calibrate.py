@@ -203,6 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except (KeyError, TypeError) as e:  # a records or results file of another shape
+        print(f"error: {', '.join(str(x) for x in args.inputs)}: not measurement records (missing or bad {e})", file=sys.stderr)
+        return 1
     print(
         f"{len(records)} records in {len(groups(records))} groups: memory x{cal.memory_scale:.3f}, compute x{cal.compute_scale:.3f}, "
         f"{cal.iteration_s * 1e6:.3f} us per iteration, {cal.launch_us:.2f} us per kernel"
