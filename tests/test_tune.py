@@ -298,6 +298,9 @@ def test_measurement_lines_are_read_and_bad_ones_rejected(tmp_path: Path) -> Non
     with pytest.raises(ValueError, match="measurements.jsonl:2: not a measurement record"):
         calibrate.load_records([path])
     assert calibrate.main([str(path)]) == 1
+    bad = tmp_path / "records.json"
+    bad.write_text('{"records": [{"group": "g"}]}')
+    assert calibrate.main([str(bad)]) == 1 and calibrate.main([str(tmp_path / "missing.json")]) == 1
 
 
 def test_calibration_files_are_checked(tmp_path: Path) -> None:
