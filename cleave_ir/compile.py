@@ -26,6 +26,7 @@ import dataclasses
 import io
 import json
 import logging
+import math
 import os
 import shutil
 import sys
@@ -43,6 +44,7 @@ from xdsl.printer import Printer
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError, check_output_path, write_atomically
 from cleave_ir.dialects import tgraph
+from cleave_ir.passes import cost_model
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
 from cleave_ir.run import load_module
@@ -89,6 +91,7 @@ def pipeline_options(args: argparse.Namespace) -> dict[str, Any]:
         "iterative_tiling": not args.no_iterative_tiling,
         "horizontal_fusion": not args.no_horizontal_fusion,
         "arch": ARCH,
+        "cost_calibration": cost_model.CALIBRATION.constants(),  # a refit changes the ranking
     }
 
 
@@ -112,6 +115,16 @@ def _split_counts(text: str) -> list[int]:
     if not counts or any(c < 2 for c in counts):
         raise argparse.ArgumentTypeError(f"split counts must be integers >= 2, got {text!r}")
     return counts
+
+
+def _tune_budget(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(f"the tuning budget must be >= 0 seconds, got {text!r}")
+    return seconds
 
 
 class _OptionsParser(argparse.ArgumentParser):
@@ -140,6 +153,7 @@ def parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argp
     c.add_argument("--retune", action="store_true", help="with --gpu: measure again even when the cache holds results")
     c.add_argument("-v", "--verbose", action="store_true", help="show TileLang's and TVM's log output (hidden by default)")
     c.add_argument("--progress", action="store_true", help="progress bars on stderr even when it is not a terminal")
+    c.add_argument("--tune-budget", type=_tune_budget, default=None, metavar="SECONDS", help="with --gpu: seconds for measured tuning of tile configurations (cleave_ir.tune); default: what keeps the whole compile under 5 minutes; 0: no tuning")
     for name, (flag, default) in ABLATIONS.items():
         c.add_argument(flag, action="store_true", help=f"ablation: PipelinePass({name}={not default})")
     return p
@@ -369,6 +383,11 @@ def _gpu(job: Job, t_start: float) -> None:
         raise CleaveError(f"error: @{job.source.sym_name.data}: no candidate ran correctly on the GPU")
     us = next(r.us for r in m.rows if r.index == m.winner)
     job.say(f"winner: candidate #{m.winner}, {us:.2f} us (run(*tensors, candidate={m.winner}) in {args.output}); total {time.perf_counter() - t_start:.1f} s")
+    if args.tune_budget != 0:
+        from cleave_ir import tune
+
+        tune.tune_job(job, time.perf_counter() - t_start)
+        job.say(f"total {time.perf_counter() - t_start:.1f} s")
 
 
 def _check_args(args: argparse.Namespace) -> None:

@@ -6,12 +6,21 @@ around it) and tensor-core flops; a block takes the longer of the two at its sha
 in waves of 132. Loaded tiles must fit in shared memory (227 KiB) and computed fp32 tiles in the
 registers (64K x 32 bit per SM). Buffers are not reused in this estimate, so footprints are upper
 bounds.
+
+The constants are corrected by measurement: `Calibration` scales the memory and compute terms, sets
+the cost of a sequential iteration and adds a fixed cost per kernel launch. The calibration in
+`cost_model_calibration.json` beside this file (fitted from recorded GPU timings with
+`python -m cleave_ir.calibrate`) is loaded at import; without it the constants below are used as
+they are (`$CLEAVE_COST_CALIBRATION=off` ignores the file, `=PATH` loads another one).
 """
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type
 from xdsl.ir import Operation
@@ -29,6 +38,81 @@ REGISTER_BYTES = 64 * 1024 * 4
 ITERATION_S = 0.2e-6
 
 
+CALIBRATION_FILE = Path(__file__).with_name("cost_model_calibration.json")
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The roofline terms of one kernel, before calibration: per block, and how many blocks run."""
+
+    memory_s: float  # global-memory traffic of one block at its share of the bandwidth
+    compute_s: float  # tensor-core flops of one block at its share of the peak
+    iterations: int  # sequential iterations of one block
+    waves: int  # ceil(grid / SMs)
+
+    def to_json(self) -> dict[str, float]:
+        """A JSON-able dict (what measurement records hold)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Corrections of the analytical constants, fitted from measured kernel times.
+
+    A kernel takes `waves * (max(memory_scale * memory_s, compute_scale * compute_s) +
+    iteration_s * iterations)` plus `launch_us`; the defaults are the uncorrected model (same floats).
+    """
+
+    memory_scale: float = 1.0
+    compute_scale: float = 1.0
+    iteration_s: float = ITERATION_S
+    launch_us: float = 0.0
+    fitted_on: dict[str, object] = field(default_factory=dict, compare=False)
+
+    def kernel_us(self, t: Terms) -> float:
+        """Calibrated microseconds of a kernel with terms `t`."""
+        block_s = max(self.memory_scale * t.memory_s, self.compute_scale * t.compute_s) + self.iteration_s * t.iterations
+        return t.waves * block_s * 1e6 + self.launch_us
+
+    def constants(self) -> dict[str, float]:
+        """The fitted constants alone (what a cache key needs)."""
+        return {"memory_scale": self.memory_scale, "compute_scale": self.compute_scale, "iteration_s": self.iteration_s, "launch_us": self.launch_us}
+
+    def to_json(self) -> dict[str, object]:
+        """The calibration file's contents."""
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> Calibration:
+        """Inverse of `to_json`; unknown keys are an error (a file of another version)."""
+        names = {"memory_scale", "compute_scale", "iteration_s", "launch_us", "fitted_on"}
+        extra = sorted(set(data) - names)
+        if extra:
+            raise ValueError(f"unknown calibration keys {extra}")
+        values = {k: float(v) for k, v in data.items() if k != "fitted_on"}  # type: ignore[arg-type]
+        if any(not math.isfinite(v) or v < 0 for v in values.values()):
+            raise ValueError("calibration constants must be finite and >= 0")
+        return Calibration(**values, fitted_on=dict(data.get("fitted_on", {})))  # type: ignore[arg-type]
+
+
+def load_calibration(path: str | os.PathLike[str] | None = None) -> Calibration:
+    """The calibration at `path` (default: `$CLEAVE_COST_CALIBRATION`, else `CALIBRATION_FILE`).
+
+    `off`, or a missing default file, gives the uncorrected constants; a bad file is an error.
+    """
+    where = path if path is not None else os.environ.get("CLEAVE_COST_CALIBRATION") or CALIBRATION_FILE
+    if str(where) == "off" or (path is None and where == CALIBRATION_FILE and not CALIBRATION_FILE.exists()):
+        return Calibration()
+    try:
+        return Calibration.from_json(json.loads(Path(where).read_text()))
+    except (OSError, ValueError, TypeError) as e:
+        raise ValueError(f"cost model calibration {where}: {e}") from None
+
+
+CALIBRATION = load_calibration()
+"""The calibration `estimate` uses unless given another."""
+
+
 @dataclass
 class Estimate:
     microseconds: float
@@ -39,6 +123,7 @@ class Estimate:
     register_bytes: int
     fits: bool
     reason: str = ""
+    terms: Terms | None = None
 
     @property
     def footprint_bytes(self) -> int:
@@ -98,8 +183,8 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     return peak
 
 
-def estimate(kernel: itgraph.KernelOp) -> Estimate:
-    """Estimated time and footprint of `kernel` (concrete shapes)."""
+def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -> Estimate:
+    """Estimated time and footprint of `kernel` (concrete shapes), with `calibration` (default `CALIBRATION`)."""
     par = kernel.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
     grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
@@ -118,12 +203,11 @@ def estimate(kernel: itgraph.KernelOp) -> Estimate:
             accumulators += sum(_numel(r) * 4 for r in op.results)
             iterations += _trips(op) * evaluate(op.extent_dim, {})
     regs = accumulators + peak_live_bytes(par)
-    block_s = max(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS)) + iterations * ITERATION_S
-    waves = math.ceil(grid / SMS)
-    us = waves * block_s * 1e6
+    terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
+    us = (calibration or CALIBRATION).kernel_us(terms)
     reason = ""
     if smem > SMEM_BYTES:
         reason = f"loaded tiles need {smem // 1024} KiB of shared memory (limit {SMEM_BYTES // 1024} KiB)"
     elif regs > REGISTER_BYTES:
         reason = f"computed tiles need {regs // 1024} KiB of registers (limit {REGISTER_BYTES // 1024} KiB per SM)"
-    return Estimate(us, moved * grid, flops * grid, grid, smem, regs, not reason, reason)
+    return Estimate(us, moved * grid, flops * grid, grid, smem, regs, not reason, reason, terms)

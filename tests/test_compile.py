@@ -46,7 +46,8 @@ def test_parallel_lowering_equals_serial(emitted: Path, monkeypatch: pytest.Monk
     monkeypatch.chdir(emitted)
     serial = lower_all(emitted / "k.py", jobs=1)
     parallel = lower_all(emitted / "k.py", jobs=3)
-    assert len(serial) == 4 and list(parallel) == list(serial) and parallel == serial
+    kernels = (emitted / "k.py").read_text().count("@T.prim_func")  # which candidates are kept is the cost model's call
+    assert len(serial) == kernels >= 2 and list(parallel) == list(serial) and parallel == serial
     assert all("__global__" in src for src in serial.values())
 
 
@@ -153,7 +154,7 @@ def test_gpu_phase_records_and_reuses_measurements(emitted: Path, monkeypatch: p
 
     monkeypatch.setattr(runtime, "measure", fake_measure)
     monkeypatch.setattr(runtime, "verify", fake_verify)
-    args = ["compile", "rowsum.mlir", "-o", "k2.py", "--cache-dir", "cache", "--keep", "2", "--split-counts", "2,4", "--gpu"]
+    args = ["compile", "rowsum.mlir", "-o", "k2.py", "--cache-dir", "cache", "--keep", "2", "--split-counts", "2,4", "--gpu", "--tune-budget", "0"]
     capsys.readouterr()
     assert cleave_main(args) == 0
     out = capsys.readouterr().out

@@ -129,7 +129,7 @@ def test_run_without_a_gpu_is_one_line(suite, tmp_path: Path, capsys: pytest.Cap
 @pytest.mark.parametrize("broken", [False, True])
 def test_run_logic_on_the_cpu(suite, prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:  # type: ignore[no-untyped-def]
     """`run` end to end without a GPU: CUDA calls faked, each kernel evaluated through its tgraph graph
-    (a broken combine kernel leaves its poisoned outputs: the candidate is then WRONG)."""
+    (a broken last kernel, a combine or a single kernel, leaves its poisoned outputs: the candidate is then WRONG)."""
     torch = pytest.importorskip("torch")
     from cleave_ir.runtime import Timing
 
@@ -159,16 +159,16 @@ def test_run_logic_on_the_cpu(suite, prepared, tmp_path: Path, monkeypatch: pyte
         return Timing((time.perf_counter() - t0) / batch * 1e6, "faked", batch, len(rotate))
 
     def compile_candidates(mod, names, jobs=None, *, raw=False, seconds=None):  # type: ignore[no-untyped-def]
-        def kernel(meta):  # type: ignore[no-untyped-def]
+        def kernel(name, meta):  # type: ignore[no-untyped-def]
             graph = suite.parse_graph("builtin.module {\n" + mod.GRAPHS[meta["graph"]] + "\n}")
 
             def call(*args):  # type: ignore[no-untyped-def]
-                if broken and "combine" in meta["graph"]:
+                if broken and name in {ks[-1] for _, ks, _ in mod.CANDIDATES}:  # every candidate's last kernel
                     return
                 for o, r in zip(args[meta["inputs"]:], suite.torch_reference(graph, args[: meta["inputs"]])):
                     o.copy_(r.reshape(o.shape))
             return call
-        return {n: kernel(mod.KERNELS[n]) for n in names}
+        return {n: kernel(n, mod.KERNELS[n]) for n in names}
 
     monkeypatch.setattr(suite, "timed", timed)
     monkeypatch.setattr(suite, "compile_candidates", compile_candidates)

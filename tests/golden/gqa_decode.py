@@ -4,72 +4,46 @@ import tilelang
 import tilelang.language as T
 
 @T.prim_func
-def gqa_decode_c2_s4_split_k0(q: T.Tensor((1, 8, 4, 128), "float16"), k: T.Tensor((1, 8, 512, 128), "float16"), v: T.Tensor((1, 8, 512, 128), "float16"), out0: T.Tensor((4, 1, 8, 4, 512), "float16")):
-    with T.Kernel(4, 8, 4, threads=128) as (bx, by, bz):
-        q_1 = T.alloc_shared((64, 32), "float16")
-        k_1 = T.alloc_shared((128, 32), "float16")
-        acc = T.alloc_fragment((64, 128), "float32")
-        acc_s = T.alloc_shared((64, 128), "float16")
+def gqa_decode_c1_k0(q: T.Tensor((1, 8, 4, 128), "float16"), k: T.Tensor((1, 8, 512, 128), "float16"), v: T.Tensor((1, 8, 512, 128), "float16"), out0: T.Tensor((1, 8, 4, 128), "float16")):
+    with T.Kernel(8, 8, threads=128) as (bx, by):
+        q_1 = T.alloc_shared((64, 128), "float16")
+        k_1 = T.alloc_shared((512, 128), "float16")
+        acc = T.alloc_fragment((64, 512), "float32")
+        scale = T.alloc_fragment((64, 512), "float32")
+        row_max = T.alloc_fragment((64,), "float32")
+        sub = T.alloc_fragment((64, 512), "float32")
+        exp = T.alloc_fragment((64, 512), "float32")
+        v_1 = T.alloc_shared((512, 16), "float16")
+        acc_1 = T.alloc_fragment((64, 16), "float32")
+        exp_h = T.alloc_fragment((64, 512), "float16")
+        red = T.alloc_fragment((64,), "float32")
+        div = T.alloc_fragment((64, 16), "float32")
+        div_s = T.alloc_shared((64, 16), "float16")
         T.clear(q_1)
-        T.copy(q[0, by, 0:4, 32*bx:32*bx + 32], q_1[0:4, 0:32], annotations={"disable_tma": True})
-        T.copy(k[0, by, 128*bz:128*bz + 128, 32*bx:32*bx + 32], k_1)
+        T.copy(q[0, bx, 0:4, 0:128], q_1[0:4, 0:128], annotations={"disable_tma": True})
+        T.copy(k[0, bx, 0:512, 0:128], k_1)
         T.clear(acc)
         T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-        T.copy(acc, acc_s)
-        T.copy(acc_s[0:4, 0:128], out0[bx, 0, by, 0:4, 128*bz:128*bz + 128], annotations={"disable_tma": True})
-
-
-@T.prim_func
-def gqa_decode_c2_s4_combine_k0(partial0: T.Tensor((4, 1, 8, 4, 512), "float16"), v: T.Tensor((1, 8, 512, 128), "float16"), out0: T.Tensor((1, 8, 4, 128), "float16")):
-    with T.Kernel(8, 8, threads=128) as (bx, by):
-        partial0_1 = T.alloc_shared((4, 4, 512), "float16")
-        red = T.alloc_fragment((4, 512), "float32")
-        scale = T.alloc_fragment((4, 512), "float32")
-        row_max = T.alloc_fragment((4,), "float32")
-        scale_s = T.alloc_shared((4, 512), "float32")
-        sub = T.alloc_fragment((4, 512), "float32")
-        exp = T.alloc_fragment((4, 512), "float32")
-        v_1 = T.alloc_shared((512, 16), "float16")
-        acc = T.alloc_fragment((4, 16), "float32")
-        exp_s = T.alloc_shared((4, 512), "float32")
-        red_1 = T.alloc_fragment((4,), "float32")
-        exp_s_1 = T.alloc_shared((4, 512), "float32")
-        div = T.alloc_fragment((4, 16), "float32")
-        T.copy(partial0[0:4, 0, bx, 0:4, 0:512], partial0_1)
-        T.fill(red, 0.0)
-        for kk in T.serial(4):
-            for i0, i1 in T.Parallel(4, 512):
-                red[i0, i1] = red[i0, i1] + partial0_1[kk, i0, i1]
-        for i0, i1 in T.Parallel(4, 512):
-            scale[i0, i1] = red[i0, i1] * 0.08838834764831845
-        T.copy(scale, scale_s)
-        T.fill(row_max, -T.infinity("float32"))
-        for kk in T.serial(512):
-            for i0 in T.Parallel(4):
-                row_max[i0] = T.max(row_max[i0], scale_s[i0, kk])
-        for i0, i1 in T.Parallel(4, 512):
+        for i0, i1 in T.Parallel(64, 512):
+            scale[i0, i1] = acc[i0, i1] * 0.08838834764831845
+        T.reduce_max(scale, row_max, dim=1, clear=True)
+        for i0, i1 in T.Parallel(64, 512):
             sub[i0, i1] = scale[i0, i1] - row_max[i0]
-        for i0, i1 in T.Parallel(4, 512):
+        for i0, i1 in T.Parallel(64, 512):
             exp[i0, i1] = T.exp2(sub[i0, i1] * 1.4426950408889634)
         T.copy(v[0, bx, 0:512, 16*by:16*by + 16], v_1)
-        T.copy(exp, exp_s)
-        T.clear(acc)
-        for kk in T.serial(512):
-            for i0, i1 in T.Parallel(4, 16):
-                acc[i0, i1] += exp_s[i0, kk] * v_1[kk, i1]
-        T.copy(exp, exp_s_1)
-        T.fill(red_1, 0.0)
-        for kk in T.serial(512):
-            for i0 in T.Parallel(4):
-                red_1[i0] = red_1[i0] + exp_s_1[i0, kk]
-        for i0, i1 in T.Parallel(4, 16):
-            div[i0, i1] = acc[i0, i1] / red_1[i0]
-        T.copy(div, out0[0, bx, 0:4, 16*by:16*by + 16])
+        T.copy(exp, exp_h)
+        T.clear(acc_1)
+        T.gemm(exp_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+        T.reduce_sum(exp, red, dim=1, clear=True)
+        for i0, i1 in T.Parallel(64, 16):
+            div[i0, i1] = acc_1[i0, i1] / red[i0]
+        T.copy(div, div_s)
+        T.copy(div_s[0:4, 0:16], out0[0, bx, 0:4, 16*by:16*by + 16], annotations={"disable_tma": True})
 
 
 KERNELS = {
-    'gqa_decode_c2_s4_split_k0': {'graph': 'gqa_decode_c2_s4_split', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 1, 4, 128] reduce=none', 'estimated_us': 0.291, 'inputs': 3, 'outputs': 1, 'shapes': [(1, 8, 4, 128), (1, 8, 512, 128), (1, 8, 512, 128), (4, 1, 8, 4, 512)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
-    'gqa_decode_c2_s4_combine_k0': {'graph': 'gqa_decode_c2_s4_combine', 'input_names': ['partial0', 'v'], 'passthrough': ['v'], 'tiles': 'out=[1, 1, 4, 16] reduce=none', 'estimated_us': 1.01, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 1, 8, 4, 512), (1, 8, 512, 128), (1, 8, 4, 128)], 'dtypes': ['float16', 'float16', 'float16']},
+    'gqa_decode_c1_k0': {'graph': 'gqa_decode_c1', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 4, 16] reduce=none', 'estimated_us': 7.693, 'inputs': 3, 'outputs': 1, 'shapes': [(1, 8, 4, 128), (1, 8, 512, 128), (1, 8, 512, 128), (1, 8, 4, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -84,31 +58,21 @@ tgraph.graph @gqa_decode(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.te
   tgraph.output %o : !tgraph.tensor<[1, 8, 4, 128], f16>
 }
 """,
-    'gqa_decode_c2_s4_split': """
-tgraph.graph @gqa_decode_c2_s4_split(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.tensor<[1, 8, 512, 128], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[4, 1, 8, 4, 512], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @gqa_decode_c2_s4_combine} {
-  %0 = tgraph.split %q dim 3 : !tgraph.tensor<[1, 8, 4, 128], f16> -> !tgraph.tensor<[4, 1, 8, 4, 32], f16>
-  %1 = tgraph.split %k dim 3 : !tgraph.tensor<[1, 8, 512, 128], f16> -> !tgraph.tensor<[4, 1, 8, 512, 32], f16>
-  %2 = tgraph.matmul %0, %1 transpose_b : !tgraph.tensor<[4, 1, 8, 4, 32], f16>, !tgraph.tensor<[4, 1, 8, 512, 32], f16> -> !tgraph.tensor<[4, 1, 8, 4, 512], f16>
-  tgraph.output %2 : !tgraph.tensor<[4, 1, 8, 4, 512], f16>
-}
-""",
-    'gqa_decode_c2_s4_combine': """
-tgraph.graph @gqa_decode_c2_s4_combine(%partial0: !tgraph.tensor<[4, 1, 8, 4, 512], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[1, 8, 4, 128], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @gqa_decode_c2_s4_split, cleave.passthrough = ["v"]} {
-  %0 = tgraph.reduce sum %partial0 dim 0 : !tgraph.tensor<[4, 1, 8, 4, 512], f16> -> !tgraph.tensor<[1, 1, 8, 4, 512], f16>
-  %1 = tgraph.scale %0, 0.088388347648318447 : !tgraph.tensor<[1, 1, 8, 4, 512], f16>
-  %2 = tgraph.exp %1 : !tgraph.tensor<[1, 1, 8, 4, 512], f16>
-  %3 = tgraph.reshape %v : !tgraph.tensor<[1, 8, 512, 128], f16> -> !tgraph.tensor<[1, 1, 8, 512, 128], f16>
-  %4 = tgraph.matmul %2, %3 : !tgraph.tensor<[1, 1, 8, 4, 512], f16>, !tgraph.tensor<[1, 1, 8, 512, 128], f16> -> !tgraph.tensor<[1, 1, 8, 4, 128], f16>
-  %5 = tgraph.reduce sum %2 dim 4 : !tgraph.tensor<[1, 1, 8, 4, 512], f16> -> !tgraph.tensor<[1, 1, 8, 4, 1], f16>
-  %6 = tgraph.div %4, %5 : !tgraph.tensor<[1, 1, 8, 4, 128], f16>, !tgraph.tensor<[1, 1, 8, 4, 1], f16> -> !tgraph.tensor<[1, 1, 8, 4, 128], f16>
-  %7 = tgraph.reshape %6 : !tgraph.tensor<[1, 1, 8, 4, 128], f16> -> !tgraph.tensor<[1, 8, 4, 128], f16>
-  tgraph.output %7 : !tgraph.tensor<[1, 8, 4, 128], f16>
+    'gqa_decode_c1': """
+tgraph.graph @gqa_decode_c1(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.tensor<[1, 8, 512, 128], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[1, 8, 4, 128], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "div moved after matmul"} {
+  %0 = tgraph.matmul %q, %k transpose_b : !tgraph.tensor<[1, 8, 4, 128], f16>, !tgraph.tensor<[1, 8, 512, 128], f16> -> !tgraph.tensor<[1, 8, 4, 512], f16>
+  %1 = tgraph.scale %0, 0.088388347648318447 : !tgraph.tensor<[1, 8, 4, 512], f16>
+  %2 = tgraph.exp %1 : !tgraph.tensor<[1, 8, 4, 512], f16>
+  %3 = tgraph.matmul %2, %v : !tgraph.tensor<[1, 8, 4, 512], f16>, !tgraph.tensor<[1, 8, 512, 128], f16> -> !tgraph.tensor<[1, 8, 4, 128], f16>
+  %4 = tgraph.reduce sum %2 dim 3 : !tgraph.tensor<[1, 8, 4, 512], f16> -> !tgraph.tensor<[1, 8, 4, 1], f16>
+  %5 = tgraph.div %3, %4 : !tgraph.tensor<[1, 8, 4, 128], f16>, !tgraph.tensor<[1, 8, 4, 1], f16> -> !tgraph.tensor<[1, 8, 4, 128], f16>
+  tgraph.output %5 : !tgraph.tensor<[1, 8, 4, 128], f16>
 }
 """,
 }
 
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
-CANDIDATES = [(1.301, ['gqa_decode_c2_s4_split_k0', 'gqa_decode_c2_s4_combine_k0'], 'gqa_decode_c2_s4_split')]
+CANDIDATES = [(7.693, ['gqa_decode_c1_k0'], 'gqa_decode_c1')]
 
 _compiled = {}
 

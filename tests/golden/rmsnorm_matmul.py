@@ -5,58 +5,41 @@ import tilelang.language as T
 
 x_d0 = T.dynamic("x_d0")
 @T.prim_func
-def rmsnorm_matmul_c4_s4_split_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 512), "float16"), out0: T.Tensor((4, x_d0, 512), "float16")):
-    with T.Kernel(4, x_d0, 32, threads=128) as (bx, by, bz):
-        x_1 = T.alloc_shared((128,), "float16")
-        w_1 = T.alloc_shared((128, 16), "float16")
-        acc = T.alloc_fragment((16,), "float32")
-        T.copy(x[by, 128*bx:128*bx + 128], x_1)
-        T.copy(w[128*bx:128*bx + 128, 16*bz:16*bz + 16], w_1)
-        T.clear(acc)
-        for kk in T.serial(128):
-            for i0 in T.Parallel(16):
-                acc[i0] += x_1[kk] * w_1[kk, i0]
-        T.copy(acc, out0[bx, by, 16*bz:16*bz + 16])
-
-
-x_d0 = T.dynamic("x_d0")
-@T.prim_func
-def rmsnorm_matmul_c4_s4_combine_k0(partial0: T.Tensor((4, x_d0, 512), "float16"), x: T.Tensor((x_d0, 512), "float16"), out0: T.Tensor((x_d0, 512), "float16")):
+def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 512), "float16"), out0: T.Tensor((x_d0, 512), "float16")):
     with T.Kernel(x_d0, 32, threads=128) as (bx, by):
-        partial0_1 = T.alloc_shared((4, 16), "float16")
-        red = T.alloc_fragment((16,), "float32")
         x_1 = T.alloc_shared((512,), "float16")
+        w_1 = T.alloc_shared((512, 16), "float16")
+        acc = T.alloc_fragment((16,), "float32")
         square = T.alloc_fragment((512,), "float32")
         scale = T.alloc_fragment((512,), "float32")
-        red_1 = T.alloc_fragment((1,), "float32")
+        red = T.alloc_fragment((1,), "float32")
         scale_s = T.alloc_shared((512,), "float32")
         rsqrt = T.alloc_fragment((1,), "float32")
         mul = T.alloc_fragment((16,), "float32")
-        T.copy(partial0[0:4, bx, 16*by:16*by + 16], partial0_1)
-        T.fill(red, 0.0)
-        for kk in T.serial(4):
-            for i0 in T.Parallel(16):
-                red[i0] = red[i0] + partial0_1[kk, i0]
         T.copy(x[bx, 0:512], x_1)
+        T.copy(w[0:512, 16*by:16*by + 16], w_1)
+        T.clear(acc)
+        for kk in T.serial(512):
+            for i0 in T.Parallel(16):
+                acc[i0] += x_1[kk] * w_1[kk, i0]
         for i0 in T.Parallel(512):
             square[i0] = x_1[i0] * x_1[i0]
         for i0 in T.Parallel(512):
             scale[i0] = square[i0] * 0.000244140625
         T.copy(scale, scale_s)
-        T.fill(red_1, 0.0)
+        T.fill(red, 0.0)
         for kk in T.serial(512):
             for i0 in T.Parallel(1):
-                red_1[0] = red_1[0] + scale_s[kk]
+                red[0] = red[0] + scale_s[kk]
         for i0 in T.Parallel(1):
-            rsqrt[0] = T.rsqrt(red_1[0])
+            rsqrt[0] = T.rsqrt(red[0])
         for i0 in T.Parallel(16):
-            mul[i0] = red[i0] * rsqrt[0]
+            mul[i0] = acc[i0] * rsqrt[0]
         T.copy(mul, out0[bx, 16*by:16*by + 16])
 
 
 KERNELS = {
-    'rmsnorm_matmul_c4_s4_split_k0': {'graph': 'rmsnorm_matmul_c4_s4_split', 'input_names': ['x', 'w'], 'passthrough': [], 'tiles': 'out=[1, 1, 16] reduce=none', 'estimated_us': 0.135, 'inputs': 2, 'outputs': 1, 'shapes': [('x_d0', 512), (512, 512), (4, 'x_d0', 512)], 'dtypes': ['float16', 'float16', 'float16']},
-    'rmsnorm_matmul_c4_s4_combine_k0': {'graph': 'rmsnorm_matmul_c4_s4_combine', 'input_names': ['partial0', 'x'], 'passthrough': ['x'], 'tiles': 'out=[1, 16] reduce=none', 'estimated_us': 0.036, 'inputs': 2, 'outputs': 1, 'shapes': [(4, 'x_d0', 512), ('x_d0', 512), ('x_d0', 512)], 'dtypes': ['float16', 'float16', 'float16']},
+    'rmsnorm_matmul_c1_k0': {'graph': 'rmsnorm_matmul_c1', 'input_names': ['x', 'w'], 'passthrough': [], 'tiles': 'out=[1, 16] reduce=none', 'estimated_us': 4.628, 'inputs': 2, 'outputs': 1, 'shapes': [('x_d0', 512), (512, 512), ('x_d0', 512)], 'dtypes': ['float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -71,30 +54,21 @@ tgraph.graph @rmsnorm_matmul(%x: !tgraph.tensor<[1, 512], f16> {dynamic = array<
   tgraph.output %o : !tgraph.tensor<[1, 512], f16>
 }
 """,
-    'rmsnorm_matmul_c4_s4_split': """
-tgraph.graph @rmsnorm_matmul_c4_s4_split(%x: !tgraph.tensor<[1, 512], f16>, %w: !tgraph.tensor<[512, 512], f16>) -> !tgraph.tensor<[4, 1, 512], f16> attributes {cleave.candidate_of = @rmsnorm_matmul, cleave.note = "split %x dim 1 by s, split %w dim 0 by s, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @rmsnorm_matmul_c4_s4_combine} {
-  %0 = tgraph.split %x dim 1 : !tgraph.tensor<[1, 512], f16> -> !tgraph.tensor<[4, 1, 128], f16>
-  %1 = tgraph.split %w dim 0 : !tgraph.tensor<[512, 512], f16> -> !tgraph.tensor<[4, 128, 512], f16>
-  %2 = tgraph.matmul %0, %1 : !tgraph.tensor<[4, 1, 128], f16>, !tgraph.tensor<[4, 128, 512], f16> -> !tgraph.tensor<[4, 1, 512], f16>
-  tgraph.output %2 : !tgraph.tensor<[4, 1, 512], f16>
-}
-""",
-    'rmsnorm_matmul_c4_s4_combine': """
-tgraph.graph @rmsnorm_matmul_c4_s4_combine(%partial0: !tgraph.tensor<[4, 1, 512], f16>, %x: !tgraph.tensor<[1, 512], f16>) -> !tgraph.tensor<[1, 512], f16> attributes {cleave.candidate_of = @rmsnorm_matmul, cleave.note = "split %x dim 1 by s, split %w dim 0 by s, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @rmsnorm_matmul_c4_s4_split, cleave.passthrough = ["x"]} {
-  %0 = tgraph.reduce sum %partial0 dim 0 : !tgraph.tensor<[4, 1, 512], f16> -> !tgraph.tensor<[1, 1, 512], f16>
-  %1 = tgraph.reshape %0 : !tgraph.tensor<[1, 1, 512], f16> -> !tgraph.tensor<[1, 512], f16>
-  %2 = tgraph.square %x : !tgraph.tensor<[1, 512], f16>
-  %3 = tgraph.scale %2, 0.000244140625 : !tgraph.tensor<[1, 512], f16>
-  %4 = tgraph.reduce sum %3 dim 1 : !tgraph.tensor<[1, 512], f16> -> !tgraph.tensor<[1, 1], f16>
-  %5 = tgraph.rsqrt %4 : !tgraph.tensor<[1, 1], f16>
-  %6 = tgraph.mul %1, %5 : !tgraph.tensor<[1, 512], f16>, !tgraph.tensor<[1, 1], f16> -> !tgraph.tensor<[1, 512], f16>
-  tgraph.output %6 : !tgraph.tensor<[1, 512], f16>
+    'rmsnorm_matmul_c1': """
+tgraph.graph @rmsnorm_matmul_c1(%x: !tgraph.tensor<[1, 512], f16>, %w: !tgraph.tensor<[512, 512], f16>) -> !tgraph.tensor<[1, 512], f16> attributes {cleave.candidate_of = @rmsnorm_matmul, cleave.note = "mul moved after matmul"} {
+  %0 = tgraph.matmul %x, %w : !tgraph.tensor<[1, 512], f16>, !tgraph.tensor<[512, 512], f16> -> !tgraph.tensor<[1, 512], f16>
+  %1 = tgraph.square %x : !tgraph.tensor<[1, 512], f16>
+  %2 = tgraph.scale %1, 0.000244140625 : !tgraph.tensor<[1, 512], f16>
+  %3 = tgraph.reduce sum %2 dim 1 : !tgraph.tensor<[1, 512], f16> -> !tgraph.tensor<[1, 1], f16>
+  %4 = tgraph.rsqrt %3 : !tgraph.tensor<[1, 1], f16>
+  %5 = tgraph.mul %0, %4 : !tgraph.tensor<[1, 512], f16>, !tgraph.tensor<[1, 1], f16> -> !tgraph.tensor<[1, 512], f16>
+  tgraph.output %5 : !tgraph.tensor<[1, 512], f16>
 }
 """,
 }
 
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
-CANDIDATES = [(0.171, ['rmsnorm_matmul_c4_s4_split_k0', 'rmsnorm_matmul_c4_s4_combine_k0'], 'rmsnorm_matmul_c4_s4_split')]
+CANDIDATES = [(4.628, ['rmsnorm_matmul_c1_k0'], 'rmsnorm_matmul_c1')]
 
 _compiled = {}
 
