@@ -261,6 +261,8 @@ class _KernelLowering:
                 self.reduce(op)
             elif isinstance(op, tgraph.ElementwiseOp):
                 self.elementwise(op)
+            elif isinstance(op, tgraph.SplitOp) and _squeezed(_static(op.input)) != _squeezed(_static(op.result)):
+                self.split(op)
             elif isinstance(op, (tgraph.ReshapeOp, tgraph.SplitOp)):
                 self.reshape(op)
             elif isinstance(op, itgraph.MaskOp):
@@ -274,6 +276,20 @@ class _KernelLowering:
             raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: only adds or drops size-1 dims in a kernel")
         b = self.bufs[src]
         self.bufs[res] = _Buf(b.value, b.name, _static(res))  # same buffer, other view
+
+    def split(self, op: tgraph.SplitOp) -> None:
+        """A tile holding several parts of a split (a Split-K split inside a kernel chain): the parts
+        are not a view of the source tile, so they are copied, part p's element q from p * piece + q."""
+        src = self._shared(self.bufs[op.input])
+        out = self.alloc_for(op.result, op.result.name_hint or "parts", "fragment", src.type.element_type)
+        full = self.loop_vars(out.shape)
+        k, piece = op.axis, out.shape[op.axis + 1]
+        at = [symbol(v) if v is not None else sympy.Integer(0) for v in full]
+        idx = [at[0] * piece + at[k + 1] if j == k else at[j + 1] for j in range(len(src.shape))]
+        s = _Statements()
+        x = s.add(tl.LoadOp(src.value, [e for e, d in zip(idx, src.shape) if d != 1] or [sympy.Integer(0)]))
+        s.store(x, out, full)
+        self.parallel(out.shape, s)
 
     def elementwise(self, op: tgraph.ElementwiseOp) -> None:
         res = op.results[0]
