@@ -162,6 +162,10 @@ class _KernelLowering:
         }
         threads = kernel.attributes.get("cleave.threads")
         self.threads = threads.value.data if threads is not None else 128  # type: ignore[attr-defined]
+        # (rows, cols) of gemm results whose warps split the columns (fewer than 16 rows per warp):
+        # TileLang cannot reduce the rows of a fragment of that layout (nor of the same-shape
+        # fragments computed from it) across warps
+        self.cols_split: set[tuple[int, int]] = set()
         stages = kernel.attributes.get("cleave.stages")
         self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
 
@@ -327,7 +331,7 @@ class _KernelLowering:
         is_sum = op.kind.data == tgraph.ReduceKind.SUM
         if (
             len(dims) == 2 and axis == 1 and src.scope == "fragment" and dims[0] >= 16
-            and width >= 8 and width & (width - 1) == 0
+            and width >= 8 and width & (width - 1) == 0 and tuple(dims) not in self.cols_split
         ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
             self.emit((tl.ReduceSumOp if is_sum else tl.ReduceMaxOp)(src.value, out.value, 1, True))
             return
@@ -364,6 +368,8 @@ class _KernelLowering:
             b_op = self._operand_fp16(b, "shared")
             self.emit(tl.ClearOp(out.value))
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
+            if m < 16 * (self.threads // 32):
+                self.cols_split.add((m, n))
             return
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
         # are read from shared memory (a fragment can only be indexed by its owning threads)

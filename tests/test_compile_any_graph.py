@@ -192,6 +192,23 @@ def test_split_parts_in_one_kernel(tmp_path: Path) -> None:
     check_lowers(module, tmp_path / "k.py")
 
 
+def test_row_reduction_after_a_column_split_gemm() -> None:
+    """log-softmax of x @ w in 16-row tiles: the gemm's 4 warps split the 512 columns, and TileLang
+    cannot reduce rows of that layout across warps ("ReduceOp cannot lower a layout where a source
+    index depends on a thread-owned reduce segment"): the row max and sum are serial loops over a
+    shared copy instead of T.reduce_max/T.reduce_sum (`test_models.py` lowers gpt2_log_softmax)."""
+    b = GraphBuilder("log_softmax_xw")
+    x, w = b.input("x", [32, 48]), b.input("w", [48, 512])
+    z = b.matmul(x, w)
+    z = b.sub(z, b.reduce("max", z, 1))
+    graph = b.build(b.sub(z, b.log(b.reduce("sum", b.exp(z), 1))))
+    module = compile_graph(graph)
+    (kernel,) = [k for k in module.walk() if isinstance(k, tl.KernelOp) and k.sym_name.data == kernels_of(module)[0]]
+    assert any(isinstance(op, tl.GemmOp) for op in kernel.walk())
+    assert not any(isinstance(op, (tl.ReduceMaxOp, tl.ReduceSumOp)) for op in kernel.walk())
+    check_interpreted(graph, module)
+
+
 # --------------------------------------------------------------------------- random graphs
 
 
