@@ -163,3 +163,31 @@ def test_model_with_search(name: str, tmp_path: Path) -> None:
     """The whole pipeline (search at its default budget): every kept candidate agrees and lowers."""
     check_agrees(name, search=True)
     check_lowers(name, True, tmp_path)
+
+
+def test_bench_rows_and_eager_baselines() -> None:
+    """bench/models.py's rows: each model at its real shape (gpu-resize applied), and its eager
+    baseline (`graph_eager`: the graph op by op in torch, fp16) agrees with the float64 reference on
+    the test shape with the benchmark's inputs (`model_inputs`: 0/1 masks, scaled weights)."""
+    torch = pytest.importorskip("torch")
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("gpu_suite", ROOT / "bench" / "gpu_suite.py")
+    assert spec is not None and spec.loader is not None
+    suite = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gpu_suite", suite)
+    spec.loader.exec_module(suite)
+    from cleave_ir.runtime import check, random_inputs, torch_reference
+
+    rows = suite.model_rows()
+    assert [r.name for r in rows] == MODEL_IDS
+    for row in rows:
+        small = suite.parse_graph(suite.graph_text(row, scale=True))
+        real = suite.parse_graph(suite.graph_text(row))
+        assert input_shapes(real) == input_shapes(resize_graph(load_graph(row.name), gpu_resize(MODELS_DIR / f"{row.name}.mlir")))
+        xs = suite.model_inputs(small, random_inputs(small, device="cpu"))
+        masks = [x for n, x in zip(small.input_names(), xs) if n.startswith("mask")]
+        assert all(set(torch.unique(m).tolist()) == {0.0, 1.0} for m in masks)
+        err = check(suite.graph_eager(small)(*xs), torch_reference(small, xs)[0])
+        assert err < 1e-2, f"{row.name}: eager baseline error {err:.2e}"
