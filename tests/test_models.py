@@ -191,3 +191,28 @@ def test_bench_rows_and_eager_baselines() -> None:
         assert all(set(torch.unique(m).tolist()) == {0.0, 1.0} for m in masks)
         err = check(suite.graph_eager(small)(*xs), torch_reference(small, xs)[0])
         assert err < 1e-2, f"{row.name}: eager baseline error {err:.2e}"
+
+
+ROPE_SLICED = """\
+tgraph.graph @rope_sliced(%q: !tgraph.tensor<[64, 32], f16>, %cos: !tgraph.tensor<[64, 32], f16>, %sin: !tgraph.tensor<[64, 32], f16>) -> !tgraph.tensor<[64, 32], f16> {
+  %hi = tgraph.slice %q dim 1 start 16 : !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[64, 16], f16>
+  %lo = tgraph.slice %q dim 1 start 0 : !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[64, 16], f16>
+  %nhi = tgraph.neg %hi : !tgraph.tensor<[64, 16], f16>
+  %r = tgraph.concat %nhi, %lo dim 1 : !tgraph.tensor<[64, 16], f16>, !tgraph.tensor<[64, 16], f16> -> !tgraph.tensor<[64, 32], f16>
+  %a = tgraph.mul %q, %cos : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[64, 32], f16>
+  %b = tgraph.mul %r, %sin : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[64, 32], f16>
+  %o = tgraph.add %a, %b : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[64, 32], f16>
+  tgraph.output %o : !tgraph.tensor<[64, 32], f16>
+}
+"""
+
+
+def test_rotary_with_slice_and_concat_is_one_line() -> None:
+    """Rotary embedding with rotate_half written out (slice, neg, concat): the scheduler has no
+    tile rule for slice/concat yet, so the models take rotate_half(x) as an input; written out,
+    the pipeline stops with one line naming the op and the graph."""
+    from conftest import run_tool
+
+    r = run_tool("cleave-opt", "-", "-p", "cleave-pipeline", "-t", "tilelang", input=ROPE_SLICED)
+    assert r.returncode == 1
+    assert r.stderr == "error: cleave-schedule: tgraph.slice is not supported by the scheduler yet in @rope_sliced\n", r.stderr
