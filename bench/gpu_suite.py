@@ -341,7 +341,7 @@ def prepare(
             todo.append((r.name, v, text))
     todo.sort(key=lambda job: job[1] != "full")  # every row's full pipeline first, then the ablation variants
     manifest.update(
-        {"command": " ".join(["python", "bench/gpu_suite.py", *sys.argv[1:]]) if sys.argv[0].endswith("gpu_suite.py") else "prepare()",
+        {"command": " ".join(["python", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]]) if sys.argv[0].endswith(("gpu_suite.py", "models.py")) else "prepare()",
          "keep": keep, "top_k": top_k, "scaled": scale, "code": _code_version()}
     )
     t0 = time.perf_counter()
@@ -750,7 +750,7 @@ def run(args: argparse.Namespace) -> int:
     results["meta"] = {
         **_versions(),
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "command": " ".join(["python", "bench/gpu_suite.py", *sys.argv[1:]]),
+        "command": " ".join(["python", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]]),
         "torch_compile_mode": args.torch_compile,
         "top_k": args.top_k,
         "rounds": args.rounds,
