@@ -85,6 +85,17 @@ def place(kernel: itgraph.KernelOp) -> None:
     if loop_loads and shared + loop_loads <= SMEM_BYTES:
         stages = 3 if trips >= 3 and shared + 2 * loop_loads <= SMEM_BYTES else 2
     threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
+    if not any(isinstance(op, tgraph.MatmulOp) for op in kernel.walk()):
+        # TileLang lays a fragment out over the threads: one of more elements than threads needs a
+        # multiple of them ("no available layout found" for a 16x12 tile on 128 threads)
+        sizes = [
+            math.prod(int(d) for d in tgraph.tensor_type(r).shape)
+            for op in kernel.walk()
+            if op.attributes.get("cleave.mem") == StringAttr("fragment")
+            for r in op.results
+        ]
+        while threads > 32 and any(n > threads and n % threads for n in sizes):
+            threads //= 2
     kernel.attributes["cleave.threads"] = IntegerAttr(threads, i64)
     kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
     kernel.attributes["cleave.smem_bytes"] = IntegerAttr(shared + (stages - 1) * loop_loads, i64)

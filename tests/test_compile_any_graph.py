@@ -209,6 +209,20 @@ def test_row_reduction_after_a_column_split_gemm() -> None:
     check_interpreted(graph, module)
 
 
+def test_fragment_tiles_fit_the_threads(tmp_path: Path) -> None:
+    """Row sums of squares over 12 columns (a Split-K part of an RMSNorm over 96): the 16x12 fragment
+    has more elements than 128 threads and is no multiple of them, which TileLang cannot lay out
+    ("no available layout found"); place-memory runs the kernel on 64 threads, and it lowers."""
+    b = GraphBuilder("sumsq12")
+    graph = b.build(b.reduce("sum", b.square(b.input("x", [64, 12])), 1))
+    module = compile_graph(graph)
+    best = kernels_of(module)
+    (kernel,) = [k for k in module.walk() if isinstance(k, tl.KernelOp) and k.sym_name.data == best[0]]
+    assert kernel.threads.value.data == 64
+    check_interpreted(graph, module)
+    check_lowers(module, tmp_path / "k.py", best)
+
+
 # --------------------------------------------------------------------------- random graphs
 
 
