@@ -1,6 +1,6 @@
 """The benchmark suite of BENCHMARKS.md: our kernels against PyTorch, in two phases, plus a chart.
 
-    python bench/gpu_suite.py prepare --out DIR [-j N] [--rows REGEX] [--ablations]   # any CPU machine
+    python bench/gpu_suite.py prepare --out DIR [-j N] [--rows REGEX] [--ablations] [--models]   # any CPU machine
     python bench/gpu_suite.py run DIR --out RESULTS.json [--top-k K] [--deadline S]      # the GPU machine
     python bench/gpu_suite.py chart RESULTS.json --out CHART.png                          # needs matplotlib
 
@@ -10,12 +10,16 @@ paper's Figure 12) in a process pool, and writes one emitted TileLang module per
 `manifest.json` (shapes, flops, bytes, graph text, search time, candidates; a failed pipeline is
 recorded with its one-line error; `--lower` also lowers every kernel for sm_90a and records the
 kernels that do not lower). An existing manifest entry with the same graph and variant is reused, so
-an interrupted `prepare` resumes (`--force` re-runs them).
+an interrupted `prepare` resumes (`--force` re-runs them). `--models` takes the rows from the
+generality suite instead (`examples/models/*.mlir` at the real shapes of their `// gpu-resize:` lines;
+`bench/models.py` is the entry point for them).
 
 `run` (GPU) compiles the kept candidates of every row (threads: tilelang.compile waits on nvcc),
 checks each against a float64 reference with its outputs poisoned (relative error < 1e-2), and times
 ours and the baselines interleaved in one process: SDPA with the cuDNN and FlashAttention backends
-for attention rows, eager PyTorch (cuBLAS) for every row, torch.compile warm. Timing is
+for attention rows, eager PyTorch (cuBLAS) for every row, torch.compile warm. A model row's eager
+baseline is its graph run op by op with torch in the declared element types (`graph_eager`); its
+inputs named `mask*` are 0/1 attention masks and `w*` weights are scaled by 1/sqrt(fan-in) (`model_inputs`). Timing is
 `cleave_ir.runtime.timed`: CUDA graphs of a batch of calls, CUDA events, median, input copies rotated
 where the data fits in L2; contenders take turns over several rounds, and the median of the rounds
 is reported. Results go to RESULTS.json (written after every row) and a markdown table to stdout and
@@ -47,6 +51,7 @@ from cleave_ir.runtime import check, compile_candidates, one_line, random_inputs
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
+MODELS = EXAMPLES / "models"
 ABLATION_ROWS = (
     "mha_b1_h32_s4096_d128",
     "gqa_decode_b1_l4096",
@@ -117,13 +122,38 @@ def rows() -> list[Row]:
     return out
 
 
+def gpu_resize(path: Path) -> dict[int, int]:
+    """A model file's `// gpu-resize: 64=4096 32=128` line: test size -> real size."""
+    m = re.search(r"^// gpu-resize:(.*)$", path.read_text(), re.M)
+    if m is None:
+        raise ValueError(f"{path}: no `// gpu-resize:` line")
+    return {int(a): int(b) for a, b in (pair.split("=") for pair in m.group(1).split())}
+
+
+def model_rows() -> list[Row]:
+    """One row per subgraph of the generality suite (examples/models), at its real shape."""
+    return [Row(p.stem, p.stem, 1, gpu_resize(p)) for p in sorted(MODELS.glob("*.mlir"))]
+
+
+def is_model(example: str) -> bool:
+    return (MODELS / f"{example}.mlir").exists()
+
+
 def graph_text(row: Row, scale: bool = False) -> str:
-    """The row's concrete tgraph graph as text: the example with its leading dim and sizes changed."""
+    """The row's concrete tgraph graph as text: the example with its leading dim and sizes changed
+    (a model row: the file at its real shape, or as written with `scale`)."""
     from cleave_ir.builder import module_of
     from cleave_ir.diagnostics import parse_module_text
     from cleave_ir.dialects import tgraph
     from cleave_ir.run import make_context, resize_graph
 
+    if is_model(row.example):
+        module = parse_module_text(make_context(), (MODELS / f"{row.example}.mlir").read_text(), f"{row.example}.mlir")
+        graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp))
+        graph = graph.clone() if scale else resize_graph(graph, row.resize)
+        graph.attributes.pop("constraints", None)
+        graph.bindings = None
+        return str(module_of(graph))
     text = (EXAMPLES / f"{row.example}.mlir").read_text()
     if row.lead != 1:  # every tensor type of these examples starts with the batch (or token) dim
         text = text.replace("tgraph.tensor<[1, ", f"tgraph.tensor<[{row.lead}, ")
@@ -311,7 +341,7 @@ def prepare(
             todo.append((r.name, v, text))
     todo.sort(key=lambda job: job[1] != "full")  # every row's full pipeline first, then the ablation variants
     manifest.update(
-        {"command": " ".join(["python", "bench/gpu_suite.py", *sys.argv[1:]]) if sys.argv[0].endswith("gpu_suite.py") else "prepare()",
+        {"command": " ".join(["python", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]]) if sys.argv[0].endswith(("gpu_suite.py", "models.py")) else "prepare()",
          "keep": keep, "top_k": top_k, "scaled": scale, "code": _code_version()}
     )
     t0 = time.perf_counter()
@@ -383,11 +413,83 @@ class Candidate:
                 b.fill_(float("nan"))
 
 
-def eager_fn(example: str, scale: float | None) -> Callable[..., Any]:
-    """What a PyTorch user writes for the example (fp16, cuBLAS matmuls, torch.softmax)."""
+def graph_eager(graph) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
+    """Eager PyTorch for a graph: its ops one by one (one or two PyTorch calls each) in the declared
+    element types, using each op's torch semantics (constants as Python scalars, so CUDA graphs can
+    capture it)."""
+    import torch
+
+    from cleave_ir.dialects import tgraph
+
+    scalar = {
+        tgraph.ScalarKind.ADD: lambda x, c: x + c, tgraph.ScalarKind.SUB: lambda x, c: x - c,
+        tgraph.ScalarKind.RSUB: lambda x, c: c - x, tgraph.ScalarKind.MUL: lambda x, c: x * c,
+        tgraph.ScalarKind.DIV: lambda x, c: x / c, tgraph.ScalarKind.RDIV: lambda x, c: c / x,
+        tgraph.ScalarKind.MAX: torch.clamp_min, tgraph.ScalarKind.MIN: torch.clamp_max,
+    }
+    index = {v: i for i, v in enumerate(graph.inputs)}
+    steps: list[tuple[Callable[..., Any], list[int], Any]] = []
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            out = index[op.outputs[0]]
+            break
+        t = tgraph.tensor_type(op.results[0])
+        dtype = getattr(torch, {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}[str(t.element_type)])
+        if isinstance(op, tgraph.MatmulOp):
+            fn = (lambda a, b: torch.matmul(a, b.transpose(-1, -2))) if op.transpose_b is not None else torch.matmul
+        elif isinstance(op, tgraph.ScalarOp):
+            fn = lambda x, f=scalar[op.scalar_kind], c=op.value: f(x, c)  # noqa: E731
+        elif isinstance(op, tgraph.ScaleOp):
+            fn = lambda x, c=op.value: x * c  # noqa: E731
+        elif isinstance(op, tgraph.ElementwiseOp):
+            fn = op.semantics().torch
+        elif isinstance(op, tgraph.ReduceOp):
+            fn = lambda x, r=op.reduction(), axis=op.axis: r.torch(x, axis)  # noqa: E731
+        elif isinstance(op, tgraph.ReshapeOp):
+            fn = lambda x, shape=[int(d) for d in t.shape]: x.reshape(shape)  # noqa: E731
+        else:
+            raise ValueError(f"graph_eager: {op.name} is not supported")
+        steps.append((fn, [index[o] for o in op.operands], dtype))
+        index[op.results[0]] = len(index)
+
+    def run(*xs):  # type: ignore[no-untyped-def]
+        env = list(xs)
+        for fn, args, dtype in steps:
+            env.append(fn(*(env[i] for i in args)).to(dtype))
+        return env[out]
+
+    return run
+
+
+def model_inputs(graph, xs: list[Any]) -> list[Any]:  # type: ignore[no-untyped-def]
+    """A model row's inputs: `mask*` inputs become 0/1 masks (causal; a 1024-wide band for sliding-window
+    models), `w*` weights are scaled to a deviation of 1/sqrt(fan-in) (values stay in fp16's range)."""
+    import torch
+
+    out = []
+    for name, x in zip(graph.input_names(), xs):
+        if name.startswith("mask"):
+            q, k = x.shape[-2], x.shape[-1]
+            i = torch.arange(q, device=x.device)[:, None] + (k - q)
+            j = torch.arange(k, device=x.device)[None, :]
+            keep = j <= i
+            if "sliding_window" in graph.sym_name.data:
+                keep &= j > i - 1024
+            x = keep.to(x.dtype).expand(x.shape).contiguous()
+        elif name.startswith("w") and x.dim() >= 2:
+            x = (x.float() * (2.0 / math.sqrt(x.shape[-2]))).to(x.dtype)  # random_inputs: deviation 0.5
+        out.append(x)
+    return out
+
+
+def eager_fn(example: str, scale: float | None, graph=None) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
+    """What a PyTorch user writes for the example (fp16, cuBLAS matmuls, torch.softmax); a model
+    row's graph op by op (`graph_eager`)."""
     import torch
     import torch.nn.functional as F
 
+    if graph is not None and is_model(example):
+        return graph_eager(graph)
     if example in ATTENTION:
         return lambda q, k, v: torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * scale, dim=-1), v)
     return {
@@ -474,6 +576,8 @@ def measure_row(
     cands = entry["candidates"][: args.top_k]
 
     xs = random_inputs(graph)
+    if is_model(example):
+        xs = model_inputs(graph, xs)
     refs = torch_reference(graph, xs)
     ref = refs[0]
     del refs
@@ -503,7 +607,7 @@ def measure_row(
         except Exception as e:  # one bad candidate must not hide the others
             r["failure"] = f"run failed: {one_line(e)}"
     if baselines_from is None:
-        for label, fn in _baseline_fns(example, scale, xs, ref, res, args, left).items():
+        for label, fn in _baseline_fns(example, scale, xs, ref, res, args, left, graph).items():
             contenders[label] = fn
     # interleaved timing: every contender once per round, median over the rounds
     samples: dict[str, list[float]] = {k: [] for k in contenders}
@@ -570,7 +674,7 @@ def _batch(fn: Callable[..., Any], sets: Sequence[Sequence[Any]]) -> int:
 
 
 def _baseline_fns(
-    example: str, scale: float | None, xs, ref, res: dict[str, Any], args: argparse.Namespace, left: Callable[[], float]
+    example: str, scale: float | None, xs, ref, res: dict[str, Any], args: argparse.Namespace, left: Callable[[], float], graph=None
 ) -> dict[str, Callable[..., Any]]:  # type: ignore[no-untyped-def]
     """The baselines that run and are correct on this row (the others recorded as n/a in `res`)."""
     import torch
@@ -600,14 +704,14 @@ def _baseline_fns(
                         return form(*a)
 
                 admit(label + suffix.replace(" ", "_"), fn)
-    eager = eager_fn(example, scale)
+    eager = eager_fn(example, scale, graph)
     admit("eager", eager)
     if args.torch_compile != "off":
         if left() < 30:
             res["baselines"]["torch.compile"] = {"na": "skipped: row time budget"}
         else:
             torch._dynamo.config.cache_size_limit = 256
-            compiled = torch.compile(eager_fn(example, scale), mode=None if args.torch_compile == "default" else args.torch_compile, dynamic=False)
+            compiled = torch.compile(eager_fn(example, scale, graph), mode=None if args.torch_compile == "default" else args.torch_compile, dynamic=False)
             admit("torch.compile", compiled)
     return out
 
@@ -646,7 +750,7 @@ def run(args: argparse.Namespace) -> int:
     results["meta"] = {
         **_versions(),
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "command": " ".join(["python", "bench/gpu_suite.py", *sys.argv[1:]]),
+        "command": " ".join(["python", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]]),
         "torch_compile_mode": args.torch_compile,
         "top_k": args.top_k,
         "rounds": args.rounds,
@@ -693,7 +797,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _row_order(name: str) -> int:
-    names = [r.name for r in rows()]
+    names = [r.name for r in rows() + model_rows()]
     return names.index(name) if name in names else len(names)
 
 
@@ -841,6 +945,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pp.add_argument("--top-k", type=int, default=2, help="kernels scheduled per graph (default 2)")
     pp.add_argument("--lower", action="store_true", help="also lower every kernel for sm_90a (CPU) and record failures")
     pp.add_argument("--force", action="store_true", help="re-run entries the manifest already has (after a change to the passes or the emitter)")
+    pp.add_argument("--models", action="store_true", help="the generality suite's rows (examples/models at their real shapes) instead")
     pp.add_argument("--scale", action="store_true", help=argparse.SUPPRESS)  # scaled-down shapes, for smoke tests
     pr = sub.add_parser("run", help="compile, check and time every row on the GPU")
     pr.add_argument("dir", help="the directory `prepare` wrote")
@@ -860,7 +965,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     pc.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.command == "prepare":
-        prepare(Path(args.out), args.jobs, args.rows, args.ablations, args.scale, args.keep, args.top_k, lower=args.lower, force=args.force)
+        only = model_rows() if args.models else None
+        prepare(Path(args.out), args.jobs, args.rows, args.ablations, args.scale, args.keep, args.top_k, only=only, lower=args.lower, force=args.force)
         return 0
     if args.command == "run":
         return run(args)

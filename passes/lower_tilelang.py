@@ -178,6 +178,10 @@ class _KernelLowering:
         }
         threads = kernel.attributes.get("cleave.threads")
         self.threads = threads.value.data if threads is not None else 128  # type: ignore[attr-defined]
+        # (rows, cols) of gemm results whose warps split the columns (fewer than 16 rows per warp):
+        # TileLang cannot reduce the rows of a fragment of that layout (nor of the same-shape
+        # fragments computed from it) across warps
+        self.cols_split: set[tuple[int, int]] = set()
         stages = kernel.attributes.get("cleave.stages")
         self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
         self.running_max: _RunningMax | None = None
@@ -301,6 +305,8 @@ class _KernelLowering:
                 self.reduce(op)
             elif isinstance(op, tgraph.ElementwiseOp):
                 self.elementwise(op)
+            elif isinstance(op, tgraph.SplitOp) and _squeezed(_static(op.input)) != _squeezed(_static(op.result)):
+                self.split(op)
             elif isinstance(op, (tgraph.ReshapeOp, tgraph.SplitOp)):
                 self.reshape(op)
             elif isinstance(op, itgraph.MaskOp):
@@ -316,6 +322,20 @@ class _KernelLowering:
             raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: only adds or drops size-1 dims in a kernel")
         b = self.bufs[src]
         self.bufs[res] = _Buf(b.value, b.name, self.shape(res))  # same buffer, other view
+
+    def split(self, op: tgraph.SplitOp) -> None:
+        """A tile holding several parts of a split (a Split-K split inside a kernel chain): the parts
+        are not a view of the source tile, so they are copied, part p's element q from p * piece + q."""
+        src = self._shared(self.bufs[op.input])
+        out = self.alloc_for(op.result, op.result.name_hint or "parts", "fragment", src.type.element_type)
+        full = self.loop_vars(out.shape)
+        k, piece = op.axis, out.shape[op.axis + 1]
+        at = [symbol(v) if v is not None else sympy.Integer(0) for v in full]
+        idx = [at[0] * piece + at[k + 1] if j == k else at[j + 1] for j in range(len(src.shape))]
+        s = _Statements()
+        x = s.add(tl.LoadOp(src.value, [e for e, d in zip(idx, src.shape) if d != 1] or [sympy.Integer(0)]))
+        s.store(x, out, full)
+        self.parallel(out.shape, s)
 
     def elementwise(self, op: tgraph.ElementwiseOp) -> None:
         res = op.results[0]
@@ -353,7 +373,7 @@ class _KernelLowering:
         is_sum = op.kind.data == tgraph.ReduceKind.SUM
         if (
             len(dims) == 2 and axis == 1 and src.scope == "fragment" and dims[0] >= 16
-            and width >= 8 and width & (width - 1) == 0
+            and width >= 8 and width & (width - 1) == 0 and tuple(dims) not in self.cols_split
         ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
             self.emit((tl.ReduceSumOp if is_sum else tl.ReduceMaxOp)(src.value, out.value, 1, True))
             return
@@ -403,6 +423,8 @@ class _KernelLowering:
             if clear:
                 self.emit(tl.ClearOp(out.value))
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
+            if m < 16 * (self.threads // 32):
+                self.cols_split.add((m, n))
             return
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
         # are read from shared memory (a fragment can only be indexed by its owning threads)

@@ -46,6 +46,14 @@ def hoist_invariant_loads(kernel: itgraph.KernelOp) -> int:
     return moved
 
 
+def _tensor_core_shaped(op: Operation) -> bool:
+    """A matmul whose tile the lowering may give to T.gemm (rows and depth multiples of 16, columns of 8)."""
+    if not isinstance(op, tgraph.MatmulOp):
+        return False
+    out, lhs = tgraph.tensor_type(op.result).shape, tgraph.tensor_type(op.lhs).shape
+    return out[-2] % 16 == 0 and out[-1] % 8 == 0 and lhs[-1] % 16 == 0
+
+
 def place(kernel: itgraph.KernelOp) -> None:
     """Annotate `kernel` (see the module docstring); raises CleaveError if it cannot fit."""
     hoist_invariant_loads(kernel)
@@ -85,6 +93,18 @@ def place(kernel: itgraph.KernelOp) -> None:
     if loop_loads and shared + loop_loads <= SMEM_BYTES:
         stages = 3 if trips >= 3 and shared + 2 * loop_loads <= SMEM_BYTES else 2
     threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
+    if not any(_tensor_core_shaped(op) for op in kernel.walk()):
+        # TileLang lays a fragment out over the threads: one of more elements than threads needs a
+        # multiple of them ("no available layout found" for a 16x12 tile on 128 threads); kernels
+        # whose matmuls may become T.gemm keep their warps (the gemm's warp partition needs them)
+        sizes = [
+            math.prod(int(d) for d in tgraph.tensor_type(r).shape)
+            for op in kernel.walk()
+            if op.attributes.get("cleave.mem") == StringAttr("fragment")
+            for r in op.results
+        ]
+        while threads > 32 and any(n > threads and n % threads for n in sizes):
+            threads //= 2
     kernel.attributes["cleave.threads"] = IntegerAttr(threads, i64)
     kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
     kernel.attributes["cleave.smem_bytes"] = IntegerAttr(shared + (stages - 1) * loop_loads, i64)
