@@ -178,7 +178,7 @@ class _KernelLowering:
         }
         threads = kernel.attributes.get("cleave.threads")
         self.threads = threads.value.data if threads is not None else 128  # type: ignore[attr-defined]
-        # (rows, cols) of gemm results whose warps split the columns (fewer than 16 rows per warp):
+        # (rows, cols) of gemm results whose warps all split the columns (16 rows, 2+ warps):
         # TileLang cannot reduce the rows of a fragment of that layout (nor of the same-shape
         # fragments computed from it) across warps
         self.cols_split: set[tuple[int, int]] = set()
@@ -423,7 +423,7 @@ class _KernelLowering:
             if clear:
                 self.emit(tl.ClearOp(out.value))
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
-            if m < 16 * (self.threads // 32):
+            if m == 16 and self.threads > 32:  # one warp of rows: every warp holds a slice of the columns
                 self.cols_split.add((m, n))
             return
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands

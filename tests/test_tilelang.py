@@ -61,15 +61,11 @@ def emitted(name: str, tmp_path: Path, keep: int = 2) -> Path:
     return path
 
 
-# the calibrated cost model keeps matmul_rowsum's single kernel at this scale: a T.gemm into a 16x512
-# fragment (four warps along N) then T.reduce_sum over N, which TileLang cannot lower ("ReduceOp cannot
-# lower a layout where a source index depends on a thread-owned reduce segment"); strict: a fix shows
-ROWSUM_REDUCE_LAYOUT = pytest.mark.xfail(strict=True, reason="TileLang reduce over a gemm fragment split along the reduced dim across warps")
 
 
 @pytest.mark.parametrize(
     "name",
-    ["mha", "gqa", "mqa", "mla", "gqa_decode", "mha_decode", "mla_decode", "rmsnorm_matmul", "swiglu", "matmul", "matmul_matmul", pytest.param("matmul_rowsum", marks=ROWSUM_REDUCE_LAYOUT)],
+    ["mha", "gqa", "mqa", "mla", "gqa_decode", "mha_decode", "mla_decode", "rmsnorm_matmul", "swiglu", "matmul", "matmul_matmul", "matmul_rowsum"],
 )
 def test_emitted_kernels_lower_for_sm90a(name: str, tmp_path: Path) -> None:
     path = emitted(name, tmp_path)
