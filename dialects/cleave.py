@@ -99,6 +99,11 @@ class TileConfigAttr(ParametrizedAttribute):
     def fused(self) -> bool:
         return bool(self.fusion.data)
 
+    def describe(self) -> str:
+        """One line for people (kernel metadata, reports): `out=[1, 128] reduce=32 no-fusion`."""
+        r = "none" if self.reduce_tile is None else str(self.reduce_tile)
+        return f"out={list(self.out_tile)} reduce={r}" + ("" if self.fused else " no-fusion")
+
     def verify(self) -> None:
         if any(t.data < 1 for t in self.out.data):
             raise VerifyException(f"cleave.tiles: tile sizes must be positive, got {list(self.out_tile)}")

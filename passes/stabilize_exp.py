@@ -26,6 +26,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from cleave_ir.dialects import cleave
+from cleave_ir.dialects.cleave import Stage
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes.homogeneity import is_invariant
 
@@ -120,7 +122,7 @@ def drop_unstable_candidates(module: ModuleOp) -> list[str]:
     def cut(name: str) -> bool:
         """A piece of a graph that cleave-schedule cut into kernels: computed as the user wrote it."""
         g = graphs[name]
-        return "cleave.next" in g.attributes or getattr(g.attributes.get("cleave.stage"), "data", None) == "part"
+        return "cleave.next" in g.attributes or cleave.stage(g) == Stage.PART
 
     dropped: set[str] = set()
     families: dict[str, list[list[str]]] = {}

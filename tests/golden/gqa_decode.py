@@ -84,7 +84,7 @@ tgraph.graph @gqa_decode(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.te
 }
 """,
     'gqa_decode_c2_s4_split': """
-tgraph.graph @gqa_decode_c2_s4_split(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.tensor<[1, 8, 512, 128], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[4, 1, 8, 4, 512], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @gqa_decode_c2_s4_combine} {
+tgraph.graph @gqa_decode_c2_s4_split(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph.tensor<[1, 8, 512, 128], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[4, 1, 8, 4, 512], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = #cleave<stage split>, cleave.combine = @gqa_decode_c2_s4_combine} {
   %0 = tgraph.split %q dim 3 : !tgraph.tensor<[1, 8, 4, 128], f16> -> !tgraph.tensor<[4, 1, 8, 4, 32], f16>
   %1 = tgraph.split %k dim 3 : !tgraph.tensor<[1, 8, 512, 128], f16> -> !tgraph.tensor<[4, 1, 8, 512, 32], f16>
   %2 = tgraph.matmul %0, %1 transpose_b : !tgraph.tensor<[4, 1, 8, 4, 32], f16>, !tgraph.tensor<[4, 1, 8, 512, 32], f16> -> !tgraph.tensor<[4, 1, 8, 4, 512], f16>
@@ -92,7 +92,7 @@ tgraph.graph @gqa_decode_c2_s4_split(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k
 }
 """,
     'gqa_decode_c2_s4_combine': """
-tgraph.graph @gqa_decode_c2_s4_combine(%partial0: !tgraph.tensor<[4, 1, 8, 4, 512], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[1, 8, 4, 128], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @gqa_decode_c2_s4_split, cleave.passthrough = ["v"]} {
+tgraph.graph @gqa_decode_c2_s4_combine(%partial0: !tgraph.tensor<[4, 1, 8, 4, 512], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[1, 8, 4, 128], f16> attributes {cleave.candidate_of = @gqa_decode, cleave.note = "split %q dim 3 by s, split %k dim 3 by s, div moved after matmul, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = #cleave<stage combine>, cleave.split = @gqa_decode_c2_s4_split, cleave.passthrough = ["v"]} {
   %0 = tgraph.reduce sum %partial0 dim 0 : !tgraph.tensor<[4, 1, 8, 4, 512], f16> -> !tgraph.tensor<[1, 1, 8, 4, 512], f16>
   %1 = tgraph.scale %0, 0.088388347648318447 : !tgraph.tensor<[1, 1, 8, 4, 512], f16>
   %2 = tgraph.exp %1 : !tgraph.tensor<[1, 1, 8, 4, 512], f16>

@@ -121,7 +121,7 @@ tgraph.graph @mha(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tgraph.tensor<
 }
 """,
     'mha_c4_s4_split': """
-tgraph.graph @mha_c4_s4_split(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tgraph.tensor<[1, 4, 512, 128], f16>, %v: !tgraph.tensor<[1, 4, 512, 128], f16>) -> (!tgraph.tensor<[4, 1, 4, 512, 1], f16>, !tgraph.tensor<[4, 1, 4, 512, 128], f16>, !tgraph.tensor<[4, 1, 4, 512, 1], f16>) attributes {cleave.candidate_of = @mha, cleave.note = "split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined over s, exp shifted by the chunk max (log-sum-exp combine)", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @mha_c4_s4_combine} {
+tgraph.graph @mha_c4_s4_split(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tgraph.tensor<[1, 4, 512, 128], f16>, %v: !tgraph.tensor<[1, 4, 512, 128], f16>) -> (!tgraph.tensor<[4, 1, 4, 512, 1], f16>, !tgraph.tensor<[4, 1, 4, 512, 128], f16>, !tgraph.tensor<[4, 1, 4, 512, 1], f16>) attributes {cleave.candidate_of = @mha, cleave.note = "split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined over s, exp shifted by the chunk max (log-sum-exp combine)", cleave.split_count = 4 : i64, cleave.stage = #cleave<stage split>, cleave.combine = @mha_c4_s4_combine} {
   %0 = tgraph.reshape %q : !tgraph.tensor<[1, 4, 512, 128], f16> -> !tgraph.tensor<[1, 1, 4, 512, 128], f16>
   %1 = tgraph.split %k dim 2 : !tgraph.tensor<[1, 4, 512, 128], f16> -> !tgraph.tensor<[4, 1, 4, 128, 128], f16>
   %2 = tgraph.matmul %0, %1 transpose_b : !tgraph.tensor<[1, 1, 4, 512, 128], f16>, !tgraph.tensor<[4, 1, 4, 128, 128], f16> -> !tgraph.tensor<[4, 1, 4, 512, 128], f16>
@@ -136,7 +136,7 @@ tgraph.graph @mha_c4_s4_split(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tg
 }
 """,
     'mha_c4_s4_combine': """
-tgraph.graph @mha_c4_s4_combine(%partial0: !tgraph.tensor<[4, 1, 4, 512, 1], f16>, %partial1: !tgraph.tensor<[4, 1, 4, 512, 128], f16>, %partial2: !tgraph.tensor<[4, 1, 4, 512, 1], f16>) -> !tgraph.tensor<[1, 4, 512, 128], f16> attributes {cleave.candidate_of = @mha, cleave.note = "split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined over s, exp shifted by the chunk max (log-sum-exp combine)", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @mha_c4_s4_split, cleave.passthrough = []} {
+tgraph.graph @mha_c4_s4_combine(%partial0: !tgraph.tensor<[4, 1, 4, 512, 1], f16>, %partial1: !tgraph.tensor<[4, 1, 4, 512, 128], f16>, %partial2: !tgraph.tensor<[4, 1, 4, 512, 1], f16>) -> !tgraph.tensor<[1, 4, 512, 128], f16> attributes {cleave.candidate_of = @mha, cleave.note = "split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined over s, exp shifted by the chunk max (log-sum-exp combine)", cleave.split_count = 4 : i64, cleave.stage = #cleave<stage combine>, cleave.split = @mha_c4_s4_split, cleave.passthrough = []} {
   %global_max = tgraph.reduce max %partial0 dim 0 : !tgraph.tensor<[4, 1, 4, 512, 1], f16> -> !tgraph.tensor<[1, 1, 4, 512, 1], f16>
   %0 = tgraph.sub %partial0, %global_max : !tgraph.tensor<[4, 1, 4, 512, 1], f16>, !tgraph.tensor<[1, 1, 4, 512, 1], f16> -> !tgraph.tensor<[4, 1, 4, 512, 1], f16>
   %rescale = tgraph.exp %0 : !tgraph.tensor<[4, 1, 4, 512, 1], f16>

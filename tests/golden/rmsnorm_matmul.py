@@ -72,7 +72,7 @@ tgraph.graph @rmsnorm_matmul(%x: !tgraph.tensor<[1, 512], f16> {dynamic = array<
 }
 """,
     'rmsnorm_matmul_c4_s4_split': """
-tgraph.graph @rmsnorm_matmul_c4_s4_split(%x: !tgraph.tensor<[1, 512], f16>, %w: !tgraph.tensor<[512, 512], f16>) -> !tgraph.tensor<[4, 1, 512], f16> attributes {cleave.candidate_of = @rmsnorm_matmul, cleave.note = "split %x dim 1 by s, split %w dim 0 by s, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "split", cleave.combine = @rmsnorm_matmul_c4_s4_combine} {
+tgraph.graph @rmsnorm_matmul_c4_s4_split(%x: !tgraph.tensor<[1, 512], f16>, %w: !tgraph.tensor<[512, 512], f16>) -> !tgraph.tensor<[4, 1, 512], f16> attributes {cleave.candidate_of = @rmsnorm_matmul, cleave.note = "split %x dim 1 by s, split %w dim 0 by s, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = #cleave<stage split>, cleave.combine = @rmsnorm_matmul_c4_s4_combine} {
   %0 = tgraph.split %x dim 1 : !tgraph.tensor<[1, 512], f16> -> !tgraph.tensor<[4, 1, 128], f16>
   %1 = tgraph.split %w dim 0 : !tgraph.tensor<[512, 512], f16> -> !tgraph.tensor<[4, 128, 512], f16>
   %2 = tgraph.matmul %0, %1 : !tgraph.tensor<[4, 1, 128], f16>, !tgraph.tensor<[4, 128, 512], f16> -> !tgraph.tensor<[4, 1, 512], f16>
@@ -80,7 +80,7 @@ tgraph.graph @rmsnorm_matmul_c4_s4_split(%x: !tgraph.tensor<[1, 512], f16>, %w: 
 }
 """,
     'rmsnorm_matmul_c4_s4_combine': """
-tgraph.graph @rmsnorm_matmul_c4_s4_combine(%partial0: !tgraph.tensor<[4, 1, 512], f16>, %x: !tgraph.tensor<[1, 512], f16>) -> !tgraph.tensor<[1, 512], f16> attributes {cleave.candidate_of = @rmsnorm_matmul, cleave.note = "split %x dim 1 by s, split %w dim 0 by s, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = "combine", cleave.split = @rmsnorm_matmul_c4_s4_split, cleave.passthrough = ["x"]} {
+tgraph.graph @rmsnorm_matmul_c4_s4_combine(%partial0: !tgraph.tensor<[4, 1, 512], f16>, %x: !tgraph.tensor<[1, 512], f16>) -> !tgraph.tensor<[1, 512], f16> attributes {cleave.candidate_of = @rmsnorm_matmul, cleave.note = "split %x dim 1 by s, split %w dim 0 by s, 1 partial result combined over s", cleave.split_count = 4 : i64, cleave.stage = #cleave<stage combine>, cleave.split = @rmsnorm_matmul_c4_s4_split, cleave.passthrough = ["x"]} {
   %0 = tgraph.reduce sum %partial0 dim 0 : !tgraph.tensor<[4, 1, 512], f16> -> !tgraph.tensor<[1, 1, 512], f16>
   %1 = tgraph.reshape %0 : !tgraph.tensor<[1, 1, 512], f16> -> !tgraph.tensor<[1, 512], f16>
   %2 = tgraph.square %x : !tgraph.tensor<[1, 512], f16>
