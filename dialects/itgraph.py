@@ -98,10 +98,13 @@ class TmapAttr(ParametrizedAttribute):
                 value = value + term()
             return value
 
+        start = parser.pos
         with parser.in_angle_brackets():
             offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, offset)
             parser.parse_punctuation(",")
             shape = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_dim_product(parser))
+        if len(offs) != len(shape):
+            parser.raise_error(f"itgraph.tmap: {len(offs)} offsets for {len(shape)} tile dims", start, parser.pos)
         return (
             ArrayAttr(StringAttr(offset_str(o)) for o in offs),
             ArrayAttr(StringAttr(dim_str(d)) for d in shape),
@@ -190,13 +193,14 @@ class KernelOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
+        start = parser.pos
         name, inputs, _, region, extra, _, _ = parse_func_op_like(
             parser, reserved_attr_names=("sym_name", "function_type")
         )
         attrs = dict(extra.data) if extra is not None else {}
         n = attrs.pop("num_outputs", None)
         if not isinstance(n, IntegerAttr):
-            parser.raise_error("itgraph.kernel needs attributes {num_outputs = N}")
+            parser.raise_error(f"itgraph.kernel @{name} needs attributes {{num_outputs = N}}", start, start + len(name) + 1)
         op = KernelOp.__new__(KernelOp)
         IRDLOperation.__init__(
             op,
