@@ -194,9 +194,9 @@ def tiles(op: Operation) -> TileConfigAttr | None:
     return get(op, "cleave.tiles", TileConfigAttr)
 
 
-def check_metadata(op: Operation) -> None:
-    """Every declared `cleave.*` attribute of `op` and its nested ops holds its declared type."""
-    for o in op.walk():
+def check_metadata(op: Operation, nested: bool = False) -> None:
+    """Every declared `cleave.*` attribute of `op` (and of its nested ops) holds its declared type."""
+    for o in op.walk() if nested else (op,):
         for key, attr in o.attributes.items():
             want = METADATA.get(key)
             if want is not None and not isinstance(attr, want):

@@ -35,6 +35,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from cleave_ir.dialects.cleave import check_metadata
 from cleave_ir.dialects.tgraph import TensorType, _parse_dim_primary, _parse_dim_product, tensor_type
 from cleave_ir.shapes import Dim, dim_str, parse_dim_text, symbol
 
@@ -185,6 +186,7 @@ class KernelOp(IRDLOperation):
         return self.body.block.args[len(self.body.block.args) - self.num_outputs.value.data :]
 
     def verify_(self) -> None:
+        check_metadata(self, nested=True)
         ops = list(self.body.block.ops)
         if len(ops) != 1 or not isinstance(ops[0], ParallelOp):
             raise VerifyException(f"itgraph.kernel @{self.sym_name.data}: body must be exactly one itgraph.parallel")
