@@ -30,13 +30,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave
-from cleave_ir.dialects.cleave import Memory, MemoryAttr
+from cleave_ir.dialects.cleave import ExprAttr, Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes.place_memory import place
 from cleave_ir.passes.schedule import Config, build_kernel, plan
 from cleave_ir.passes.symbolize import instantiate, retype_graph, symbolize_graph
 from cleave_ir.passes.tmap_propagation import Unschedulable
-from cleave_ir.shapes import Dim, dim_str, symbol
+from cleave_ir.shapes import Dim, as_dim, symbol
 
 
 class NotDynamic(CleaveError):
@@ -191,10 +191,10 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
             op.properties["tmap"] = itgraph.TmapAttr(offs, shape)
         elif isinstance(op, itgraph.ParallelOp):
             ext = [note(e) for e in _fit_dims([o.extent_dims for o in ops], points, where)]  # type: ignore[attr-defined]
-            op.properties["extents"] = ArrayAttr(StringAttr(dim_str(e)) for e in ext)
+            op.properties["extents"] = ArrayAttr(ExprAttr(as_dim(e)) for e in ext)
         elif isinstance(op, itgraph.SequentialOp):
             (ext,) = _fit_dims([[o.extent_dim] for o in ops], points, where)  # type: ignore[attr-defined]
-            op.properties["extent"] = StringAttr(dim_str(note(ext)))
+            op.properties["extent"] = ExprAttr(as_dim(note(ext)))
     out.function_type = FunctionType.from_lists([a.type for a in out.body.block.args], [])
     for key, value in kernel.attributes.items():
         out.attributes[key] = value

@@ -47,7 +47,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
-from cleave_ir.shapes import Dim, parse_dim_text, symbol
+from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
 
@@ -386,7 +386,7 @@ class _KernelLowering:
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == "max" else tl.ClearOp(buf.value))
         var = self.fresh(op.var_name)
         self.subst[symbol(op.var_name)] = symbol(var)
-        loop = tl.PipelinedOp(var, self.expr(parse_dim_text(op.extent.data)), self.stages)
+        loop = tl.PipelinedOp(var, self.expr(op.extent_dim), self.stages)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
         self.body(op.body.block.ops)

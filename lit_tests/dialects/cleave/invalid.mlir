@@ -28,3 +28,15 @@
 "test.op"() {tiles = #cleave.tiles<reduce = 32>} : () -> ()
 
 // CHECK: Expected 'out'
+
+// -----
+
+"test.op"() {e = #cleave.expr<16 + >} : () -> ()
+
+// CHECK: expected an integer, a name or '('
+
+// -----
+
+"test.op"() {e = #cleave.expr<(bx floordiv 4>} : () -> ()
+
+// CHECK: expected ')'

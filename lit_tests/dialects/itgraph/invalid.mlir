@@ -269,7 +269,7 @@ itgraph.kernel @seq_yield(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<
 
 // The generic form is the only way to give a loop variable no extent.
 itgraph.kernel @extents(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64, 32], f32>) attributes {num_outputs = 1 : i64} {
-  "itgraph.parallel"() <{vars = ["p0", "p1"], extents = ["4"]}> ({
+  "itgraph.parallel"() <{vars = ["p0", "p1"], extents = [#cleave.expr<4>]}> ({
     %t = itgraph.load %x at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[64, 32], f32> -> !tgraph.tensor<[16, 32], f32>
     itgraph.store %t, %y at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[16, 32], f32>, !tgraph.tensor<[64, 32], f32>
   }) : () -> ()
