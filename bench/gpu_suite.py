@@ -246,7 +246,7 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
     """
     from xdsl.context import Context
 
-    from cleave_ir.dialects import itgraph, tgraph
+    from cleave_ir.dialects import cleave, itgraph, tgraph
     from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
     from cleave_ir.tilelang_emitter import module_source
 
@@ -270,7 +270,7 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
                 "graph": g,
                 "kernels": ks,
                 "estimated_us": round(us, 3),
-                "tiles": [getattr(kernels[k].attributes.get("cleave.tiles"), "data", "") for k in ks],
+                "tiles": [t.describe() if (t := cleave.tiles(kernels[k])) else "" for k in ks],
                 "note": getattr(graphs[g].attributes.get("cleave.note"), "data", "input graph") if g in graphs else "",
             }
             for us, ks, g in units

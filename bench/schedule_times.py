@@ -19,7 +19,7 @@ import time
 
 from xdsl.context import Context
 
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.pipeline import rank_candidates
@@ -53,7 +53,7 @@ def main() -> None:
 
         ranked = rank_candidates(module)
         units = {g.removesuffix("_split"): (us, ks) for us, ks, g in ranked}
-        tiles = {k.sym_name.data: k.attributes["cleave.tiles"].data for k in kernels}  # type: ignore[attr-defined]
+        tiles = {k.sym_name.data: t.describe() for k in kernels if (t := cleave.tiles(k)) is not None}
 
         def describe(ks: list[str]) -> str:
             return tiles[ks[0]] + (" + combine" if len(ks) > 1 else "")

@@ -27,7 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
 from cleave_ir.diagnostics import CleaveError
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.passes.lower_tilelang import (
     RESERVED_NAMES,
@@ -331,8 +331,9 @@ def module_source(module: ModuleOp) -> str:
         out_names = f"'output_names': {_names(k.attributes['cleave.output_names'])!r}, " if "cleave.output_names" in k.attributes else ""
         names = _names(k.attributes.get("cleave.input_names")) or [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
         types = [tl.buffer_type(a) for a in k.params]
+        tiles = cleave.tiles(k)
         meta.append(
-            f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'input_names': {names!r}, 'passthrough': {passthrough!r}, 'tiles': {getattr(k.attributes.get('cleave.tiles'), 'data', '')!r}, "
+            f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'input_names': {names!r}, 'passthrough': {passthrough!r}, 'tiles': {tiles.describe() if tiles else ''!r}, "
             f"'estimated_us': {us_text}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, {out_names}"
             f"'shapes': {[_py_shape(t.shape) for t in types]!r}, 'dtypes': {[_dtype(t) for t in types]!r}}},"
         )

@@ -43,14 +43,14 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, f64, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, f64, i64
 from xdsl.parser import Parser
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes import cost_model, partition_kernels
-from cleave_ir.passes.dynamic_shapes import DynamicShapesPass, parse_config
+from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.pipeline import rank_candidates
 from cleave_ir.passes.place_memory import place
 from cleave_ir.passes.schedule import Config, build_kernel, configs, plan
@@ -187,7 +187,7 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
                 k.attributes["cleave.threads"] = IntegerAttr(threads, i64)
                 k.attributes["cleave.stages"] = IntegerAttr(stages, i64)
                 k.attributes["cleave.smem_bytes"] = IntegerAttr(smem, i64)
-                k.attributes["cleave.tiles"] = StringAttr(cfg.describe())
+                k.attributes["cleave.tiles"] = cfg.attr()
                 k.attributes["cleave.estimated_us"] = FloatAttr(round(est.microseconds, 3), f64)
                 out.append((Choice(graph.sym_name.data, cfg, threads, stages, est.microseconds, est.terms, est.fits), k))
     return out
@@ -225,7 +225,10 @@ def neighbourhood(module: ModuleOp, limit: int, calibration: cost_model.Calibrat
             for g, name in zip(chain, names):
                 k = kernels[name]
                 space.originals[g.sym_name.data] = k
-                cfg = parse_config(k.attributes["cleave.tiles"].data)  # type: ignore[attr-defined]
+                tiles = cleave.tiles(k)
+                if tiles is None:
+                    raise Unschedulable(f"@{name}: no cleave.tiles configuration")
+                cfg = Config.of(tiles)
                 got = kernel_choices(g, cfg, calibration)
                 for c, kk in got:
                     space.kernels[c] = kk

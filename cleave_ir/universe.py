@@ -26,7 +26,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return TileLang
 
-    return {"tgraph": tgraph, "itgraph": itgraph, "tilelang": tilelang}
+    def cleave() -> Dialect:
+        from cleave_ir.dialects.cleave import Cleave
+
+        return Cleave
+
+    return {"tgraph": tgraph, "itgraph": itgraph, "tilelang": tilelang, "cleave": cleave}
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -6,7 +6,9 @@ body loads tiles (`itgraph.load` with a tmap), computes on them with tgraph ops,
 `itgraph.sequential` loops that accumulate into their results, and stores tiles (`itgraph.store`).
 
 A tmap `#itgraph.tmap<[offsets], [tile_shape]>` slices a tensor: one offset expression per dim over
-loop variables, integers and symbols (`m*128`, `p*K/s + j*64`, `0` = not tiled).
+loop variables, integers and symbols (`m*128`, `p*K/s + j*64`, `0` = not tiled). Offsets, tile
+dims and loop extents are `cleave.expr` attributes; mask offsets and bounds are strings in the same
+grammar (`cleave_ir.dialects.cleave.parse_expr_text`).
 """
 
 from __future__ import annotations
@@ -35,20 +37,18 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from cleave_ir.dialects.tgraph import TensorType, _parse_dim_primary, _parse_dim_product, tensor_type
-from cleave_ir.shapes import Dim, dim_str, parse_dim_text, symbol
+from cleave_ir.dialects.cleave import ExprAttr, check_metadata, expr_str, parse_expr, parse_expr_text
+from cleave_ir.dialects.tgraph import TensorType, tensor_type
+from cleave_ir.shapes import Dim, as_dim, dim_str, symbol
 
 ACCUMULATE_KINDS = ("sum", "max", "rescaled_sum")
 
 
-def parse_offset_text(text: str) -> Dim:
-    """Offsets are sums of dim-grammar terms: `m*128`, `p*K/s + j*64`."""
-    return sympy.Add(*(parse_dim_text(t) for t in text.split("+")))
-
-
-def offset_str(expr: Dim) -> str:
-    terms = sorted(sympy.Add.make_args(sympy.expand(expr)), key=str)
-    return " + ".join(dim_str(t) for t in terms) if terms else "0"
+def _check_positive(parser: AttrParser, start: int, values: Sequence[Dim], what: str) -> None:
+    """Constant tile dims and loop extents must be positive integers (symbolic ones are checked later)."""
+    for v in values:
+        if v.is_Number and (not v.is_Integer or v < 1):
+            parser.raise_error(f"{what} must be positive integers, got {v}", start, parser.pos)
 
 
 @irdl_attr_definition
@@ -57,22 +57,22 @@ class TmapAttr(ParametrizedAttribute):
 
     name = "itgraph.tmap"
 
-    offsets: ArrayAttr[StringAttr]
-    shape: ArrayAttr[StringAttr]
+    offsets: ArrayAttr[ExprAttr]
+    shape: ArrayAttr[ExprAttr]
 
     def __init__(self, offsets: Sequence[Dim | int], shape: Sequence[Dim | int]) -> None:
         super().__init__(
-            ArrayAttr(StringAttr(offset_str(sympy.sympify(o))) for o in offsets),
-            ArrayAttr(StringAttr(dim_str(sympy.sympify(d))) for d in shape),
+            ArrayAttr(ExprAttr(sympy.expand(sympy.sympify(o))) for o in offsets),
+            ArrayAttr(ExprAttr(as_dim(sympy.sympify(d))) for d in shape),
         )
 
     @property
     def offset_exprs(self) -> tuple[Dim, ...]:
-        return tuple(parse_offset_text(o.data) for o in self.offsets.data)
+        return tuple(o.data for o in self.offsets.data)
 
     @property
     def tile_shape(self) -> tuple[Dim, ...]:
-        return tuple(parse_dim_text(d.data) for d in self.shape.data)
+        return tuple(d.data for d in self.shape.data)
 
     def verify(self) -> None:
         if len(self.offsets.data) != len(self.shape.data):
@@ -82,35 +82,20 @@ class TmapAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        def term() -> Dim:
-            lead = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
-            if lead is None:
-                return _parse_dim_product(parser)
-            value: Dim = sympy.Integer(lead)
-            while op := parser.parse_optional_punctuation("*") or parser.parse_optional_punctuation("/"):
-                rhs = _parse_dim_primary(parser)
-                value = value * rhs if op == "*" else value / rhs
-            return value
-
-        def offset() -> Dim:
-            value = term()
-            while parser.parse_optional_punctuation("+") is not None:
-                value = value + term()
-            return value
-
+        start = parser.pos
         with parser.in_angle_brackets():
-            offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, offset)
+            offs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_expr(parser))
             parser.parse_punctuation(",")
-            shape = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_dim_product(parser))
-        return (
-            ArrayAttr(StringAttr(offset_str(o)) for o in offs),
-            ArrayAttr(StringAttr(dim_str(d)) for d in shape),
-        )
+            shape_start = parser.pos
+            shape = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_expr(parser))
+            _check_positive(parser, shape_start, shape, "tile dims")
+        if len(offs) != len(shape):
+            parser.raise_error(f"itgraph.tmap: {len(offs)} offsets for {len(shape)} tile dims", start, parser.pos)
+        return TmapAttr(offs, shape).parameters
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(
-            "<[" + ", ".join(o.data for o in self.offsets.data) + "], ["
-            + ", ".join(d.data for d in self.shape.data) + "]>"
+            "<[" + ", ".join(map(expr_str, self.offset_exprs)) + "], [" + ", ".join(map(expr_str, self.tile_shape)) + "]>"
         )
 
 
@@ -182,6 +167,7 @@ class KernelOp(IRDLOperation):
         return self.body.block.args[len(self.body.block.args) - self.num_outputs.value.data :]
 
     def verify_(self) -> None:
+        check_metadata(self, nested=True)
         ops = list(self.body.block.ops)
         if len(ops) != 1 or not isinstance(ops[0], ParallelOp):
             raise VerifyException(f"itgraph.kernel @{self.sym_name.data}: body must be exactly one itgraph.parallel")
@@ -190,13 +176,14 @@ class KernelOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
+        start = parser.pos
         name, inputs, _, region, extra, _, _ = parse_func_op_like(
             parser, reserved_attr_names=("sym_name", "function_type")
         )
         attrs = dict(extra.data) if extra is not None else {}
         n = attrs.pop("num_outputs", None)
         if not isinstance(n, IntegerAttr):
-            parser.raise_error("itgraph.kernel needs attributes {num_outputs = N}")
+            parser.raise_error(f"itgraph.kernel @{name} needs attributes {{num_outputs = N}}", start, start + len(name) + 1)
         op = KernelOp.__new__(KernelOp)
         IRDLOperation.__init__(
             op,
@@ -226,8 +213,11 @@ def _parse_names(parser: Parser) -> list[str]:
     return parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_identifier)
 
 
-def _parse_extents(parser: Parser) -> list[str]:
-    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: dim_str(_parse_dim_product(parser)))
+def _parse_extents(parser: Parser) -> list[Dim]:
+    start = parser.pos
+    extents = parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: parse_expr(parser))
+    _check_positive(parser, start, extents, "loop extents")
+    return extents
 
 
 @irdl_op_definition
@@ -237,7 +227,7 @@ class ParallelOp(IRDLOperation):
     name = "itgraph.parallel"
 
     vars = prop_def(ArrayAttr[StringAttr])
-    extents = prop_def(ArrayAttr[StringAttr])
+    extents = prop_def(ArrayAttr[ExprAttr])
     body = region_def("single_block")
 
     traits = traits_def(HasParent(KernelOp), NoTerminator())
@@ -246,7 +236,7 @@ class ParallelOp(IRDLOperation):
         super().__init__(
             properties={
                 "vars": ArrayAttr(StringAttr(n) for n in names),
-                "extents": ArrayAttr(StringAttr(dim_str(sympy.sympify(e))) for e in extents),
+                "extents": ArrayAttr(ExprAttr(as_dim(sympy.sympify(e))) for e in extents),
             },
             regions=[body],
         )
@@ -257,7 +247,7 @@ class ParallelOp(IRDLOperation):
 
     @property
     def extent_dims(self) -> list[Dim]:
-        return [parse_dim_text(e.data) for e in self.extents.data]
+        return [e.data for e in self.extents.data]
 
     def verify_(self) -> None:
         if len(self.vars.data) != len(self.extents.data):
@@ -272,10 +262,10 @@ class ParallelOp(IRDLOperation):
         parser.parse_keyword("in")
         extents = _parse_extents(parser)
         body = parser.parse_region()
-        return ParallelOp(names, [parse_dim_text(e) for e in extents], body)
+        return ParallelOp(names, extents, body)
 
     def print(self, printer: Printer) -> None:
-        _print_loop_header(printer, self.var_names, [e.data for e in self.extents.data])
+        _print_loop_header(printer, self.var_names, [expr_str(e) for e in self.extent_dims])
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
 
@@ -295,7 +285,7 @@ def _check_cover(store: StoreOp, names: Sequence[str], extents: Sequence[Dim]) -
             continue
         var_syms = [s for s in off.free_symbols if s.name in ext]  # type: ignore[attr-defined]
         if len(var_syms) != 1 or sympy.simplify(off - var_syms[0] * tile) != 0:
-            raise VerifyException(f"itgraph.parallel: store offset {offset_str(off)} in dim {d} is not <var>*<tile>")
+            raise VerifyException(f"itgraph.parallel: store offset {expr_str(off)} in dim {d} is not <var>*<tile>")
         v = var_syms[0].name  # type: ignore[attr-defined]
         if v in used:
             raise VerifyException(f"itgraph.parallel: loop variable {v} tiles two output dims: tiles overlap")
@@ -325,7 +315,7 @@ class SequentialOp(IRDLOperation):
     name = "itgraph.sequential"
 
     var = prop_def(StringAttr)
-    extent = prop_def(StringAttr)
+    extent = prop_def(ExprAttr)
     kinds = prop_def(ArrayAttr[StringAttr])
     body = region_def("single_block")
     results_ = var_result_def(TensorType)
@@ -334,7 +324,7 @@ class SequentialOp(IRDLOperation):
         super().__init__(
             properties={
                 "var": StringAttr(var),
-                "extent": StringAttr(dim_str(sympy.sympify(extent))),
+                "extent": ExprAttr(as_dim(sympy.sympify(extent))),
                 "kinds": ArrayAttr(StringAttr(k) for k in kinds),
             },
             result_types=[list(result_types)],
@@ -347,7 +337,7 @@ class SequentialOp(IRDLOperation):
 
     @property
     def extent_dim(self) -> Dim:
-        return parse_dim_text(self.extent.data)
+        return self.extent.data
 
     @property
     def kind_names(self) -> list[str]:
@@ -373,7 +363,9 @@ class SequentialOp(IRDLOperation):
     def parse(cls, parser: Parser) -> SequentialOp:
         var = parser.parse_identifier()
         parser.parse_keyword("in")
-        extent = _parse_dim_product(parser)
+        start = parser.pos
+        extent = parse_expr(parser)
+        _check_positive(parser, start, [extent], "loop extents")
         parser.parse_keyword("accumulate")
         kinds = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_identifier)
         types: list[Attribute] = []
@@ -383,7 +375,7 @@ class SequentialOp(IRDLOperation):
         return SequentialOp(var, extent, kinds, cast(list[TensorType], types), body)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.var_name} in {self.extent.data} accumulate ({', '.join(self.kind_names)})")
+        printer.print_string(f" {self.var_name} in {expr_str(self.extent_dim)} accumulate ({', '.join(self.kind_names)})")
         if self.results:
             printer.print_string(" : ")
             printer.print_list([r.type for r in self.results], printer.print_attribute)
@@ -498,8 +490,8 @@ class MaskOp(IRDLOperation):
             operands=[value],
             properties={
                 "axis": IntegerAttr(axis, i64),
-                "offset": StringAttr(offset_str(offset)),
-                "bound": StringAttr(dim_str(bound)),
+                "offset": StringAttr(expr_str(sympy.expand(offset))),
+                "bound": StringAttr(expr_str(bound)),
                 "fill": StringAttr(fill),
             },
             result_types=[tensor_type(value)],
@@ -507,11 +499,11 @@ class MaskOp(IRDLOperation):
 
     @property
     def offset_expr(self) -> Dim:
-        return parse_offset_text(self.offset.data)
+        return parse_expr_text(self.offset.data)
 
     @property
     def bound_dim(self) -> Dim:
-        return parse_dim_text(self.bound.data)
+        return parse_expr_text(self.bound.data)
 
     def verify_(self) -> None:
         t = tensor_type(self.input)

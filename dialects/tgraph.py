@@ -88,6 +88,7 @@ from cleave_ir.dialects.semantics import (
     np_erf,
     torch_module,
 )
+from cleave_ir.dialects.cleave import check_metadata
 from cleave_ir.shapes import Dim, as_dim, dim_str, is_integral, symbol
 
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
@@ -344,6 +345,7 @@ class GraphOp(IRDLOperation):
         return {k: cast(IntegerAttr, v).value.data for k, v in self.bindings.data.items()}
 
     def verify_(self) -> None:
+        check_metadata(self)
         block = self.body.block
         if tuple(block.arg_types) != self.function_type.inputs.data:
             raise VerifyException(

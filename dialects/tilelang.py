@@ -10,16 +10,13 @@ element-wise statements: `tilelang.load`/`tilelang.store` of buffer elements and
 `math` ops between them (TileLang's implicit casts are explicit `arith.extf`/`arith.truncf`).
 
 Index expressions (region offsets, element indices, grid and loop extents) are sympy expressions
-over grid and loop variables and shape symbols, written in the dim grammar of `cleave_ir.shapes`
-extended with `+`, `-` and the affine `floordiv`, `mod` and `ceildiv`: `64*bz + 128*r0`,
-`(bx floordiv 4) mod 8`, `L ceildiv 64`.
+over grid and loop variables and shape symbols in the one expression grammar of `cleave.expr`
+(`cleave_ir.dialects.cleave`): `64*bz + 128*r0`, `(bx floordiv 4) mod 8`, `L ceildiv 64`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Sequence
-from functools import cache
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 import sympy
@@ -70,6 +67,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from cleave_ir.dialects.cleave import ExprAttr, expr_str, parse_expr, parse_expr_text
 from cleave_ir.shapes import Dim, dim_str, symbol
 
 SCOPES = ("global", "shared", "fragment")
@@ -78,172 +76,6 @@ GRID_VARS = ("bx", "by", "bz")
 
 
 # --------------------------------------------------------------------------- index expressions
-
-
-class _Tokens:
-    """The token interface the expression grammar reads: an xDSL parser or a plain string."""
-
-    def integer(self) -> int | None: ...
-    def ident(self) -> str | None: ...
-    def punct(self, p: str) -> bool: ...
-    def keyword(self, k: str) -> bool: ...
-    def error(self, msg: str) -> None: ...
-
-
-class _ParserTokens(_Tokens):
-    def __init__(self, parser: AttrParser) -> None:
-        self.p = parser
-
-    def integer(self) -> int | None:
-        return self.p.parse_optional_integer(allow_boolean=False, allow_negative=False)
-
-    def ident(self) -> str | None:
-        return self.p.parse_optional_identifier()
-
-    def punct(self, p: str) -> bool:
-        return self.p.parse_optional_punctuation(p) is not None  # type: ignore[arg-type]
-
-    def keyword(self, k: str) -> bool:
-        return self.p.parse_optional_keyword(k) is not None
-
-    def error(self, msg: str) -> None:
-        self.p.raise_error(msg)
-
-
-class _TextTokens(_Tokens):
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.toks = re.findall(r"\d+|[A-Za-z_][\w$.]*|[-+*/()]|\S", text)
-        self.pos = 0
-
-    def _peek(self) -> str | None:
-        return self.toks[self.pos] if self.pos < len(self.toks) else None
-
-    def integer(self) -> int | None:
-        t = self._peek()
-        if t is not None and t.isdigit():
-            self.pos += 1
-            return int(t)
-        return None
-
-    def ident(self) -> str | None:
-        t = self._peek()
-        if t is not None and (t[0].isalpha() or t[0] == "_"):
-            self.pos += 1
-            return t
-        return None
-
-    def punct(self, p: str) -> bool:
-        if self._peek() == p:
-            self.pos += 1
-            return True
-        return False
-
-    def keyword(self, k: str) -> bool:
-        return self.punct(k)
-
-    def error(self, msg: str) -> None:
-        raise ValueError(f"{msg} in index expression {self.text!r}")
-
-
-_BINARY_KEYWORDS: dict[str, Callable[[Dim, Dim], Dim]] = {
-    "floordiv": lambda a, b: sympy.floor(a / b),
-    "ceildiv": lambda a, b: sympy.ceiling(a / b),
-    "mod": sympy.Mod,
-}
-
-
-def _parse_expr(t: _Tokens) -> Dim:
-    def primary() -> Dim:
-        if t.punct("-"):
-            return -primary()
-        if (n := t.integer()) is not None:
-            return sympy.Integer(n)
-        if t.punct("("):
-            e = expr()
-            if not t.punct(")"):
-                t.error("expected ')'")
-            return e
-        if (name := t.ident()) is not None:
-            if name in _BINARY_KEYWORDS:
-                t.error(f"'{name}' needs a left operand")
-            return symbol(name)
-        t.error("expected an integer, a name or '('")
-        raise AssertionError
-
-    def term() -> Dim:
-        value = primary()
-        while True:
-            if t.punct("*"):
-                value = value * primary()
-            elif t.punct("/"):
-                value = value / primary()
-            elif kw := next((k for k in _BINARY_KEYWORDS if t.keyword(k)), None):
-                value = _BINARY_KEYWORDS[kw](value, primary())
-            else:
-                return value
-
-    def expr() -> Dim:
-        value = term()
-        while True:
-            if t.punct("+"):
-                value = value + term()
-            elif t.punct("-"):
-                value = value - term()
-            else:
-                return value
-
-    return expr()
-
-
-@cache
-def parse_expr_text(text: str) -> Dim:
-    """The sympy expression of an index-expression text (`64*bz + 16`, `(bx floordiv 4) mod 8`)."""
-    tokens = _TextTokens(text)
-    e = _parse_expr(tokens)
-    if tokens.pos != len(tokens.toks):
-        raise ValueError(f"unexpected {tokens.toks[tokens.pos]!r} in index expression {text!r}")
-    return e
-
-
-def parse_expr(parser: AttrParser) -> Dim:
-    """Read an index expression from xDSL's token stream."""
-    return _parse_expr(_ParserTokens(parser))
-
-
-_FUNCS = (sympy.floor, sympy.ceiling, sympy.Mod)
-
-
-def expr_str(e: Dim) -> str:
-    """Canonical text of an index expression (parses back to the same sympy expression)."""
-    e = sympy.sympify(e)
-    if e.is_Add:
-        terms = sorted(sympy.Add.make_args(e), key=lambda x: (x.is_Number, str(x)))
-        out = expr_str(terms[0])
-        for term in terms[1:]:
-            if term.could_extract_minus_sign():
-                out += " - " + _operand(-term)
-            else:
-                out += " + " + expr_str(term)
-        return out
-    if isinstance(e, sympy.Mod):
-        return f"{_operand(e.args[0])} mod {_operand(e.args[1])}"
-    if isinstance(e, (sympy.floor, sympy.ceiling)):
-        num, den = sympy.fraction(sympy.together(e.args[0]))
-        kw = "floordiv" if isinstance(e, sympy.floor) else "ceildiv"
-        return f"{_operand(num)} {kw} {_operand(den)}"
-    if e.is_Mul and e.has(*_FUNCS):
-        coeff, rest = e.as_coeff_Mul()
-        factors = [_operand(f) for f in sympy.Mul.make_args(rest)]
-        if coeff == -1:
-            return "-" + "*".join(factors)
-        return "*".join(([str(coeff)] if coeff != 1 else []) + factors)
-    return dim_str(e)
-
-
-def _operand(e: Dim) -> str:
-    text = expr_str(e)
-    return text if e.is_Atom or (e.is_Mul and not e.has(*_FUNCS)) else f"({text})"
 
 
 def _exprs_attr(values: Iterable[Dim | int | str]) -> ArrayAttr[StringAttr]:

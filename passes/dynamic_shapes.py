@@ -16,7 +16,6 @@ A dynamic dim is named after the first graph input that has it: dim 2 of `%k` is
 from __future__ import annotations
 
 import math
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,25 +29,18 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects import cleave
+from cleave_ir.dialects.cleave import ExprAttr, Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes.place_memory import place
 from cleave_ir.passes.schedule import Config, build_kernel, plan
 from cleave_ir.passes.symbolize import instantiate, retype_graph, symbolize_graph
 from cleave_ir.passes.tmap_propagation import Unschedulable
-from cleave_ir.shapes import Dim, dim_str, symbol
+from cleave_ir.shapes import Dim, as_dim, symbol
 
 
 class NotDynamic(CleaveError):
     """The kernel's structure changes with the dynamic dim: it cannot serve every size."""
-
-
-def parse_config(text: str) -> Config:
-    """The Config that `Config.describe()` printed (`out=[1, 128] reduce=32 no-fusion`)."""
-    m = re.fullmatch(r"out=\[([\d, ]*)\] reduce=(none|\d+)( no-fusion)?", text)
-    if m is None:
-        raise CleaveError(f"error: cleave-dynamic-shapes: cannot read the tile configuration '{text}'")
-    tiles = tuple(int(t) for t in m.group(1).split(",") if t.strip())
-    return Config(tiles, None if m.group(2) == "none" else int(m.group(2)), m.group(3) is None)
 
 
 def dynamic_inputs(graph: tgraph.GraphOp) -> dict[str, list[int]]:
@@ -157,7 +149,10 @@ def _sample_points(family: _Family) -> list[dict[sympy.Symbol, int]]:
 
 def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
     """The dynamic version of `kernel` (same configuration, symbolic along the dynamic dims)."""
-    config = parse_config(kernel.attributes["cleave.tiles"].data)  # type: ignore[attr-defined]
+    tiles = cleave.tiles(kernel)
+    if tiles is None:
+        raise CleaveError(f"error: cleave-dynamic-shapes: kernel @{kernel.sym_name.data} has no cleave.tiles configuration")
+    config = Config.of(tiles)
     points = _sample_points(family)
     ks = [_schedule_at(family, config, p, kernel.sym_name.data) for p in points]
     dims = {symbol(n) for n in family.dynamic.values()}  # the kernel's dynamic symbols
@@ -196,10 +191,10 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
             op.properties["tmap"] = itgraph.TmapAttr(offs, shape)
         elif isinstance(op, itgraph.ParallelOp):
             ext = [note(e) for e in _fit_dims([o.extent_dims for o in ops], points, where)]  # type: ignore[attr-defined]
-            op.properties["extents"] = ArrayAttr(StringAttr(dim_str(e)) for e in ext)
+            op.properties["extents"] = ArrayAttr(ExprAttr(as_dim(e)) for e in ext)
         elif isinstance(op, itgraph.SequentialOp):
             (ext,) = _fit_dims([[o.extent_dim] for o in ops], points, where)  # type: ignore[attr-defined]
-            op.properties["extent"] = StringAttr(dim_str(note(ext)))
+            op.properties["extent"] = ExprAttr(as_dim(note(ext)))
     out.function_type = FunctionType.from_lists([a.type for a in out.body.block.args], [])
     for key, value in kernel.attributes.items():
         out.attributes[key] = value
@@ -235,7 +230,7 @@ def insert_masks(kernel: itgraph.KernelOp) -> int:
             return
         m = itgraph.MaskOp(v, axis, o[0], o[1], fill)
         made[v, axis, fill] = m.result
-        m.attributes["cleave.mem"] = StringAttr("fragment")
+        m.attributes["cleave.mem"] = MemoryAttr(Memory.FRAGMENT)
         Rewriter.insert_op(m, InsertPoint.before(user))
         user.operands[index] = m.result
         origin[m.result] = of(v)
@@ -390,7 +385,7 @@ class DynamicShapesPass(ModulePass):
 
         def serves_all(root: str) -> bool:  # a whole candidate (split and combine) is dynamic
             for name in ok.get(root, ()):
-                stage = getattr(graphs[name].attributes.get("cleave.stage"), "data", None)
+                stage = cleave.stage(graphs[name])
                 if stage != "combine" and (stage != "split" or tgraph.referenced_symbol(graphs[name], "cleave.combine") in ok[root]):
                     return True
             return False

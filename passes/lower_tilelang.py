@@ -53,7 +53,7 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.cost_model import SMEM_BYTES
-from cleave_ir.shapes import Dim, parse_dim_text, symbol
+from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
 
@@ -182,6 +182,10 @@ class _KernelLowering:
         # TileLang cannot reduce the rows of a fragment of that layout (nor of the same-shape
         # fragments computed from it) across warps
         self.cols_split: set[tuple[int, int]] = set()
+        # fragments laid out by a T.gemm (its result and what elementwise ops compute from it): TileLang
+        # infers a warp reduction's layout from its source, and one over a fragment computed from shared
+        # memory alone may not agree with the gemm rows it later meets ("no available layout found")
+        self.gemm_laid: set[SSAValue] = set()
         stages = kernel.attributes.get("cleave.stages")
         self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
         self.running_max: _RunningMax | None = None
@@ -347,6 +351,8 @@ class _KernelLowering:
         xs = [s.load(self.bufs[o], full) for o in op.operands]
         s.store(op.semantics().tilelang(s, *xs), out, full)
         self.parallel(out.shape, s)
+        if any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands):
+            self.gemm_laid.add(out.value)
 
     def mask(self, op: itgraph.MaskOp) -> None:
         """Elements at or past the dynamic bound become the fill: T.if_then_else(pos < L, x, fill)."""
@@ -361,6 +367,8 @@ class _KernelLowering:
         fill = s.const(itgraph.MASK_FILLS[op.fill.data], x.type)
         s.store(s.add(arith.SelectOp(inside, x, fill)), out, full)
         self.parallel(out.shape, s)
+        if self.bufs[op.input].value in self.gemm_laid:
+            self.gemm_laid.add(out.value)
 
     def reduce(self, op: tgraph.ReduceOp) -> None:
         src = self.bufs[op.input]
@@ -374,6 +382,7 @@ class _KernelLowering:
         if (
             len(dims) == 2 and axis == 1 and src.scope == "fragment" and dims[0] >= 16
             and width >= 8 and width & (width - 1) == 0 and tuple(dims) not in self.cols_split
+            and src.value in self.gemm_laid
         ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
             self.emit((tl.ReduceSumOp if is_sum else tl.ReduceMaxOp)(src.value, out.value, 1, True))
             return
@@ -423,6 +432,7 @@ class _KernelLowering:
             if clear:
                 self.emit(tl.ClearOp(out.value))
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
+            self.gemm_laid.add(out.value)
             if m == 16 and self.threads > 32:  # one warp of rows: every warp holds a slice of the columns
                 self.cols_split.add((m, n))
             return
@@ -464,7 +474,7 @@ class _KernelLowering:
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == "max" else tl.ClearOp(buf.value))
         var = self.fresh(op.var_name)
         self.subst[symbol(op.var_name)] = symbol(var)
-        loop = tl.PipelinedOp(var, self.expr(parse_dim_text(op.extent.data)), self.stages)
+        loop = tl.PipelinedOp(var, self.expr(op.extent_dim), self.stages)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
         term = op.body.block.last_op

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects.builtin import ArrayAttr, StringAttr, SymbolRefAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from cleave_ir.dialects import cleave
+from cleave_ir.dialects.cleave import Stage, StageAttr
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.tmap_propagation import Unschedulable
 
@@ -35,8 +37,8 @@ def successor(graph: tgraph.GraphOp) -> str | None:
     return nxt
 
 
-def stage(graph: tgraph.GraphOp) -> str | None:
-    return getattr(graph.attributes.get("cleave.stage"), "data", None)
+def stage(graph: tgraph.GraphOp) -> Stage | None:
+    return cleave.stage(graph)
 
 
 def chain_head(graph: tgraph.GraphOp) -> bool:
@@ -134,9 +136,9 @@ class _Cutter:
             for key in ("cleave.passthrough", "cleave.split", "cleave.combine"):
                 if key in g.attributes:
                     piece.attributes[key] = g.attributes[key]
-            piece.attributes["cleave.stage"] = StringAttr(stage(g) or "first")
+            piece.attributes["cleave.stage"] = StageAttr(stage(g) or Stage.FIRST)
         else:
-            piece.attributes["cleave.stage"] = StringAttr("part")
+            piece.attributes["cleave.stage"] = StageAttr(Stage.PART)
             piece.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(self.value_name(v)) for v in passthrough)
         if not last:
             piece.attributes["cleave.output_names"] = ArrayAttr(StringAttr(self.value_name(v)) for v in outs)

@@ -23,6 +23,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from cleave_ir.dialects.cleave import Stage, StageAttr
 from cleave_ir.dialects import tgraph
 
 
@@ -150,9 +151,9 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
         for key in ("cleave.candidate_of", "cleave.note", "cleave.split_count"):
             if key in graph.attributes:
                 g.attributes[key] = graph.attributes[key]
-    split.attributes["cleave.stage"] = StringAttr("split")
+    split.attributes["cleave.stage"] = StageAttr(Stage.SPLIT)
     split.attributes["cleave.combine"] = SymbolRefAttr(combine.sym_name.data)
-    combine.attributes["cleave.stage"] = StringAttr("combine")
+    combine.attributes["cleave.stage"] = StageAttr(Stage.COMBINE)
     combine.attributes["cleave.split"] = SymbolRefAttr(split.sym_name.data)
     combine.attributes["cleave.passthrough"] = ArrayAttr(
         StringAttr(v.name_hint or f"arg{graph.inputs.index(v)}") for v in passthrough

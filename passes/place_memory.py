@@ -1,7 +1,7 @@
 """`cleave-place-memory`: shared memory or registers for every tile, hoisting, threads and stages (paper §6.1).
 
 Decisions, visible as attributes in the IR:
-- `cleave.mem = "shared"` on loads (global -> shared copies feed the tensor cores), `"fragment"` on
+- `cleave.mem = #cleave<mem shared>` on loads (global -> shared copies feed the tensor cores), `fragment` on
   computed tiles (registers; matmul accumulators in fp32); a computed tile used as a matmul's right
   operand is placed in shared memory (T.gemm takes B from shared memory only);
 - loads inside a sequential loop whose tmap does not depend on the loop variable are hoisted out of
@@ -21,12 +21,14 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects import cleave
+from cleave_ir.dialects.cleave import Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes.cost_model import SMEM_BYTES, tile_bytes
 from cleave_ir.shapes import evaluate, symbol
@@ -60,19 +62,19 @@ def place(kernel: itgraph.KernelOp) -> None:
     largest_m = 1
     for op in kernel.walk():
         if isinstance(op, itgraph.LoadOp):
-            op.attributes["cleave.mem"] = StringAttr("shared")
+            op.attributes["cleave.mem"] = MemoryAttr(Memory.SHARED)
         elif isinstance(op, tgraph.MatmulOp):
-            op.attributes["cleave.mem"] = StringAttr("fragment")
+            op.attributes["cleave.mem"] = MemoryAttr(Memory.FRAGMENT)
             largest_m = max(largest_m, int(tgraph.tensor_type(op.result).shape[-2]))
             rhs = op.rhs.owner
             if isinstance(rhs, Operation) and not isinstance(rhs, itgraph.LoadOp):
-                rhs.attributes["cleave.mem"] = StringAttr("shared")  # T.gemm's B operand
+                rhs.attributes["cleave.mem"] = MemoryAttr(Memory.SHARED)  # T.gemm's B operand
         elif isinstance(op, itgraph.SequentialOp) or (op.results and op.name.startswith("tgraph.")):
-            op.attributes.setdefault("cleave.mem", StringAttr("fragment"))
+            op.attributes.setdefault("cleave.mem", MemoryAttr(Memory.FRAGMENT))
     shared = sum(
         sum(tile_bytes(r) for r in op.results)
         for op in kernel.walk()
-        if op.attributes.get("cleave.mem") == StringAttr("shared")
+        if cleave.memory(op) == Memory.SHARED
     )
     if shared > SMEM_BYTES:
         raise CleaveError(
@@ -100,7 +102,7 @@ def place(kernel: itgraph.KernelOp) -> None:
         sizes = [
             math.prod(int(d) for d in tgraph.tensor_type(r).shape)
             for op in kernel.walk()
-            if op.attributes.get("cleave.mem") == StringAttr("fragment")
+            if cleave.memory(op) == Memory.FRAGMENT
             for r in op.results
         ]
         while threads > 32 and any(n > threads and n % threads for n in sizes):

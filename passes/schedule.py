@@ -36,6 +36,7 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects.cleave import TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
@@ -47,9 +48,15 @@ class Config:
     reduce_tile: int | None  # the reduction tile; None: no iterative tiling
     fusion: bool = True  # horizontal fusion of last-wave reductions sharing upstream nodes
 
+    def attr(self) -> TileConfigAttr:
+        return TileConfigAttr(self.out_tile, self.reduce_tile, self.fusion)
+
+    @staticmethod
+    def of(attr: TileConfigAttr) -> Config:
+        return Config(attr.out_tile, attr.reduce_tile, attr.fused)
+
     def describe(self) -> str:
-        r = "none" if self.reduce_tile is None else str(self.reduce_tile)
-        return f"out={list(self.out_tile)} reduce={r}" + ("" if self.fusion else " no-fusion")
+        return self.attr().describe()
 
 
 @dataclass
@@ -594,7 +601,7 @@ class SchedulePass(ModulePass):
         for i, s in enumerate(best):
             s.kernel.sym_name = StringAttr(f"{graph.sym_name.data}_k{i}")
             s.kernel.attributes["cleave.schedule_of"] = SymbolRefAttr(graph.sym_name.data)
-            s.kernel.attributes["cleave.tiles"] = StringAttr(s.config.describe())
+            s.kernel.attributes["cleave.tiles"] = s.config.attr()
             s.kernel.attributes["cleave.estimated_us"] = FloatAttr(round(s.estimate.microseconds, 3), f64)
             s.kernel.attributes["cleave.smem_bytes"] = IntegerAttr(s.estimate.footprint_bytes, i64)
             if "cleave.output_names" in graph.attributes:

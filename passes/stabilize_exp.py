@@ -29,6 +29,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from cleave_ir.dialects import cleave
+from cleave_ir.dialects.cleave import Stage
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.homogeneity import is_invariant

@@ -9,7 +9,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from cleave_ir.builder import module_of
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.driver import main as cleave_opt
 from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.passes.superoptimize import SuperoptimizePass
@@ -54,7 +54,7 @@ def test_defaults_and_passes() -> None:
 
 def test_no_split_leaves_no_split_candidates() -> None:
     full = _run(_small("gqa_decode", {4096: 512}))
-    assert any(getattr(g.attributes.get("cleave.stage"), "data", None) == "split" for g in _graphs(full))
+    assert any(cleave.stage(g) == cleave.Stage.SPLIT for g in _graphs(full))
     module = _run(_small("gqa_decode", {4096: 512}), no_split=True)
     assert _kernels(module)
     for g in _graphs(module):

@@ -18,7 +18,7 @@ from cleave_ir.builder import module_of
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
 from cleave_ir.interpreter_itgraph import run_kernel
-from cleave_ir.passes.dynamic_shapes import DynamicShapesPass, at_sizes, parse_config
+from cleave_ir.passes.dynamic_shapes import DynamicShapesPass, at_sizes
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.run import load_module, make_context, resize_graph
 from tests.test_tilelang import EXAMPLES
@@ -112,11 +112,14 @@ itgraph.kernel @k(%x: !tgraph.tensor<[L, 64], f32>, %out0: !tgraph.tensor<[1, 64
     assert np.allclose(out[0], x.max(axis=0))
 
 
-def test_parse_config_round_trips() -> None:
+def test_config_attribute_round_trips() -> None:
     from cleave_ir.passes.schedule import Config
 
+    ctx = make_context()
     for c in (Config((1, 128), 32), Config((1, 1, 4, 128), None, False)):
-        assert parse_config(c.describe()) == c
+        attr = c.attr()
+        assert Parser(ctx, str(attr)).parse_attribute() == attr
+        assert Config.of(attr) == c
 
 
 @pytest.mark.parametrize("name", ["gqa_decode", "rmsnorm_matmul"])

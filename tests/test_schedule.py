@@ -10,7 +10,7 @@ from xdsl.context import Context
 
 from cleave_ir.builder import GraphBuilder, module_of
 from cleave_ir.diagnostics import CleaveError
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
 from cleave_ir.interpreter_itgraph import run_kernel
 from cleave_ir.passes.concretize import ConcretizePass
@@ -199,6 +199,6 @@ def test_placement_keeps_kernels_equal_and_hoists_loads() -> None:
     seq = next(op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp))
     loads_in_loop = [op.source.name_hint for op in seq.body.block.ops if isinstance(op, itgraph.LoadOp)]
     assert sorted(loads_in_loop) == ["k", "v"]  # q's tile does not change with the KV loop: hoisted
-    assert all(op.attributes["cleave.mem"].data == "shared" for op in kernel.walk() if isinstance(op, itgraph.LoadOp))
+    assert all(cleave.memory(op) == cleave.Memory.SHARED for op in kernel.walk() if isinstance(op, itgraph.LoadOp))
     assert kernel.attributes["cleave.threads"].value.data == 128
     assert kernel_agrees(g, kernel) < 1e-9

@@ -103,7 +103,7 @@ def test_neighbourhood_starts_with_the_pipelines_configuration(matmul_module: Mo
     assert base.base and not any(v.base for v in space.variants[1:])
     (kernel,) = [k for k in matmul_module.body.block.ops if isinstance(k, itgraph.KernelOp) and k.sym_name.data == "matmul_k0"]
     (c,) = base.choices
-    assert c.config.describe() == kernel.attributes["cleave.tiles"].data
+    assert c.config.attr() == kernel.attributes["cleave.tiles"]
     assert (c.threads, c.stages) == (kernel.attributes["cleave.threads"].value.data, kernel.attributes["cleave.stages"].value.data)
     assert len({v.describe() for v in space.variants}) == 10
     for v in space.variants:  # within a factor of two of the pipeline's tiles, in shared memory
@@ -312,12 +312,11 @@ def test_calibration_files_are_checked(tmp_path: Path) -> None:
             cost_model.load_calibration(bad)
     module = load_module(str(MATMUL))
     PipelinePass(no_search=True, top_k=1).apply(Context(), module)
-    from cleave_ir.passes.schedule import build_kernel, plan
-    from cleave_ir.passes.dynamic_shapes import parse_config
+    from cleave_ir.passes.schedule import Config, build_kernel, plan
 
     (k,) = [op for op in module.body.block.ops if isinstance(op, itgraph.KernelOp)]
     graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp))
-    kernel = build_kernel(plan(graph, parse_config(k.attributes["cleave.tiles"].data)), "k")
+    kernel = build_kernel(plan(graph, Config.of(k.attributes["cleave.tiles"])), "k")
     plain = cost_model.estimate(kernel, cost_model.Calibration())
     calibrated = cost_model.estimate(kernel, cost_model.Calibration(0.5, 0.5, 0.1e-6, 4.0))
     assert calibrated.microseconds == pytest.approx(plain.microseconds / 2 + 4.0)

@@ -4,10 +4,10 @@
 // RUN: cleave-opt %s -p cleave-partition-split-k | cleave-run - | filecheck %s --check-prefix=PAIR
 
 // CHECK:      tgraph.graph @fd_split(%q: !tgraph.tensor<[2, 4, 16], f32>, %k: !tgraph.tensor<[2, 64, 16], f32>, %v: !tgraph.tensor<[2, 64, 16], f32>) -> (!tgraph.tensor<[4, 2, 4, 16], f32>, !tgraph.tensor<[4, 2, 4, 1], f32>)
-// CHECK-SAME: cleave.stage = "split", cleave.combine = @fd_combine
+// CHECK-SAME: cleave.stage = #cleave<stage split>, cleave.combine = @fd_combine
 // CHECK:        tgraph.output %{{.*}}, %{{.*}} : !tgraph.tensor<[4, 2, 4, 16], f32>, !tgraph.tensor<[4, 2, 4, 1], f32>
 // CHECK:      tgraph.graph @fd_combine(%partial0: !tgraph.tensor<[4, 2, 4, 16], f32>, %partial1: !tgraph.tensor<[4, 2, 4, 1], f32>) -> !tgraph.tensor<[2, 4, 16], f32>
-// CHECK-SAME: cleave.stage = "combine", cleave.split = @fd_split
+// CHECK-SAME: cleave.stage = #cleave<stage combine>, cleave.split = @fd_split
 // CHECK-NEXT:   %[[O:.*]] = tgraph.reduce sum %partial0 dim 0
 // CHECK-NEXT:   %[[L:.*]] = tgraph.reduce sum %partial1 dim 0
 // CHECK-NEXT:   %[[D:.*]] = tgraph.div %[[O]], %[[L]]

@@ -7,9 +7,9 @@
 // CHECK-SAME: cleave.smem_bytes = {{[0-9]+}} : i64
 // CHECK-SAME: cleave.threads = {{128|256}} : i64, cleave.stages = 3 : i64
 // CHECK-NEXT:   itgraph.parallel
-// CHECK-NEXT:     %[[Q:.*]] = itgraph.load %q at {{.*}} {cleave.mem = "shared"}
+// CHECK-NEXT:     %[[Q:.*]] = itgraph.load %q at {{.*}} {cleave.mem = #cleave<mem shared>}
 // CHECK-NEXT:     itgraph.sequential r0
-// CHECK-NEXT:       itgraph.load %k at {{.*}} {cleave.mem = "shared"}
-// CHECK-NEXT:       tgraph.matmul %[[Q]], {{.*}} transpose_b {cleave.mem = "fragment"}
-// CHECK:            tgraph.exp {{.*}} {cleave.mem = "fragment"}
-// CHECK:          tgraph.div {{.*}} {cleave.mem = "fragment"}
+// CHECK-NEXT:       itgraph.load %k at {{.*}} {cleave.mem = #cleave<mem shared>}
+// CHECK-NEXT:       tgraph.matmul %[[Q]], {{.*}} transpose_b {cleave.mem = #cleave<mem fragment>}
+// CHECK:            tgraph.exp {{.*}} {cleave.mem = #cleave<mem fragment>}
+// CHECK:          tgraph.div {{.*}} {cleave.mem = #cleave<mem fragment>}

@@ -1,0 +1,413 @@
+"""The `cleave` dialect: the typed metadata that Cleave-IR's passes attach to graphs and kernels.
+
+Passes exchange facts about graphs and kernels as discardable `cleave.*` attributes. Each key is
+declared here, once, with the attribute type it holds (`METADATA`); closed vocabularies are enum
+attributes and structured values are parametrized attributes, so nothing is parsed back from a
+string:
+
+    cleave.stage = #cleave<stage split>                   kernel stage of a cut or split graph
+    cleave.mem = #cleave<mem shared>                      memory placement of a tile
+    cleave.tiles = #cleave.tiles<out = [64, 64], reduce = 32>        a kernel's tile configuration
+    cleave.tiles = #cleave.tiles<out = [1, 128], reduce = none, no_fusion>
+
+It also holds the one grammar of symbolic integer expressions (`ExprAttr`, `#cleave.expr<64*p1 + 16>`):
+products and quotients of integers and symbols (the dim grammar of `cleave_ir.shapes`) with `+`,
+`-` and the affine `floordiv`, `mod` and `ceildiv`; `expr_str` prints the canonical text that
+parses back to the same sympy expression.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from enum import auto
+from functools import cache
+from typing import TypeVar
+
+import sympy
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Data, Dialect, Operation, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from cleave_ir.shapes import Dim, dim_str, symbol
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+class _Tokens:
+    """The token interface the expression grammar reads: an xDSL parser or a plain string."""
+
+    def integer(self) -> int | None: ...
+    def ident(self) -> str | None: ...
+    def punct(self, p: str) -> bool: ...
+    def keyword(self, k: str) -> bool: ...
+    def error(self, msg: str) -> None: ...
+
+
+class _ParserTokens(_Tokens):
+    def __init__(self, parser: AttrParser) -> None:
+        self.p = parser
+
+    def integer(self) -> int | None:
+        return self.p.parse_optional_integer(allow_boolean=False, allow_negative=False)
+
+    def ident(self) -> str | None:
+        return self.p.parse_optional_identifier()
+
+    def punct(self, p: str) -> bool:
+        return self.p.parse_optional_punctuation(p) is not None  # type: ignore[arg-type]
+
+    def keyword(self, k: str) -> bool:
+        return self.p.parse_optional_keyword(k) is not None
+
+    def error(self, msg: str) -> None:
+        self.p.raise_error(msg)
+
+
+class _TextTokens(_Tokens):
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = re.findall(r"\d+|[A-Za-z_][\w$.]*|[-+*/()]|\S", text)
+        self.pos = 0
+
+    def _peek(self) -> str | None:
+        return self.toks[self.pos] if self.pos < len(self.toks) else None
+
+    def integer(self) -> int | None:
+        t = self._peek()
+        if t is not None and t.isdigit():
+            self.pos += 1
+            return int(t)
+        return None
+
+    def ident(self) -> str | None:
+        t = self._peek()
+        if t is not None and (t[0].isalpha() or t[0] == "_"):
+            self.pos += 1
+            return t
+        return None
+
+    def punct(self, p: str) -> bool:
+        if self._peek() == p:
+            self.pos += 1
+            return True
+        return False
+
+    def keyword(self, k: str) -> bool:
+        return self.punct(k)
+
+    def error(self, msg: str) -> None:
+        raise ValueError(f"{msg} in index expression {self.text!r}")
+
+
+_BINARY_KEYWORDS: dict[str, Callable[[Dim, Dim], Dim]] = {
+    "floordiv": lambda a, b: sympy.floor(a / b),
+    "ceildiv": lambda a, b: sympy.ceiling(a / b),
+    "mod": sympy.Mod,
+}
+
+
+def _parse_expr(t: _Tokens) -> Dim:
+    def primary() -> Dim:
+        if t.punct("-"):
+            return -primary()
+        if (n := t.integer()) is not None:
+            return sympy.Integer(n)
+        if t.punct("("):
+            e = expr()
+            if not t.punct(")"):
+                t.error("expected ')'")
+            return e
+        if (name := t.ident()) is not None:
+            if name in _BINARY_KEYWORDS:
+                t.error(f"'{name}' needs a left operand")
+            return symbol(name)
+        t.error("expected an integer, a name or '('")
+        raise AssertionError
+
+    def term() -> Dim:
+        value = primary()
+        while True:
+            if t.punct("*"):
+                value = value * primary()
+            elif t.punct("/"):
+                value = value / primary()
+            elif kw := next((k for k in _BINARY_KEYWORDS if t.keyword(k)), None):
+                value = _BINARY_KEYWORDS[kw](value, primary())
+            else:
+                return value
+
+    def expr() -> Dim:
+        value = term()
+        while True:
+            if t.punct("+"):
+                value = value + term()
+            elif t.punct("-"):
+                value = value - term()
+            else:
+                return value
+
+    return expr()
+
+
+@cache
+def parse_expr_text(text: str) -> Dim:
+    """The sympy expression of an index-expression text (`64*bz + 16`, `(bx floordiv 4) mod 8`)."""
+    tokens = _TextTokens(text)
+    e = _parse_expr(tokens)
+    if tokens.pos != len(tokens.toks):
+        raise ValueError(f"unexpected {tokens.toks[tokens.pos]!r} in index expression {text!r}")
+    return e
+
+
+def parse_expr(parser: AttrParser) -> Dim:
+    """Read an index expression from xDSL's token stream."""
+    return _parse_expr(_ParserTokens(parser))
+
+
+_FUNCS = (sympy.floor, sympy.ceiling, sympy.Mod)
+
+
+def expr_str(e: Dim) -> str:
+    """Canonical text of an index expression (parses back to the same sympy expression)."""
+    e = sympy.sympify(e)
+    if e.is_Add:
+        terms = sorted(sympy.Add.make_args(e), key=lambda x: (x.is_Number, str(x)))
+        out = expr_str(terms[0])
+        for term in terms[1:]:
+            if term.could_extract_minus_sign():
+                out += " - " + _operand(-term)
+            else:
+                out += " + " + expr_str(term)
+        return out
+    if isinstance(e, sympy.Mod):
+        return f"{_operand(e.args[0])} mod {_operand(e.args[1])}"
+    if isinstance(e, (sympy.floor, sympy.ceiling)):
+        num, den = sympy.fraction(sympy.together(e.args[0]))
+        kw = "floordiv" if isinstance(e, sympy.floor) else "ceildiv"
+        return f"{_operand(num)} {kw} {_operand(den)}"
+    if e.is_Mul and e.has(*_FUNCS):
+        coeff, rest = e.as_coeff_Mul()
+        factors = [_operand(f) for f in sympy.Mul.make_args(rest)]
+        if coeff == -1:
+            return "-" + "*".join(factors)
+        return "*".join(([str(coeff)] if coeff != 1 else []) + factors)
+    return dim_str(e)
+
+
+def _operand(e: Dim) -> str:
+    text = expr_str(e)
+    return text if e.is_Atom or (e.is_Mul and not e.has(*_FUNCS)) else f"({text})"
+
+
+@irdl_attr_definition
+class ExprAttr(Data[sympy.Expr]):
+    """`#cleave.expr<64*p1 + 16>`: a symbolic integer expression, held as its sympy form."""
+
+    name = "cleave.expr"
+
+    def __init__(self, value: Dim | int | str) -> None:
+        super().__init__(parse_expr_text(value) if isinstance(value, str) else sympy.sympify(value))
+
+    @property
+    def expr(self) -> Dim:
+        return self.data
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Dim:
+        with parser.in_angle_brackets():
+            return parse_expr(parser)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{expr_str(self.data)}>")
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+class Stage(StrEnum):
+    """Which kernel of a cut graph a graph is."""
+
+    FIRST = auto()  # the first piece of a graph cut into kernels
+    SPLIT = auto()  # the partial results of a Split-K graph
+    COMBINE = auto()  # the combine of a Split-K graph
+    PART = auto()  # a later piece of a graph cut into kernels
+
+
+class Memory(StrEnum):
+    """Where a tile lives inside a kernel."""
+
+    SHARED = auto()
+    FRAGMENT = auto()  # registers
+
+
+@irdl_attr_definition
+class StageAttr(EnumAttribute[Stage], SpacedOpaqueSyntaxAttribute):
+    """`#cleave<stage split>`."""
+
+    name = "cleave.stage"
+
+
+@irdl_attr_definition
+class MemoryAttr(EnumAttribute[Memory], SpacedOpaqueSyntaxAttribute):
+    """`#cleave<mem shared>`."""
+
+    name = "cleave.mem"
+
+
+@irdl_attr_definition
+class TileConfigAttr(ParametrizedAttribute):
+    """`#cleave.tiles<out = [1, 128], reduce = 32>`: a kernel's tile configuration.
+
+    `out`: the tile size per dim of the first output; `reduce`: the reduction tile (`none`: no
+    iterative tiling); `no_fusion`: the last-wave reductions that share upstream nodes are not fused.
+    """
+
+    name = "cleave.tiles"
+
+    out: ArrayAttr[IntAttr]
+    reduce: IntAttr | NoneAttr
+    fusion: IntAttr  # 1: fused, 0: no_fusion
+
+    def __init__(self, out: Sequence[int], reduce: int | None, fusion: bool = True) -> None:
+        super().__init__(
+            ArrayAttr(IntAttr(t) for t in out),
+            NoneAttr() if reduce is None else IntAttr(reduce),
+            IntAttr(int(fusion)),
+        )
+
+    @property
+    def out_tile(self) -> tuple[int, ...]:
+        return tuple(t.data for t in self.out.data)
+
+    @property
+    def reduce_tile(self) -> int | None:
+        return self.reduce.data if isinstance(self.reduce, IntAttr) else None
+
+    @property
+    def fused(self) -> bool:
+        return bool(self.fusion.data)
+
+    def describe(self) -> str:
+        """One line for people (kernel metadata, reports): `out=[1, 128] reduce=32 no-fusion`."""
+        r = "none" if self.reduce_tile is None else str(self.reduce_tile)
+        return f"out={list(self.out_tile)} reduce={r}" + ("" if self.fused else " no-fusion")
+
+    def verify(self) -> None:
+        if any(t.data < 1 for t in self.out.data):
+            raise VerifyException(f"cleave.tiles: tile sizes must be positive, got {list(self.out_tile)}")
+        if isinstance(self.reduce, IntAttr) and self.reduce.data < 1:
+            raise VerifyException(f"cleave.tiles: the reduction tile must be positive, got {self.reduce.data}")
+        if self.fusion.data not in (0, 1):
+            raise VerifyException(f"cleave.tiles: fusion flag must be 0 or 1, got {self.fusion.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def size() -> int:
+            pos = parser.pos
+            value = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            if value < 1:
+                parser.raise_error(f"cleave.tiles: tile sizes must be positive, got {value}", pos, parser.pos)
+            return value
+
+        with parser.in_angle_brackets():
+            parser.parse_keyword("out")
+            parser.parse_punctuation("=")
+            out = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, size)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("reduce")
+            parser.parse_punctuation("=")
+            reduce = None if parser.parse_optional_keyword("none") is not None else size()
+            fusion = not (parser.parse_optional_punctuation(",") is not None and parser.parse_keyword("no_fusion"))
+        return TileConfigAttr(out, reduce, fusion).parameters
+
+    def print_parameters(self, printer: Printer) -> None:
+        reduce = "none" if self.reduce_tile is None else str(self.reduce_tile)
+        printer.print_string(
+            f"<out = [{', '.join(map(str, self.out_tile))}], reduce = {reduce}" + ("" if self.fused else ", no_fusion") + ">"
+        )
+
+
+# Every `cleave.*` key that passes exchange, and the attribute type it holds.
+METADATA: dict[str, type[Attribute] | tuple[type[Attribute], ...]] = {
+    # graphs: where a candidate comes from and how it was cut
+    "cleave.candidate_of": SymbolRefAttr,  # the input graph a candidate rewrites
+    "cleave.note": StringAttr,  # free text for people: what the search did
+    "cleave.split_count": IntegerAttr,  # s of a Split-K candidate
+    "cleave.checked_at": DictionaryAttr,  # symbol -> the size a symbolic candidate was checked at
+    "cleave.stage": StageAttr,
+    "cleave.split": SymbolRefAttr,  # the split graph of a combine
+    "cleave.combine": SymbolRefAttr,  # the combine graph of a split
+    "cleave.next": SymbolRefAttr,  # the next piece of a graph cut into kernels
+    "cleave.passthrough": ArrayAttr,  # names of the original inputs a later stage also reads
+    "cleave.output_names": ArrayAttr,  # names of a piece's outputs
+    "cleave.input_names": ArrayAttr,  # names of a tilelang kernel's inputs
+    # kernels: the schedule
+    "cleave.schedule_of": SymbolRefAttr,  # the graph a kernel computes
+    "cleave.tiles": TileConfigAttr,
+    "cleave.estimated_us": FloatAttr,
+    "cleave.smem_bytes": IntegerAttr,
+    "cleave.threads": IntegerAttr,
+    "cleave.stages": IntegerAttr,  # software-pipelining stages of the kernel's loop
+    "cleave.dynamic": DictionaryAttr,  # dynamic dim -> its quantum
+    "cleave.representative": DictionaryAttr,  # dynamic dim -> the size it was scheduled at
+    "cleave.static_only": StringAttr,  # why a kernel has no dynamic form
+    # ops inside kernels
+    "cleave.mem": MemoryAttr,
+}
+
+_A = TypeVar("_A", bound=Attribute)
+
+
+def get(op: Operation, key: str, kind: type[_A]) -> _A | None:
+    """The `key` attribute of `op` if it is a `kind` (its declared type), else None."""
+    assert METADATA.get(key) is kind or kind in (METADATA.get(key) or ()), f"{key} is not declared as {kind.__name__}"
+    attr = op.attributes.get(key)
+    return attr if isinstance(attr, kind) else None
+
+
+def stage(op: Operation) -> Stage | None:
+    """The `cleave.stage` of a graph, or None."""
+    attr = get(op, "cleave.stage", StageAttr)
+    return attr.data if attr is not None else None
+
+
+def memory(op: Operation) -> Memory | None:
+    """The `cleave.mem` placement of an op inside a kernel, or None."""
+    attr = get(op, "cleave.mem", MemoryAttr)
+    return attr.data if attr is not None else None
+
+
+def tiles(op: Operation) -> TileConfigAttr | None:
+    """The `cleave.tiles` configuration of a scheduled kernel, or None."""
+    return get(op, "cleave.tiles", TileConfigAttr)
+
+
+def check_metadata(op: Operation, nested: bool = False) -> None:
+    """Every declared `cleave.*` attribute of `op` (and of its nested ops) holds its declared type."""
+    for o in op.walk() if nested else (op,):
+        for key, attr in o.attributes.items():
+            want = METADATA.get(key)
+            if want is not None and not isinstance(attr, want):
+                kinds = want if isinstance(want, tuple) else (want,)
+                raise VerifyException(
+                    f"{o.name}: {key} must be a {' or '.join(k.name for k in kinds)} attribute, got {attr}"
+                )
+
+
+Cleave = Dialect("cleave", [], [StageAttr, MemoryAttr, TileConfigAttr, ExprAttr])
