@@ -9,7 +9,7 @@
 // RUN: cleave-opt %S/Inputs/mha_small_max.mlir -p 'cleave-pipeline{keep=20}' 2>&1 | filecheck %s --check-prefix=MHA
 
 // GQA:      cleave-superoptimize @gqa_decode: explored 2211, pruned 20073, classes 1262, candidates 4,
-// GQA:      cleave-pipeline: #1 @gqa_decode_c4_s16_split: kernels @gqa_decode_c4_s16_split_k0, @gqa_decode_c4_s16_combine_k0
+// GQA:      cleave-pipeline: #{{[0-9]+}} @gqa_decode_c4_s16_split: kernels @gqa_decode_c4_s16_split_k0, @gqa_decode_c4_s16_combine_k0
 // GQA:      tgraph.graph @gqa_decode_c4_s16_split({{.*}}exp shifted by the chunk max (log-sum-exp combine)
 // GQA-NOT:  tgraph.graph
 // GQA:      %chunk_max = tgraph.reduce max
