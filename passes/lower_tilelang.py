@@ -537,18 +537,12 @@ class _KernelLowering:
         return self.running_max
 
     def _update_running_max(self, rm: _RunningMax) -> None:
-        """Right after the chunk max: m = max(m_acc, chunk max); alpha = exp(m_acc - m); the body shifts by m.
-
-        The shift is max(m, -3e38): a row with nothing yet (m = -inf, e.g. a chunk that is all padding)
-        gets exp(-inf) = 0 instead of exp(-inf + inf) = NaN.
-        """
+        """Right after the chunk max: m = max(m_acc, chunk max), alpha; the body shifts by max(m, -3e38)."""
         part = self.bufs[rm.chunk_max]
         m_new = self.alloc(rm.m_acc.shape, "m_new", "fragment")
         full = self.loop_vars(rm.m_acc.shape)
         s = _Statements()
-        s.store(s.binary(arith.MaximumfOp, s.load(rm.m_acc, full), s.load(part, full)), m_new, full)
-        ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
-        s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(rm.m_acc, full), ref)), rm.alpha, full)
+        ref = _new_max(s, rm.m_acc, part, m_new, rm.alpha, full)
         s.store(ref, part, full)
         s.store(s.load(m_new, full), rm.m_acc, full)
         self.parallel(rm.m_acc.shape, s)
@@ -560,11 +554,7 @@ class _KernelLowering:
         m_new, alpha, beta = (self.alloc(m_acc.shape, h, "fragment") for h in ("m_new", "alpha", "beta"))
         full = self.loop_vars(m_acc.shape)
         s = _Statements()
-        s.store(s.binary(arith.MaximumfOp, s.load(m_acc, full), s.load(m_part, full)), m_new, full)
-        # rescale against max(m_new, -3e38): a row with nothing yet (m = -inf, e.g. a chunk that is all
-        # padding) gets factors exp(-inf) = 0 instead of exp(-inf + inf) = NaN
-        ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
-        s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(m_acc, full), ref)), alpha, full)
+        ref = _new_max(s, m_acc, m_part, m_new, alpha, full)
         s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(m_part, full), ref)), beta, full)
         s.store(s.load(m_new, full), m_acc, full)
         self.parallel(m_acc.shape, s)
@@ -577,6 +567,18 @@ class _KernelLowering:
             new = s.binary(arith.MulfOp, s.load(part, full), s.load(beta, full))
             s.store(s.binary(arith.AddfOp, old, new), acc, full)
             self.parallel(acc.shape, s)
+
+
+def _new_max(s: _Statements, m_acc: _Buf, m_part: _Buf, m_new: _Buf, alpha: _Buf, full: Sequence[str | None]) -> SSAValue:
+    """m_new = max(m_acc, m_part) and alpha = exp(m_acc - ref); returns ref = max(m_new, -3e38).
+
+    Rescaling against ref rather than m_new: a row with nothing yet (m = -inf, e.g. a chunk that is all
+    padding) gets exp(-inf) = 0 instead of exp(-inf + inf) = NaN.
+    """
+    s.store(s.binary(arith.MaximumfOp, s.load(m_acc, full), s.load(m_part, full)), m_new, full)
+    ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
+    s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(m_acc, full), ref)), alpha, full)
+    return ref
 
 
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma
