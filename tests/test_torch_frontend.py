@@ -289,3 +289,50 @@ def test_dynamic_region_checked_at_other_sizes():
     m3 = ct.optimize(m, (x,), dynamic_shapes=({0: t},), compiler=fixed_size, timer=faster)
     [row] = m3.cleave_report.rows
     assert row.decision == "pytorch" and re.fullmatch(r"kernel failed: @r_[0-9a-f]{12}: input %in0 has shape \(17, 64\), expected \(32, 64\)", row.reason), row
+
+
+def repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
+    """Hugging Face's repeat_kv: each kv head repeated n times."""
+    b, h, t, d = x.shape
+    return x[:, :, None, :, :].expand(b, h, n, t, d).reshape(b, h * n, t, d)
+
+
+class GQADecode(nn.Module):
+    """Decode attention over a KV cache plus the new token (L = cache + 1), kv heads repeated as in Llama."""
+
+    def forward(self, q, k_cache, v_cache, k_new, v_new):
+        k, v = torch.cat([k_cache, k_new], dim=2), torch.cat([v_cache, v_new], dim=2)
+        return F.scaled_dot_product_attention(q, repeat_kv(k, 4), repeat_kv(v, 4)).transpose(1, 2)
+
+
+def test_grouped_attention_reads_each_kv_head_once_and_pads_awkward_lengths():
+    """repeat_kv'd attention becomes the gqa_decode form ([b, kvh, 4 query heads, d] against unrepeated
+    K/V); the cache length 1000 + 1 (no tile of 64 divides it) is scheduled at 1024 as a dynamic dim."""
+    torch.manual_seed(0)
+    b, kvh, cache, d = 2, 2, 1000, 16
+    xs = (torch.randn(b, 4 * kvh, 1, d), torch.randn(b, kvh, cache, d), torch.randn(b, kvh, cache, d), torch.randn(b, kvh, 1, d), torch.randn(b, kvh, 1, d))
+    plan = ct.explain(GQADecode(), xs, quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    text = graph_text(region.graph)
+    assert region.ops()[-1] == "aten.scaled_dot_product_attention" and region.input_names() == ["q", "cat", "cat_1"], plan.text()
+    assert "%in0: !tgraph.tensor<[2, 2, 4, 16], f32>," in text, text  # the 4 query heads of a kv head are rows
+    assert text.count("!tgraph.tensor<[2, 2, 1024, 16], f32> {dynamic = array<i64: 2>}") == 2, text
+    assert "expand" not in " ".join(region.tgraph_ops())
+    m2 = ct.optimize(GQADecode(), xs, compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.replaced()
+    assert row.error < 1e-5, row
+    assert "aten.expand.default" not in [str(n.target) for n in m2.graph.nodes]  # the repeat nodes went with the region
+    with torch.no_grad():
+        torch.testing.assert_close(m2(*xs), GQADecode()(*xs), rtol=1e-5, atol=1e-5)
+
+
+def test_masked_attention_over_repeated_heads_stays_ungrouped():
+    """A mask broadcast over the heads cannot follow the grouped rows: the plain form is kept."""
+
+    def f(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, repeat_kv(k, 2), repeat_kv(v, 2), attn_mask=mask)
+
+    xs = (torch.randn(1, 4, 8, 16), torch.randn(1, 2, 8, 16), torch.randn(1, 2, 8, 16), torch.zeros(8, 8))
+    plan = ct.explain(f, xs, quiet=True)
+    assert not any(r.output_like is not None for r in plan.regions)
+    assert any(r.worth and r.ops() == ["aten.scaled_dot_product_attention"] for r in plan.regions), plan.text()

@@ -72,6 +72,14 @@ class Input:
     constant: float | None = None
     shape: tuple[int, ...] = ()
     dtype: Any = None  # a torch dtype for a node, the tgraph element type name for a constant
+    group: int = 1  # > 1: the node's [b, h, s, d] value is passed as [b, h/group, group*s, d] (a view)
+
+    def view(self, x: torch.Tensor) -> torch.Tensor:
+        """The tensor the graph input receives for the node's value `x`."""
+        if self.group == 1:
+            return x
+        b, h, s, d = x.shape
+        return x.reshape(b, h // self.group, self.group * s, d)
 
 
 @dataclass
@@ -86,6 +94,7 @@ class Emitter:
     sizes: Callable[[fx.Node], tuple[int, ...]]
     env: dict[Any, SSAValue | Transposed] = field(default_factory=dict)
     inputs: list[Input] = field(default_factory=list)
+    output_like: fx.Node | None = None  # the output is a grouped view of this input's shape (grouped SDPA)
 
     # ------------------------------------------------------------ values
     def value(self, arg: Any, *, transposed_ok: bool = False) -> SSAValue | Transposed:
@@ -102,13 +111,30 @@ class Emitter:
             shape = self.sizes(arg)
             if len(shape) == 0:
                 raise Unsupported(f"operand {arg.name} is a 0-d tensor")
-            dynamic = [i for i, d in enumerate(val.shape) if is_symbolic(d)]
             name = f"in{len(self.inputs)}"
-            self.env[arg] = self.builder.input(name, list(shape), elt, dynamic=dynamic)
+            self.env[arg] = self.builder.input(name, list(shape), elt, dynamic=self._dynamic(val.shape, shape))
             self.inputs.append(Input(arg, shape=shape, dtype=val.dtype))
         v = self.env[arg]
         if isinstance(v, Transposed) and not transposed_ok:
             raise Unsupported(f"{arg.name} is a transpose, which tgraph has only as matmul transpose_b")
+        return v
+
+    @staticmethod
+    def _dynamic(fake: Sequence[Any], shape: Sequence[int]) -> list[int]:
+        """Dims that become `dynamic`: symbolic in the fake value, or awkward sizes (`awkward`)."""
+        return [i for i, (d, n) in enumerate(zip(fake, shape)) if is_symbolic(d) or awkward(n)]
+
+    def grouped_input(self, arg: fx.Node, group: int) -> SSAValue:
+        """A [b, h, s, d] node as the graph input [b, h/group, group*s, d] (`Input.view`)."""
+        if arg in self.env:
+            raise Unsupported(f"{arg.name} is computed in the region; a grouped query must be a region input")
+        val = meta_val(arg)
+        b, h, s, d = self.sizes(arg)
+        shape = (b, h // group, group * s, d)
+        fake = (val.shape[0], h // group, val.shape[2] if group == 1 else group * s, val.shape[3])
+        v = self.builder.input(f"in{len(self.inputs)}", list(shape), element_type(val.dtype), dynamic=self._dynamic(fake, shape))
+        self.env[arg] = v
+        self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, group=group))
         return v
 
     def tensor(self, arg: Any) -> SSAValue:
@@ -151,6 +177,66 @@ class Emitter:
         d = dim % len(self.shape(x))
         e = b.exp(x)
         return b.div(e, b.reduce("sum", e, d))
+
+
+def awkward(size: int) -> bool:
+    """A size no tile of 64 divides, over 256 (e.g. a KV cache of 4096 plus the new token): scheduled at
+    the size rounded up (`padded_size`) as a dynamic dim, so loads past the end read zeros and
+    reductions mask them."""
+    return size > 256 and size % 64 != 0
+
+
+def padded_size(size: int) -> int:
+    q = 256 if size > 2048 else 128 if size > 512 else 64
+    return -(-size // q) * q
+
+
+def repeat_kv_source(node: Any) -> tuple[fx.Node, int, list[fx.Node]] | None:
+    """(k, n, nodes) when `node` is k [b, kvh, L, d] with each kv head repeated n times, written as
+    Hugging Face's `repeat_kv`: reshape(expand(unsqueeze(k, 2), [b, kvh, n, L, d]), [b, kvh*n, L, d])."""
+    from torch import fx
+
+    if not isinstance(node, fx.Node) or _packet(node) not in ("aten.reshape", "aten.view", "aten._unsafe_view"):
+        return None
+    e = node.args[0]
+    if not isinstance(e, fx.Node) or _packet(e) != "aten.expand" or len(e.users) != 1:
+        return None
+    u = e.args[0]
+    if not isinstance(u, fx.Node) or _packet(u) != "aten.unsqueeze" or len(u.users) != 1 or u.args[1] % 5 != 2:
+        return None
+    k = u.args[0]
+    src, mid, out = meta_val(k).shape, meta_val(e).shape, meta_val(node).shape
+    if len(src) != 4 or len(mid) != 5 or len(out) != 4 or len(node.users) != 1:
+        return None
+    n = mid[2]
+    if not isinstance(n, int) or [str(x) for x in out] != [str(src[0]), str(src[1] * n), str(src[2]), str(src[3])]:
+        return None
+    return k, n, [u, e, node]
+
+
+@dataclass(frozen=True)
+class GroupedAttention:
+    """An SDPA whose k and v are `repeat_kv`'d: computed per kv head with the `group` query heads
+    that share it as rows ([b, kvh, group*s, d], as in examples/gqa_decode.mlir), so K and V are read
+    once, not `group` times."""
+
+    key: fx.Node
+    value: fx.Node
+    group: int
+    repeat_nodes: list[fx.Node]
+
+
+def grouped_attention(node: fx.Node) -> GroupedAttention | None:
+    """The grouped form of an SDPA node over repeated kv heads (unmasked, 4-d), else None."""
+    if _packet(node) != "aten.scaled_dot_product_attention":
+        return None
+    a = _sdpa_args(node)
+    if a["attn_mask"] is not None or a["is_causal"] or a["dropout_p"] or a["enable_gqa"]:
+        return None
+    k, v = repeat_kv_source(a["key"]), repeat_kv_source(a["value"])
+    if k is None or v is None or k[1] != v[1] or k[1] < 2 or len(meta_val(a["query"]).shape) != 4:
+        return None
+    return GroupedAttention(k[0], v[0], k[1], sorted(k[2] + v[2], key=lambda n: list(node.graph.nodes).index(n)))
 
 
 def _static_dim(node: fx.Node, d: int) -> int:
@@ -344,19 +430,31 @@ def _layer_norm(cx: Emitter, node: fx.Node) -> SSAValue:
     return _norm_tail(cx, node, y, weight, bias)
 
 
-def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
+def _sdpa_args(node: fx.Node) -> dict[str, Any]:
     names = ["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"]
     defaults = [None, None, None, None, 0.0, False, None, False]
     a = dict(zip(names, defaults))
     a.update(zip(names, node.args))
     a.update(node.kwargs)
+    return a
+
+
+def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
+    a = _sdpa_args(node)
+    grouped = grouped_attention(node)
+    if grouped is not None:  # rows = (query head of the group, position); one K/V read per kv head
+        q = cx.grouped_input(a["query"], grouped.group)
+        a.update(key=grouped.key, value=grouped.value)
+        cx.output_like = a["query"]
     if a["dropout_p"]:
         raise Unsupported("attention with dropout")
     if a["is_causal"]:
         raise Unsupported("causal attention without a mask tensor (tgraph has no select yet; pass an additive mask)")
     if a["enable_gqa"]:
         raise Unsupported("attention with enable_gqa (broadcast the kv heads with unsqueeze instead)")
-    q, k, v = cx.tensor(a["query"]), cx.tensor(a["key"]), cx.tensor(a["value"])
+    else:
+        q = cx.tensor(a["query"])
+    k, v = cx.tensor(a["key"]), cx.tensor(a["value"])
     mask = a["attn_mask"]
     if mask is not None and str(meta_val(mask).dtype) == "torch.bool":
         raise Unsupported("attention with a boolean mask (tgraph has no select yet)")

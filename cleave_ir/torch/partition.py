@@ -8,7 +8,8 @@ The rule (`RULE`, printed by `explain`):
    `MAX_MATMULS` matmuls (2: attention, matmul chains, SwiGLU; what the scheduler fuses);
    otherwise it starts a region of its own (its root; the region's output). tgraph graphs have one
    output, so a value used by two regions (e.g. a normalized input feeding q, k and v projections)
-   ends a region.
+   ends a region. An attention over `repeat_kv`'d heads (`aten.grouped_attention`) roots a region
+   that holds the repeat nodes and takes its query as an input (passed as a grouped view).
 3. A region is worth compiling when it holds a matmul or a reduction; elementwise-only regions stay
    in PyTorch (PyTorch fuses or runs them near memory speed; nothing to gain).
 Parameters, buffers, placeholders and values of other regions or of PyTorch ops become graph inputs.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -26,7 +28,9 @@ from torch import fx
 
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
-from cleave_ir.torch.aten import Emitter, Input, Transposed, Unsupported, convert, element_type, meta_val, op_name
+from cleave_ir.torch.aten import (
+    Emitter, Input, Transposed, Unsupported, awkward, convert, element_type, grouped_attention, meta_val, op_name, padded_size,
+)
 from cleave_ir.torch.capture import Captured
 
 MAX_OPS = 12
@@ -52,6 +56,13 @@ class Region:
     inputs: list[Input] = field(default_factory=list)
     worth: bool = False
     reason: str = ""
+    output_like: int | None = None  # the graph's output is a grouped view of this tensor input's shape
+
+    def unview(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
+        """The kernel's output `out` (for tensor inputs `xs`) in the shape of the region's root."""
+        if self.output_like is None:
+            return out
+        return out.reshape(*xs[self.output_like].shape[:-1], out.shape[-1])
 
     @property
     def root(self) -> fx.Node:
@@ -128,18 +139,26 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
     region_of: dict[fx.Node, int] = {}
     members: list[list[fx.Node]] = []
     size: list[list[int]] = []
+    grouped_queries = {n.args[0] for n in cost if grouped_attention(n) is not None}
     for n in reversed(order):
-        if n not in cost:
+        if n not in cost or n in region_of:
             continue
         ops, mms = cost[n]
         owners = {region_of.get(u) for u in n.users}
         r = next(iter(owners)) if len(owners) == 1 else None
-        if not n.users or r is None or size[r][0] + ops > max_ops or size[r][1] + mms > MAX_MATMULS:
+        grouped = grouped_attention(n)
+        if (
+            not n.users or r is None or size[r][0] + ops > max_ops or size[r][1] + mms > MAX_MATMULS
+            or grouped is not None or n in grouped_queries
+        ):
             r = len(members)
             members.append([])
             size.append([0, 0])
         region_of[n] = r
         members[r].append(n)
+        for x in reversed(grouped.repeat_nodes if grouped is not None else []):
+            region_of[x] = r
+            members[r].append(x)
         size[r][0] += ops
         size[r][1] += mms
     regions = [list(reversed(m)) for m in members]
@@ -152,15 +171,18 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     region = Region(index, nodes)
     val = meta_val(region.root)
     cx = Emitter(GraphBuilder("region", element_type(val.dtype)), captured.sizes)  # renamed by content below
+    grouped = grouped_attention(region.root)
+    skip = set(grouped.repeat_nodes) if grouped is not None else set()
     try:
         for n in nodes:
-            convert(cx, n)
+            if n not in skip:
+                convert(cx, n)
         out = cx.env[region.root]
         if isinstance(out, Transposed):
             raise Unsupported("the region's output is a transpose (tgraph has only matmul transpose_b)")
         if out in cx.builder.block.args:
             raise Unsupported("the region computes nothing (views of its input only)")
-        region.graph = _named_by_content(cx.builder.build(out))
+        region.graph = _named_by_content(_padded(cx.builder.build(out)))
     except Unsupported as e:
         region.reason = f"PyTorch: {e}"
         return region
@@ -168,11 +190,28 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
         region.reason = f"PyTorch: graph does not verify: {str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}"
         return region
     region.inputs = cx.inputs
+    if cx.output_like is not None:
+        region.output_like = region.tensor_inputs().index(cx.output_like)
     kinds = set(region.tgraph_ops())
     found = [k for k in ("matmul", "reduce") if k in kinds]
     region.worth = bool(found)
     region.reason = f"has a {' and a '.join(found)}" if found else "no matmul or reduction: nothing to gain over PyTorch"
     return region
+
+
+def _padded(graph: tgraph.GraphOp) -> tgraph.GraphOp:
+    """`graph` with its awkward dynamic dims (`aten.awkward`: 4097) at their padded sizes, where
+    tiles divide them; the kernels serve the real size (dynamic dims)."""
+    from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs
+
+    names = _dim_names(graph, dynamic_inputs(graph))
+    sizes = {
+        name: padded_size(n)
+        for a in graph.inputs
+        for name, n in zip(names.get(a.name_hint or "", []), tgraph.tensor_type(a).shape)
+        if name is not None and awkward(int(n))
+    }
+    return at_sizes(graph, sizes) if sizes else graph
 
 
 def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:

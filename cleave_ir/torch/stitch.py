@@ -29,18 +29,27 @@ _DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "
 
 def bind(region: Region, kernel: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     """`kernel` (taking every graph input) as a function of the region's tensor inputs only: scalar
-    constants are filled in, on the inputs' device."""
+    constants are filled in, on the inputs' device; grouped inputs are viewed (`Input.view`) and a
+    grouped output is viewed back (`Region.unview`)."""
     slots = region.inputs
-    if all(i.node is not None for i in slots):
+    constants, views = [i for i in slots if i.node is None], [i for i in slots if i.node is not None]
+    if not constants and region.output_like is None and all(i.group == 1 for i in views):
         return kernel
     consts: dict[Any, list[torch.Tensor]] = {}
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
         device = xs[0].device
         if device not in consts:
-            consts[device] = [torch.full(i.shape, i.constant, dtype=_DTYPES[i.dtype], device=device) for i in slots if i.node is None]
-        it, ct = iter(xs), iter(consts[device])
-        return kernel(*[next(it) if i.node is not None else next(ct) for i in slots])
+            consts[device] = [torch.full(i.shape, i.constant, dtype=_DTYPES[i.dtype], device=device) for i in constants]
+        it, ct = iter(zip(views, xs)), iter(consts[device])
+        args = []
+        for i in slots:
+            if i.node is None:
+                args.append(next(ct))
+            else:
+                slot, x = next(it)
+                args.append(slot.view(x))
+        return region.unview(kernel(*args), xs)
 
     return run
 
