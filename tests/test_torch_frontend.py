@@ -336,3 +336,22 @@ def test_masked_attention_over_repeated_heads_stays_ungrouped():
     plan = ct.explain(f, xs, quiet=True)
     assert not any(r.output_like is not None for r in plan.regions)
     assert any(r.worth and r.ops() == ["aten.scaled_dot_product_attention"] for r in plan.regions), plan.text()
+
+
+def test_gate_times_against_a_torch_compile_baseline(monkeypatch):
+    """baseline="compile": the region under torch.compile is what the kernel must beat (an OptimizedModule
+    has no truth value: `baseline or pytorch` raised "does not support len()" for every region)."""
+    import cleave_ir.torch as ct_mod
+
+    timed: list[str] = []
+
+    def timer(fn, inputs, which, region):
+        timed.append(type(fn).__name__ if which == "pytorch" else which)
+        return 1.0 if which == "cleave" else 2.0
+
+    monkeypatch.setattr(ct_mod.torch, "compile", lambda m, mode=None: torch._dynamo.eval_frame.OptimizedModule(m, lambda *a: None))
+    m, x = NormLinear().eval(), torch.randn(8, 64)
+    m2 = ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=timer, baseline="compile")
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave", row
+    assert timed == ["OptimizedModule", "cleave"], timed

@@ -73,7 +73,8 @@ class PipelineCompiler:
             commands.append([sys.executable, "-m", "cleave_ir.compile", "compile", str(workdir / f"{name}.mlir"), "-o", str(out), *self.options])
 
         def run(cmd: list[str]) -> str:
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            # cwd: the work dir, so that a source checkout in the caller's cwd does not shadow the installed package
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=workdir)
             return done.stdout + done.stderr
 
         with ThreadPoolExecutor(max(1, min(len(commands), jobs or os.cpu_count() or 1))) as pool:

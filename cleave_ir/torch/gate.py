@@ -159,7 +159,7 @@ def gate(
         return row
     try:
         with torch.no_grad():
-            row.pytorch_us = timer(baseline or pytorch, sets[0][1], "pytorch", region)
+            row.pytorch_us = timer(pytorch if baseline is None else baseline, sets[0][1], "pytorch", region)  # not `or`: a GraphModule has no truth value
             row.cleave_us = timer(kernel, sets[0][1], "cleave", region)
     except Exception as e:
         row.reason = f"timing failed: {one_line(e)}"
