@@ -355,3 +355,16 @@ def test_gate_times_against_a_torch_compile_baseline(monkeypatch):
     [row] = m2.cleave_report.rows
     assert row.decision == "cleave", row
     assert timed == ["OptimizedModule", "cleave"], timed
+
+
+def test_decode_linear_rows_are_the_matmul_m_dim():
+    """x [B, 1, K] @ W^T: the B rows become the matmul's M dim (one weight read), not B batched 1-row matmuls."""
+    lin = nn.Linear(64, 48).eval()
+    x = torch.randn(16, 1, 64)
+    plan = ct.explain(lin, (x,), quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    text = graph_text(region.graph)
+    assert "tgraph.matmul %0, %in1 transpose_b : !tgraph.tensor<[16, 64], f32>, !tgraph.tensor<[48, 64], f32> -> !tgraph.tensor<[16, 48], f32>" in text, text
+    m2 = ct.optimize(lin, (x,), compiler=ct.interpreted_graph, timer=faster)
+    with torch.no_grad():
+        torch.testing.assert_close(m2(x), lin(x), rtol=1e-5, atol=1e-5)

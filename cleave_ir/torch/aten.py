@@ -312,11 +312,16 @@ def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
     bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
     if len(cx.shape(x)) < 2 or len(cx.shape(w)) != 2:
         raise Unsupported("linear with a 1-d input")
+    lead = cx.shape(x)[:-1]
+    rows = [d for d in lead if str(d) != "1"]
+    flat = len(lead) > 1 and len(rows) <= 1
+    if flat:  # decode's [B, 1, K]: the B rows share the weight, so they are one matmul's M dim, not a batch
+        x = cx.builder.reshape(x, [rows[0] if rows else 1, cx.shape(x)[-1]])
     x, w = cx.same_rank(x, w)
     y = cx.builder.matmul(x, w, transpose_b=True)
     if bias is not None:
         y = cx.builder.add(*cx.same_rank(y, cx.tensor(bias)))
-    return y
+    return cx.builder.reshape(y, [*lead, cx.shape(y)[-1]]) if flat else y
 
 
 def _transpose(cx: Emitter, node: fx.Node) -> Transposed:
