@@ -11,6 +11,14 @@ where a reduction (a `reduce` or a matmul's contracting dim) runs over the dynam
 `itgraph.mask` sets the padding to the reduction's identity first, so the padding never counts.
 
 A dynamic dim is named after the first graph input that has it: dim 2 of `%k` is `k_d2`.
+
+A candidate of several kernels (a Split-K split and its combine, a graph cut into pieces) serves
+every size when each of its kernels does: a later kernel reads the dynamic dims of the values it
+takes from earlier ones (partials, intermediates named by `cleave.output_names`), and a kernel
+none of whose shapes depends on a dynamic dim (a FlashDecoding combine, whose partials have the
+split count's shape) stays static and serves every size as it is. When some candidate of a graph
+serves every size, kernels that only serve the representative size are dropped; otherwise every
+kernel of the graph stays static (with a warning).
 """
 
 from __future__ import annotations
