@@ -378,33 +378,47 @@ def prepare(
 # ------------------------------------------------------------------------------------------ run
 
 class Candidate:
-    """One candidate of an emitted module, called with preallocated output buffers (outputs poisoned for the check)."""
+    """One candidate of an emitted module, called with preallocated output buffers (outputs poisoned for the check).
+
+    Kernels run as the module's `run` does (`cleave_ir.runtime.run_chain`): a kernel of a cut chain
+    may read results of any earlier kernel by name, and dynamic sizes come from the inputs.
+    """
 
     def __init__(self, mod, kernels: Sequence[str], compiled: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
         self.mod, self.kernels = mod, list(kernels)
         self.fns = [compiled[k] for k in kernels]
-        self.first = mod.KERNELS[kernels[0]]["input_names"]
         self.buffers: list[list[Any]] = []  # allocated at the first call: dynamic dims take the inputs' sizes
+        # where each kernel's arguments come from, found at the first call: (-1, input j) or (kernel i, output j)
+        self.sources: list[list[tuple[int, int]]] = []
 
     def __call__(self, *inputs):  # type: ignore[no-untyped-def]
+        if not self.sources:
+            return self._first(inputs)
+        for fn, src, outs in zip(self.fns, self.sources, self.buffers):  # no Python work beyond the launches
+            fn(*(inputs[j] if i < 0 else self.buffers[i][j] for i, j in src), *outs)
+        return self.buffers[-1][0]
+
+    def _first(self, inputs: Sequence[Any]) -> Any:
         import torch
 
-        from cleave_ir.runtime import concrete_shape, dynamic_sizes
+        from cleave_ir.runtime import run_chain
 
-        values = list(inputs)
-        for i, (k, fn) in enumerate(zip(self.kernels, self.fns)):
-            meta = self.mod.KERNELS[k]
-            extra = [inputs[self.first.index(n)] for n in meta["passthrough"]]
-            args = [*values[: meta["inputs"] - len(extra)], *extra]
-            if len(self.buffers) <= i:
-                n, sizes = meta["inputs"], dynamic_sizes(meta, args)
-                self.buffers.append(
-                    [torch.empty(concrete_shape(s, sizes), device=DEVICE, dtype=getattr(torch, d)) for s, d in zip(meta["shapes"][n:], meta["dtypes"][n:])]
-                )
-            outs = self.buffers[i]
-            fn(*args, *outs)
-            values = outs
-        return values[0]
+        where = {id(x): (-1, j) for j, x in enumerate(inputs)}
+        sources: list[list[tuple[int, int]]] = []
+
+        def launch(name: str, args: list[Any], shapes: list[list[int]]) -> list[Any]:
+            i = len(sources)
+            meta = self.mod.KERNELS[name]
+            outs = [torch.empty(s, device=DEVICE, dtype=getattr(torch, d)) for s, d in zip(shapes, meta["dtypes"][meta["inputs"] :])]
+            sources.append([where[id(a)] for a in args])
+            where.update((id(o), (i, j)) for j, o in enumerate(outs))
+            self.buffers.append(outs)
+            self.fns[i](*args, *outs)
+            return outs
+
+        out = run_chain(self.mod.KERNELS, self.kernels, inputs, launch)[0]
+        self.sources = sources
+        return out
 
     def poison(self) -> None:
         """Fill every buffer (partials and outputs) with NaN."""

@@ -121,20 +121,49 @@ def check(got: torch.Tensor, ref: torch.Tensor) -> float:
     return diff / scale if scale > 0 else diff
 
 
-def dynamic_sizes(meta: dict[str, Any], args: Sequence[Any]) -> dict[str, int]:
-    """The sizes of a kernel's dynamic dims (the names in its `KERNELS` shapes), read from its inputs."""
-    sizes: dict[str, int] = {}
+def dynamic_sizes(meta: dict[str, Any], args: Sequence[Any], known: dict[str, int] | None = None) -> dict[str, int]:
+    """The sizes of a kernel's dynamic dims (the names in its `KERNELS` shapes), read from its inputs.
+
+    `known` holds the sizes the earlier kernels of a chain took (a later kernel reads intermediates
+    whose shapes may name a dim only through an expression); the inputs must agree with them.
+    """
+    sizes: dict[str, int] = dict(known or {})
     for shape, x in zip(meta["shapes"][: meta["inputs"]], args):
         for d, n in zip(shape, x.shape):
             if isinstance(d, str) and d.isidentifier():
-                sizes[d] = int(n)
+                if sizes.setdefault(d, int(n)) != int(n):
+                    raise CleaveError(f"error: dynamic dim {d} is {sizes[d]} for an earlier input, {int(n)} for this kernel's")
     return sizes
 
 
 def concrete_shape(shape: Sequence[int | str], sizes: dict[str, int]) -> list[int]:
     """A `KERNELS` shape with its dynamic dims (`'L'`, `'L // 16'`, `'T.ceildiv(L, 128)'`) evaluated."""
     env = {"T": _Ceildiv, **sizes}
-    return [d if isinstance(d, int) else int(eval(d, {"__builtins__": {}}, env)) for d in shape]  # noqa: S307 (our own printed expressions)
+    try:
+        return [d if isinstance(d, int) else int(eval(d, {"__builtins__": {}}, env)) for d in shape]  # noqa: S307 (our own printed expressions)
+    except NameError as e:
+        raise CleaveError(f"error: the size of {getattr(e, 'name', None) or e} in shape {tuple(shape)} is not known (no input names it)") from None
+
+
+def check_inputs(name: str, meta: dict[str, Any], args: Sequence[Any], sizes: dict[str, int]) -> None:
+    """Raise a CleaveError when an input's shape is not the one kernel `name` declares for `sizes`
+    (a static kernel of a chain given another size would read out of bounds)."""
+    if len(args) != meta["inputs"]:
+        raise CleaveError(f"error: kernel {name} takes {meta['inputs']} inputs, got {len(args)}")
+    for i, (shape, x) in enumerate(zip(meta["shapes"][: meta["inputs"]], args)):
+        want = concrete_shape(shape, sizes)
+        if list(x.shape) != want:
+            names = meta.get("input_names") or []
+            what = f"%{names[i]}" if i < len(names) else f"input {i}"
+            raise CleaveError(f"error: kernel {name}: {what} has shape {list(x.shape)}, the kernel takes {want} (declared {tuple(shape)})")
+
+
+def output_shapes(name: str, meta: dict[str, Any], args: Sequence[Any], known: dict[str, int] | None = None) -> tuple[list[list[int]], dict[str, int]]:
+    """The concrete output shapes of kernel `name` for inputs `args` (after checking them), and the
+    dynamic sizes so far (`known`: those of the chain's earlier kernels)."""
+    sizes = dynamic_sizes(meta, args, known)
+    check_inputs(name, meta, args, sizes)
+    return [concrete_shape(shape, sizes) for shape in meta["shapes"][meta["inputs"] :]], sizes
 
 
 class _Ceildiv:
@@ -143,27 +172,57 @@ class _Ceildiv:
         return -(-a // b)
 
 
-def poisoned_outputs(meta: dict[str, Any], device: str = "cuda", args: Sequence[Any] = ()) -> list[torch.Tensor]:
+def poisoned_outputs(meta: dict[str, Any], device: str = "cuda", args: Sequence[Any] = (), known: dict[str, int] | None = None) -> list[torch.Tensor]:
     """NaN-filled output buffers for one kernel of an emitted module (`meta` is its `KERNELS` entry);
-    `args`, the kernel's inputs, give the sizes of dynamic dims."""
+    `args`, the kernel's inputs, give the sizes of dynamic dims (with `known`, the sizes of the
+    chain's earlier kernels)."""
     import torch
 
     n_in = meta["inputs"]
-    sizes = dynamic_sizes(meta, args)
+    sizes = dynamic_sizes(meta, args, known)
     return [
         torch.full(concrete_shape(shape, sizes), float("nan"), device=device, dtype=getattr(torch, dt))
         for shape, dt in zip(meta["shapes"][n_in:], meta["dtypes"][n_in:])
     ]
 
 
-def _kernel_args(mod: ModuleType, name: str, values: list[Any], env: dict[str, Any]) -> list[Any]:
-    """Arguments of kernel `name`: the previous kernel's results, then the named values it lists
-    (original inputs, or results of earlier kernels of a chain); `env` learns this kernel's inputs."""
-    meta = mod.KERNELS[name]
+def kernel_args(kernels: dict[str, dict[str, Any]], name: str, values: list[Any], env: dict[str, Any]) -> list[Any]:
+    """Arguments of kernel `name` (`kernels` is a module's `KERNELS`): the previous kernel's results,
+    then the named values it lists (original inputs, or results of earlier kernels of a chain);
+    `env` learns this kernel's inputs."""
+    meta = kernels[name]
+    missing = [n for n in meta["passthrough"] if n not in env]
+    if missing:
+        raise CleaveError(f"error: kernel {name} reads {', '.join(missing)}, which no earlier kernel of its chain computes")
     extra = [env[n] for n in meta["passthrough"]]
     args = values[: meta["inputs"] - len(extra)] + extra
     env.update(zip(meta["input_names"], args))
     return args
+
+
+def run_chain(
+    kernels: dict[str, dict[str, Any]],
+    names: Sequence[str],
+    inputs: Sequence[Any],
+    launch: Callable[[str, list[Any], list[list[int]]], Sequence[Any]],
+) -> list[Any]:
+    """Run a candidate's kernels in order, as the emitted module's `run` does; returns the last
+    kernel's outputs.
+
+    `launch(name, args, shapes)` runs one kernel on its arguments and returns its outputs, whose
+    concrete shapes are `shapes`. Each kernel's inputs are checked against its declared shapes;
+    dynamic sizes are read from the first kernel's inputs and carried along the chain (a later
+    kernel's intermediates need not name every dim).
+    """
+    values: list[Any] = list(inputs)
+    env: dict[str, Any] = dict(zip(kernels[names[0]]["input_names"], inputs))
+    sizes: dict[str, int] = {}
+    for name in names:
+        args = kernel_args(kernels, name, values, env)
+        shapes, sizes = output_shapes(name, kernels[name], args, sizes)
+        values = list(launch(name, args, shapes))
+        env.update(zip(kernels[name].get("output_names", []), values))
+    return values
 
 
 def run_poisoned(
@@ -176,17 +235,20 @@ def run_poisoned(
     arguments), as in bench/gpu_check.py: an output element the candidate never writes stays NaN and
     `check` reports it.
     """
-    values: list[Any] = list(inputs)
-    env: dict[str, Any] = dict(zip(mod.KERNELS[kernels[0]]["input_names"], inputs))
-    for name in kernels[:-1]:
-        out = compiled[name](*_kernel_args(mod, name, values, env))
-        values = list(out) if isinstance(out, (list, tuple)) else [out]
-        env.update(zip(mod.KERNELS[name].get("output_names", []), values))
+    import torch
+
     last = kernels[-1]
-    args = _kernel_args(mod, last, values, env)
-    outs = poisoned_outputs(mod.KERNELS[last], args=args)
-    raw_last(*args, *outs)
-    return outs
+
+    def launch(name: str, args: list[Any], shapes: list[list[int]]) -> list[Any]:
+        if name != last:
+            out = compiled[name](*args)
+            return list(out) if isinstance(out, (list, tuple)) else [out]
+        meta = mod.KERNELS[name]
+        outs = [torch.full(s, float("nan"), device=args[0].device, dtype=getattr(torch, dt)) for s, dt in zip(shapes, meta["dtypes"][meta["inputs"] :])]
+        raw_last(*args, *outs)
+        return outs
+
+    return run_chain(mod.KERNELS, kernels, inputs, launch)
 
 
 # --------------------------------------------------------------------------- timing

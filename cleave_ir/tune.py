@@ -20,9 +20,14 @@ entry, and every measured variant is appended to `<cache>/measurements.jsonl` wi
 terms, for `python -m cleave_ir.calibrate`. When the fastest correct variant beats the pipeline's
 own configurations, the output module is replaced by the winner's (one candidate: `run(*tensors)`).
 
+A graph with dynamic dims is tuned at its representative size; every variant is made dynamic again
+(`cleave-dynamic-shapes`), so the winner serves every size as the pipeline's candidates do, and a
+variant that would only serve the representative size fails to emit.
+
 On the H200 (the lead's check after merging):
 
     cleave compile examples/matmul.mlir --gpu --tune-budget 120 -o /tmp/matmul_kernel.py
+    cleave compile examples/gqa_decode.mlir --gpu --tune-budget 120 -o /tmp/gqa_decode_kernel.py
 """
 
 from __future__ import annotations

@@ -11,13 +11,21 @@ where a reduction (a `reduce` or a matmul's contracting dim) runs over the dynam
 `itgraph.mask` sets the padding to the reduction's identity first, so the padding never counts.
 
 A dynamic dim is named after the first graph input that has it: dim 2 of `%k` is `k_d2`.
+
+A candidate of several kernels (a Split-K split and its combine, a graph cut into pieces) serves
+every size when each of its kernels does: a later kernel reads the dynamic dims of the values it
+takes from earlier ones (partials, intermediates named by `cleave.output_names`), and a kernel
+none of whose shapes depends on a dynamic dim (a FlashDecoding combine, whose partials have the
+split count's shape) stays static and serves every size as it is. When some candidate of a graph
+serves every size, kernels that only serve the representative size are dropped; otherwise every
+kernel of the graph stays static (with a warning).
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -32,6 +40,7 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave
 from cleave_ir.dialects.cleave import ExprAttr, Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.place_memory import place
 from cleave_ir.passes.schedule import Config, build_kernel, plan
 from cleave_ir.passes.symbolize import instantiate, retype_graph, symbolize_graph
@@ -288,6 +297,41 @@ def _loaded(v: SSAValue) -> bool:
     return isinstance(owner, itgraph.LoadOp)
 
 
+def _computed_inputs(
+    graph: tgraph.GraphOp,
+    graphs: Mapping[str, tgraph.GraphOp],
+    before: Mapping[str, str],
+    family_of: Callable[[str], _Family | None],
+) -> dict[str, tuple[_Family, Sequence[Dim]]]:
+    """Inputs of `graph` that an earlier kernel of its chain computes (a combine's partials, the
+    values a piece of a cut graph reads), with the family of the graph computing each and the
+    value's symbolic shape there; values of graphs without dynamic dims are left out.
+
+    The leading inputs are the previous graph's outputs in order; the passthrough ones are named
+    by an earlier piece's `cleave.output_names` (or are graph inputs, not listed here).
+    """
+    out: dict[str, tuple[_Family, Sequence[Dim]]] = {}
+    names = graph.input_names()
+    prev = before.get(graph.sym_name.data)
+    if prev is None or prev not in graphs:
+        return out
+    lead = len(graphs[prev].output_op.outputs)
+    passthrough = set(names[lead:])
+    earlier, seen = prev, set()
+    while earlier is not None and earlier in graphs and earlier not in seen:
+        seen.add(earlier)
+        fam = family_of(earlier)
+        if fam is not None:
+            shapes = [tgraph.tensor_type(v).shape for v in fam.graph.output_op.outputs]
+            if earlier == prev:
+                out.update((n, (fam, s)) for n, s in zip(names[:lead], shapes))
+            labels = graphs[earlier].attributes.get("cleave.output_names")
+            for label, s in zip([a.data for a in labels.data] if isinstance(labels, ArrayAttr) else [], shapes):  # type: ignore[attr-defined]
+                if label in passthrough:
+                    out.setdefault(label, (fam, s))
+        earlier = before.get(earlier)
+    return out
+
 
 def _dim_names(graph: tgraph.GraphOp, dyn: Mapping[str, Sequence[int]]) -> dict[str, list[str | None]]:
     """Names of the dynamic dims per input; dims the graph ties together (K's and V's sequence
@@ -333,6 +377,7 @@ class DynamicShapesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         graphs = {g.sym_name.data: g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)}
+        before = {nxt: g.sym_name.data for g in graphs.values() if (nxt := partition_kernels.successor(g)) is not None}
         families: dict[str, _Family | None] = {}
 
         def family_of(name: str) -> _Family | None:
@@ -343,23 +388,20 @@ class DynamicShapesPass(ModulePass):
             dyn = dynamic_inputs(original)
             names = _dim_names(original, dyn)
             lifted = dict(dyn)
-            split = tgraph.referenced_symbol(g, "cleave.split")
-            if split is not None and family_of(split) is not None:
-                # a combine graph reads the split graph's partials: their dynamic dims too
-                fam = families[split]
-                assert fam is not None
-                for i, out in enumerate(fam.graph.output_op.outputs):
-                    dims = [d for d, e in enumerate(tgraph.tensor_type(out).shape) if e.free_symbols & set(fam.dynamic)]
-                    if dims:
-                        lifted[f"partial{i}"] = dims
-                        names[f"partial{i}"] = [
-                            fam.dynamic[next(iter(e.free_symbols & set(fam.dynamic)))] if d in dims else None
-                            for d, e in enumerate(tgraph.tensor_type(out).shape)
-                        ]
+            for arg, (fam, shape) in _computed_inputs(g, graphs, before, family_of).items():
+                # a later kernel of a chain reads values computed before it: their dynamic dims too
+                dims = [d for d, e in enumerate(shape) if e.free_symbols & set(fam.dynamic)]
+                for d in dims:
+                    if shape[d] not in fam.dynamic:
+                        raise NotDynamic(f"dim {d} of %{arg} is {shape[d]}, not a dynamic dim itself")
+                if dims:
+                    lifted[arg] = dims
+                    names[arg] = [fam.dynamic[e] if d in dims else None for d, e in enumerate(shape)]  # type: ignore[index]
             families[name] = _symbolic(g, lifted, names) if lifted else None
             return families[name]
 
         ok: dict[str, set[str]] = {}  # original graph -> the graphs with a dynamic kernel
+        fixed: dict[str, set[str]] = {}  # original graph -> graphs whose shapes do not depend on a dynamic dim
         static: dict[str, list[tuple[itgraph.KernelOp, str]]] = {}
         originals: dict[str, list[tuple[itgraph.KernelOp, itgraph.KernelOp]]] = {}  # (dynamic, static)
         for kernel in [k for k in op.body.block.ops if isinstance(k, itgraph.KernelOp)]:
@@ -369,7 +411,8 @@ class DynamicShapesPass(ModulePass):
             root = tgraph.referenced_symbol(graphs[src], "cleave.candidate_of") or src
             try:
                 fam = family_of(src)
-                if fam is None:
+                if fam is None:  # a static kernel serves every size (a combine over the split count)
+                    fixed.setdefault(root, set()).add(src)
                     continue
                 dynamic = make_dynamic(kernel, fam)
             except CleaveError as e:
@@ -383,11 +426,14 @@ class DynamicShapesPass(ModulePass):
             Rewriter.replace_op(kernel, dynamic)
             ok.setdefault(root, set()).add(src)
 
-        def serves_all(root: str) -> bool:  # a whole candidate (split and combine) is dynamic
+        def serves_all(root: str) -> bool:
+            """Some whole candidate (every kernel of its chain: split, pieces, combine) serves every size."""
+            serving = ok.get(root, set()) | fixed.get(root, set())
             for name in ok.get(root, ()):
-                stage = cleave.stage(graphs[name])
-                if stage != "combine" and (stage != "split" or tgraph.referenced_symbol(graphs[name], "cleave.combine") in ok[root]):
-                    return True
+                if partition_kernels.chain_head(graphs[name]):
+                    chain = partition_kernels.chain(graphs[name], graphs)
+                    if chain is not None and all(g.sym_name.data in serving for g in chain):
+                        return True
             return False
 
         for root, pairs in originals.items():

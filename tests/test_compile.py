@@ -114,6 +114,35 @@ def test_check() -> None:
     assert runtime.check(out, torch.ones(3, 1, dtype=torch.float64)) == float("inf")
 
 
+def test_run_chain_reads_intermediates_and_carries_dynamic_sizes(tmp_path: Path) -> None:
+    """A candidate cut into five kernels whose later kernels read earlier results by name (`t_c`,
+    not inputs of the first kernel), run by `run_chain` at T=17 (emitted at T=64): the buffers take
+    T from the inputs; a kernel left static is reported by name instead of reading out of bounds."""
+    import copy
+
+    import torch
+
+    from cleave_ir.diagnostics import CleaveError
+    from cleave_ir.passes.dynamic_shapes import at_sizes
+    from tests.test_dynamic import emitted_cut_chain
+
+    mod, graph, launch = emitted_cut_chain(tmp_path / "k.py")
+    (_, names, _), = mod.CANDIDATES
+    assert any(n not in mod.KERNELS[names[0]]["input_names"] for k in names for n in mod.KERNELS[k]["passthrough"])
+    g = at_sizes(graph, {"x_d0": 17})
+    xs = [(torch.randn(s, generator=torch.Generator().manual_seed(0)) * 0.5).half() for s in ([17, 256], [256, 512])]
+    (got,) = runtime.run_chain(mod.KERNELS, names, xs, launch)
+    assert got.shape == (17, 512) and runtime.check(got, runtime.torch_reference(g, xs)[0]) < runtime.TOLERANCE
+    static = copy.deepcopy(mod.KERNELS)
+    static[names[2]]["shapes"] = [tuple(64 if d == "x_d0" else d for d in s) for s in static[names[2]]["shapes"]]
+    with pytest.raises(CleaveError, match=rf"kernel {names[2]}: %\w+ has shape \[17, \d+\], the kernel takes \[64, \d+\]"):
+        runtime.run_chain(static, names, xs, launch)
+    unknown = copy.deepcopy(mod.KERNELS)
+    unknown[names[3]]["passthrough"] = ["t_later"]
+    with pytest.raises(CleaveError, match=f"kernel {names[3]} reads t_later, which no earlier kernel of its chain computes"):
+        runtime.run_chain(unknown, names, xs, launch)
+
+
 def test_torch_reference_matches_numpy_interpreter() -> None:
     import numpy as np
     import torch

@@ -45,16 +45,25 @@ def _module(name: str) -> str:
     return str(module)
 
 
+def _names(op, key: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return [a.data for a in op.attributes[key].data] if key in op.attributes else []
+
+
 def _run_candidate(module, names: list[str], xs: list[np.ndarray]) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A candidate's itgraph kernels in launch order; a kernel reads the previous kernel's results,
+    then its graph's passthrough values by name (inputs, or results of earlier kernels of a chain)."""
     ops = {op.sym_name.data: op for op in module.body.block.ops if hasattr(op, "sym_name")}
     first = module.body.block.first_op
     values = list(xs)
+    env = dict(zip(first.input_names(), xs))
     for name in names:
         kernel = ops[name]
         graph = ops[tgraph.referenced_symbol(kernel, "cleave.schedule_of")]
-        passthrough = [a.data for a in graph.attributes["cleave.passthrough"].data] if "cleave.passthrough" in graph.attributes else []
-        extra = [xs[first.input_names().index(p)] for p in passthrough]
-        values = list(run_kernel(kernel, values[: len(kernel.inputs) - len(extra)] + extra))
+        extra = [env[p] for p in _names(graph, "cleave.passthrough")]
+        args = values[: len(kernel.inputs) - len(extra)] + extra
+        env.update(zip(graph.input_names(), args))
+        values = list(run_kernel(kernel, args))
+        env.update(zip(_names(graph, "cleave.output_names"), values))
     return values[0]
 
 
@@ -179,3 +188,82 @@ def test_chunks_that_are_all_padding() -> None:
     out = run_kernels(lowered, xs)
     got = np.asarray(out[0] if isinstance(out, (list, tuple)) else out, dtype=np.float64)
     assert np.isfinite(got).all() and max_relative_error(ref, got.reshape(ref.shape)) < 2e-2
+
+
+@functools.cache
+def cut_chain_module() -> str:
+    """softmax(x @ w) with a dynamic row count T, cut into five kernels (at most two ops each): the
+    later kernels read intermediates of earlier ones by name (`t_c`, `t_c1`, ...), all [T, ...]."""
+    from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
+
+    from cleave_ir.builder import GraphBuilder
+    from cleave_ir.passes.partition_kernels import partition
+    from cleave_ir.passes.place_memory import PlaceMemoryPass
+    from cleave_ir.passes.schedule import SchedulePass, unschedulable
+
+    b = GraphBuilder("softmax_xw")
+    s = b.matmul(b.input("x", [64, 256], dynamic=[0]), b.input("w", [256, 512]))
+    e = b.exp(b.sub(s, b.reduce("max", s, 1)))
+    graph = b.build(b.div(e, b.reduce("sum", e, 1)))
+    module = module_of(graph)
+    cut = graph.clone()
+    cut.sym_name = StringAttr("cut")
+    pieces = partition(cut, lambda g: unschedulable(g) or (None if len(g.block.ops) <= 3 else "two ops per kernel"), lookahead=1)
+    for piece in pieces:
+        piece.attributes["cleave.candidate_of"] = SymbolRefAttr("softmax_xw")
+        module.body.block.add_op(piece)
+    for p in (SchedulePass(top_k=1), PlaceMemoryPass(), DynamicShapesPass()):
+        p.apply(Context(), module)
+    module.verify()
+    return str(module)
+
+
+def test_cut_chain_serves_every_size() -> None:
+    """Every kernel of a chain is made dynamic, also those reading only intermediates (they were left
+    static at T=64 while the chain counted as serving every T); itgraph and tilelang interpreters."""
+    from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+    from cleave_ir.passes.lower_tilelang import LowerTileLangPass
+
+    module = Parser(make_context(), cut_chain_module()).parse_module()
+    ((_, names, head),) = rank_candidates(module)
+    assert head == "cut" and len(names) == 5
+    ops = {op.sym_name.data: op for op in module.body.block.ops if hasattr(op, "sym_name")}
+    assert all(itgraph.dynamic_quanta(ops[n]) == {"x_d0": 16} for n in names)
+    assert any(p for n in names if (p := _names(ops[tgraph.referenced_symbol(ops[n], "cleave.schedule_of")], "cleave.passthrough")))
+    original = module.body.block.first_op
+    for t in (64, 1, 17, 100):
+        g = at_sizes(original, {"x_d0": t})
+        xs = random_inputs(g, seed=t)
+        (ref,) = run_graph(g, xs)
+        assert max_relative_error(ref, _run_candidate(module, names, xs)) < 1e-9, t
+    LowerTileLangPass().apply(Context(), module)
+    ((_, kernels),) = candidate_kernels(module)
+    g = at_sizes(original, {"x_d0": 17})
+    xs = random_inputs(g, seed=17)
+    (ref,) = run_graph(g, xs)
+    (got,) = run_kernels(kernels, xs)
+    assert max_relative_error(ref, got) < 2e-2
+
+
+def emitted_cut_chain(path):  # type: ignore[no-untyped-def]
+    """The emitted TileLang module of `cut_chain_module` written to `path` and imported; with the
+    input graph (T=64, x_d0 dynamic) and a torch `launch` for `cleave_ir.runtime.run_chain` that
+    evaluates each kernel's graph in float64 (CPU) and checks the output shapes it is given."""
+    import torch
+
+    from cleave_ir.runtime import torch_reference
+    from cleave_ir.tilelang_check import load_module_file
+    from cleave_ir.tilelang_emitter import module_source
+
+    module = Parser(make_context(), cut_chain_module()).parse_module()
+    path.write_text(module_source(module))
+    mod = load_module_file(path)
+    graphs = {k: Parser(make_context(), "builtin.module {\n" + mod.GRAPHS[m["graph"]] + "\n}").parse_module().body.block.first_op for k, m in mod.KERNELS.items()}
+
+    def launch(name, args, shapes):  # type: ignore[no-untyped-def]
+        meta = mod.KERNELS[name]
+        outs = torch_reference(graphs[name], args)
+        assert [list(o.shape) for o in outs] == shapes, name
+        return [o.to(getattr(torch, d)) for o, d in zip(outs, meta["dtypes"][meta["inputs"] :])]
+
+    return mod, module.body.block.first_op, launch

@@ -181,3 +181,36 @@ def test_run_logic_on_the_cpu(suite, prepared, tmp_path: Path, monkeypatch: pyte
     else:
         assert row["status"] == "ok" and row["best"]["rel_error"] < 1e-2 and row["ratio"] > 0
     assert "| matmul_rowsum_s1024 |" in results.with_suffix(".md").read_text()
+
+
+def test_candidate_runs_a_cut_chain_at_another_size(suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """`Candidate` on a chain of five kernels reading intermediates by name (the H200 run of
+    rmsnorm_matmul's cut chains failed with "'t_c' is not in list"), at T=17 (emitted at T=64):
+    buffers take T from the inputs, later calls reuse them, a poisoned buffer is overwritten."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.passes.dynamic_shapes import at_sizes
+    from cleave_ir.runtime import check, torch_reference
+    from tests.test_dynamic import emitted_cut_chain
+
+    mod, graph, launch = emitted_cut_chain(tmp_path / "k.py")
+    monkeypatch.setattr(suite, "DEVICE", "cpu")
+
+    def kernel(name):  # type: ignore[no-untyped-def]
+        def call(*args):  # type: ignore[no-untyped-def]
+            n = mod.KERNELS[name]["inputs"]
+            for o, r in zip(args[n:], launch(name, list(args[:n]), [list(o.shape) for o in args[n:]])):
+                o.copy_(r)
+        return call
+
+    (_, names, _), = mod.CANDIDATES
+    cand = suite.Candidate(mod, names, {k: kernel(k) for k in names})
+    g = at_sizes(graph, {"x_d0": 17})
+    buffers = None
+    for seed in (0, 1):  # the first call allocates the buffers, the second one only launches
+        gen = torch.Generator().manual_seed(seed)
+        xs = [(torch.randn(s, generator=gen) * 0.5).half() for s in ([17, 256], [256, 512])]
+        cand.poison()
+        got = cand(*xs)
+        assert got.shape == (17, 512) and check(got, torch_reference(g, xs)[0]) < 1e-2
+        buffers = buffers or [b for outs in cand.buffers for b in outs]
+    assert [id(b) for outs in cand.buffers for b in outs] == [id(b) for b in buffers] and all(b.shape[0] == 17 for b in buffers)

@@ -187,6 +187,49 @@ def test_tune_picks_the_fastest_correct_variant(matmul_module: ModuleOp, fake_wo
     assert lines[2].startswith("| 3 #0 |") and "7.00 winner" in lines[2] and "wrong: rel. error" in buf.getvalue()
 
 
+DECODE = REPO / "lit_tests" / "passes" / "dynamic_shapes.mlir"
+
+
+@pytest.fixture(scope="module")
+def decode_module() -> ModuleOp:
+    """Decode attention with a dynamic length L (k_d1) after cleave-pipeline, FlashDecoding over 4
+    chunks kept (shared: do not modify)."""
+    module = load_module(str(DECODE))
+    PipelinePass(top_k=1, keep=2, split_counts=(4,), search_budget=3000).apply(Context(), module)
+    return module
+
+
+def test_variants_of_a_dynamic_graph_serve_every_size(decode_module: ModuleOp, fake_worker, tmp_path: Path) -> None:
+    """Every variant of FlashDecoding (split kernel over L, static combine over the 4 chunks) stays
+    dynamic (before, the static combine made the split revert to L=1024 and every variant failed);
+    variants interpreted at lengths that are not multiples of their tiles."""
+    from tests.test_dynamic import _run_candidate
+    from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
+    from cleave_ir.passes.dynamic_shapes import at_sizes
+
+    behave, _, _ = fake_worker
+    behave(v2=3.0)
+    space = tune.neighbourhood(decode_module, 6)
+    assert not space.notes and len({v.candidate for v in space.variants}) == 2
+    original = next(g for g in decode_module.body.block.ops if isinstance(g, tgraph.GraphOp))
+    split = [v for v in space.variants if len(v.choices) == 2]
+    assert len(split) >= 2
+    for v in split[:2]:
+        module = tune.variant_module(space, v)
+        kernels = [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)]
+        assert ["cleave.dynamic" in k.attributes for k in kernels] == [True, False]  # the combine is static
+        assert [k.attributes["cleave.threads"].value.data for k in kernels] == [c.threads for c in v.choices]
+        for n in (1000, 77):
+            g = at_sizes(original, {"k_d1": n})
+            xs = random_inputs(g, seed=n)
+            (ref,) = run_graph(g, xs)
+            got = _run_candidate(module, [k.sym_name.data for k in kernels], xs)
+            assert max_relative_error(ref, got.reshape(ref.shape)) < 1e-9, (v.describe(), n)
+    tuning, paths = tune.tune(decode_module, original, 600.0, tmp_path, device="Fake GPU", limit=6)
+    assert sorted(paths) == list(range(6)) and all(r.ok for r in tuning.results.values())
+    assert tuning.winner == 2 and "k_d1 = T.dynamic" in paths[2].read_text().replace("\"", "")
+
+
 # ----------------------------------------------------------------------------- cleave compile
 
 

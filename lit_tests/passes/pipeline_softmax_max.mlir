@@ -3,21 +3,24 @@
 // lit_tests/passes/pipeline_ablation.mlir (explored 2211 at L=512) and reaches FlashDecoding (a
 // Split-K over L in log-sum-exp form: each chunk's exp shifted by its max, partials stored in f32);
 // mha reaches FlashAttention (the "div moved after matmul" candidate: one sequential loop of rescaled
-// sums with a running max over K/V).
+// sums with a running max over K/V). L is dynamic: the kept FlashDecoding candidates serve every L
+// (the split kernel loops over L/s; the combine's shapes are the split count's, so it is static);
+// kernels that only serve L=512 (their tile would grow with L) are dropped.
 // RUN: cleave-opt %s -p cleave-pipeline 2>&1 | filecheck %s --check-prefix=GQA
 // RUN: cleave-opt %S/pipeline_ablation.mlir -p cleave-pipeline 2>&1 | filecheck %s --check-prefix=GQA
 // RUN: cleave-opt %S/Inputs/mha_small_max.mlir -p 'cleave-pipeline{keep=20}' 2>&1 | filecheck %s --check-prefix=MHA
 
 // GQA:      cleave-superoptimize @gqa_decode: explored 2211, pruned 20073, classes 1262, candidates 4,
-// GQA:      cleave-pipeline: #{{[0-9]+}} @gqa_decode_c4_s16_split: kernels @gqa_decode_c4_s16_split_k0, @gqa_decode_c4_s16_combine_k0
-// GQA:      tgraph.graph @gqa_decode_c4_s16_split({{.*}}exp shifted by the chunk max (log-sum-exp combine)
+// GQA:      cleave-pipeline: #{{[0-9]+}} @gqa_decode_c4_s8_split: kernels @gqa_decode_c4_s8_split_k1, @gqa_decode_c4_s8_combine_k0
+// GQA:      tgraph.graph @gqa_decode_c4_s8_split({{.*}}exp shifted by the chunk max (log-sum-exp combine)
 // GQA-NOT:  tgraph.graph
 // GQA:      %chunk_max = tgraph.reduce max
-// GQA:      itgraph.kernel @gqa_decode_c4_s16_split_k0({{.*}}%out0: !tgraph.tensor<[16, 1, 8, 4, 1], f32>
-// GQA:        %chunk_max = tgraph.reduce max
-// GQA-NEXT:   %[[X:.*]] = tgraph.sub {{.*}}, %chunk_max
+// GQA:      itgraph.kernel @gqa_decode_c4_s8_split_k1(%q: {{.*}}, %k: !tgraph.tensor<[1, 8, k_d2, 128], f16>{{.*}}%out0: !tgraph.tensor<[8, 1, 8, 4, 1], f32>
+// GQA:        itgraph.sequential r0 in k_d2/512 accumulate (rescaled_sum, rescaled_sum, max)
+// GQA:        %[[M:chunk_max[_0-9]*]] = tgraph.reduce max
+// GQA-NEXT:   %[[X:.*]] = tgraph.sub {{.*}}, %[[M]]
 // GQA:        tgraph.exp %[[X]]
-// GQA:      tgraph.graph @gqa_decode_c4_s16_combine(
+// GQA:      tgraph.graph @gqa_decode_c4_s8_combine(
 // GQA:      %global_max = tgraph.reduce max
 
 // MHA:      cleave-superoptimize @mha: explored 2084, pruned 15666, classes 1126, candidates 4,
