@@ -36,6 +36,7 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects.itgraph import AccumulateKind as Acc
 from cleave_ir.dialects.cleave import TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
@@ -386,12 +387,12 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
         for x in loop.inside:
             emit(lblock, env, loop.tiles, x, rescale)
         yielded = [env[m.results[0]] for m in loop.members]
-        kinds = ["max" if isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.MAX else "sum" for m in loop.members]
+        kinds = [Acc.MAX if isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.MAX else Acc.SUM for m in loop.members]
         if rescale is not None:
-            kinds = ["rescaled_sum"] * len(kinds) + ["max"]
+            kinds = [Acc.RESCALED_SUM] * len(kinds) + [Acc.MAX]
             yielded.append(maxes[0])
         elif loop.running_max is not None:  # explicit exp(x - max): that max is the running max
-            kinds = ["max" if m is loop.running_max else "rescaled_sum" for m in loop.members]
+            kinds = [Acc.MAX if m is loop.running_max else Acc.RESCALED_SUM for m in loop.members]
         lblock.add_op(itgraph.YieldOp(yielded))
         seq = itgraph.SequentialOp(loop.var, loop.extent, kinds, [tgraph.tensor_type(v) for v in yielded], Region(lblock))
         body.add_op(seq)
