@@ -30,7 +30,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave
-from cleave_ir.dialects.cleave import ExprAttr, Memory, MemoryAttr
+from cleave_ir.dialects.cleave import ExprAttr, Memory, MemoryAttr, Stage
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import MaskFill
 from cleave_ir.passes.place_memory import place
@@ -387,7 +387,7 @@ class DynamicShapesPass(ModulePass):
         def serves_all(root: str) -> bool:  # a whole candidate (split and combine) is dynamic
             for name in ok.get(root, ()):
                 stage = cleave.stage(graphs[name])
-                if stage != "combine" and (stage != "split" or tgraph.referenced_symbol(graphs[name], "cleave.combine") in ok[root]):
+                if stage != Stage.COMBINE and (stage != Stage.SPLIT or tgraph.referenced_symbol(graphs[name], "cleave.combine") in ok[root]):
                     return True
             return False
 

@@ -37,7 +37,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import AccumulateKind as Acc
-from cleave_ir.dialects.cleave import TileConfigAttr
+from cleave_ir.dialects.cleave import Stage, TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
@@ -355,7 +355,7 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
         if rescale is not None and op is rescale[0]:
             # online softmax: exp(x - rowmax(x)); the max is yielded as the loop's running max
             axis = rescale[1]
-            m = tgraph.ReduceOp("max", xs[0], axis)
+            m = tgraph.ReduceOp(tgraph.ReduceKind.MAX, xs[0], axis)
             sub = tgraph.SubOp(xs[0], m.result)
             block.add_op(m)
             block.add_op(sub)
@@ -533,7 +533,7 @@ class SchedulePass(ModulePass):
             self._schedule(op, graph, failures)
         # a Split-K half that no single kernel fits is cut into a chain of kernels in its place
         for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
-            if graph.sym_name.data in failures and partition_kernels.stage(graph) in ("split", "combine"):
+            if graph.sym_name.data in failures and partition_kernels.stage(graph) in (Stage.SPLIT, Stage.COMBINE):
                 try:
                     pieces = partition_kernels.partition(shifted_for_cut(graph), self._unschedulable)
                 except Unschedulable as e:

@@ -19,7 +19,8 @@ after `cleave-concretize` and before `cleave-partition-split-k`; `cleave-schedul
 graph into one online-softmax pass (`rescaled_sum` with the chunk max as the running max).
 
 The rewrite is one `RewritePattern` (`StabilizeSplitKExp`, on each exp of a graph that is not yet
-partitioned) driven by a `PatternRewriteWalker`.
+partitioned) driven by a `PatternRewriteWalker` in one walk in program order (what the pattern
+creates never matches: the shifted exp's sums feed the rescaling products, not the combines).
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ def _apply(root: Operation) -> int:
     """Rewrite every stabilizable exp under `root` (each rewritten graph is verified); the number rewritten."""
     pattern = StabilizeSplitKExp()
     for region in root.regions:
-        PatternRewriteWalker(pattern).rewrite_region(region)
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_region(region)
     for g in dict.fromkeys(pattern.rewritten):
         g.verify()
     return len(pattern.rewritten)
