@@ -592,7 +592,10 @@ class MaskOp(IRDLOperation):
 
         unresolved = parser.parse_unresolved_operand()
         parser.parse_keyword("dim")
+        start = parser.pos
         axis = parser.parse_integer(allow_boolean=False)
+        if not 0 <= axis < 2**63:
+            parser.raise_error(f"itgraph.mask: dim {axis} out of range", start, parser.pos)
         parser.parse_keyword("offset")
         offset = expr()
         parser.parse_keyword("bound")

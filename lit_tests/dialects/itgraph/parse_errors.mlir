@@ -96,3 +96,15 @@ itgraph.kernel @mask_offset(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tenso
 
 // CHECK: -----
 // CHECK: itgraph.mask: expected an integer, a name or '(' in index expression '16*'
+
+// -----
+
+itgraph.kernel @mask_dim(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64, 32], f32>) attributes {num_outputs = 1 : i64} {
+  itgraph.parallel (p0) in (4) {
+    %t = itgraph.load %x at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[64, 32], f32> -> !tgraph.tensor<[16, 32], f32>
+    %m = itgraph.mask %t dim 99999999999999999999999 offset 0 bound 32 fill zero : !tgraph.tensor<[16, 32], f32> -> !tgraph.tensor<[16, 32], f32>
+  }
+}
+
+// CHECK: -----
+// CHECK: itgraph.mask: dim 99999999999999999999999 out of range
