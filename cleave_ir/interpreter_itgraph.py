@@ -21,6 +21,7 @@ from xdsl.interpreter import (
 )
 
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects.itgraph import AccumulateKind as Acc
 from cleave_ir.interpreter import InterpretationError, TGraphFunctions, concrete_shape
 from cleave_ir.shapes import evaluate, symbol
 
@@ -81,7 +82,7 @@ class ITGraphFunctions(InterpreterFunctions):
         keep = (start + np.arange(x.shape[axis])) < bound
         shape = [1] * x.ndim
         shape[axis] = x.shape[axis]
-        return (np.where(keep.reshape(shape), x, itgraph.MASK_FILLS[op.fill.data]),)
+        return (np.where(keep.reshape(shape), x, op.fill_value),)
 
     @impl(itgraph.ParallelOp)
     def run_parallel(self, interpreter: Interpreter, op: itgraph.ParallelOp, args: tuple[Any, ...]):
@@ -95,8 +96,8 @@ class ITGraphFunctions(InterpreterFunctions):
 
     @impl(itgraph.SequentialOp)
     def run_sequential(self, interpreter: Interpreter, op: itgraph.SequentialOp, args: tuple[Any, ...]):
-        kinds = op.kind_names
-        m_index = kinds.index("max") if "rescaled_sum" in kinds else None
+        kinds = op.accumulate_kinds
+        m_index = kinds.index(Acc.MAX) if Acc.RESCALED_SUM in kinds else None
         acc: list[np.ndarray] | None = None
         for j in range(evaluate(op.extent_dim, {**self.bindings, **self.env})):
             self.env[op.var_name] = j
@@ -109,9 +110,9 @@ class ITGraphFunctions(InterpreterFunctions):
                 ref = np.maximum(m_new, -3.0e38)  # rows with nothing yet (m = -inf): factors 0, not NaN
                 old_scale, new_scale = np.exp(acc[m_index] - ref), np.exp(part[m_index] - ref)
             for i, kind in enumerate(kinds):
-                if kind == "sum":
+                if kind == Acc.SUM:
                     acc[i] = acc[i] + part[i]
-                elif kind == "max":
+                elif kind == Acc.MAX:
                     acc[i] = np.maximum(acc[i], part[i])
                 else:  # rescaled_sum: both sides brought to the new running max
                     acc[i] = acc[i] * old_scale + part[i] * new_scale

@@ -7,21 +7,26 @@ body loads tiles (`itgraph.load` with a tmap), computes on them with tgraph ops,
 
 A tmap `#itgraph.tmap<[offsets], [tile_shape]>` slices a tensor: one offset expression per dim over
 loop variables, integers and symbols (`m*128`, `p*K/s + j*64`, `0` = not tiled). Offsets, tile
-dims and loop extents are `cleave.expr` attributes; mask offsets and bounds are strings in the same
-grammar (`cleave_ir.dialects.cleave.parse_expr_text`).
+dims, loop extents and mask offsets and bounds are `cleave.expr` attributes (one grammar,
+`cleave_ir.dialects.cleave.parse_expr`); accumulate kinds and mask fills are enum attributes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from dataclasses import dataclass
+from enum import auto
+from typing import Any, TypeVar, cast
 
 import sympy
-from xdsl.dialects.builtin import I64, ArrayAttr, FunctionType, IntegerAttr, StringAttr, SymbolNameConstraint, i64
+from xdsl.dialects.builtin import I64, ArrayAttr, ArrayOfConstraint, FunctionType, IntegerAttr, StringAttr, SymbolNameConstraint, i64
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
+    BaseAttr,
     IRDLOperation,
+    VerificationContext,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -36,12 +41,73 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from cleave_ir.dialects.cleave import ExprAttr, check_metadata, expr_str, parse_expr, parse_expr_text
 from cleave_ir.dialects.tgraph import TensorType, tensor_type
 from cleave_ir.shapes import Dim, as_dim, dim_str, symbol
 
-ACCUMULATE_KINDS = ("sum", "max", "rescaled_sum")
+
+
+class AccumulateKind(StrEnum):
+    """How `itgraph.sequential` folds one iteration's partial tile into its result."""
+
+    SUM = auto()  # acc + part
+    MAX = auto()  # max(acc, part)
+    RESCALED_SUM = auto()  # online softmax: both sides brought to the running max (`SequentialOp`)
+
+
+@irdl_attr_definition
+class AccumulateKindAttr(EnumAttribute[AccumulateKind], SpacedOpaqueSyntaxAttribute):
+    """`#itgraph<accumulate rescaled_sum>` (the op's own syntax prints the bare name)."""
+
+    name = "itgraph.accumulate"
+
+
+class MaskFill(StrEnum):
+    """What `itgraph.mask` writes past the dynamic bound: the identity of the reduction that follows."""
+
+    ZERO = auto()  # of a sum
+    NEG_INF = auto()  # of a max
+
+
+MASK_FILLS: dict[MaskFill, float] = {MaskFill.ZERO: 0.0, MaskFill.NEG_INF: float("-inf")}
+
+
+@irdl_attr_definition
+class MaskFillAttr(EnumAttribute[MaskFill], SpacedOpaqueSyntaxAttribute):
+    """`#itgraph<fill neg_inf>` (the op's own syntax prints the bare name)."""
+
+    name = "itgraph.fill"
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+@dataclass(frozen=True)
+class _EnumOf(BaseAttr[EnumAttribute[Any]]):
+    """An enum attribute; a value of another kind (a string in generic form) is named with the accepted values."""
+
+    what: str = ""
+
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
+        if not isinstance(attr, self.attr):
+            values = ", ".join(e.value for e in self.attr.enum_type)
+            raise VerifyException(f"{self.what} must be one of {values}, got {attr}")
+
+
+def _parse_enum(parser: AttrParser, enum: type[_E], what: str, op: str) -> _E:
+    """One `enum` value, bare (or quoted, as older files wrote it); an unknown name is a located one-line error."""
+    start = parser.pos
+    name = parser.parse_optional_identifier()
+    if name is None:
+        name = parser.parse_optional_str_literal()
+    expected = ", ".join(e.value for e in enum)
+    if name is None:
+        parser.raise_error(f"{op}: expected a {what} ({expected})")
+    if name not in enum.__members__.values():
+        parser.raise_error(f"{op}: unknown {what} '{name}' (expected {expected})", start, parser.pos)
+    return enum(name)
 
 
 def _check_positive(parser: AttrParser, start: int, values: Sequence[Dim], what: str) -> None:
@@ -316,16 +382,18 @@ class SequentialOp(IRDLOperation):
 
     var = prop_def(StringAttr)
     extent = prop_def(ExprAttr)
-    kinds = prop_def(ArrayAttr[StringAttr])
+    kinds = prop_def(ArrayOfConstraint(_EnumOf(AccumulateKindAttr, "itgraph.sequential: accumulate kinds")))
     body = region_def("single_block")
     results_ = var_result_def(TensorType)
 
-    def __init__(self, var: str, extent: Dim | int, kinds: Sequence[str], result_types: Sequence[TensorType], body: Region) -> None:
+    def __init__(
+        self, var: str, extent: Dim | int, kinds: Sequence[AccumulateKind | str], result_types: Sequence[TensorType], body: Region
+    ) -> None:
         super().__init__(
             properties={
                 "var": StringAttr(var),
                 "extent": ExprAttr(as_dim(sympy.sympify(extent))),
-                "kinds": ArrayAttr(StringAttr(k) for k in kinds),
+                "kinds": ArrayAttr(AccumulateKindAttr(AccumulateKind(k)) for k in kinds),
             },
             result_types=[list(result_types)],
             regions=[body],
@@ -340,17 +408,14 @@ class SequentialOp(IRDLOperation):
         return self.extent.data
 
     @property
-    def kind_names(self) -> list[str]:
+    def accumulate_kinds(self) -> list[AccumulateKind]:
         return [k.data for k in self.kinds.data]
 
     def verify_(self) -> None:
-        kinds = self.kind_names
+        kinds = self.accumulate_kinds
         if len(kinds) != len(self.results):
             raise VerifyException(f"itgraph.sequential: {len(kinds)} accumulate kinds for {len(self.results)} results")
-        for k in kinds:
-            if k not in ACCUMULATE_KINDS:
-                raise VerifyException(f"itgraph.sequential: unknown accumulate kind '{k}' (expected {', '.join(ACCUMULATE_KINDS)})")
-        if "rescaled_sum" in kinds and kinds.count("max") != 1:
+        if AccumulateKind.RESCALED_SUM in kinds and kinds.count(AccumulateKind.MAX) != 1:
             raise VerifyException("itgraph.sequential: rescaled_sum needs exactly one max result (the running max)")
         term = self.body.block.last_op
         if not isinstance(term, YieldOp):
@@ -367,7 +432,9 @@ class SequentialOp(IRDLOperation):
         extent = parse_expr(parser)
         _check_positive(parser, start, [extent], "loop extents")
         parser.parse_keyword("accumulate")
-        kinds = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_identifier)
+        kinds = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: _parse_enum(parser, AccumulateKind, "accumulate kind", "itgraph.sequential")
+        )
         types: list[Attribute] = []
         if parser.parse_optional_punctuation(":") is not None:
             types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
@@ -375,7 +442,7 @@ class SequentialOp(IRDLOperation):
         return SequentialOp(var, extent, kinds, cast(list[TensorType], types), body)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.var_name} in {expr_str(self.extent_dim)} accumulate ({', '.join(self.kind_names)})")
+        printer.print_string(f" {self.var_name} in {expr_str(self.extent_dim)} accumulate ({', '.join(self.accumulate_kinds)})")
         if self.results:
             printer.print_string(" : ")
             printer.print_list([r.type for r in self.results], printer.print_attribute)
@@ -460,50 +527,49 @@ def padded_sizes(kernel: KernelOp, sizes: Mapping[str, int]) -> dict[str, int]:
     return {k: -(-sizes[k] // q) * q for k, q in dynamic_quanta(kernel).items()}
 
 
-MASK_FILLS = {"zero": 0.0, "neg_inf": float("-inf")}
-
-
 @irdl_op_definition
 class MaskOp(IRDLOperation):
     """Set the elements of a tile that lie past a dynamic bound to a fill value.
 
-    `itgraph.mask %x dim 3 offset "128*r0 + L/16*p0" bound "L" fill "neg_inf"`: element `i` of dim 3
-    sits at global position `offset + i` of a dynamic dim of size `L`; positions >= L (padding
-    read as zeros) become the fill, so reductions over that dim ignore them.
+    `itgraph.mask %x dim 3 offset 128*r0 + L/16*p0 bound L fill neg_inf`: element `i` of dim 3 sits
+    at global position `offset + i` of a dynamic dim of size `L`; positions >= L (padding read as
+    zeros) become the fill, so reductions over that dim ignore them. (Files that quote the offset,
+    bound and fill, as older versions printed them, still parse.)
     """
 
     name = "itgraph.mask"
 
     input = operand_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
-    offset = prop_def(StringAttr)
-    bound = prop_def(StringAttr)
-    fill = prop_def(StringAttr)
+    offset = prop_def(ExprAttr)
+    bound = prop_def(ExprAttr)
+    fill = prop_def(_EnumOf(MaskFillAttr, "itgraph.mask: fill"))
     result = result_def(TensorType)
 
-    assembly_format = (
-        "$input `dim` $axis `offset` $offset `bound` $bound `fill` $fill attr-dict `:` type($input) `->` type($result)"
-    )
-
-    def __init__(self, value: SSAValue, axis: int, offset: Dim, bound: Dim, fill: str) -> None:
+    def __init__(self, value: SSAValue, axis: int, offset: Dim, bound: Dim, fill: MaskFill | str) -> None:
         super().__init__(
             operands=[value],
             properties={
                 "axis": IntegerAttr(axis, i64),
-                "offset": StringAttr(expr_str(sympy.expand(offset))),
-                "bound": StringAttr(expr_str(bound)),
-                "fill": StringAttr(fill),
+                "offset": ExprAttr(sympy.expand(offset)),
+                "bound": ExprAttr(bound),
+                "fill": MaskFillAttr(MaskFill(fill)),
             },
             result_types=[tensor_type(value)],
         )
 
     @property
     def offset_expr(self) -> Dim:
-        return parse_expr_text(self.offset.data)
+        return self.offset.data
 
     @property
     def bound_dim(self) -> Dim:
-        return parse_expr_text(self.bound.data)
+        return self.bound.data
+
+    @property
+    def fill_value(self) -> float:
+        """The number written past the bound."""
+        return MASK_FILLS[self.fill.data]
 
     def verify_(self) -> None:
         t = tensor_type(self.input)
@@ -511,12 +577,66 @@ class MaskOp(IRDLOperation):
             raise VerifyException("itgraph.mask: the result type must equal the input type")
         if not 0 <= self.axis.value.data < t.rank:
             raise VerifyException(f"itgraph.mask: dim {self.axis.value.data} out of range for rank {t.rank}")
-        if self.fill.data not in MASK_FILLS:
-            raise VerifyException(f"itgraph.mask: unknown fill '{self.fill.data}' (expected {', '.join(MASK_FILLS)})")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MaskOp:
+        def expr() -> Dim:
+            start = parser.pos
+            text = parser.parse_optional_str_literal()  # the quoted form of older files
+            if text is None:
+                return parse_expr(parser)
+            try:
+                return parse_expr_text(text)
+            except ValueError as e:
+                parser.raise_error(f"itgraph.mask: {e}", start, parser.pos)
+
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_keyword("dim")
+        start = parser.pos
+        axis = parser.parse_integer(allow_boolean=False)
+        if not 0 <= axis < 2**63:
+            parser.raise_error(f"itgraph.mask: dim {axis} out of range", start, parser.pos)
+        parser.parse_keyword("offset")
+        offset = expr()
+        parser.parse_keyword("bound")
+        bound = expr()
+        parser.parse_keyword("fill")
+        fill = _parse_enum(parser, MaskFill, "fill", "itgraph.mask")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value = parser.resolve_operand(unresolved, parser.parse_type())
+        parser.parse_punctuation("->")
+        out_type = parser.parse_type()
+        op = MaskOp.__new__(MaskOp)
+        IRDLOperation.__init__(
+            op,
+            operands=[value],
+            properties={
+                "axis": IntegerAttr(axis, i64),
+                "offset": ExprAttr(offset),
+                "bound": ExprAttr(bound),
+                "fill": MaskFillAttr(fill),
+            },
+            attributes=attrs,
+            result_types=[out_type],
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(
+            f" dim {self.axis.value.data} offset {expr_str(self.offset_expr)} bound {expr_str(self.bound_dim)} fill {self.fill.data}"
+        )
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
 
 
 ITGraph = Dialect(
     "itgraph",
     [KernelOp, ParallelOp, SequentialOp, YieldOp, LoadOp, StoreOp, MaskOp],
-    [TmapAttr],
+    [TmapAttr, AccumulateKindAttr, MaskFillAttr],
 )

@@ -17,6 +17,7 @@ over grid and loop variables and shape symbols in the one expression grammar of 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from enum import auto
 from typing import ClassVar
 
 import sympy
@@ -35,6 +36,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
+from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
     Block,
@@ -42,6 +44,7 @@ from xdsl.ir import (
     Operation,
     ParametrizedAttribute,
     Region,
+    SpacedOpaqueSyntaxAttribute,
     SSAValue,
     TypeAttribute,
 )
@@ -66,11 +69,26 @@ from xdsl.traits import (
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from cleave_ir.dialects.cleave import ExprAttr, expr_str, parse_expr, parse_expr_text
 from cleave_ir.shapes import Dim, dim_str, symbol
 
-SCOPES = ("global", "shared", "fragment")
+
+
+class Scope(StrEnum):
+    """The memory a TileLang buffer lives in."""
+
+    GLOBAL = auto()
+    SHARED = auto()
+    FRAGMENT = auto()  # registers, distributed over the block's threads
+
+
+@irdl_attr_definition
+class ScopeAttr(EnumAttribute[Scope], SpacedOpaqueSyntaxAttribute):
+    """`#tilelang<scope shared>` (a buffer type prints the bare name)."""
+
+    name = "tilelang.scope"
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 GRID_VARS = ("bx", "by", "bz")
 
@@ -118,10 +136,10 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
 
     dims: ArrayAttr[StringAttr]
     element_type: Attribute
-    scope: StringAttr
+    scope: ScopeAttr
 
-    def __init__(self, shape: Sequence[Dim | int | str], element_type: Attribute, scope: str) -> None:
-        super().__init__(_exprs_attr(shape), element_type, StringAttr(scope))
+    def __init__(self, shape: Sequence[Dim | int | str], element_type: Attribute, scope: Scope | str) -> None:
+        super().__init__(_exprs_attr(shape), element_type, ScopeAttr(Scope(scope)))
 
     @property
     def shape(self) -> tuple[Dim, ...]:
@@ -132,20 +150,18 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
         return len(self.dims.data)
 
     @property
-    def scope_name(self) -> str:
+    def scope_name(self) -> Scope:
         return self.scope.data
 
     def verify(self) -> None:
         if not isinstance(self.element_type, ELEMENT_TYPES):
             raise VerifyException(f"tilelang.buffer element type must be f16, bf16, f32 or f64, got {self.element_type}")
-        if self.scope.data not in SCOPES:
-            raise VerifyException(f"tilelang.buffer scope must be global, shared or fragment, got '{self.scope.data}'")
         if not self.dims.data:
             raise VerifyException("tilelang.buffer needs at least one dim")
         for d in self.shape:
             if d.is_Number and (not d.is_Integer or d < 1):
                 raise VerifyException(f"tilelang.buffer dims must be positive, got {d}")
-        if self.scope.data != "global" and any(not d.is_Integer for d in self.shape):
+        if self.scope.data != Scope.GLOBAL and any(not d.is_Integer for d in self.shape):
             raise VerifyException(f"tilelang.buffer: a {self.scope.data} buffer needs a static shape, got {fmt_shape(self.shape)}")
 
     @classmethod
@@ -155,13 +171,18 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
             parser.parse_punctuation(",")
             elt = parser.parse_type()
             parser.parse_punctuation(",")
+            start = parser.pos
             scope = parser.parse_identifier()
-        return (_exprs_attr(dims), elt, StringAttr(scope))
+            if scope not in Scope.__members__.values():
+                parser.raise_error(
+                    f"tilelang.buffer scope must be {', '.join(Scope)}, got '{scope}'", start, start + len(scope)
+                )
+        return (_exprs_attr(dims), elt, ScopeAttr(Scope(scope)))
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<[{_text_list(self.dims)}], ")
         printer.print_attribute(self.element_type)
-        printer.print_string(f", {self.scope.data}>")
+        printer.print_string(f", {self.scope.data.value}>")
 
 
 def buffer_type(value: SSAValue | Attribute) -> BufferType:
@@ -248,7 +269,7 @@ def _check_vars(op: Operation, exprs: Iterable[Dim], what: str) -> None:
 
 def _check_local(op: Operation, value: SSAValue, what: str) -> BufferType:
     t = buffer_type(value)
-    if t.scope_name == "global":
+    if t.scope_name == Scope.GLOBAL:
         raise VerifyException(f"{op.name}: {what} must be a shared or fragment buffer, got a global one")
     return t
 
@@ -315,7 +336,7 @@ class KernelOp(IRDLOperation):
         if not 0 < self.num_outputs.value.data <= len(self.body.block.args):
             raise VerifyException(f"{where}: bad number of outputs {self.num_outputs.value.data}")
         for i, arg in enumerate(self.body.block.args):
-            if not isinstance(arg.type, BufferType) or arg.type.scope_name != "global":
+            if not isinstance(arg.type, BufferType) or arg.type.scope_name != Scope.GLOBAL:
                 raise VerifyException(f"{where}: parameter {i} must be a global !tilelang.buffer, got {arg.type}")
         syms = shape_symbols(self)
         for e in self.grid_extents:
@@ -380,7 +401,7 @@ class AllocSharedOp(_AllocOp):
     """`T.alloc_shared(shape, dtype)`."""
 
     name = "tilelang.alloc_shared"
-    SCOPE: ClassVar[str] = "shared"
+    SCOPE: ClassVar[Scope] = Scope.SHARED
 
 
 @irdl_op_definition
@@ -388,7 +409,7 @@ class AllocFragmentOp(_AllocOp):
     """`T.alloc_fragment(shape, dtype)`: registers, distributed over the block's threads."""
 
     name = "tilelang.alloc_fragment"
-    SCOPE: ClassVar[str] = "fragment"
+    SCOPE: ClassVar[Scope] = Scope.FRAGMENT
 
 
 # --------------------------------------------------------------------------- block-level ops
@@ -433,7 +454,7 @@ class CopyOp(IRDLOperation):
                 if len(region.offsets.data) != t.rank:
                     raise VerifyException(f"tilelang.copy: {side} region has {len(region.offsets.data)} dims, the buffer has {t.rank}")
                 _check_vars(self, region.offset_exprs + region.size_exprs, f"{side} region")
-        if buffer_type(self.src).scope_name == "global" and buffer_type(self.dst).scope_name == "global":
+        if buffer_type(self.src).scope_name == Scope.GLOBAL and buffer_type(self.dst).scope_name == Scope.GLOBAL:
             raise VerifyException("tilelang.copy: global to global copies are not supported")
         a, b = squeezed(self.extent("src")), squeezed(self.extent("dst"))
         if a != b:
@@ -462,11 +483,11 @@ class GemmOp(IRDLOperation):
 
     def verify_(self) -> None:
         ta, tb, tc = buffer_type(self.a), buffer_type(self.b), buffer_type(self.c)
-        if ta.scope_name == "global":
+        if ta.scope_name == Scope.GLOBAL:
             raise VerifyException("tilelang.gemm: A operand must be in shared memory or a fragment, got a global buffer")
-        if tb.scope_name != "shared":
+        if tb.scope_name != Scope.SHARED:
             raise VerifyException(f"tilelang.gemm: B operand must be in shared memory, got a {tb.scope_name} buffer")
-        if tc.scope_name != "fragment" or not isinstance(tc.element_type, Float32Type):
+        if tc.scope_name != Scope.FRAGMENT or not isinstance(tc.element_type, Float32Type):
             raise VerifyException("tilelang.gemm: C (the accumulator) must be an f32 fragment")
         if not (ta.rank == tb.rank == tc.rank == 2):
             raise VerifyException(f"tilelang.gemm: operands must be 2-D, got {fmt_shape(ta.shape)}, {fmt_shape(tb.shape)}, {fmt_shape(tc.shape)}")
@@ -554,7 +575,7 @@ class _ReduceOp(IRDLOperation):
     def verify_(self) -> None:
         s = _check_local(self, self.src, "the source")
         d = _check_local(self, self.dst, "the destination")
-        if d.scope_name != "fragment":
+        if d.scope_name != Scope.FRAGMENT:
             raise VerifyException(f"{self.name}: the destination must be a fragment")
         axis = self.dim.value.data
         if not 0 <= axis < s.rank:
@@ -883,5 +904,5 @@ TileLang = Dialect(
         LoadOp,
         StoreOp,
     ],
-    [BufferType, RegionAttr],
+    [BufferType, RegionAttr, ScopeAttr],
 )

@@ -38,8 +38,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave
-from cleave_ir.dialects.cleave import ExprAttr, Memory, MemoryAttr
+from cleave_ir.dialects.cleave import ExprAttr, Memory, MemoryAttr, Stage
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects.itgraph import MaskFill
 from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.place_memory import place
 from cleave_ir.passes.schedule import Config, build_kernel, plan
@@ -229,7 +230,7 @@ def insert_masks(kernel: itgraph.KernelOp) -> int:
     def of(v: SSAValue) -> list[Origin]:
         return origin.get(v) or [None] * tgraph.tensor_type(v).rank
 
-    def mask(user: Operation, index: int, axis: int, fill: str) -> None:
+    def mask(user: Operation, index: int, axis: int, fill: MaskFill) -> None:
         nonlocal added
         v = user.operands[index]
         o = of(v)[axis]
@@ -260,7 +261,7 @@ def insert_masks(kernel: itgraph.KernelOp) -> int:
             origin[op.result] = [None if d == 1 else next(src) for d in tgraph.tensor_type(op.result).shape]
         elif isinstance(op, tgraph.ReduceOp):
             if of(op.input)[op.axis] is not None:
-                mask(op, 0, op.axis, "zero" if op.kind.data == tgraph.ReduceKind.SUM else "neg_inf")
+                mask(op, 0, op.axis, MaskFill.ZERO if op.kind.data == tgraph.ReduceKind.SUM else MaskFill.NEG_INF)
             origin[op.result] = [None if i == op.axis else o for i, o in enumerate(of(op.input))]
         elif isinstance(op, tgraph.MatmulOp):
             a, b = of(op.lhs), of(op.rhs)
@@ -271,7 +272,7 @@ def insert_masks(kernel: itgraph.KernelOp) -> int:
                 for i, axis in ((0, -1), (1, kb)):
                     v = op.operands[i]
                     if not _loaded(v) and of(v)[axis] is not None:
-                        mask(op, i, len(of(v)) + axis, "zero")
+                        mask(op, i, len(of(v)) + axis, MaskFill.ZERO)
                     elif not _loaded(v):
                         raise NotDynamic(f"{op.name}: cannot tell where the padding of a computed operand is")
             rank = tgraph.tensor_type(op.result).rank

@@ -468,7 +468,7 @@ class _KernelLowering:
         return cast.value
 
     def sequential(self, op: itgraph.SequentialOp) -> None:
-        kinds = op.kind_names
+        kinds = op.accumulate_kinds
         accs = [self.alloc_for(r, (r.name_hint or "acc") + "_acc", "fragment") for r in op.results]
         for buf, kind in zip(accs, kinds):
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == "max" else tl.ClearOp(buf.value))
@@ -513,7 +513,7 @@ class _KernelLowering:
         `acc * alpha + part`, and a matmul part accumulates in place (`T.gemm` into the rescaled
         accumulator, no second fp32 tile). Otherwise None (the chunk-max form, alpha/beta after the body).
         """
-        kinds = op.kind_names
+        kinds = op.accumulate_kinds
         mi = kinds.index("max")
         m_part = term.values[mi]
         if not isinstance(m_part.owner, tgraph.ReduceOp) or m_part.owner.parent_block() is not op.body.block:

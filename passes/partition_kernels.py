@@ -32,7 +32,7 @@ _INHERITED = ("cleave.candidate_of", "cleave.note", "cleave.split_count", "bindi
 def successor(graph: tgraph.GraphOp) -> str | None:
     """The graph whose kernel runs right after `graph`'s: `cleave.next`, or a split graph's combine."""
     nxt = tgraph.referenced_symbol(graph, "cleave.next")
-    if nxt is None and stage(graph) == "split":
+    if nxt is None and stage(graph) == Stage.SPLIT:
         nxt = tgraph.referenced_symbol(graph, "cleave.combine")
     return nxt
 
@@ -43,7 +43,7 @@ def stage(graph: tgraph.GraphOp) -> Stage | None:
 
 def chain_head(graph: tgraph.GraphOp) -> bool:
     """Whether a candidate's kernels start with `graph`'s (not a combine graph or a later piece)."""
-    return stage(graph) not in ("combine", "part")
+    return stage(graph) not in (Stage.COMBINE, Stage.PART)
 
 
 def chain(graph: tgraph.GraphOp, graphs: dict[str, tgraph.GraphOp]) -> list[tgraph.GraphOp] | None:

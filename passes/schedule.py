@@ -36,7 +36,8 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.dialects.cleave import TileConfigAttr
+from cleave_ir.dialects.itgraph import AccumulateKind as Acc
+from cleave_ir.dialects.cleave import Stage, TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
@@ -354,7 +355,7 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
         if rescale is not None and op is rescale[0]:
             # online softmax: exp(x - rowmax(x)); the max is yielded as the loop's running max
             axis = rescale[1]
-            m = tgraph.ReduceOp("max", xs[0], axis)
+            m = tgraph.ReduceOp(tgraph.ReduceKind.MAX, xs[0], axis)
             sub = tgraph.SubOp(xs[0], m.result)
             block.add_op(m)
             block.add_op(sub)
@@ -386,12 +387,12 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
         for x in loop.inside:
             emit(lblock, env, loop.tiles, x, rescale)
         yielded = [env[m.results[0]] for m in loop.members]
-        kinds = ["max" if isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.MAX else "sum" for m in loop.members]
+        kinds = [Acc.MAX if isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.MAX else Acc.SUM for m in loop.members]
         if rescale is not None:
-            kinds = ["rescaled_sum"] * len(kinds) + ["max"]
+            kinds = [Acc.RESCALED_SUM] * len(kinds) + [Acc.MAX]
             yielded.append(maxes[0])
         elif loop.running_max is not None:  # explicit exp(x - max): that max is the running max
-            kinds = ["max" if m is loop.running_max else "rescaled_sum" for m in loop.members]
+            kinds = [Acc.MAX if m is loop.running_max else Acc.RESCALED_SUM for m in loop.members]
         lblock.add_op(itgraph.YieldOp(yielded))
         seq = itgraph.SequentialOp(loop.var, loop.extent, kinds, [tgraph.tensor_type(v) for v in yielded], Region(lblock))
         body.add_op(seq)
@@ -532,7 +533,7 @@ class SchedulePass(ModulePass):
             self._schedule(op, graph, failures)
         # a Split-K half that no single kernel fits is cut into a chain of kernels in its place
         for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
-            if graph.sym_name.data in failures and partition_kernels.stage(graph) in ("split", "combine"):
+            if graph.sym_name.data in failures and partition_kernels.stage(graph) in (Stage.SPLIT, Stage.COMBINE):
                 try:
                     pieces = partition_kernels.partition(shifted_for_cut(graph), self._unschedulable)
                 except Unschedulable as e:

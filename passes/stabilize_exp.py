@@ -28,6 +28,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from cleave_ir.dialects import cleave
 from cleave_ir.dialects.cleave import Stage
@@ -60,23 +62,36 @@ def stable_axis(exp: tgraph.ExpOp) -> int | None:
     return None
 
 
-def stabilize_exps(root: Operation) -> int:
-    """Shift every exp under `root` whose block normalizes its scale away; the number shifted."""
-    n = 0
-    for exp in [op for op in root.walk() if isinstance(op, tgraph.ExpOp)]:
+@dataclass
+class ShiftExpByMax(RewritePattern):
+    """`exp(x)` -> `exp(x - max(x))` over the axis `stable_axis` finds (the block normalizes the scale away)."""
+
+    shifted: int = 0  # the number of exps rewritten
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, exp: tgraph.ExpOp, rewriter: PatternRewriter) -> None:
         axis = stable_axis(exp)
         if axis is None:
-            continue
+            return
         x = exp.input
         row_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, x, axis)
         row_max.result.name_hint = "row_max"
         shifted = tgraph.SubOp(x, row_max.result)
-        block = exp.parent_block()
-        assert block is not None
-        block.insert_ops_before([row_max, shifted], exp)
-        exp.operands[0] = shifted.result
-        n += 1
-    return n
+        for new in (row_max, shifted):
+            rewriter.insert(new, InsertPoint.before(exp))
+        rewriter.replace_uses_with_if(x, shifted.result, lambda use: use.operation is exp)
+        self.shifted += 1
+
+
+def stabilize_exps(root: Operation) -> int:
+    """Shift every exp under `root` whose block normalizes its scale away; the number shifted.
+
+    One walk in program order: each exp is judged on the IR as the earlier rewrites left it (a
+    shifted exp reads `x - max` and is not matched again)."""
+    pattern = ShiftExpByMax()
+    for region in root.regions:
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_region(region)
+    return pattern.shifted
 
 
 def stabilize_kernel(kernel: itgraph.KernelOp) -> itgraph.KernelOp:

@@ -17,20 +17,26 @@ over a value with a parts dim (`parts_dims`) whose every use is a sum over one c
 over one parts dim, and the combined sums meeting only in one division (through reshapes). Run it
 after `cleave-concretize` and before `cleave-partition-split-k`; `cleave-schedule` turns the split
 graph into one online-softmax pass (`rescaled_sum` with the chunk max as the running max).
+
+The rewrite is one `RewritePattern` (`StabilizeSplitKExp`, on each exp of a graph that is not yet
+partitioned) driven by a `PatternRewriteWalker` in one walk in program order (what the pattern
+creates never matches: the shifted exp's sums feed the rescaling products, not the combines).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-from cleave_ir.dialects import tgraph
+from cleave_ir.dialects import cleave, tgraph
 from cleave_ir.passes.partition_split_k import parts_dims
 
 NOTE = "exp shifted by the chunk max (log-sum-exp combine)"
@@ -115,43 +121,64 @@ def match(graph: tgraph.GraphOp, exp: tgraph.ExpOp, parts: dict[SSAValue, frozen
     return Match(exp, axis, combines[0].axis, sums, combines)
 
 
-def rewrite(graph: tgraph.GraphOp, m: Match) -> None:
-    """Rewrite a matched exp into the log-sum-exp form (in place)."""
-    block = graph.block
+def rewrite(graph: tgraph.GraphOp, m: Match, rewriter: PatternRewriter) -> None:
+    """Rewrite a matched exp into the log-sum-exp form."""
     x = m.exp.input
     chunk_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, x, m.axis)
     shifted = tgraph.SubOp(x, chunk_max.result)
     chunk_max.result.name_hint = "chunk_max"
-    block.insert_ops_before([chunk_max, shifted], m.exp)
-    m.exp.operands[0] = shifted.result
-    first = next(op for op in block.ops if op in m.combines)
+    for new in (chunk_max, shifted):
+        rewriter.insert(new, InsertPoint.before(m.exp))
+    rewriter.replace_uses_with_if(x, shifted.result, lambda use: use.operation is m.exp)
+    first = next(op for op in graph.block.ops if op in m.combines)
     global_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, chunk_max.result, m.parts)
     delta = tgraph.SubOp(chunk_max.result, global_max.result)
     weight = tgraph.ExpOp(delta.result)
     global_max.result.name_hint = "global_max"
     weight.result.name_hint = "rescale"
-    block.insert_ops_before([global_max, delta, weight], first)
+    for new in (global_max, delta, weight):
+        rewriter.insert(new, InsertPoint.before(first))
     for s, c in zip(m.sums, m.combines):
         scaled = tgraph.MulOp(s.results[0], weight.result)
-        block.insert_op_before(scaled, c)
-        c.operands[0] = scaled.result
+        rewriter.insert(scaled, InsertPoint.before(c))
+        rewriter.replace_uses_with_if(s.results[0], scaled.result, lambda use, c=c: use.operation is c)
     note = graph.attributes.get("cleave.note")
     text = note.data if isinstance(note, StringAttr) else ""
     if NOTE not in text:
         graph.attributes["cleave.note"] = StringAttr(f"{text}, {NOTE}" if text else NOTE)
+        rewriter.notify_op_modified(graph)
+
+
+@dataclass
+class StabilizeSplitKExp(RewritePattern):
+    """Rewrite an exp of an unpartitioned graph that `match` accepts into the log-sum-exp form."""
+
+    rewritten: list[tgraph.GraphOp] = field(default_factory=list)  # the graph of each rewrite, in order
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tgraph.ExpOp, rewriter: PatternRewriter) -> None:
+        graph = op.parent_op()
+        if not isinstance(graph, tgraph.GraphOp) or cleave.stage(graph) is not None:
+            return
+        found = match(graph, op)
+        if found is not None:
+            rewrite(graph, found, rewriter)
+            self.rewritten.append(graph)
+
+
+def _apply(root: Operation) -> int:
+    """Rewrite every stabilizable exp under `root` (each rewritten graph is verified); the number rewritten."""
+    pattern = StabilizeSplitKExp()
+    for region in root.regions:
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_region(region)
+    for g in dict.fromkeys(pattern.rewritten):
+        g.verify()
+    return len(pattern.rewritten)
 
 
 def stabilize(graph: tgraph.GraphOp) -> int:
     """Rewrite every stabilizable exp of `graph` in place; the number rewritten."""
-    n = 0
-    for exp in [op for op in graph.block.ops if isinstance(op, tgraph.ExpOp)]:
-        found = match(graph, exp)
-        if found is not None:
-            rewrite(graph, found)
-            n += 1
-    if n:
-        graph.verify()
-    return n
+    return _apply(graph)
 
 
 @dataclass(frozen=True)
@@ -161,6 +188,4 @@ class StabilizeSplitKPass(ModulePass):
     name = "cleave-stabilize-split-k"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
-            if graph.attributes.get("cleave.stage") is None:
-                stabilize(graph)
+        _apply(op)

@@ -100,7 +100,7 @@ def test_flash_attention_structure(name: str) -> None:
     inside = [op.name for op in loop.body.block.ops]
     assert inside.count("tgraph.matmul") == 2 and "tgraph.exp" in inside  # QK^T, exp, P.V ...
     assert any(op.name == "tgraph.reduce" and op.kind.data.value == "sum" for op in loop.body.block.ops)  # ... and the row sum, fused
-    assert loop.kind_names == ["rescaled_sum", "rescaled_sum", "max"]  # online softmax
+    assert loop.accumulate_kinds == ["rescaled_sum", "rescaled_sum", "max"]  # online softmax
     after = [op.name for op in par.body.block.ops]
     assert after.index("tgraph.div") > after.index("itgraph.sequential")  # the division after the loop
     # no intermediate larger than a tile: every value in the kernel is a tile of at most 128 x 128
@@ -145,7 +145,7 @@ def test_online_softmax_survives_logits_of_1000() -> None:
     g = b.build(b.div(b.matmul(e, v), b.reduce("sum", e, 2)))
     kernel = build_kernel(plan(g, Config((1, 32, 8), 32)), "k")
     seq = next(op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp))
-    assert "rescaled_sum" in seq.kind_names
+    assert "rescaled_sum" in seq.accumulate_kinds
     rng = np.random.default_rng(0)
     qx = rng.standard_normal((2, 32, 8))
     qx *= 1000 / np.abs(qx).max()  # logits reach about +-1000

@@ -171,7 +171,7 @@ def test_split_kernel_is_one_online_softmax_pass(name: str) -> None:
         assert isinstance(par, itgraph.ParallelOp)
         loops = [op for op in k.walk() if isinstance(op, itgraph.SequentialOp)]
         assert len(loops) == 1 and loops[0].parent_op() is par, s.config  # one pass over K/V
-        assert loops[0].kind_names == ["rescaled_sum", "rescaled_sum", "max"]
+        assert loops[0].accumulate_kinds == ["rescaled_sum", "rescaled_sum", "max"]
         inside = [op for op in loops[0].body.block.ops]
         assert any(isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX for op in inside)
         assert sum(isinstance(op, itgraph.LoadOp) and op.source.name_hint == "k" for op in k.walk()) == 1
@@ -197,7 +197,7 @@ def test_explicit_max_loop_with_a_foreign_sum_is_rejected() -> None:
     h = b.build(m, b.reduce("sum", e, 1))
     xs = [np.random.default_rng(0).standard_normal((4, 256)) * 1e4]
     k = build_kernel(plan(h, Config((4, 1), 64)), "k")
-    assert [op.kind_names for op in k.walk() if isinstance(op, itgraph.SequentialOp)] == [["rescaled_sum", "max"]]
+    assert [op.accumulate_kinds for op in k.walk() if isinstance(op, itgraph.SequentialOp)] == [["rescaled_sum", "max"]]
     for want, got in zip(run_graph(h, xs), run_kernel(k, xs)):
         assert max_relative_error(want, got) < 1e-12
     # exp(x - max) not summed (a softmax numerator as output): the max stays a plain max loop
@@ -206,7 +206,7 @@ def test_explicit_max_loop_with_a_foreign_sum_is_rejected() -> None:
     m = b.reduce("max", x, 1)
     n = b.build(m, b.exp(b.sub(x, m)))
     k = build_kernel(plan(n, Config((4, 1), 64)), "k")
-    assert [op.kind_names for op in k.walk() if isinstance(op, itgraph.SequentialOp)] == [["max"]]
+    assert [op.accumulate_kinds for op in k.walk() if isinstance(op, itgraph.SequentialOp)] == [["max"]]
     for want, got in zip(run_graph(n, xs), run_kernel(k, xs)):
         assert max_relative_error(want, got) < 1e-12
 

@@ -18,8 +18,8 @@ tgraph.graph @decode(%q: !tgraph.tensor<[1, 4, 128], f16>, %k: !tgraph.tensor<[1
 // CHECK-SAME: cleave.dynamic = {k_d1 = [[Q:[0-9]+]] : i64}
 // CHECK:        itgraph.sequential r0 in k_d1/[[Q]] accumulate
 // CHECK:          itgraph.load %k at #itgraph.tmap<[0, {{[0-9]+}}*r0, 0],
-// CHECK:          itgraph.mask {{.*}} bound "k_d1" fill "neg_inf"
-// CHECK:          itgraph.mask {{.*}} bound "k_d1" fill "zero"
+// CHECK:          itgraph.mask {{.*}} bound k_d1 fill neg_inf
+// CHECK:          itgraph.mask {{.*}} bound k_d1 fill zero
 
 // The kernel computes what the graph computes (at the representative size; tests/test_dynamic.py
 // runs other sizes):

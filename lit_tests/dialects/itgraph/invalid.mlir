@@ -169,16 +169,16 @@ itgraph.kernel @seq_kinds(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<
 itgraph.kernel @seq_kind(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64, 1], f32>) attributes {num_outputs = 1 : i64} {
   itgraph.parallel (p0) in (4) {
     %t = itgraph.load %x at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[64, 32], f32> -> !tgraph.tensor<[16, 32], f32>
-    %a = itgraph.sequential r0 in 2 accumulate (prod) : !tgraph.tensor<[16, 1], f32> {
+    %a = "itgraph.sequential"() <{var = "r0", extent = #cleave.expr<2>, kinds = ["prod"]}> ({
       %s = tgraph.reduce sum %t dim 1 : !tgraph.tensor<[16, 32], f32> -> !tgraph.tensor<[16, 1], f32>
       itgraph.yield %s : !tgraph.tensor<[16, 1], f32>
-    }
+    }) : () -> !tgraph.tensor<[16, 1], f32>
     itgraph.store %a, %y at #itgraph.tmap<[16*p0, 0], [16, 1]> : !tgraph.tensor<[16, 1], f32>, !tgraph.tensor<[64, 1], f32>
   }
 }
 
 // CHECK-NEXT: -----
-// CHECK-NEXT: error: itgraph.sequential: unknown accumulate kind 'prod' (expected sum, max, rescaled_sum)
+// CHECK-NEXT: error: itgraph.sequential: accumulate kinds must be one of sum, max, rescaled_sum, got "prod"
 
 // -----
 
@@ -216,7 +216,7 @@ itgraph.kernel @seq_types(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<
 itgraph.kernel @mask_type(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64, 32], f32>) attributes {num_outputs = 1 : i64} {
   itgraph.parallel (p0) in (4) {
     %t = itgraph.load %x at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[64, 32], f32> -> !tgraph.tensor<[16, 32], f32>
-    %m = itgraph.mask %t dim 1 offset "0" bound "32" fill "zero" : !tgraph.tensor<[16, 32], f32> -> !tgraph.tensor<[16, 16], f32>
+    %m = itgraph.mask %t dim 1 offset 0 bound 32 fill zero : !tgraph.tensor<[16, 32], f32> -> !tgraph.tensor<[16, 16], f32>
     itgraph.store %t, %y at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[16, 32], f32>, !tgraph.tensor<[64, 32], f32>
   }
 }
@@ -229,7 +229,7 @@ itgraph.kernel @mask_type(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<
 itgraph.kernel @mask_dim(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64, 32], f32>) attributes {num_outputs = 1 : i64} {
   itgraph.parallel (p0) in (4) {
     %t = itgraph.load %x at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[64, 32], f32> -> !tgraph.tensor<[16, 32], f32>
-    %m = itgraph.mask %t dim 2 offset "0" bound "32" fill "zero" : !tgraph.tensor<[16, 32], f32> -> !tgraph.tensor<[16, 32], f32>
+    %m = itgraph.mask %t dim 2 offset 0 bound 32 fill zero : !tgraph.tensor<[16, 32], f32> -> !tgraph.tensor<[16, 32], f32>
     itgraph.store %m, %y at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[16, 32], f32>, !tgraph.tensor<[64, 32], f32>
   }
 }
@@ -242,13 +242,13 @@ itgraph.kernel @mask_dim(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[
 itgraph.kernel @mask_fill(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64, 32], f32>) attributes {num_outputs = 1 : i64} {
   itgraph.parallel (p0) in (4) {
     %t = itgraph.load %x at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[64, 32], f32> -> !tgraph.tensor<[16, 32], f32>
-    %m = itgraph.mask %t dim 1 offset "0" bound "32" fill "pos_inf" : !tgraph.tensor<[16, 32], f32> -> !tgraph.tensor<[16, 32], f32>
+    %m = "itgraph.mask"(%t) <{axis = 1 : i64, offset = #cleave.expr<0>, bound = #cleave.expr<32>, fill = "pos_inf"}> : (!tgraph.tensor<[16, 32], f32>) -> !tgraph.tensor<[16, 32], f32>
     itgraph.store %m, %y at #itgraph.tmap<[16*p0, 0], [16, 32]> : !tgraph.tensor<[16, 32], f32>, !tgraph.tensor<[64, 32], f32>
   }
 }
 
 // CHECK-NEXT: -----
-// CHECK-NEXT: error: itgraph.mask: unknown fill 'pos_inf' (expected zero, neg_inf)
+// CHECK-NEXT: error: itgraph.mask: fill must be one of zero, neg_inf, got "pos_inf"
 // -----
 
 itgraph.kernel @seq_yield(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64, 1], f32>) attributes {num_outputs = 1 : i64} {

@@ -1,7 +1,8 @@
 // RUN: cleave-opt %s | filecheck %s
 // RUN: ROUNDTRIP
 // Every itgraph op in its custom form: a kernel, its parallel grid, a sequential loop accumulating
-// (rescaled_sum, rescaled_sum, max), loads and stores with tmaps, a mask of a dynamic dim.
+// (rescaled_sum, rescaled_sum, max), loads and stores with tmaps, a mask of a dynamic dim (the quoted
+// form older files hold parses to the same op), and the enum attributes in their generic form.
 
 // CHECK:      itgraph.kernel @attn(%q: !tgraph.tensor<[8, 256, 64], f16>, %k: !tgraph.tensor<[8, 256, 64], f16>, %v: !tgraph.tensor<[8, 256, 64], f16>, %o: !tgraph.tensor<[8, 256, 64], f16>) attributes {num_outputs = 1 : i64} {
 // CHECK-NEXT:   itgraph.parallel (p0, p1) in (8, 4) {
@@ -37,17 +38,22 @@ itgraph.kernel @attn(%q: !tgraph.tensor<[8, 256, 64], f16>, %k: !tgraph.tensor<[
 // CHECK-NEXT:   itgraph.parallel (p0) in (4) {
 // CHECK-NEXT:     %m = itgraph.sequential r0 in L/16 accumulate (max) : !tgraph.tensor<[1, 1], f32> {
 // CHECK-NEXT:       %t = itgraph.load %x at #itgraph.tmap<[p0, 16*r0], [1, 16]> : !tgraph.tensor<[4, L], f32> -> !tgraph.tensor<[1, 16], f32>
-// CHECK-NEXT:       %tm = itgraph.mask %t dim 1 offset "16*r0" bound "L" fill "neg_inf" : !tgraph.tensor<[1, 16], f32> -> !tgraph.tensor<[1, 16], f32>
+// CHECK-NEXT:       %tm = itgraph.mask %t dim 1 offset 16*r0 bound L fill neg_inf : !tgraph.tensor<[1, 16], f32> -> !tgraph.tensor<[1, 16], f32>
+// CHECK-NEXT:       %old = itgraph.mask %t dim 1 offset 16*r0 + 4 bound L fill zero : !tgraph.tensor<[1, 16], f32> -> !tgraph.tensor<[1, 16], f32>
 // CHECK-NEXT:       %r = tgraph.reduce max %tm dim 1
 
 itgraph.kernel @rowmax(%x: !tgraph.tensor<[4, L], f32>, %y: !tgraph.tensor<[4, 1], f32>) attributes {num_outputs = 1 : i64, cleave.dynamic = {L = 16 : i64}} {
   itgraph.parallel (p0) in (4) {
     %m = itgraph.sequential r0 in L/16 accumulate (max) : !tgraph.tensor<[1, 1], f32> {
       %t = itgraph.load %x at #itgraph.tmap<[p0, 16*r0], [1, 16]> : !tgraph.tensor<[4, L], f32> -> !tgraph.tensor<[1, 16], f32>
-      %tm = itgraph.mask %t dim 1 offset "16*r0" bound "L" fill "neg_inf" : !tgraph.tensor<[1, 16], f32> -> !tgraph.tensor<[1, 16], f32>
+      %tm = itgraph.mask %t dim 1 offset 16*r0 bound L fill neg_inf : !tgraph.tensor<[1, 16], f32> -> !tgraph.tensor<[1, 16], f32>
+      %old = itgraph.mask %t dim 1 offset "4 + r0*16" bound "L" fill "zero" : !tgraph.tensor<[1, 16], f32> -> !tgraph.tensor<[1, 16], f32>
       %r = tgraph.reduce max %tm dim 1 : !tgraph.tensor<[1, 16], f32> -> !tgraph.tensor<[1, 1], f32>
       itgraph.yield %r : !tgraph.tensor<[1, 1], f32>
     }
     itgraph.store %m, %y at #itgraph.tmap<[p0, 0], [1, 1]> : !tgraph.tensor<[1, 1], f32>, !tgraph.tensor<[4, 1], f32>
   }
 }
+
+// CHECK:      "test.op"() {acc = #itgraph<accumulate rescaled_sum>, fill = #itgraph<fill neg_inf>} : () -> ()
+"test.op"() {acc = #itgraph<accumulate rescaled_sum>, fill = #itgraph<fill neg_inf>} : () -> ()
