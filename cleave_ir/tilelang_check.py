@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
@@ -43,6 +46,51 @@ def lower_all(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str
         return dict(zip(names, pool.map(lower, names)))
 
 
+SYNC_WARNING = "[ThreadSync]"
+"""How TileLang's shared-memory sync planner starts the warnings it logs (from C++, to file
+descriptor 2): a sync hoisted out of an `if` whose race remains, a conflict it could not order."""
+
+
+@contextlib.contextmanager
+def captured_fd2(lines: list[str]):
+    """What is written to file descriptor 2 meanwhile (TVM's C++ LOG lines, past Python's sys.stderr)
+    is appended to `lines` instead of reaching the terminal."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            lines.extend(sink.read().decode(errors="replace").splitlines())
+
+
+def sync_warnings(lines: list[str]) -> list[str]:
+    """TileLang's ThreadSync warnings among logged lines, each as one line from the marker on."""
+    return [line[line.index(SYNC_WARNING) :] for line in lines if SYNC_WARNING in line]
+
+
+def lower_logged(path: str | Path, arch: str = "sm_90a") -> dict[str, tuple[str, list[str]]]:
+    """Every kernel of the emitted module at `path` lowered for `arch`, one at a time (the log is per
+    process): kernel -> (CUDA source, the lines TileLang logged meanwhile). The first failure is raised."""
+    import tilelang
+    from tilelang import tvm
+
+    mod = load_module_file(path)
+    out: dict[str, tuple[str, list[str]]] = {}
+    with tvm.target.Target({"kind": "cuda", "arch": arch}):
+        for name in mod.KERNELS:
+            lines: list[str] = []
+            with captured_fd2(lines):
+                source = tilelang.lower(getattr(mod, name)).kernel_source
+            out[name] = (source, lines)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m cleave_ir.tilelang_check kernel.py`: lower every kernel for sm_90a, one line each."""
     import argparse
@@ -52,17 +100,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("module", help="a module written by cleave-opt ... -t tilelang -o FILE")
     p.add_argument("--arch", default="sm_90a")
     p.add_argument("-j", "--jobs", type=int, default=1, help="kernels lowered in parallel (default 1)")
+    p.add_argument("--sync-warnings", action="store_true", help="lower one kernel at a time, list TileLang's ThreadSync warnings and fail on any")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
+    warned: dict[str, list[str]] = {}
     try:
-        sources = lower_all(args.module, args.arch, args.jobs)
+        if args.sync_warnings:
+            logged = lower_logged(args.module, args.arch)
+            sources = {name: src for name, (src, _) in logged.items()}
+            warned = {name: w for name, (_, lines) in logged.items() if (w := sync_warnings(lines))}
+        else:
+            sources = lower_all(args.module, args.arch, args.jobs)
     except Exception as e:  # one line for the user, whatever TileLang raised
         lines = [line for line in str(e).splitlines() if line.strip()]
         print(f"error: {args.module}: lowering failed: {lines[-1] if lines else type(e).__name__}", file=sys.stderr)
         return 1
     for name, src in sources.items():
         print(f"{name}: {len(src.splitlines())} lines of CUDA for {args.arch}")
+        for w in warned.get(name, []):
+            print(f"  {w}")
     print(f"lowered {len(sources)} kernels in {time.perf_counter() - t0:.1f} s")
+    if warned:
+        print(f"error: {args.module}: {len(warned)} kernels with ThreadSync warnings: {', '.join(warned)}", file=sys.stderr)
+        return 1
     return 0
 
 

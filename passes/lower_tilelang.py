@@ -463,8 +463,16 @@ class _KernelLowering:
         half = isinstance(buf.type.element_type, (Float16Type, BFloat16Type))
         if half and (buf.scope == "shared" or (scope == "fragment" and buf.scope == "fragment")):
             return buf.value  # a loaded tile (or a view of one) feeds the tensor cores as it is
+        src = buf
+        if scope == "shared" and buf.scope == "fragment" and buf.shape[-2] == 16 and self.threads > 32:
+            # 16 rows over several warps: the fragment is replicated across threads, and written
+            # straight into the gemm's (swizzled) operand by one replica under an `if` on threadIdx it
+            # makes TileLang hoist a barrier out of that `if` ("[ThreadSync] ... the race remains");
+            # through a plain shared tile first (16 rows: little shared memory)
+            src = self.alloc(buf.shape, buf.name + "_hs", "shared", f16)
+            self.emit(tl.CopyOp(buf.value, src.value))
         cast = self.alloc(buf.shape, buf.name + "_h", scope, f16)
-        self.emit(tl.CopyOp(buf.value, cast.value))
+        self.emit(tl.CopyOp(src.value, cast.value))
         return cast.value
 
     def sequential(self, op: itgraph.SequentialOp) -> None:
