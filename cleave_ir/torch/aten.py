@@ -131,7 +131,7 @@ class Emitter:
         val = meta_val(arg)
         b, h, s, d = self.sizes(arg)
         shape = (b, h // group, group * s, d)
-        fake = (val.shape[0], h // group, val.shape[2] if group == 1 else group * s, val.shape[3])
+        fake = (val.shape[0], h // group, group * s, val.shape[3])  # the grouped dims are concrete: only the batch dim can stay dynamic
         v = self.builder.input(f"in{len(self.inputs)}", list(shape), element_type(val.dtype), dynamic=self._dynamic(fake, shape))
         self.env[arg] = v
         self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, group=group))
