@@ -26,6 +26,8 @@ from typing import Any
 import torch
 from torch import fx
 
+from xdsl.ir import Operation, SSAValue
+
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
 from cleave_ir.torch.aten import (
@@ -57,12 +59,15 @@ class Region:
     worth: bool = False
     reason: str = ""
     output_like: int | None = None  # the graph's output is a grouped view of this tensor input's shape
+    unsqueeze: tuple[int, ...] = ()  # size-1 dims of the root that the graph's output leaves out
 
     def unview(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         """The kernel's output `out` (for tensor inputs `xs`) in the shape of the region's root."""
-        if self.output_like is None:
-            return out
-        return out.reshape(*xs[self.output_like].shape[:-1], out.shape[-1])
+        if self.output_like is not None:
+            out = out.reshape(*xs[self.output_like].shape[:-1], out.shape[-1])
+        for d in self.unsqueeze:
+            out = out.unsqueeze(d)
+        return out
 
     @property
     def root(self) -> fx.Node:
@@ -182,6 +187,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
             raise Unsupported("the region's output is a transpose (tgraph has only matmul transpose_b)")
         if out in cx.builder.block.args:
             raise Unsupported("the region computes nothing (views of its input only)")
+        out, region.unsqueeze = _without_trailing_unsqueeze(out)
         region.graph = _named_by_content(_padded(cx.builder.build(out)))
     except Unsupported as e:
         region.reason = f"PyTorch: {e}"
@@ -197,6 +203,33 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     region.worth = bool(found)
     region.reason = f"has a {' and a '.join(found)}" if found else "no matmul or reduction: nothing to gain over PyTorch"
     return region
+
+
+def _without_trailing_unsqueeze(out: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
+    """`out` without a final reshape that only inserts size-1 dims, and where it inserts them.
+
+    Decode's linears compute `[B, N]` and view it as `[B, 1, N]`; as the graph's output that view would
+    make the scheduler tile `[1, N]` per batch row (the weight read once per row), so it is applied in
+    PyTorch instead (`Region.unview`)."""
+    op = out.owner
+    if not isinstance(op, tgraph.ReshapeOp) or out.uses:
+        return out, ()
+    src, res = tgraph.tensor_type(op.input).shape, tgraph.tensor_type(out).shape
+    inserted: list[int] = []
+    j = 0
+    for i, d in enumerate(res):
+        if j < len(src) and str(src[j]) == str(d):
+            j += 1
+        elif str(d) == "1":
+            inserted.append(i)
+        else:
+            return out, ()
+    if j != len(src) or not inserted or not isinstance(op.input.owner, Operation):
+        return out, ()
+    src_value = op.input
+    op.detach()
+    op.erase()
+    return src_value, tuple(inserted)
 
 
 def _padded(graph: tgraph.GraphOp) -> tgraph.GraphOp:
