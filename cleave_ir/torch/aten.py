@@ -73,9 +73,12 @@ class Input:
     shape: tuple[int, ...] = ()
     dtype: Any = None  # a torch dtype for a node, the tgraph element type name for a constant
     group: int = 1  # > 1: the node's [b, h, s, d] value is passed as [b, h/group, group*s, d] (a view)
+    rows: bool = False  # the node's [.., K] value is passed as [rows, K] (a view)
 
     def view(self, x: torch.Tensor) -> torch.Tensor:
         """The tensor the graph input receives for the node's value `x`."""
+        if self.rows:
+            return x.reshape(-1, x.shape[-1])
         if self.group == 1:
             return x
         b, h, s, d = x.shape
@@ -135,6 +138,22 @@ class Emitter:
         v = self.builder.input(f"in{len(self.inputs)}", list(shape), element_type(val.dtype), dynamic=self._dynamic(fake, shape))
         self.env[arg] = v
         self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, group=group))
+        return v
+
+    def rows_input(self, arg: fx.Node) -> SSAValue:
+        """A [.., K] node with at most one leading dim over 1 as the graph input [rows, K] (`Input.rows`),
+        or the emitted node reshaped so where the region computes it. As an input, the matmul that reads
+        it sees its rows directly (a reshape in front of it would hide the K dim from Split-K)."""
+        shape = self.sizes(arg)
+        lead = [(d, n) for d, n in zip(meta_val(arg).shape[:-1], shape[:-1]) if n != 1]
+        if arg in self.env:
+            return self.builder.reshape(self.tensor(arg), [lead[0][1] if lead else 1, shape[-1]])
+        val = meta_val(arg)
+        fake, flat = [*(lead or [(1, 1)]), (val.shape[-1], shape[-1])], [n for _, n in lead or [(1, 1)]] + [shape[-1]]
+        dyn = self._dynamic([d for d, _ in fake], flat)
+        v = self.builder.input(f"in{len(self.inputs)}", flat, element_type(val.dtype), dynamic=dyn)
+        self.env[arg] = v
+        self.inputs.append(Input(arg, shape=tuple(flat), dtype=val.dtype, rows=True))
         return v
 
     def tensor(self, arg: Any) -> SSAValue:
@@ -308,15 +327,19 @@ def _matmul(cx: Emitter, node: fx.Node) -> SSAValue:
 
 
 def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
-    x, w = cx.tensor(node.args[0]), cx.tensor(node.args[1])
+    from torch import fx
+
+    if not all(isinstance(a, fx.Node) for a in node.args[:2]):
+        raise Unsupported("linear of a non-tensor operand")
+    shape = cx.sizes(node.args[0])
     bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
-    if len(cx.shape(x)) < 2 or len(cx.shape(w)) != 2:
+    if len(shape) < 2 or len(cx.sizes(node.args[1])) != 2:
         raise Unsupported("linear with a 1-d input")
-    lead = cx.shape(x)[:-1]
-    rows = [d for d in lead if str(d) != "1"]
-    flat = len(lead) > 1 and len(rows) <= 1
-    if flat:  # decode's [B, 1, K]: the B rows share the weight, so they are one matmul's M dim, not a batch
-        x = cx.builder.reshape(x, [rows[0] if rows else 1, cx.shape(x)[-1]])
+    lead = shape[:-1]
+    flat = len(lead) > 1 and sum(1 for d in lead if d != 1) <= 1
+    # decode's [B, 1, K]: the B rows share the weight, so they are one matmul's M dim, not a batch
+    x = cx.rows_input(node.args[0]) if flat else cx.tensor(node.args[0])
+    w = cx.tensor(node.args[1])
     x, w = cx.same_rank(x, w)
     y = cx.builder.matmul(x, w, transpose_b=True)
     if bias is not None:
