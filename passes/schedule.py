@@ -433,17 +433,25 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
     fallback when no ordinary configuration schedules.
     """
     shape = concrete(graph.output_op.outputs[0])
-    choices: list[list[int]] = []
-    for d, size in enumerate(shape):
-        if d >= len(shape) - 2 and size > 1:
-            opts = [t for t in (16, 32, 64, 128, 256) if t < size and size % t == 0]
-            if size <= 256 or wide:
-                opts.append(size)
-            choices.append(opts or [size])
-        else:
-            choices.append([1])
+    # the last two dims; where one of them is 1 (decode's [B, 1, N]), also the last two dims over 1
+    dim_sets = [{len(shape) - 2, len(shape) - 1}]
+    big = [d for d, size in enumerate(shape) if size > 1][-2:]
+    if any(shape[d] == 1 for d in dim_sets[0] if d >= 0) and set(big) != dim_sets[0]:
+        dim_sets.append(set(big))
+    tiles: list[tuple[int, ...]] = []
+    for dims in dim_sets:
+        choices: list[list[int]] = []
+        for d, size in enumerate(shape):
+            if d in dims and size > 1:
+                opts = [t for t in (16, 32, 64, 128, 256) if t < size and size % t == 0]
+                if size <= 256 or wide:
+                    opts.append(size)
+                choices.append(opts or [size])
+            else:
+                choices.append([1])
+        tiles += [t for t in product(*choices) if t not in tiles]
     reduce_tiles: list[int | None] = [None, 32, 64, 128] if iterative else [None]
-    out = [Config(tuple(t), r, fusion) for t in product(*choices) for r in reduce_tiles]
+    out = [Config(tuple(t), r, fusion) for t in tiles for r in reduce_tiles]
     if wide:
         out = [c for c in out if any(t == s > 256 for t, s in zip(c.out_tile, shape))]
     return out
@@ -496,7 +504,9 @@ def schedule_graph(
                 continue
             seen.add(text)
             ranked.append(got)
-    ranked.sort(key=lambda s: s.estimate.microseconds)
+    # equal estimates of a kernel without matmuls (launch-bound): fewer waves of larger tiles, not
+    # thousands of tiny blocks; with matmuls the configuration order decides, as before
+    ranked.sort(key=lambda s: (round(s.estimate.microseconds, 3), 0 if s.estimate.flops else s.estimate.terms.waves))
     return ranked[:top_k], dropped
 
 
