@@ -189,6 +189,9 @@ class _KernelLowering:
         stages = kernel.attributes.get("cleave.stages")
         self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
         self.running_max: _RunningMax | None = None
+        # matmul products a sequential loop sums: T.gemm accumulates into the loop's accumulator
+        # (no cleared product tile, no second fp32 tile, no add pass), as TileLang's GEMM does
+        self.sum_in_place: dict[SSAValue, _Buf] = {}
         self.pad = plan_row_padding(kernel, self.threads)
         self.prologue: list[Operation] = []  # clears of padded shared tiles, before the first statement
 
@@ -416,6 +419,10 @@ class _KernelLowering:
             s.store(s.binary(arith.MulfOp, s.load(out, full), s.load(rm.alpha, full)), out, full)
             self.parallel(out.shape, s)
             clear = False
+        elif op.result in self.sum_in_place:
+            out = self.sum_in_place[op.result]
+            self.bufs[op.result] = out
+            clear = False
         else:
             out = self.alloc_for(op.result, op.result.name_hint or "acc", "fragment")
             clear = True
@@ -488,6 +495,13 @@ class _KernelLowering:
         term = op.body.block.last_op
         assert isinstance(term, itgraph.YieldOp)
         online = self._plan_running_max(op, term, accs) if "rescaled_sum" in kinds else None
+        summed = {
+            value: acc
+            for acc, kind, value in zip(accs, kinds, term.values)
+            if kind == "sum" and isinstance(value.owner, tgraph.MatmulOp) and value.owner.parent_block() is op.body.block
+            and value.has_one_use() and _squeezed(self.shape(value)) == _squeezed(acc.shape)
+        }
+        self.sum_in_place.update(summed)
         self.body(op.body.block.ops)
         parts = [self.bufs[v] for v in term.values]
         if "rescaled_sum" in kinds and online is None:
@@ -501,7 +515,7 @@ class _KernelLowering:
                     s.store(s.binary(arith.AddfOp, old, s.load(part, full)), acc, full)
                     self.parallel(acc.shape, s)
                 continue
-            if kind == "rescaled_sum" or (kind == "max" and "rescaled_sum" in kinds):
+            if kind == "rescaled_sum" or (kind == "max" and "rescaled_sum" in kinds) or value in summed:
                 continue
             full = self.loop_vars(acc.shape)
             s = _Statements()
