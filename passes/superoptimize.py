@@ -63,6 +63,13 @@ _BINARY = {c.short_name(): c.SEMANTICS for c in tgraph.BINARY_OPS}
 _UNARY_FN = {k: sem.numpy for k, sem in _UNARY.items()}
 _BINARY_FN = {k: sem.numpy for k, sem in _BINARY.items()}
 _COMMUTATIVE = {k for k, sem in _BINARY.items() if sem.algebra.commutative}
+# ops that pick one of their operands per element by a condition operand (select)
+_SELECT_OPS = {
+    c.short_name(): c
+    for c in tgraph.ELEMENTWISE_OPS
+    if (sem := c.__dict__.get("SEMANTICS")) is not None and sem.algebra.condition is not None
+}
+_SELECT = {k: c.SEMANTICS for k, c in _SELECT_OPS.items()}
 _REDUCE_KINDS = {f"reduce_{k.value}": r for k, r in tgraph.ReduceOp.REDUCTIONS.items()}
 OPAQUE = "opaque"
 """Node kind of any other elementwise op of the input graph (gelu, scalar, cast): attr is
@@ -75,6 +82,8 @@ def op_semantics(node_kind: str, attr: object = None):
         return _UNARY[node_kind]
     if node_kind in _BINARY:
         return _BINARY[node_kind]
+    if node_kind in _SELECT:
+        return _SELECT[node_kind]
     if node_kind == "scale":
         return tgraph.scalar_semantics(tgraph.ScalarKind.MUL, float(attr))  # type: ignore[arg-type]
     if node_kind == OPAQUE:
@@ -87,7 +96,7 @@ def _opaque_attr(op: object) -> tuple | None:
     """The OPAQUE node attribute of `op`, or None where `op` has its own node kind."""
     if not isinstance(op, tgraph.ElementwiseOp) or isinstance(op, tgraph.ScaleOp):
         return None
-    if op.short_name() in _UNARY or op.short_name() in _BINARY:
+    if op.short_name() in _UNARY or op.short_name() in _BINARY or op.short_name() in _SELECT:
         return None
     target = tgraph.tensor_type(op.results[0]).element_type if isinstance(op, tgraph.CastOp) else None
     return (op.name, tuple(sorted(op.properties.items())), target)
@@ -97,7 +106,7 @@ def _opaque_attr(op: object) -> tuple | None:
 class Node:
     """One construction: an op kind, its child classes and its attributes."""
 
-    kind: str  # input | matmul | matmul_t | <unary> | <binary> | scale | reduce_sum | reduce_max | split | reshape
+    kind: str  # input | matmul | matmul_t | <unary> | <binary> | select | scale | reduce_sum | reduce_max | split | reshape
     args: tuple[int, ...]
     attr: object = None  # input index, dim, factor, or target shape
 
@@ -114,6 +123,7 @@ class EClass:
     round: int
     best: int = 0  # index of the construction with the smallest DAG (used for extraction)
     elt: str = ""  # element type (a cast makes a class of its own, equal in float64)
+    path: tuple[int, ...] = ()  # most forgetful ops of each kind along one path (see _path_limits)
 
 
 @dataclass
@@ -251,6 +261,31 @@ def _node_attr(op: object) -> object:
 
 
 def _graph_form(graph: tgraph.GraphOp) -> abstract_expr.Form:
+    return _value_forms(graph)[graph.output_op.outputs[0]]
+
+
+def _pinned_operands(graph: tgraph.GraphOp) -> dict[tuple, set[abstract_expr.Form]]:
+    """The operand forms of each opaque op that the search applies only where the input graph does.
+
+    These are the ops whose form is their operand's (constants are forgotten) that are neither
+    linear nor odd: `x + c`, `x - c`, `max(x, c)`. Such an op commutes with no sum and no matmul
+    (sum(x + c) = sum(x) + n c: another constant), so no target rewrite moves it onto a term of
+    another form; applied freely, it would be built over every term, as the form bound cannot see it.
+    """
+    forms = _value_forms(graph)
+    out: dict[tuple, set[abstract_expr.Form]] = {}
+    for op in graph.block.ops:
+        attr = _opaque_attr(op)
+        if attr is None or len(op.operands) != 1 or not _forgetful(OPAQUE, attr):
+            continue
+        alg = op_semantics(OPAQUE, attr).algebra  # type: ignore[union-attr]
+        if not (alg.linear or alg.odd):
+            out.setdefault(attr, set()).add(forms[op.operands[0]])
+    return out
+
+
+def _value_forms(graph: tgraph.GraphOp) -> dict[SSAValue, abstract_expr.Form]:
+    """The abstract expression of every value of `graph`."""
     forms: dict[SSAValue, abstract_expr.Form] = {a: abstract_expr.leaf(i) for i, a in enumerate(graph.inputs)}
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
@@ -261,7 +296,46 @@ def _graph_form(graph: tgraph.GraphOp) -> abstract_expr.Form:
         elif isinstance(op, tgraph.ReduceOp):
             size = tgraph.tensor_type(op.input).shape[op.axis]
         forms[op.results[0]] = _form(_node_kind(op), [forms[o] for o in op.operands], size, attr=_node_attr(op))
-    return forms[graph.output_op.outputs[0]]
+    return forms
+
+
+def _budget_key(kind: str, attr: object) -> object:
+    """The key of a construction in the op-count budget (an opaque op counts under its name)."""
+    return attr[0] if kind == OPAQUE else kind  # type: ignore[index]
+
+
+def _forgetful(kind: str, attr: object) -> bool:
+    """An elementwise op whose abstract form is its operand's (a scale, `x - c`, a cast)."""
+    if kind not in ("scale", OPAQUE) and kind not in _UNARY:
+        return False
+    sem = op_semantics(kind, attr)
+    x = abstract_expr.leaf(-1)
+    return sem is not None and sem.abstract is not None and sem.abstract(abstract_expr, x) == x
+
+
+def _path_limits(graph: tgraph.GraphOp) -> dict[object, int]:
+    """For each forgetful op kind of `graph`: the most times it applies along one input-output path.
+
+    The form bound cannot limit such ops (they leave the form unchanged), so without this bound
+    the search builds every chain of them (`scale(x - c)`, `(scale(x) - c) - c`, ...) under every
+    term. The rewrites it looks for move such an op (across a matmul, a reduction, a select) or
+    share it, but never apply it more often along a path than the input graph does.
+    """
+    along: dict[SSAValue, Counter] = {a: Counter() for a in graph.inputs}
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            break
+        c: Counter = Counter()
+        for o in op.operands:
+            c |= along[o]
+        kind, attr = _node_kind(op), _node_attr(op)
+        if _forgetful(kind, attr):
+            c[_budget_key(kind, attr)] += 1
+        along[op.results[0]] = c
+    out: Counter = Counter()
+    for o in graph.output_op.outputs:
+        out |= along[o]
+    return dict(out)
 
 
 class _Packed:
@@ -342,11 +416,14 @@ class Enumerator:
         budget.update({("leaf", i): leaves.get(i, 0) for i in range(len(graph.inputs))})
         self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
         # elementwise ops without a kind of their own, applied as they appear in the input graph
-        # (select, with three operands, is evaluated in the input graph but not enumerated)
         self.opaque = sorted(
             {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None}, key=repr
         )
+        self.pinned = _pinned_operands(graph)
         self.packed = _Packed(budget)
+        limits = _path_limits(graph)
+        self.path_keys = {k: i for i, k in enumerate(sorted(limits, key=str))}
+        self.path_limits = tuple(limits[k] for k in self.path_keys)
         self.goal = abstract_expr.Goal(_graph_form(graph))
         reduced = eventually_reduced(graph)
         self.reducible: set[sympy.Symbol] = {SPLIT}
@@ -367,6 +444,7 @@ class Enumerator:
         self.classes: list[EClass] = []
         self.by_key: dict[tuple, int] = {}
         self._pair_cache: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._select_pairs: dict[tuple[str, int, int], None] = {}  # (kind, condition, picked): see _selects
         self.seen: set[Node] = set()
         self.start = time.monotonic()
 
@@ -387,11 +465,27 @@ class Enumerator:
             return str(tgraph.tensor_type(self.graph.inputs[node.attr]).element_type)  # type: ignore[index]
         if node.kind == OPAQUE and node.attr[0] == tgraph.CastOp.name:  # type: ignore[index]
             return str(node.attr[2])  # type: ignore[index]
-        elts = {self.classes[a].elt for a in node.args}
+        args = node.args
+        if node.kind in _SELECT:  # the condition's element type is its own
+            cond = _SELECT[node.kind].algebra.condition
+            args = args[:cond] + args[cond + 1 :]  # type: ignore[operator]
+        elts = {self.classes[a].elt for a in args}
         return elts.pop() if len(elts) == 1 else None
 
+    def _path(self, node: Node, cs: Sequence[EClass]) -> tuple[int, ...] | None:
+        """The construction's forgetful ops per path (see _path_limits); None above the limits."""
+        if not self.path_keys:
+            return ()
+        path = [max(col) for col in zip(*(c.path for c in cs))] if cs else [0] * len(self.path_keys)
+        i = self.path_keys.get(_budget_key(node.kind, node.attr)) if node.kind in ("scale", OPAQUE) else None
+        if i is not None:
+            path[i] += 1
+            if path[i] > self.path_limits[i]:
+                return None
+        return tuple(path)
+
     def _add(self, node: Node, shape: tuple[Dim, ...], value: np.ndarray, round_: int, counts: int,
-             dag: frozenset[int], form: abstract_expr.Form) -> None:
+             dag: frozenset[int], form: abstract_expr.Form, path: tuple[int, ...] = ()) -> None:
         self.stats.explored += 1
         if not np.all(np.isfinite(value[0])):
             self.stats.pruned += 1
@@ -404,8 +498,10 @@ class Enumerator:
                 cls.nodes.append(node)
                 # keep a lower bound of the counts over the constructions, and the smallest DAG
                 lower = self.packed.minimum(cls.counts, counts)
-                if lower != cls.counts:  # cheaper now: retry the pairs the budget refused
+                shorter = tuple(map(min, cls.path, path))
+                if lower != cls.counts or shorter != cls.path:  # cheaper now: retry the pairs the budget refused
                     cls.counts = lower
+                    cls.path = shorter
                     cls.round = round_
                 if len(dag) + 1 < len(cls.dag):
                     cls.dag = dag | {cls.id}
@@ -414,7 +510,7 @@ class Enumerator:
         cid = len(self.classes)
         if node.kind != "input":
             dag = dag | {cid}
-        self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_, elt=elt))
+        self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_, elt=elt, path=path))
         self.by_key[key] = cid
         self.stats.classes = len(self.classes)
 
@@ -432,7 +528,8 @@ class Enumerator:
             for f in sorted(self.factors) if "scale" in self.kinds else ():
                 yield Node("scale", (c.id,), f)
             for a in self.opaque:
-                yield Node(OPAQUE, (c.id,), a)
+                if a not in self.pinned or c.form in self.pinned[a]:
+                    yield Node(OPAQUE, (c.id,), a)
             for d in range(len(c.shape)):
                 yield Node("reduce_sum", (c.id,), d)
                 for k in _REDUCE_KINDS:
@@ -468,6 +565,53 @@ class Enumerator:
                     for k in kinds:
                         if not (k in _COMMUTATIVE and a > b):
                             yield Node(k, (a, b))
+        for k in _SELECT:
+            if k in self.kinds:
+                yield from self._selects(k, new, all_, by_shape)
+
+    def _selects(
+        self, kind: str, new: list[EClass], all_: list[EClass], by_shape: dict[tuple[Dim, ...], list[int]]
+    ) -> Iterator[Node]:
+        """`select(m, a, b)` constructions with a child from the previous round.
+
+        A select's abstract form keeps its condition and operands (abstract_expr.select), so a pair
+        (condition m, picked a) that no select of the output's form has never leads to an admitted
+        select: such pairs are dropped before any third operand is tried. The admitted pairs are
+        kept, so later rounds only pair them with new third operands.
+        """
+        cond = _SELECT[kind].algebra.condition
+        assert cond == 0, "select constructions take the condition first"
+        fits, one = self.packed.fits, self.packed.one(kind)
+        goal = self.goal
+        new_ids = {c.id for c in new}
+        fresh: list[tuple[int, int]] = []
+        for c in new:
+            for shape, ids in by_shape.items():
+                if _broadcast(c.shape, shape) is None:
+                    continue
+                for oid in ids:
+                    o = self.classes[oid]
+                    if oid in new_ids and oid < c.id:
+                        continue  # the pairs of (o, c) are tried when o is `c`
+                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self.max_ops:
+                        continue
+                    for m, a in ((c, o), (o, c)) if oid != c.id else ((c, c),):
+                        if goal.admits_select_of(m.form, a.form):
+                            fresh.append((m.id, a.id))
+        fresh = list(dict.fromkeys(fresh))  # a pair with a cheaper member again meets every third
+        retried = set(fresh)
+        old = [(m, a) for k, m, a in self._select_pairs if k == kind and (m, a) not in retried]
+        self._select_pairs.update(((kind, *p), None) for p in fresh)
+        jobs = [(p, all_) for p in fresh] + [(p, new) for p in old]
+        for (m, a), thirds in jobs:
+            cm, ca = self.classes[m], self.classes[a]
+            shape = _broadcast(cm.shape, ca.shape)
+            counts, dag = cm.counts + ca.counts + one, cm.dag | ca.dag
+            for b in thirds:
+                if b.elt != ca.elt or _broadcast(shape, b.shape) is None:  # type: ignore[arg-type]
+                    continue
+                if fits(counts + b.counts) and len(dag | b.dag) < self.max_ops:
+                    yield Node(kind, (m, a, b.id))
 
     def _pair_ops(
         self, x: tuple[Dim, ...], y: tuple[Dim, ...], matmuls: list[str], binary: list[str]
@@ -494,6 +638,12 @@ class Enumerator:
             return None if shape is None else (shape, cs[0].shape[-1])
         if k in _BINARY_FN:
             shape = _broadcast(cs[0].shape, cs[1].shape)
+            return None if shape is None else (shape, None)
+        if k in _SELECT:
+            if self._elt(node) is None:
+                return None
+            shape = _broadcast(cs[0].shape, cs[1].shape)
+            shape = None if shape is None else _broadcast(shape, cs[2].shape)
             return None if shape is None else (shape, None)
         if k == OPAQUE and node.attr[2] is not None and str(node.attr[2]) == cs[0].elt:  # type: ignore[index]
             return None  # a cast to the type it has
@@ -543,7 +693,7 @@ class Enumerator:
         packed = self.packed
         for i, arg in enumerate(self.graph.inputs):
             self._add(Node("input", (), i), tgraph.tensor_type(arg).shape, self.inputs[i], 0,
-                      packed.one(("leaf", i)), frozenset(), abstract_expr.leaf(i))
+                      packed.one(("leaf", i)), frozenset(), abstract_expr.leaf(i), (0,) * len(self.path_keys))
         stats = self.stats
         for round_ in range(1, self.max_ops + 1):
             for node in self._constructions(round_):
@@ -557,9 +707,10 @@ class Enumerator:
                 if node in self.seen:
                     continue
                 cs = [self.classes[a] for a in node.args]
-                counts = sum(c.counts for c in cs) + packed.one(node.attr[0] if node.kind == OPAQUE else node.kind)  # type: ignore[index]
+                counts = sum(c.counts for c in cs) + packed.one(_budget_key(node.kind, node.attr))
                 dag: frozenset[int] = frozenset().union(*(c.dag for c in cs))
-                if len(dag) + 1 > self.max_ops or not packed.fits(counts):
+                path = self._path(node, cs)
+                if len(dag) + 1 > self.max_ops or not packed.fits(counts) or path is None:
                     self.stats.pruned += 1  # not `seen`: a cheaper child construction may admit it later
                     continue
                 self.seen.add(node)
@@ -576,7 +727,7 @@ class Enumerator:
                 if value is None:
                     self.stats.pruned += 1
                     continue
-                self._add(node, shaped[0], value, round_, counts, dag, form)
+                self._add(node, shaped[0], value, round_, counts, dag, form, path)
                 self._report()
             if stats.stopped_by_time or stats.stopped_by_budget:
                 break
@@ -673,6 +824,10 @@ class Enumerator:
                 return b.binary(k, xs[0], xs[1])
             if k in _UNARY_FN:
                 return b.unary(k, xs[0])
+            if k in _SELECT:
+                shape = _broadcast(_broadcast(*(tgraph.tensor_type(x).shape for x in xs[:2])), tgraph.tensor_type(xs[2]).shape)  # type: ignore[arg-type]
+                result = tgraph.tensor_type(xs[1]).with_shape(shape)
+                return b.elementwise(_SELECT_OPS[k], xs, result)
             if k == "scale":
                 return b.scale(xs[0], node.attr)  # type: ignore[arg-type]
             if k == OPAQUE:
@@ -771,7 +926,12 @@ _LINEAR = {"neg"}  # f(sum x) = sum f(x)
 
 
 def _commutes(kind: str, factor: float | None, reduction: str) -> bool:
-    """May unary `kind` (or a scale by `factor`) be moved across a `reduction` ("sum" or "max")?"""
+    """May unary `kind` (or a scale by `factor`) be moved across a `reduction` ("sum" or "max")?
+
+    A select never is (its algebra's `condition`: the reduction would mix elements picked from
+    both sides)."""
+    if kind in _SELECT:
+        return False
     if kind == "scale":
         return reduction == "sum" or (factor is not None and factor >= 0)
     return kind in (_LINEAR if reduction == "sum" else _MONOTONE_NONDECREASING)
@@ -799,7 +959,7 @@ def _nestings(graph: tgraph.GraphOp) -> set[Nesting]:
             break
         under = set().union(*(below[o] for o in op.operands))
         kind = _kind(op)
-        if kind in _UNARY_FN or kind == "scale":
+        if kind in _UNARY_FN or kind == "scale" or kind in _SELECT:
             factor = op.value if isinstance(op, tgraph.ScaleOp) else None
             out |= {(kind, factor, r, dim) for r, dim in under}
         if isinstance(op, tgraph.MatmulOp):
