@@ -23,6 +23,7 @@ Normal forms (hashable tuples):
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable
 
@@ -102,6 +103,12 @@ def square(a: Form) -> Form:
 
 def select(c: Form, a: Form, b: Form) -> Form:
     return ("select", c, a, b)
+
+
+@functools.cache
+def has_select(x: Form) -> bool:
+    """Does `x` hold a select?"""
+    return any(t[0] == "select" for t in _walk(x))
 
 
 def _walk(x: Form) -> Iterable[Form]:

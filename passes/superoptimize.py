@@ -284,6 +284,22 @@ def _pinned_operands(graph: tgraph.GraphOp) -> dict[tuple, set[abstract_expr.For
     return out
 
 
+def _forgetful_over_select(graph: tgraph.GraphOp) -> set[object]:
+    """The forgetful ops (budget keys) that `graph` applies over a select.
+
+    The form bound cannot see a forgetful op move onto a select: f(select(m, a, b)) has the form
+    of select(m, f(a), b), although they differ where m is 0 (select commutes with f only when f
+    goes to both sides). So a forgetful op is applied over a select only where the graph does it.
+    """
+    forms = _value_forms(graph)
+    return {
+        _budget_key(_node_kind(op), _node_attr(op))
+        for op in graph.block.ops
+        if isinstance(op, tgraph.ElementwiseOp) and len(op.operands) == 1
+        and _forgetful(_node_kind(op), _node_attr(op)) and abstract_expr.has_select(forms[op.operands[0]])
+    }
+
+
 def _value_forms(graph: tgraph.GraphOp) -> dict[SSAValue, abstract_expr.Form]:
     """The abstract expression of every value of `graph`."""
     forms: dict[SSAValue, abstract_expr.Form] = {a: abstract_expr.leaf(i) for i, a in enumerate(graph.inputs)}
@@ -420,6 +436,7 @@ class Enumerator:
             {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None}, key=repr
         )
         self.pinned = _pinned_operands(graph)
+        self.over_select = _forgetful_over_select(graph)
         self.packed = _Packed(budget)
         limits = _path_limits(graph)
         self.path_keys = {k: i for i, k in enumerate(sorted(limits, key=str))}
@@ -525,10 +542,12 @@ class Enumerator:
         for c in new:
             for k in unary:
                 yield Node(k, (c.id,))
+            over_select = abstract_expr.has_select(c.form)
             for f in sorted(self.factors) if "scale" in self.kinds else ():
-                yield Node("scale", (c.id,), f)
+                if not over_select or "scale" in self.over_select:
+                    yield Node("scale", (c.id,), f)
             for a in self.opaque:
-                if a not in self.pinned or c.form in self.pinned[a]:
+                if (a not in self.pinned or c.form in self.pinned[a]) and (not over_select or a[0] in self.over_select):
                     yield Node(OPAQUE, (c.id,), a)
             for d in range(len(c.shape)):
                 yield Node("reduce_sum", (c.id,), d)
@@ -985,6 +1004,48 @@ def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> 
     return None
 
 
+def _select_sides(graph: tgraph.GraphOp) -> dict[tuple, set[str]]:
+    """For each elementwise op (kind and attribute) of `graph` that meets a select: which of the
+    select's sides it is applied to ("a", "b", "condition"); an op applied over the select counts
+    as applied to both value sides (f(select(m, a, b)) = select(m, f(a), f(b)))."""
+    above: dict[SSAValue, bool] = {a: False for a in graph.inputs}  # depends on a select's result
+    ops_under: dict[SSAValue, set[tuple]] = {a: set() for a in graph.inputs}  # elementwise ops it depends on
+    out: dict[tuple, set[str]] = {}
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            break
+        kind = _kind(op)
+        key = (_node_kind(op), _node_attr(op) if kind != OPAQUE else _opaque_attr(op))
+        under = set().union(*(ops_under[o] for o in op.operands))
+        is_select = kind in _SELECT
+        if is_select:
+            cond = _SELECT[kind].algebra.condition
+            for i, o in enumerate(op.operands):
+                side = "condition" if i == cond else ("a" if i == (1 if cond == 0 else 0) else "b")
+                for k in ops_under[o]:
+                    out.setdefault(k, set()).add(side)
+        elif isinstance(op, tgraph.ElementwiseOp):
+            if any(above[o] for o in op.operands):
+                out.setdefault(key, set()).update(("a", "b"))
+            under = under | {key}
+        above[op.results[0]] = is_select or any(above[o] for o in op.operands)
+        ops_under[op.results[0]] = under
+    return out
+
+
+def unjustified_select_move(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str | None:
+    """An elementwise op the candidate applies to other sides of a select than the original does
+    (a scale moved from the scores onto the masked scores changes the fill): select commutes with
+    an elementwise f only when f goes to both value sides (its algebra's `condition`). None when
+    every op meets the selects where it did (or no longer meets them)."""
+    before = _select_sides(original)
+    for key, sides in sorted(_select_sides(candidate).items(), key=str):
+        if sides != before.get(key, set()):
+            name = key[0] if key[0] != OPAQUE else key[1][0]  # type: ignore[index]
+            return f"{name} applied to side(s) {sorted(sides)} of a select (the input graph: {sorted(before.get(key, set()))})"
+    return None
+
+
 def recomputes_whole_matmul(graph: tgraph.GraphOp) -> bool:
     """A split candidate with a matmul over a split dim that no split feeds: that matmul runs whole
     (in the combine), so the split saves nothing on it."""
@@ -1046,7 +1107,7 @@ def superoptimize_graph(
         seen.add(form)
         if _only_reshaped(cand, work) or recomputes_whole_matmul(cand):
             continue
-        if unjustified_nesting(work, cand) is not None:
+        if unjustified_nesting(work, cand) is not None or unjustified_select_move(work, cand) is not None:
             en.stats.unjustified += 1
             continue
         if not checker.check(cand):

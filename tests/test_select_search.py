@@ -13,7 +13,7 @@ from cleave_ir.dialects import tgraph
 from cleave_ir.interpreter import input_shapes, run_graph
 from cleave_ir.passes.canonicalize import CanonicalizePass
 from cleave_ir.passes.equivalence import condition_inputs, equivalent, sample_inputs
-from cleave_ir.passes.superoptimize import superoptimize_graph, unjustified_nesting
+from cleave_ir.passes.superoptimize import superoptimize_graph, unjustified_nesting, unjustified_select_move
 from cleave_ir.run import load_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,3 +141,34 @@ def test_small_masked_graphs_every_candidate_is_equivalent() -> None:
     assert cands, stats.line()
     for c in cands:
         _agree(graph, c.graph)
+
+
+def _scaled_select(name: str, scale_after: bool) -> tgraph.GraphOp:
+    """exp(select(m, 0.5 x, m - 1e4)) summed (`scale_after`: the scale moved over the select, which
+    scales the fill too: equal in float64 where exp underflows either way, not as real numbers)."""
+    b = GraphBuilder(name, "f32")
+    m, x = b.input("m", [6, 12]), b.input("x", [6, 12])
+    t = tgraph.tensor_type(x)
+    fill = b.elementwise(tgraph.ScalarOp, [m], tgraph.tensor_type(m), {
+        "kind": tgraph.ScalarKindAttr(tgraph.ScalarKind.SUB),
+        "constant": tgraph.FloatAttr(1e4, tgraph.Float64Type()),
+    })
+    if scale_after:
+        s = b.scale(b.elementwise(tgraph.SelectOp, [m, x, fill], t), 0.5)
+    else:
+        s = b.elementwise(tgraph.SelectOp, [m, b.scale(x, 0.5), fill], t)
+    return b.build(b.reduce("sum", b.exp(s), 1))
+
+
+def test_scale_is_not_moved_onto_one_side_of_a_select() -> None:
+    original, moved = _scaled_select("g", False), _scaled_select("g_moved", True)
+    why = unjustified_select_move(original, moved)
+    assert why is not None and "scale" in why
+    assert unjustified_select_move(original, original) is None
+    # the values agree on every input the check draws (exp(-5000) and exp(-1e4) are both 0): only
+    # the op property tells them apart
+    assert equivalent(original, moved, [{}])
+    cands, stats = superoptimize_graph(original, max_ops=6)
+    for c in cands:
+        assert unjustified_select_move(original, c.graph) is None
+        _agree(original, c.graph)
