@@ -15,8 +15,17 @@ equivalence):
   tree expansion must fit inside the output's (plus `max-splits` splits, the reductions over split
   counts and one reshape), since a sub-expression of the output cannot use more of them (algebraic
   identities used by the targets - moving a division or scaling across a matmul, reducing before a
-  matmul, Split-K - all preserve these multisets);
-- values are computed on three input sets at once (normal, normal shifted by -1.5, integer ties):
+  matmul, Split-K - all preserve these multisets). Ops whose form is their operand's (scale, `x - c`,
+  cast: "forgetful") are bounded otherwise: no more of each along one path than in the input graph,
+  `x + c` and `max(x, c)` only on operands of the form they have there, none over a select unless
+  the input graph has it there; and terms whose form is a bare constant (x / x) are not built;
+- `select(m, a, b)` is enumerated like the binary ops: (condition, picked) pairs are matched against
+  the selects of the output's form before a third operand is tried. Its algebra (`condition`) says
+  that an elementwise f commutes with it only on both sides and that no reduction does: a candidate
+  applying an op to other sides of a select than the input graph, or a select after a reduction, is
+  refused whatever the tests say (the -1e4 fill of a causal mask scaled by 0.09 still underflows exp);
+- values are computed on three input sets at once (normal, normal shifted by -1.5, integer ties;
+  select conditions: 0/1, causal and integer masks, no row all zero):
   a class holds terms equal on all three, so a term that matches the output on one sample only
   (max moved past `square` on mostly-positive inputs) never becomes a candidate;
 - the search stops after `budget` constructions considered (explored + pruned), never by the clock,
@@ -334,8 +343,8 @@ def _path_limits(graph: tgraph.GraphOp) -> dict[object, int]:
 
     The form bound cannot limit such ops (they leave the form unchanged), so without this bound
     the search builds every chain of them (`scale(x - c)`, `(scale(x) - c) - c`, ...) under every
-    term. The rewrites it looks for move such an op (across a matmul, a reduction, a select) or
-    share it, but never apply it more often along a path than the input graph does.
+    term. The rewrites it looks for move such an op (across a matmul or a reduction) or share it,
+    but never apply it more often along a path than the input graph does.
     """
     along: dict[SSAValue, Counter] = {a: Counter() for a in graph.inputs}
     for op in graph.block.ops:
