@@ -1023,14 +1023,14 @@ def _select_sides(graph: tgraph.GraphOp) -> dict[tuple, set[str]]:
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
             break
-        kind = _kind(op)
-        key = (_node_kind(op), _node_attr(op) if kind != OPAQUE else _opaque_attr(op))
+        key = (_node_kind(op), _node_attr(op))
         under = set().union(*(ops_under[o] for o in op.operands))
-        is_select = kind in _SELECT
+        is_select = key[0] in _SELECT
         if is_select:
-            cond = _SELECT[kind].algebra.condition
+            value_sides = iter(("a", "b"))
+            cond = _SELECT[key[0]].algebra.condition
             for i, o in enumerate(op.operands):
-                side = "condition" if i == cond else ("a" if i == (1 if cond == 0 else 0) else "b")
+                side = "condition" if i == cond else next(value_sides)
                 for k in ops_under[o]:
                     out.setdefault(k, set()).add(side)
         elif isinstance(op, tgraph.ElementwiseOp):
