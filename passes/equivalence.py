@@ -150,7 +150,8 @@ def fingerprint_inputs(
 ) -> list[list[np.ndarray]]:
     """The input sets on which the search fingerprints its terms: standard normal (the same as
     `random_inputs(graph, seed)`), normal shifted by -1.5 (mostly negative, so even and
-    non-monotone functions do not commute with max), and integer ties."""
+    non-monotone functions do not commute with max), and integer ties. Select conditions are masks
+    instead: half-dense 0/1, causal, and integer ties, with no row all zero (see `draw_mask`)."""
     shapes = input_shapes(graph, bindings)
     rng = np.random.default_rng(seed)
     normal = [rng.standard_normal(s) for s in shapes]
