@@ -70,6 +70,11 @@ class Algebra:
     - `distributes_over`: names (`tgraph.add`, ...) of the binary ops g with
       f(a, g(b, c)) = g(f(a, b), f(a, c)) for every a (mul over add/sub; add over max/min);
     - `linear`: linear in both arguments jointly (add, sub).
+    Ternary `select(m, a, b)`:
+    - `condition`: the index of the operand that picks, per element, which of the other operands
+      is the result (select: 0). So an elementwise f moves across it, f(select(m, a, b)) =
+      select(m, f(a), f(b)), and select(m, a, a) = a; a reduction does not (sum over a dim where m
+      varies mixes elements picked from a and from b), so the search never moves one across it.
     """
 
     monotone: Monotone | tuple[Monotone | None, ...] | None = None
@@ -84,6 +89,7 @@ class Algebra:
     idempotent: bool = False
     identity: float | None = None
     distributes_over: frozenset[str] = field(default_factory=frozenset)
+    condition: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1098,7 +1098,8 @@ class SelectOp(ElementwiseOp):
         numpy=lambda c, a, b: np.where(c != 0, a, b),
         torch=lambda c, a, b: _t().where(c != 0, a, b),
         tilelang=_tl_select,
-        abstract=lambda ax, c, a, b: ax.add(ax.mul(c, a), b),  # forgets which side is taken
+        abstract=lambda ax, c, a, b: ax.select(c, a, b),
+        algebra=Algebra(condition=0),
     )
 
     def __init__(self, mask: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:

@@ -14,11 +14,16 @@ Normal forms (hashable tuples):
   product of the summed sizes, so that summing `K/s` then `s` elements is summing `K`). A sum is a
   marker on the product, not a scope: `sum_k(a * b)` and `b * sum_k(a)` normalise alike, which is an
   over-approximation (fine for pruning; equivalence is decided by testing);
-- `("add", terms)`: sums and differences (signs forgotten); `("max", terms)`: elementwise max.
+- `("add", terms)`: sums and differences (signs forgotten); `("max", terms)`: elementwise max;
+- `("select", condition, a, b)`: a where the condition holds, else b. The condition keeps its place
+  (a select of a mask by the scores is not a select of the scores by the mask); an elementwise op
+  with a forgotten constant (scale, `x - c`) moves across it freely, as its forms are their
+  operands'.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable
 
@@ -96,6 +101,16 @@ def square(a: Form) -> Form:
     return mul(a, a)
 
 
+def select(c: Form, a: Form, b: Form) -> Form:
+    return ("select", c, a, b)
+
+
+@functools.cache
+def has_select(x: Form) -> bool:
+    """Does `x` hold a select?"""
+    return any(t[0] == "select" for t in _walk(x))
+
+
 def _walk(x: Form) -> Iterable[Form]:
     yield x
     if x[0] == "fn":
@@ -106,6 +121,9 @@ def _walk(x: Form) -> Iterable[Form]:
     elif x[0] in ("add", "max"):
         for t in x[1]:
             yield from _walk(t)
+    elif x[0] == "select":
+        for t in x[1:]:
+            yield from _walk(t)
 
 
 class Goal:
@@ -115,6 +133,7 @@ class Goal:
         self.nodes = set(_walk(output))
         self.prods = [(Counter(dict(n[1])), Counter(dict(n[2]))) for n in self.nodes if n[0] == "prod"]
         self.adds = [Counter(n[1]) for n in self.nodes if n[0] == "add"]
+        self.select_pairs = {(n[1], n[2]) for n in self.nodes if n[0] == "select"}
         self._memo: dict[Form, bool] = {}
 
     def admits(self, x: Form) -> bool:
@@ -123,9 +142,18 @@ class Goal:
             hit = self._memo[x] = self._admits(x)
         return hit
 
+    def admits_select_of(self, c: Form, a: Form) -> bool:
+        """Can some select by condition `c` that picks `a` be a sub-expression of the output?"""
+        return (c, a) in self.select_pairs
+
     def _admits(self, x: Form) -> bool:
         if x in self.nodes:
             return True
+        if x == ONE:
+            # a bare constant (x / x, or (x - c) / (k x) with constants forgotten): the output's form
+            # holds none (a product drops it), so such a term only multiplies another by an
+            # abstract 1; building it and every term over it multiplies the search for nothing
+            return False
         if x[0] == "prod":
             f, s = Counter(dict(x[1])), Counter(dict(x[2]))
             for pf, ps in self.prods:

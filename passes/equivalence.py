@@ -17,6 +17,13 @@ domain on most elements (exp of wide inputs, sqrt of negatives) counts as uninfo
 as a disagreement. A candidate that is inf or nan where the reference is finite disagrees (x / x for
 1 fails at x = 0), except on the wide inputs, where equivalent forms overflow at different places. A check fails if any informative trial disagrees, or if fewer than
 `min_informative` trials were informative. Seeds are fixed: the verdict depends only on the graphs.
+
+An input that is the condition of a `tgraph.select` (a mask) is drawn so that the condition
+matters: 0/1 masks of several densities, a causal (lower-triangular) mask, integer ties (zeros
+among values of both signs) and, on the wide inputs, nonzero reals (every element picks the first
+side). Every row (last dim) of a mask keeps a nonzero element: a fully masked row is where the
+max-free softmax (exp of -1e4 logits underflows to 0, then 0 / 0) and the max-subtracted one part
+in float64, although they are equal in exact arithmetic; the kernels shift by the running max.
 """
 
 from __future__ import annotations
@@ -69,13 +76,73 @@ DISTRIBUTIONS: dict[str, Sampler] = {
 }
 
 
+def condition_inputs(graph: tgraph.GraphOp) -> set[int]:
+    """Indices of the inputs that are (casts of) the condition operand of a select."""
+    index = {a: i for i, a in enumerate(graph.inputs)}
+    out: set[int] = set()
+    for op in graph.block.ops:
+        if not isinstance(op, tgraph.ElementwiseOp) or op.semantics().algebra.condition is None:
+            continue
+        value = op.operands[op.semantics().algebra.condition]
+        while isinstance(value.owner, tgraph.CastOp):
+            value = value.owner.input
+        if value in index:
+            out.add(index[value])
+    return out
+
+
+def _with_nonzero_rows(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    """`mask` with one random element of every all-zero row (last dim) set to 1."""
+    if not mask.size:
+        return mask
+    empty = ~np.any(mask != 0, axis=-1)
+    pick = rng.integers(0, mask.shape[-1], size=mask.shape[:-1])
+    one_hot = np.arange(mask.shape[-1]) == pick[..., None]
+    return np.where(empty[..., None] & one_hot, 1.0, mask)
+
+
+def _causal(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """1 where key <= query over the last two dims (top-left aligned), as Llama's causal mask."""
+    if len(shape) < 2:
+        return np.ones(shape)
+    rows, cols = np.arange(shape[-2])[:, None], np.arange(shape[-1])[None, :]
+    return np.broadcast_to((cols <= rows).astype(np.float64), shape).copy()
+
+
+def _bernoulli(p: float) -> Sampler:
+    return lambda rng, shape: (rng.uniform(size=shape) < p).astype(np.float64)
+
+
+MASK_DISTRIBUTIONS: dict[str, Sampler] = {
+    "shifted": _causal,
+    "negative": _bernoulli(0.2),
+    "normal": _bernoulli(0.5),
+    "wide": _wide,
+    "positive": _bernoulli(0.8),
+    "ties": _ties,
+}
+
+
+def draw_mask(rng: np.random.Generator, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A select condition from `distribution`'s mask sampler, no row all zero."""
+    return _with_nonzero_rows(rng, MASK_DISTRIBUTIONS[distribution](rng, shape))
+
+
 def sample_inputs(
     graph: tgraph.GraphOp, distribution: str, seed: int, bindings: Mapping[str, int]
 ) -> list[np.ndarray]:
-    """One float64 array per input of `graph`, drawn from `distribution`, reproducible from `seed`."""
+    """One float64 array per input of `graph`, drawn from `distribution`, reproducible from `seed`
+    (select conditions from the distribution's mask sampler)."""
     rng = np.random.default_rng(seed)
     draw = DISTRIBUTIONS[distribution]
-    return [draw(rng, shape) for shape in input_shapes(graph, bindings)]
+    shapes = input_shapes(graph, bindings)
+    xs = [draw(rng, shape) for shape in shapes]
+    masks = condition_inputs(graph)
+    if masks:
+        mask_rng = np.random.default_rng([seed, 1])
+        for i in sorted(masks):
+            xs[i] = draw_mask(mask_rng, distribution, shapes[i])
+    return xs
 
 
 def fingerprint_inputs(
@@ -83,7 +150,8 @@ def fingerprint_inputs(
 ) -> list[list[np.ndarray]]:
     """The input sets on which the search fingerprints its terms: standard normal (the same as
     `random_inputs(graph, seed)`), normal shifted by -1.5 (mostly negative, so even and
-    non-monotone functions do not commute with max), and integer ties."""
+    non-monotone functions do not commute with max), and integer ties. Select conditions are masks
+    instead: half-dense 0/1, causal, and integer ties, with no row all zero (see `draw_mask`)."""
     shapes = input_shapes(graph, bindings)
     rng = np.random.default_rng(seed)
     normal = [rng.standard_normal(s) for s in shapes]
@@ -91,6 +159,11 @@ def fingerprint_inputs(
     negative = [rng.standard_normal(s) - 1.5 for s in shapes]
     rng = np.random.default_rng(seed + 2)
     ties = [_ties(rng, s) for s in shapes]
+    mask_rng = np.random.default_rng([seed, 1])
+    for i in sorted(condition_inputs(graph)):  # masks: half 0/1, causal, integer ties
+        normal[i] = draw_mask(mask_rng, "normal", shapes[i])
+        negative[i] = draw_mask(mask_rng, "shifted", shapes[i])
+        ties[i] = draw_mask(mask_rng, "ties", shapes[i])
     return [normal, negative, ties]
 
 

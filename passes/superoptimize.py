@@ -15,8 +15,17 @@ equivalence):
   tree expansion must fit inside the output's (plus `max-splits` splits, the reductions over split
   counts and one reshape), since a sub-expression of the output cannot use more of them (algebraic
   identities used by the targets - moving a division or scaling across a matmul, reducing before a
-  matmul, Split-K - all preserve these multisets);
-- values are computed on three input sets at once (normal, normal shifted by -1.5, integer ties):
+  matmul, Split-K - all preserve these multisets). Ops whose form is their operand's (scale, `x - c`,
+  cast: "forgetful") are bounded otherwise: no more of each along one path than in the input graph,
+  `x + c` and `max(x, c)` only on operands of the form they have there, none over a select unless
+  the input graph has it there; and terms whose form is a bare constant (x / x) are not built;
+- `select(m, a, b)` is enumerated like the binary ops: (condition, picked) pairs are matched against
+  the selects of the output's form before a third operand is tried. Its algebra (`condition`) says
+  that an elementwise f commutes with it only on both sides and that no reduction does: a candidate
+  applying an op to other sides of a select than the input graph, or a select after a reduction, is
+  refused whatever the tests say (the -1e4 fill of a causal mask scaled by 0.09 still underflows exp);
+- values are computed on three input sets at once (normal, normal shifted by -1.5, integer ties;
+  select conditions: 0/1, causal and integer masks, no row all zero):
   a class holds terms equal on all three, so a term that matches the output on one sample only
   (max moved past `square` on mostly-positive inputs) never becomes a candidate;
 - the search stops after `budget` constructions considered (explored + pruned), never by the clock,
@@ -63,6 +72,13 @@ _BINARY = {c.short_name(): c.SEMANTICS for c in tgraph.BINARY_OPS}
 _UNARY_FN = {k: sem.numpy for k, sem in _UNARY.items()}
 _BINARY_FN = {k: sem.numpy for k, sem in _BINARY.items()}
 _COMMUTATIVE = {k for k, sem in _BINARY.items() if sem.algebra.commutative}
+# ops that pick one of their operands per element by a condition operand (select)
+_SELECT_OPS = {
+    c.short_name(): c
+    for c in tgraph.ELEMENTWISE_OPS
+    if (sem := c.__dict__.get("SEMANTICS")) is not None and sem.algebra.condition is not None
+}
+_SELECT = {k: c.SEMANTICS for k, c in _SELECT_OPS.items()}
 _REDUCE_KINDS = {f"reduce_{k.value}": r for k, r in tgraph.ReduceOp.REDUCTIONS.items()}
 OPAQUE = "opaque"
 """Node kind of any other elementwise op of the input graph (gelu, scalar, cast): attr is
@@ -75,6 +91,8 @@ def op_semantics(node_kind: str, attr: object = None):
         return _UNARY[node_kind]
     if node_kind in _BINARY:
         return _BINARY[node_kind]
+    if node_kind in _SELECT:
+        return _SELECT[node_kind]
     if node_kind == "scale":
         return tgraph.scalar_semantics(tgraph.ScalarKind.MUL, float(attr))  # type: ignore[arg-type]
     if node_kind == OPAQUE:
@@ -87,7 +105,7 @@ def _opaque_attr(op: object) -> tuple | None:
     """The OPAQUE node attribute of `op`, or None where `op` has its own node kind."""
     if not isinstance(op, tgraph.ElementwiseOp) or isinstance(op, tgraph.ScaleOp):
         return None
-    if op.short_name() in _UNARY or op.short_name() in _BINARY:
+    if op.short_name() in _UNARY or op.short_name() in _BINARY or op.short_name() in _SELECT:
         return None
     target = tgraph.tensor_type(op.results[0]).element_type if isinstance(op, tgraph.CastOp) else None
     return (op.name, tuple(sorted(op.properties.items())), target)
@@ -97,7 +115,7 @@ def _opaque_attr(op: object) -> tuple | None:
 class Node:
     """One construction: an op kind, its child classes and its attributes."""
 
-    kind: str  # input | matmul | matmul_t | <unary> | <binary> | scale | reduce_sum | reduce_max | split | reshape
+    kind: str  # input | matmul | matmul_t | <unary> | <binary> | select | scale | reduce_sum | reduce_max | split | reshape
     args: tuple[int, ...]
     attr: object = None  # input index, dim, factor, or target shape
 
@@ -114,6 +132,7 @@ class EClass:
     round: int
     best: int = 0  # index of the construction with the smallest DAG (used for extraction)
     elt: str = ""  # element type (a cast makes a class of its own, equal in float64)
+    path: tuple[int, ...] = ()  # most forgetful ops of each kind along one path (see _path_limits)
 
 
 @dataclass
@@ -251,6 +270,47 @@ def _node_attr(op: object) -> object:
 
 
 def _graph_form(graph: tgraph.GraphOp) -> abstract_expr.Form:
+    return _value_forms(graph)[graph.output_op.outputs[0]]
+
+
+def _pinned_operands(graph: tgraph.GraphOp) -> dict[tuple, set[abstract_expr.Form]]:
+    """The operand forms of each opaque op that the search applies only where the input graph does.
+
+    These are the ops whose form is their operand's (constants are forgotten) that are neither
+    linear nor odd: `x + c`, `x - c`, `max(x, c)`. Such an op commutes with no sum and no matmul
+    (sum(x + c) = sum(x) + n c: another constant), so no target rewrite moves it onto a term of
+    another form; applied freely, it would be built over every term, as the form bound cannot see it.
+    """
+    forms = _value_forms(graph)
+    out: dict[tuple, set[abstract_expr.Form]] = {}
+    for op in graph.block.ops:
+        attr = _opaque_attr(op)
+        if attr is None or len(op.operands) != 1 or not _forgetful(OPAQUE, attr):
+            continue
+        alg = op_semantics(OPAQUE, attr).algebra  # type: ignore[union-attr]
+        if not (alg.linear or alg.odd):
+            out.setdefault(attr, set()).add(forms[op.operands[0]])
+    return out
+
+
+def _forgetful_over_select(graph: tgraph.GraphOp) -> set[object]:
+    """The forgetful ops (budget keys) that `graph` applies over a select.
+
+    The form bound cannot see a forgetful op move onto a select: f(select(m, a, b)) has the form
+    of select(m, f(a), b), although they differ where m is 0 (select commutes with f only when f
+    goes to both sides). So a forgetful op is applied over a select only where the graph does it.
+    """
+    forms = _value_forms(graph)
+    return {
+        _budget_key(_node_kind(op), _node_attr(op))
+        for op in graph.block.ops
+        if isinstance(op, tgraph.ElementwiseOp) and len(op.operands) == 1
+        and _forgetful(_node_kind(op), _node_attr(op)) and abstract_expr.has_select(forms[op.operands[0]])
+    }
+
+
+def _value_forms(graph: tgraph.GraphOp) -> dict[SSAValue, abstract_expr.Form]:
+    """The abstract expression of every value of `graph`."""
     forms: dict[SSAValue, abstract_expr.Form] = {a: abstract_expr.leaf(i) for i, a in enumerate(graph.inputs)}
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
@@ -261,7 +321,46 @@ def _graph_form(graph: tgraph.GraphOp) -> abstract_expr.Form:
         elif isinstance(op, tgraph.ReduceOp):
             size = tgraph.tensor_type(op.input).shape[op.axis]
         forms[op.results[0]] = _form(_node_kind(op), [forms[o] for o in op.operands], size, attr=_node_attr(op))
-    return forms[graph.output_op.outputs[0]]
+    return forms
+
+
+def _budget_key(kind: str, attr: object) -> object:
+    """The key of a construction in the op-count budget (an opaque op counts under its name)."""
+    return attr[0] if kind == OPAQUE else kind  # type: ignore[index]
+
+
+def _forgetful(kind: str, attr: object) -> bool:
+    """An elementwise op whose abstract form is its operand's (a scale, `x - c`, a cast)."""
+    if kind not in ("scale", OPAQUE) and kind not in _UNARY:
+        return False
+    sem = op_semantics(kind, attr)
+    x = abstract_expr.leaf(-1)
+    return sem is not None and sem.abstract is not None and sem.abstract(abstract_expr, x) == x
+
+
+def _path_limits(graph: tgraph.GraphOp) -> dict[object, int]:
+    """For each forgetful op kind of `graph`: the most times it applies along one input-output path.
+
+    The form bound cannot limit such ops (they leave the form unchanged), so without this bound
+    the search builds every chain of them (`scale(x - c)`, `(scale(x) - c) - c`, ...) under every
+    term. The rewrites it looks for move such an op (across a matmul or a reduction) or share it,
+    but never apply it more often along a path than the input graph does.
+    """
+    along: dict[SSAValue, Counter] = {a: Counter() for a in graph.inputs}
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            break
+        c: Counter = Counter()
+        for o in op.operands:
+            c |= along[o]
+        kind, attr = _node_kind(op), _node_attr(op)
+        if _forgetful(kind, attr):
+            c[_budget_key(kind, attr)] += 1
+        along[op.results[0]] = c
+    out: Counter = Counter()
+    for o in graph.output_op.outputs:
+        out |= along[o]
+    return dict(out)
 
 
 class _Packed:
@@ -342,11 +441,15 @@ class Enumerator:
         budget.update({("leaf", i): leaves.get(i, 0) for i in range(len(graph.inputs))})
         self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
         # elementwise ops without a kind of their own, applied as they appear in the input graph
-        # (select, with three operands, is evaluated in the input graph but not enumerated)
         self.opaque = sorted(
             {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None}, key=repr
         )
+        self.pinned = _pinned_operands(graph)
+        self.over_select = _forgetful_over_select(graph)
         self.packed = _Packed(budget)
+        limits = _path_limits(graph)
+        self.path_keys = {k: i for i, k in enumerate(sorted(limits, key=str))}
+        self.path_limits = tuple(limits[k] for k in self.path_keys)
         self.goal = abstract_expr.Goal(_graph_form(graph))
         reduced = eventually_reduced(graph)
         self.reducible: set[sympy.Symbol] = {SPLIT}
@@ -367,6 +470,7 @@ class Enumerator:
         self.classes: list[EClass] = []
         self.by_key: dict[tuple, int] = {}
         self._pair_cache: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._select_pairs: dict[tuple[str, int, int], None] = {}  # (kind, condition, picked): see _selects
         self.seen: set[Node] = set()
         self.start = time.monotonic()
 
@@ -387,11 +491,27 @@ class Enumerator:
             return str(tgraph.tensor_type(self.graph.inputs[node.attr]).element_type)  # type: ignore[index]
         if node.kind == OPAQUE and node.attr[0] == tgraph.CastOp.name:  # type: ignore[index]
             return str(node.attr[2])  # type: ignore[index]
-        elts = {self.classes[a].elt for a in node.args}
+        args = node.args
+        if node.kind in _SELECT:  # the condition's element type is its own
+            cond = _SELECT[node.kind].algebra.condition
+            args = args[:cond] + args[cond + 1 :]  # type: ignore[operator]
+        elts = {self.classes[a].elt for a in args}
         return elts.pop() if len(elts) == 1 else None
 
+    def _path(self, node: Node, cs: Sequence[EClass]) -> tuple[int, ...] | None:
+        """The construction's forgetful ops per path (see _path_limits); None above the limits."""
+        if not self.path_keys:
+            return ()
+        path = [max(col) for col in zip(*(c.path for c in cs))] if cs else [0] * len(self.path_keys)
+        i = self.path_keys.get(_budget_key(node.kind, node.attr)) if node.kind in ("scale", OPAQUE) else None
+        if i is not None:
+            path[i] += 1
+            if path[i] > self.path_limits[i]:
+                return None
+        return tuple(path)
+
     def _add(self, node: Node, shape: tuple[Dim, ...], value: np.ndarray, round_: int, counts: int,
-             dag: frozenset[int], form: abstract_expr.Form) -> None:
+             dag: frozenset[int], form: abstract_expr.Form, path: tuple[int, ...] = ()) -> None:
         self.stats.explored += 1
         if not np.all(np.isfinite(value[0])):
             self.stats.pruned += 1
@@ -404,8 +524,10 @@ class Enumerator:
                 cls.nodes.append(node)
                 # keep a lower bound of the counts over the constructions, and the smallest DAG
                 lower = self.packed.minimum(cls.counts, counts)
-                if lower != cls.counts:  # cheaper now: retry the pairs the budget refused
+                shorter = tuple(map(min, cls.path, path))
+                if lower != cls.counts or shorter != cls.path:  # cheaper now: retry the pairs the budget refused
                     cls.counts = lower
+                    cls.path = shorter
                     cls.round = round_
                 if len(dag) + 1 < len(cls.dag):
                     cls.dag = dag | {cls.id}
@@ -414,7 +536,7 @@ class Enumerator:
         cid = len(self.classes)
         if node.kind != "input":
             dag = dag | {cid}
-        self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_, elt=elt))
+        self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_, elt=elt, path=path))
         self.by_key[key] = cid
         self.stats.classes = len(self.classes)
 
@@ -429,10 +551,13 @@ class Enumerator:
         for c in new:
             for k in unary:
                 yield Node(k, (c.id,))
+            over_select = abstract_expr.has_select(c.form)
             for f in sorted(self.factors) if "scale" in self.kinds else ():
-                yield Node("scale", (c.id,), f)
+                if not over_select or "scale" in self.over_select:
+                    yield Node("scale", (c.id,), f)
             for a in self.opaque:
-                yield Node(OPAQUE, (c.id,), a)
+                if (a not in self.pinned or c.form in self.pinned[a]) and (not over_select or a[0] in self.over_select):
+                    yield Node(OPAQUE, (c.id,), a)
             for d in range(len(c.shape)):
                 yield Node("reduce_sum", (c.id,), d)
                 for k in _REDUCE_KINDS:
@@ -468,6 +593,53 @@ class Enumerator:
                     for k in kinds:
                         if not (k in _COMMUTATIVE and a > b):
                             yield Node(k, (a, b))
+        for k in _SELECT:
+            if k in self.kinds:
+                yield from self._selects(k, new, all_, by_shape)
+
+    def _selects(
+        self, kind: str, new: list[EClass], all_: list[EClass], by_shape: dict[tuple[Dim, ...], list[int]]
+    ) -> Iterator[Node]:
+        """`select(m, a, b)` constructions with a child from the previous round.
+
+        A select's abstract form keeps its condition and operands (abstract_expr.select), so a pair
+        (condition m, picked a) that no select of the output's form has never leads to an admitted
+        select: such pairs are dropped before any third operand is tried. The admitted pairs are
+        kept, so later rounds only pair them with new third operands.
+        """
+        cond = _SELECT[kind].algebra.condition
+        assert cond == 0, "select constructions take the condition first"
+        fits, one = self.packed.fits, self.packed.one(kind)
+        goal = self.goal
+        new_ids = {c.id for c in new}
+        fresh: list[tuple[int, int]] = []
+        for c in new:
+            for shape, ids in by_shape.items():
+                if _broadcast(c.shape, shape) is None:
+                    continue
+                for oid in ids:
+                    o = self.classes[oid]
+                    if oid in new_ids and oid < c.id:
+                        continue  # the pairs of (o, c) are tried when o is `c`
+                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self.max_ops:
+                        continue
+                    for m, a in ((c, o), (o, c)) if oid != c.id else ((c, c),):
+                        if goal.admits_select_of(m.form, a.form):
+                            fresh.append((m.id, a.id))
+        fresh = list(dict.fromkeys(fresh))  # a pair with a cheaper member again meets every third
+        retried = set(fresh)
+        old = [(m, a) for k, m, a in self._select_pairs if k == kind and (m, a) not in retried]
+        self._select_pairs.update(((kind, *p), None) for p in fresh)
+        jobs = [(p, all_) for p in fresh] + [(p, new) for p in old]
+        for (m, a), thirds in jobs:
+            cm, ca = self.classes[m], self.classes[a]
+            shape = _broadcast(cm.shape, ca.shape)
+            counts, dag = cm.counts + ca.counts + one, cm.dag | ca.dag
+            for b in thirds:
+                if b.elt != ca.elt or _broadcast(shape, b.shape) is None:  # type: ignore[arg-type]
+                    continue
+                if fits(counts + b.counts) and len(dag | b.dag) < self.max_ops:
+                    yield Node(kind, (m, a, b.id))
 
     def _pair_ops(
         self, x: tuple[Dim, ...], y: tuple[Dim, ...], matmuls: list[str], binary: list[str]
@@ -494,6 +666,12 @@ class Enumerator:
             return None if shape is None else (shape, cs[0].shape[-1])
         if k in _BINARY_FN:
             shape = _broadcast(cs[0].shape, cs[1].shape)
+            return None if shape is None else (shape, None)
+        if k in _SELECT:
+            if self._elt(node) is None:
+                return None
+            shape = _broadcast(cs[0].shape, cs[1].shape)
+            shape = None if shape is None else _broadcast(shape, cs[2].shape)
             return None if shape is None else (shape, None)
         if k == OPAQUE and node.attr[2] is not None and str(node.attr[2]) == cs[0].elt:  # type: ignore[index]
             return None  # a cast to the type it has
@@ -543,7 +721,7 @@ class Enumerator:
         packed = self.packed
         for i, arg in enumerate(self.graph.inputs):
             self._add(Node("input", (), i), tgraph.tensor_type(arg).shape, self.inputs[i], 0,
-                      packed.one(("leaf", i)), frozenset(), abstract_expr.leaf(i))
+                      packed.one(("leaf", i)), frozenset(), abstract_expr.leaf(i), (0,) * len(self.path_keys))
         stats = self.stats
         for round_ in range(1, self.max_ops + 1):
             for node in self._constructions(round_):
@@ -557,9 +735,10 @@ class Enumerator:
                 if node in self.seen:
                     continue
                 cs = [self.classes[a] for a in node.args]
-                counts = sum(c.counts for c in cs) + packed.one(node.attr[0] if node.kind == OPAQUE else node.kind)  # type: ignore[index]
+                counts = sum(c.counts for c in cs) + packed.one(_budget_key(node.kind, node.attr))
                 dag: frozenset[int] = frozenset().union(*(c.dag for c in cs))
-                if len(dag) + 1 > self.max_ops or not packed.fits(counts):
+                path = self._path(node, cs)
+                if len(dag) + 1 > self.max_ops or not packed.fits(counts) or path is None:
                     self.stats.pruned += 1  # not `seen`: a cheaper child construction may admit it later
                     continue
                 self.seen.add(node)
@@ -576,7 +755,7 @@ class Enumerator:
                 if value is None:
                     self.stats.pruned += 1
                     continue
-                self._add(node, shaped[0], value, round_, counts, dag, form)
+                self._add(node, shaped[0], value, round_, counts, dag, form, path)
                 self._report()
             if stats.stopped_by_time or stats.stopped_by_budget:
                 break
@@ -673,6 +852,10 @@ class Enumerator:
                 return b.binary(k, xs[0], xs[1])
             if k in _UNARY_FN:
                 return b.unary(k, xs[0])
+            if k in _SELECT:
+                shape = _broadcast(_broadcast(*(tgraph.tensor_type(x).shape for x in xs[:2])), tgraph.tensor_type(xs[2]).shape)  # type: ignore[arg-type]
+                result = tgraph.tensor_type(xs[1]).with_shape(shape)
+                return b.elementwise(_SELECT_OPS[k], xs, result)
             if k == "scale":
                 return b.scale(xs[0], node.attr)  # type: ignore[arg-type]
             if k == OPAQUE:
@@ -771,7 +954,12 @@ _LINEAR = {"neg"}  # f(sum x) = sum f(x)
 
 
 def _commutes(kind: str, factor: float | None, reduction: str) -> bool:
-    """May unary `kind` (or a scale by `factor`) be moved across a `reduction` ("sum" or "max")?"""
+    """May unary `kind` (or a scale by `factor`) be moved across a `reduction` ("sum" or "max")?
+
+    A select never is (its algebra's `condition`: the reduction would mix elements picked from
+    both sides)."""
+    if kind in _SELECT:
+        return False
     if kind == "scale":
         return reduction == "sum" or (factor is not None and factor >= 0)
     return kind in (_LINEAR if reduction == "sum" else _MONOTONE_NONDECREASING)
@@ -799,7 +987,7 @@ def _nestings(graph: tgraph.GraphOp) -> set[Nesting]:
             break
         under = set().union(*(below[o] for o in op.operands))
         kind = _kind(op)
-        if kind in _UNARY_FN or kind == "scale":
+        if kind in _UNARY_FN or kind == "scale" or kind in _SELECT:
             factor = op.value if isinstance(op, tgraph.ScaleOp) else None
             out |= {(kind, factor, r, dim) for r, dim in under}
         if isinstance(op, tgraph.MatmulOp):
@@ -822,6 +1010,48 @@ def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> 
             continue  # the combine of a Split-K finishes a reduction the original already nests
         what = f"scale by {factor}" if kind == "scale" else kind
         return f"{what} applied after a {reduction} reduction over {dim}"
+    return None
+
+
+def _select_sides(graph: tgraph.GraphOp) -> dict[tuple, set[str]]:
+    """For each elementwise op (kind and attribute) of `graph` that meets a select: which of the
+    select's sides it is applied to ("a", "b", "condition"); an op applied over the select counts
+    as applied to both value sides (f(select(m, a, b)) = select(m, f(a), f(b)))."""
+    above: dict[SSAValue, bool] = {a: False for a in graph.inputs}  # depends on a select's result
+    ops_under: dict[SSAValue, set[tuple]] = {a: set() for a in graph.inputs}  # elementwise ops it depends on
+    out: dict[tuple, set[str]] = {}
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            break
+        key = (_node_kind(op), _node_attr(op))
+        under = set().union(*(ops_under[o] for o in op.operands))
+        is_select = key[0] in _SELECT
+        if is_select:
+            value_sides = iter(("a", "b"))
+            cond = _SELECT[key[0]].algebra.condition
+            for i, o in enumerate(op.operands):
+                side = "condition" if i == cond else next(value_sides)
+                for k in ops_under[o]:
+                    out.setdefault(k, set()).add(side)
+        elif isinstance(op, tgraph.ElementwiseOp):
+            if any(above[o] for o in op.operands):
+                out.setdefault(key, set()).update(("a", "b"))
+            under = under | {key}
+        above[op.results[0]] = is_select or any(above[o] for o in op.operands)
+        ops_under[op.results[0]] = under
+    return out
+
+
+def unjustified_select_move(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str | None:
+    """An elementwise op the candidate applies to other sides of a select than the original does
+    (a scale moved from the scores onto the masked scores changes the fill): select commutes with
+    an elementwise f only when f goes to both value sides (its algebra's `condition`). None when
+    every op meets the selects where it did (or no longer meets them)."""
+    before = _select_sides(original)
+    for key, sides in sorted(_select_sides(candidate).items(), key=str):
+        if sides != before.get(key, set()):
+            name = key[0] if key[0] != OPAQUE else key[1][0]  # type: ignore[index]
+            return f"{name} applied to side(s) {sorted(sides)} of a select (the input graph: {sorted(before.get(key, set()))})"
     return None
 
 
@@ -886,7 +1116,7 @@ def superoptimize_graph(
         seen.add(form)
         if _only_reshaped(cand, work) or recomputes_whole_matmul(cand):
             continue
-        if unjustified_nesting(work, cand) is not None:
+        if unjustified_nesting(work, cand) is not None or unjustified_select_move(work, cand) is not None:
             en.stats.unjustified += 1
             continue
         if not checker.check(cand):

@@ -1,0 +1,29 @@
+// Causal attention as Llama writes it (Inputs/mha_small_causal.mlir: scores masked to -1e4 by
+// tgraph.select, then a max-subtracted softmax) reaches FlashAttention like the unmasked mha of
+// pipeline_softmax_max.mlir: the search enumerates select and finds the "div moved after matmul"
+// candidate (select kept on the scaled score tile before the row max; the scale is not moved over
+// the select, which would scale the -1e4 fill too), and the scheduler turns it into one
+// kernel with a sequential loop over K/V tiles (running max, rescaled sums) that loads the mask
+// tile of each K/V tile alongside them. The search costs about as much as the unmasked one
+// (explored 854, pruned 8606 for Inputs/mha_small_max.mlir).
+// RUN: cleave-opt %S/Inputs/mha_small_causal.mlir -p 'cleave-pipeline{keep=20}' 2>&1 | filecheck %s
+
+// CHECK:      cleave-superoptimize @mha_causal: explored 716, pruned 9369, classes 396, candidates 2,
+// CHECK:      cleave-pipeline: #1 @mha_causal_c1: kernels @mha_causal_c1_k0,
+// CHECK:      tgraph.graph @mha_causal_c1({{.*}}cleave.note = "div moved after matmul"
+// CHECK:      itgraph.kernel @mha_causal_c1_k0(
+// CHECK-NEXT:   itgraph.parallel
+// CHECK:          itgraph.sequential r0 in 16 accumulate (rescaled_sum, rescaled_sum, max)
+// CHECK-NEXT:       %[[K:.*]] = itgraph.load %k at #itgraph.tmap<[0, p1, 128*r0, 0], [1, 1, 128, 64]>
+// CHECK-NEXT:       %[[S:.*]] = tgraph.matmul %{{.*}}, %[[K]] transpose_b
+// CHECK-NEXT:       %[[T:.*]] = tgraph.scale %[[S]], 1.250000e-01
+// CHECK-NEXT:       %[[M:.*]] = itgraph.load %mask at #itgraph.tmap<[0, 0, 32*p2, 128*r0], [1, 1, 32, 128]>
+// CHECK-NEXT:       %[[F:.*]] = tgraph.scalar sub %[[M]], 1.000000e+04
+// CHECK-NEXT:       %{{.*}} = tgraph.select %[[M]], %[[T]], %[[F]]
+// CHECK:            %[[X:.*]] = tgraph.reduce max
+// CHECK:            tgraph.exp
+// CHECK:            itgraph.load %v at #itgraph.tmap<[0, p1, 128*r0, 0], [1, 1, 128, 64]>
+// CHECK:            itgraph.yield
+// CHECK-NEXT:     }
+// CHECK-NEXT:     tgraph.div
+// CHECK-NOT:  itgraph.kernel
