@@ -33,6 +33,9 @@ HBM_BYTES_PER_S = 4.3e12
 TENSOR_FLOPS = 790e12
 SMEM_BYTES = 227 * 1024
 REGISTER_BYTES = 64 * 1024 * 4
+# what a sequential loop's accumulators may take of it: the rest holds the body's tiles, operand
+# fragments and addresses (a 256x256 fp32 accumulator, the whole file, would spill)
+ACCUMULATOR_BYTES = REGISTER_BYTES * 3 // 4
 # per block and sequential iteration: barrier and pipeline hand-off (measured on the H200 with
 # bench/tile_sweep.py: 4096^3 matmul, 128x128 tiles, K tile 32 vs 64 at 3 stages: ~0.2 us per iteration)
 ITERATION_S = 0.2e-6
@@ -153,6 +156,18 @@ def _trips(op: Operation) -> int:
     return n
 
 
+def _summed_in_place(op: Operation) -> bool:
+    """A matmul whose product only a sequential loop's `sum` accumulator takes: the lowering
+    accumulates it in place (cleave-lower-tilelang), so it has no tile of its own."""
+    if not isinstance(op, tgraph.MatmulOp) or not op.result.has_one_use():
+        return False
+    term = next(iter(op.result.uses)).operation
+    seq = term.parent_op()
+    if not isinstance(term, itgraph.YieldOp) or not isinstance(seq, itgraph.SequentialOp):
+        return False
+    return all(kind == "sum" for kind, v in zip(seq.accumulate_kinds, term.operands) if v is op.result)
+
+
 def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     """The most fp32 bytes of computed tiles alive at once in one block (registers, before reuse).
 
@@ -166,6 +181,8 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     events: list[tuple[int, int]] = []
     for op, i in order.items():
         if isinstance(op, (itgraph.LoadOp, itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
+            continue
+        if _summed_in_place(op):  # T.gemm accumulates into the loop's accumulator (counted below)
             continue
         last = i
         for use in op.results[0].uses:
@@ -210,4 +227,6 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
         reason = f"loaded tiles need {smem // 1024} KiB of shared memory (limit {SMEM_BYTES // 1024} KiB)"
     elif regs > REGISTER_BYTES:
         reason = f"computed tiles need {regs // 1024} KiB of registers (limit {REGISTER_BYTES // 1024} KiB per SM)"
+    elif accumulators > ACCUMULATOR_BYTES:
+        reason = f"accumulators need {accumulators // 1024} KiB of registers (limit {ACCUMULATOR_BYTES // 1024} KiB per SM)"
     return Estimate(us, moved * grid, flops * grid, grid, smem, regs, not reason, reason, terms)
