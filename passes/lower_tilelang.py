@@ -216,9 +216,10 @@ class _KernelLowering:
         return tuple(shape)
 
     def real_region(self, value: SSAValue) -> tl.RegionAttr:
-        """The rows of a padded tile that hold data (its unpadded extent), in the buffer's dims."""
-        real = _squeezed(_static(value))
-        return tl.RegionAttr([sympy.Integer(0)] * len(real), list(real))
+        """The rows of a padded tile that hold data (its unpadded extent), in the buffer's dims (a
+        padded size-1 row axis is a dim of the buffer, of extent 1 here)."""
+        real = [r for r, d in zip(_static(value), self.shape(value)) if d != 1] or [1]
+        return tl.RegionAttr([sympy.Integer(0)] * len(real), real)
 
     def alloc_for(self, value: SSAValue, hint: str, scope: str, element_type: Attribute = f32) -> _Buf:
         buf = self.alloc(self.shape(value), hint, scope, element_type)
@@ -590,19 +591,25 @@ def _new_max(s: _Statements, m_acc: _Buf, m_part: _Buf, m_new: _Buf, alpha: _Buf
 
 
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma
+# the most bytes per thread of one padded one-row fragment (128 fp32 registers of the 255 a thread
+# may hold: a 64 x 512 fp32 tile over 128 threads, 256 registers each, would spill)
+PAD_FRAGMENT_BYTES = 128 * 4
 
 
 def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, int]:
-    """Tiles whose row axis is padded to PAD_ROWS so that matmuls of 2..15 rows run on the tensor cores.
+    """Tiles whose row axis is padded to PAD_ROWS so that matmuls of 1..15 rows run on the tensor cores.
 
-    Decode attention multiplies a few query rows (the heads of a GQA group) by a KV tile; as a CUDA-core
-    loop that leaves most threads idle. TileLang's own decode kernels pad those rows to a 64-row tile
-    and use T.gemm; so does this. The padding spreads from each such matmul's A operand and result to
-    every tile with that row axis (elementwise ops, reductions along other axes, reshapes that only
-    add or drop size-1 dims, loop-carried accumulators). Padded loads fill only the real rows of a
-    zeroed shared tile, padded stores write only the real rows; the padded rows compute finite values
-    nobody reads. Returns {tile: axis} (axis of the tile's full shape), or {} where the rule does not
-    hold everywhere in the kernel (then nothing is padded).
+    Decode attention multiplies a few query rows (the heads of a GQA group, or the one query row of a
+    head) by a KV tile; as a CUDA-core loop that leaves most threads idle. TileLang's own decode kernels
+    pad those rows to a 64-row tile (block_H, block_M) and use T.gemm; so does this. A one-row tile's
+    row axis is a size-1 dim of its full shape (dropped from the buffer until padded). The padding
+    spreads from each such matmul's A operand and result to every tile with that row axis (elementwise
+    ops, reductions along other axes, reshapes that only add or drop size-1 dims, loop-carried
+    accumulators). Padded loads fill only the real rows of a zeroed shared tile, padded stores write
+    only the real rows; every op on the padded rows is per-row (no reduction along the row axis, never
+    a B operand), so whatever they compute (inf or NaN included, e.g. rsqrt of a zero row) never
+    reaches a real row. Returns {tile: axis} (axis of the tile's full shape), or {} where the rule does
+    not hold everywhere in the kernel (then nothing is padded).
     """
     pad: dict[SSAValue, int] = {}
     work: list[SSAValue] = []
@@ -616,15 +623,17 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         return True
 
     def gemm_ok(op: tgraph.MatmulOp) -> bool:
+        # judged on the padded operands: a one-row A (or result) is 2-D only once padded
         out, a, b = _static(op.result), _static(op.lhs), _static(op.rhs)
+        out_p, a_p = (*out[:-2], PAD_ROWS, out[-1]), (*a[:-2], PAD_ROWS, a[-1])
         return (
-            len(_squeezed(out)) == 2 and len(_squeezed(a)) == 2 and len(_squeezed(b)) == 2
+            len(_squeezed(out_p)) == 2 and len(_squeezed(a_p)) == 2 and len(_squeezed(b)) == 2
             and all(d == 1 for d in out[:-2] + a[:-2] + b[:-2])
             and a[-1] % 16 == 0 and gemm_warps_fit(PAD_ROWS, out[-1], threads)
         )
 
     for op in kernel.walk():
-        if isinstance(op, tgraph.MatmulOp) and 2 <= _static(op.result)[-2] < 16 and gemm_ok(op):
+        if isinstance(op, tgraph.MatmulOp) and 1 <= _static(op.result)[-2] < 16 and gemm_ok(op):
             want(op.lhs, len(_static(op.lhs)) - 2)
             want(op.result, len(_static(op.result)) - 2)
     if not pad:
@@ -649,7 +658,12 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
                 return False
             mine, other = (src, op.results[0]) if v is op.operands[0] else (res, op.operands[0])
             k = sum(1 for d in mine[:axis] if d != 1)
-            return want(other, [i for i, d in enumerate(_static(other)) if d != 1][k])
+            if extent > 1:
+                return want(other, [i for i, d in enumerate(_static(other)) if d != 1][k])
+            # a one-row axis: a size-1 dim of the other side with as many non-1 dims before it (the
+            # same buffer dim once padded); the last such dim, or the one already padded
+            fits = [i for i, d in enumerate(_static(other)) if d == 1 and sum(1 for e in _static(other)[:i] if e != 1) == k]
+            return other in pad and pad[other] in fits or other not in pad and bool(fits) and want(other, fits[-1])
         if isinstance(op, itgraph.MaskOp):
             return op.axis.value.data != axis and same_axis([op.input, op.result], axis, extent)
         if isinstance(op, tgraph.ReduceOp):
@@ -696,6 +710,14 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         nbytes(op.value, tgraph.tensor_type(op.dest).element_type)
         for op in kernel.walk()
         if isinstance(op, itgraph.StoreOp) and op.value in pad
+    )
+    # a one-row tile grows PAD_ROWS-fold: each of its computed (fp32 fragment) tiles must still fit in
+    # a thread's registers, and its serial row reductions stage the padded source in shared memory
+    one_row = [v for v, axis in pad.items() if _static(v)[axis] == 1 and not isinstance(v.owner, itgraph.LoadOp)]
+    if any(nbytes(v, f32) > PAD_FRAGMENT_BYTES * threads for v in one_row):
+        return {}
+    extra += sum(
+        nbytes(op.input, f32) for op in kernel.walk() if isinstance(op, tgraph.ReduceOp) and op.input in one_row
     )
     smem = kernel.attributes.get("cleave.smem_bytes")
     used = smem.value.data if isinstance(smem, IntegerAttr) else 0
