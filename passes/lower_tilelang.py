@@ -440,6 +440,10 @@ class _KernelLowering:
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
         # are read from shared memory (a fragment can only be indexed by its owning threads)
         a, b = self._shared(a), self._shared(b)
+        split = gemv_split(m, n, k, self.threads) if batch_one else 1
+        if split > 1:
+            self.gemv(a, b, out, tt, split, clear)
+            return
         if clear:
             self.emit(tl.ClearOp(out.value))
         full = self.loop_vars(out.shape)
@@ -451,6 +455,42 @@ class _KernelLowering:
         s = _Statements()
         s.store(s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars)), out, full, accumulate=True)
         self.serial("kk", k, lambda: self.parallel(out.shape, s))
+
+    def gemv(self, a: _Buf, b: _Buf, out: _Buf, tt: bool, split: int, clear: bool) -> None:
+        """A one-row matmul C[n] (+)= sum_k A[k] B[k, n] with the threads splitting both K and N (as
+        TileLang's GEMV example): `split` partial sums per column, thread (s, n) adding up
+        k = kk * split + s over a serial kk (a warp reads consecutive rows of B), then the partials
+        summed through shared memory. The contiguous dim of B (n, or k when transposed) is the
+        innermost parallel dim."""
+        n, k = out.shape[-1], a.shape[-1]
+        part_shape = (n, split) if tt else (split, n)
+        part = self.alloc(part_shape, out.name + "_part", "fragment")
+        self.emit(tl.ClearOp(part.value))
+        pv = self.loop_vars(part_shape)
+        s_var, n_var = (pv[1], pv[0]) if tt else (pv[0], pv[1])
+        kexpr = symbol("kk") * split + symbol(s_var)
+        ncol = symbol(n_var) if n_var is not None else sympy.Integer(0)
+
+        def at(buf: _Buf, dims: dict[int, Dim]) -> list[Dim]:
+            rank = len(buf.shape)
+            idx = [dims.get(i - rank, sympy.Integer(0)) for i in range(rank)]
+            return [e for e, d in zip(idx, buf.shape) if d != 1] or [sympy.Integer(0)]
+
+        st = _Statements()
+        x = st.add(tl.LoadOp(a.value, at(a, {-1: kexpr})))
+        y = st.add(tl.LoadOp(b.value, at(b, {-2: ncol, -1: kexpr} if tt else {-2: kexpr, -1: ncol})))
+        st.store(st.binary(arith.MulfOp, x, y), part, pv, accumulate=True)
+        self.serial("kk", k // split, lambda: self.parallel(part_shape, st))
+        part_s = self._shared(part)
+        if clear:
+            self.emit(tl.ClearOp(out.value))
+        full = self.loop_vars(out.shape)
+        st = _Statements()
+        col = [v for v, d in zip(full, out.shape) if d != 1]
+        part_idx = [symbol(col[0]) if col else sympy.Integer(0), symbol("kk")] if tt else [symbol("kk"), symbol(col[0]) if col else sympy.Integer(0)]
+        y = st.add(tl.LoadOp(part_s.value, [e for e, d in zip(part_idx, part_shape) if d != 1] or [sympy.Integer(0)]))
+        st.store(y, out, full, accumulate=True)
+        self.serial("kk", split, lambda: self.parallel(out.shape, st))
 
     def _shared(self, buf: _Buf) -> _Buf:
         """`buf` itself if it is in shared memory, else a shared copy of it."""
@@ -736,6 +776,17 @@ def gemm_warps_fit(m: int, n: int, threads: int) -> bool:
         warps % mw == 0 and m % (16 * mw) == 0 and n % (8 * (warps // mw)) == 0 and (not wgmma or mw % 4 == 0)
         for mw in range(1, warps + 1)
     )
+
+
+def gemv_split(m: int, n: int, k: int, threads: int) -> int:
+    """How many threads share a column of a one-row CUDA-core matmul (`gemv`): the most (a power of
+    two dividing k) that, with one thread per partial sum, still fit in the block; 1 = no GEMV form."""
+    if m != 1:
+        return 1
+    split = 1
+    while split * 2 * n <= threads and k % (split * 2) == 0:
+        split *= 2
+    return split
 
 
 def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, col: str | None) -> list[str | None]:
