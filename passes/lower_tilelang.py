@@ -389,14 +389,31 @@ class _KernelLowering:
             return
         # any other axis: a serial loop over the reduced dim around a parallel update
         src = self._shared(src)
-        self.emit(tl.FillOp(out.value, 0.0 if is_sum else float("-inf")))
+        combine = arith.AddfOp if is_sum else arith.MaximumfOp
+        init = 0.0 if is_sum else float("-inf")
+        split = vector_split(dims[0], self.threads) if len(dims) == 1 else 1
+        if split > 1:
+            # one row reduced to one value: `split` threads each take every split-th element, then
+            # one pass over their partials (through shared memory), not one thread's serial loop
+            part = self.alloc((split,), out.name + "_part", "fragment")
+            self.emit(tl.FillOp(part.value, init))
+            st = _Statements()
+            x = st.add(tl.LoadOp(src.value, [symbol("kk") * split + symbol("i0")]))
+            st.store(st.binary(combine, st.load(part, ["i0"]), x), part, ["i0"])
+            self.serial("kk", dims[0] // split, lambda: self.parallel(part.shape, st))
+            src, src_vars = self._shared(part), ["kk"]
+            extent = split
+        else:
+            src_vars, extent = None, src.shape[op.axis]
+        self.emit(tl.FillOp(out.value, init))
         full = self.loop_vars(out.shape)
-        src_vars = list(full)
-        src_vars[op.axis] = "kk"
+        if src_vars is None:
+            src_vars = list(full)
+            src_vars[op.axis] = "kk"
         s = _Statements()
         acc, x = s.load(out, full), s.load(src, src_vars)
-        s.store(s.binary(arith.AddfOp if is_sum else arith.MaximumfOp, acc, x), out, full)
-        self.serial("kk", src.shape[op.axis], lambda: self.parallel(out.shape, s))
+        s.store(s.binary(combine, acc, x), out, full)
+        self.serial("kk", extent, lambda: self.parallel(out.shape, s))
 
     def serial(self, var: str, extent: int, body) -> None:
         loop = tl.SerialOp(var, extent)
@@ -785,6 +802,15 @@ def gemv_split(m: int, n: int, k: int, threads: int) -> int:
         return 1
     split = 1
     while split * 2 * n <= threads and k % (split * 2) == 0:
+        split *= 2
+    return split
+
+
+def vector_split(k: int, threads: int) -> int:
+    """How many threads share the reduction of a k-vector to one value: about sqrt(k) (k/split steps
+    each, then split steps over the partials), a power of two dividing k, at most `threads`; 1 = none."""
+    split = 1
+    while split * 2 <= threads and k % (split * 2) == 0 and (split * 2) ** 2 <= k:
         split *= 2
     return split
 

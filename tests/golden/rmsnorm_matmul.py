@@ -16,6 +16,8 @@ def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 
         scale = T.alloc_fragment((512,), "float32")
         red = T.alloc_fragment((1,), "float32")
         scale_s = T.alloc_shared((512,), "float32")
+        red_part = T.alloc_fragment((16,), "float32")
+        red_part_s = T.alloc_shared((16,), "float32")
         rsqrt = T.alloc_fragment((1,), "float32")
         mul = T.alloc_fragment((16,), "float32")
         T.copy(x[bx, 0:512], x_1)
@@ -34,10 +36,15 @@ def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 
         for i0 in T.Parallel(512):
             scale[i0] = square[i0] * 0.000244140625
         T.copy(scale, scale_s)
+        T.fill(red_part, 0.0)
+        for kk in T.serial(32):
+            for i0 in T.Parallel(16):
+                red_part[i0] = red_part[i0] + scale_s[i0 + 16*kk]
+        T.copy(red_part, red_part_s)
         T.fill(red, 0.0)
-        for kk in T.serial(512):
+        for kk in T.serial(16):
             for i0 in T.Parallel(1):
-                red[0] = red[0] + scale_s[kk]
+                red[0] = red[0] + red_part_s[kk]
         for i0 in T.Parallel(1):
             rsqrt[0] = T.rsqrt(red[0])
         for i0 in T.Parallel(16):
