@@ -773,8 +773,27 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
     one_row = [v for v, axis in pad.items() if _static(v)[axis] == 1 and not isinstance(v.owner, itgraph.LoadOp)]
     if any(nbytes(v, f32) > PAD_FRAGMENT_BYTES * threads for v in one_row):
         return {}
+
+    def gemm_laid(v: SSAValue) -> bool:  # as `_KernelLowering.gemm_laid` will hold it (a warp reduction's source)
+        owner = v.owner
+        if isinstance(owner, tgraph.MatmulOp):
+            return v in pad
+        if isinstance(owner, tgraph.ReshapeOp):
+            return gemm_laid(owner.operands[0])
+        if isinstance(owner, (tgraph.ElementwiseOp, itgraph.MaskOp)):
+            return any(_static(o) == _static(v) and gemm_laid(o) for o in owner.operands)
+        return False
+
+    def warp_reduced(op: tgraph.ReduceOp) -> bool:
+        shape = [PAD_ROWS if i == pad[op.input] else d for i, d in enumerate(_static(op.input))]
+        kept = [i for i, d in enumerate(shape) if d != 1]
+        width = shape[kept[-1]]
+        return len(kept) == 2 and op.axis == kept[1] and width >= 8 and width & (width - 1) == 0 and gemm_laid(op.input)
+
     extra += sum(
-        nbytes(op.input, f32) for op in kernel.walk() if isinstance(op, tgraph.ReduceOp) and op.input in one_row
+        nbytes(op.input, f32)
+        for op in kernel.walk()
+        if isinstance(op, tgraph.ReduceOp) and op.input in one_row and not warp_reduced(op)
     )
     smem = kernel.attributes.get("cleave.smem_bytes")
     used = smem.value.data if isinstance(smem, IntegerAttr) else 0
@@ -808,8 +827,11 @@ def gemv_split(m: int, n: int, k: int, threads: int) -> int:
 
 def vector_split(k: int, threads: int) -> int:
     """How many threads share the reduction of a k-vector to one value: about sqrt(k) (k/split steps
-    each, then split steps over the partials), a power of two dividing k, at most `threads`; 1 = none."""
+    each, then split steps over the partials), a power of two dividing k, at most `threads`; 1 = none
+    (also below 256 elements: a short serial loop is not worth the partials' round trip)."""
     split = 1
+    if k < 256:
+        return split
     while split * 2 <= threads and k % (split * 2) == 0 and (split * 2) ** 2 <= k:
         split *= 2
     return split

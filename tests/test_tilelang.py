@@ -201,9 +201,11 @@ def test_sync_warnings_are_read_from_file_descriptor_2() -> None:
 
 # one-row matmuls: decode (one query row per head) and T=1 rows; sizes where each form is chosen
 ONE_ROW = {
-    "mha_decode": ({8192: 256, 32: 2}, {"pad", "gemv"}),  # c1 padded to 64-row T.gemm, c2's P @ V in GEMV form
-    "swiglu": (SCALED, {"pad"}),  # x @ Wg, x @ Wu as padded T.gemm
-    "rmsnorm_matmul": (SCALED, {"gemv"}),  # the padded rms chain would need 256 registers a thread: GEMV form
+    "mha_decode": ("mha_decode", {8192: 256, 32: 2}, {"pad", "gemv"}),  # c1 padded to 64-row T.gemm, c2's P @ V in GEMV form
+    # a KV loop (online softmax over padded one-row accumulators), whole and split along L
+    "mha_decode_loop": ("mha_decode", {8192: 2048, 32: 1}, {"pad"}),
+    "swiglu": ("swiglu", SCALED, {"pad"}),  # x @ Wg, x @ Wu as padded T.gemm
+    "rmsnorm_matmul": ("rmsnorm_matmul", SCALED, {"gemv"}),  # the padded rms chain would need 256 registers a thread: GEMV form
 }
 DISTRIBUTIONS = {
     "normal": lambda rng, s: rng.standard_normal(s),
@@ -228,12 +230,17 @@ def one_row_forms(kernel: itgraph.KernelOp) -> dict[str, str]:
     return forms
 
 
-@pytest.mark.parametrize("name", sorted(ONE_ROW))
-def test_one_row_matmuls_use_tensor_cores_or_gemv(name: str) -> None:
+@pytest.mark.parametrize("case", sorted(ONE_ROW))
+def test_one_row_matmuls_use_tensor_cores_or_gemv(case: str, tmp_path: Path) -> None:
     """One-row matmuls become a padded 64-row T.gemm (the real row loaded into a zeroed tile, only it
-    stored) or the GEMV form; every kept candidate agrees with the graph on inputs of several distributions."""
-    scale, expected = ONE_ROW[name]
+    stored) or the GEMV form; the kernels lower for sm_90a, and every kept candidate agrees with the
+    graph on inputs of several distributions."""
+    name, scale, expected = ONE_ROW[case]
     module = pipelined(name, 2, tuple(scale.items()))
+    path = tmp_path / f"{case}.py"
+    path.write_text(module_source(module))
+    for kernel, (cuda, log) in lower_logged(path).items():
+        assert "__global__" in cuda and not sync_warnings(log), kernel
     forms = {k.sym_name.data: one_row_forms(k) for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
     assert expected <= {f for fs in forms.values() for f in fs.values()}, forms
     lowered_module = module.clone()
