@@ -5,10 +5,14 @@ Decisions, all visible in the resulting IR:
   into shared memory, computed tiles fp32 fragments; reshapes are views of the same buffer;
 - matmuls whose tiles are 2-D multiples of 16 become `tilelang.gemm`, with computed operands
   staged as fp16 (A in a fragment for whole 64-row warpgroups, else in shared memory; B always in
-  shared memory); other matmuls are CUDA-core `serial` loops over the contracted dim around a
-  `parallel` update, reading their operands from shared memory;
+  shared memory); matmuls of 1..15 rows become such gemms with their row axis padded to a 64-row
+  tile (`plan_row_padding`, as TileLang's decode kernels); other one-row matmuls take TileLang's GEMV
+  form (threads split K and N, partial sums added through shared memory); the rest are CUDA-core
+  `serial` loops over the contracted dim around a `parallel` update, reading their operands from
+  shared memory;
 - row reductions of 2-D fragments with a power-of-two width of 8+ and 16+ rows use TileLang's warp
-  reduction (`reduce_sum`/`reduce_max`), any other reduction a serial loop;
+  reduction (`reduce_sum`/`reduce_max`); a long one-row vector reduced to one value is split over
+  ~sqrt(k) threads, then their partials summed; any other reduction is a serial loop;
 - sequential loops become `pipelined` loops (the kernel's `cleave.stages`) with fragment
   accumulators: sum, max, and the online-softmax rescaled sum: where the body's chunk max is used
   only as an exp shift, FlashAttention-2's form (the body shifts by the running max, a matmul part
