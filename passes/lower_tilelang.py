@@ -820,13 +820,14 @@ def gemm_warps_fit(m: int, n: int, threads: int) -> bool:
 
 def gemv_split(m: int, n: int, k: int, threads: int) -> int:
     """How many threads share a column of a one-row CUDA-core matmul (`gemv`): the most (a power of
-    two dividing k) that, with one thread per partial sum, still fit in the block; 1 = no GEMV form."""
+    two dividing k) that, with one thread per partial sum, still fit in the block; 1 = no GEMV form
+    (also where the partials would not divide the threads evenly: TileLang lays a fragment out over them)."""
     if m != 1:
         return 1
     split = 1
     while split * 2 * n <= threads and k % (split * 2) == 0:
         split *= 2
-    return split
+    return split if threads % (split * n) == 0 else 1
 
 
 def vector_split(k: int, threads: int) -> int:

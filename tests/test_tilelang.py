@@ -269,3 +269,14 @@ def test_one_row_matmuls_use_tensor_cores_or_gemv(case: str, tmp_path: Path) -> 
             out = run_kernels(kernels, xs)
             err = max(max_relative_error(r, o) for r, o in zip(ref, out))
             assert err < FP16_TOLERANCE, f"@{g} on {dist} inputs: error {err:.3g}"
+
+
+def test_one_row_thread_splits() -> None:
+    """GEMV: threads per column fill the block (8 x 16 of 128), none where partials would not divide the
+    threads or the row is not one; vector reductions: ~sqrt(k) threads, none for short vectors."""
+    from cleave_ir.passes.lower_tilelang import gemv_split, vector_split
+
+    assert gemv_split(1, 16, 4096, 128) == 8 and gemv_split(1, 1, 512, 128) == 128
+    assert gemv_split(1, 48, 512, 128) == 1 and gemv_split(1, 128, 512, 128) == 1 and gemv_split(2, 16, 512, 128) == 1
+    assert gemv_split(1, 16, 24, 128) == 8 and gemv_split(1, 16, 12, 128) == 4  # a power of two dividing k
+    assert vector_split(4096, 128) == 64 and vector_split(512, 128) == 16 and vector_split(128, 128) == 1
