@@ -5,10 +5,14 @@ Decisions, all visible in the resulting IR:
   into shared memory, computed tiles fp32 fragments; reshapes are views of the same buffer;
 - matmuls whose tiles are 2-D multiples of 16 become `tilelang.gemm`, with computed operands
   staged as fp16 (A in a fragment for whole 64-row warpgroups, else in shared memory; B always in
-  shared memory); other matmuls are CUDA-core `serial` loops over the contracted dim around a
-  `parallel` update, reading their operands from shared memory;
+  shared memory); matmuls of 1..15 rows become such gemms with their row axis padded to a 64-row
+  tile (`plan_row_padding`, as TileLang's decode kernels); other one-row matmuls take TileLang's GEMV
+  form (threads split K and N, partial sums added through shared memory); the rest are CUDA-core
+  `serial` loops over the contracted dim around a `parallel` update, reading their operands from
+  shared memory;
 - row reductions of 2-D fragments with a power-of-two width of 8+ and 16+ rows use TileLang's warp
-  reduction (`reduce_sum`/`reduce_max`), any other reduction a serial loop;
+  reduction (`reduce_sum`/`reduce_max`); a long one-row vector reduced to one value is split over
+  ~sqrt(k) threads, then their partials summed; any other reduction is a serial loop;
 - sequential loops become `pipelined` loops (the kernel's `cleave.stages`) with fragment
   accumulators: sum, max, and the online-softmax rescaled sum: where the body's chunk max is used
   only as an exp shift, FlashAttention-2's form (the body shifts by the running max, a matmul part
@@ -219,9 +223,10 @@ class _KernelLowering:
         return tuple(shape)
 
     def real_region(self, value: SSAValue) -> tl.RegionAttr:
-        """The rows of a padded tile that hold data (its unpadded extent), in the buffer's dims."""
-        real = _squeezed(_static(value))
-        return tl.RegionAttr([sympy.Integer(0)] * len(real), list(real))
+        """The rows of a padded tile that hold data (its unpadded extent), in the buffer's dims (a
+        padded size-1 row axis is a dim of the buffer, of extent 1 here)."""
+        real = [r for r, d in zip(_static(value), self.shape(value)) if d != 1] or [1]
+        return tl.RegionAttr([sympy.Integer(0)] * len(real), real)
 
     def alloc_for(self, value: SSAValue, hint: str, scope: str, element_type: Attribute = f32) -> _Buf:
         buf = self.alloc(self.shape(value), hint, scope, element_type)
@@ -391,14 +396,31 @@ class _KernelLowering:
             return
         # any other axis: a serial loop over the reduced dim around a parallel update
         src = self._shared(src)
-        self.emit(tl.FillOp(out.value, 0.0 if is_sum else float("-inf")))
+        combine = arith.AddfOp if is_sum else arith.MaximumfOp
+        init = 0.0 if is_sum else float("-inf")
+        split = vector_split(dims[0], self.threads) if len(dims) == 1 else 1
+        if split > 1:
+            # one row reduced to one value: `split` threads each take every split-th element, then
+            # one pass over their partials (through shared memory), not one thread's serial loop
+            part = self.alloc((split,), out.name + "_part", "fragment")
+            self.emit(tl.FillOp(part.value, init))
+            st = _Statements()
+            x = st.add(tl.LoadOp(src.value, [symbol("kk") * split + symbol("i0")]))
+            st.store(st.binary(combine, st.load(part, ["i0"]), x), part, ["i0"])
+            self.serial("kk", dims[0] // split, lambda: self.parallel(part.shape, st))
+            src, src_vars = self._shared(part), ["kk"]
+            extent = split
+        else:
+            src_vars, extent = None, src.shape[op.axis]
+        self.emit(tl.FillOp(out.value, init))
         full = self.loop_vars(out.shape)
-        src_vars = list(full)
-        src_vars[op.axis] = "kk"
+        if src_vars is None:
+            src_vars = list(full)
+            src_vars[op.axis] = "kk"
         s = _Statements()
         acc, x = s.load(out, full), s.load(src, src_vars)
-        s.store(s.binary(arith.AddfOp if is_sum else arith.MaximumfOp, acc, x), out, full)
-        self.serial("kk", src.shape[op.axis], lambda: self.parallel(out.shape, s))
+        s.store(s.binary(combine, acc, x), out, full)
+        self.serial("kk", extent, lambda: self.parallel(out.shape, s))
 
     def serial(self, var: str, extent: int, body) -> None:
         loop = tl.SerialOp(var, extent)
@@ -446,6 +468,10 @@ class _KernelLowering:
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
         # are read from shared memory (a fragment can only be indexed by its owning threads)
         a, b = self._shared(a), self._shared(b)
+        split = gemv_split(m, n, k, self.threads) if batch_one else 1
+        if split > 1:
+            self.gemv(a, b, out, tt, split, clear)
+            return
         if clear:
             self.emit(tl.ClearOp(out.value))
         full = self.loop_vars(out.shape)
@@ -457,6 +483,42 @@ class _KernelLowering:
         s = _Statements()
         s.store(s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars)), out, full, accumulate=True)
         self.serial("kk", k, lambda: self.parallel(out.shape, s))
+
+    def gemv(self, a: _Buf, b: _Buf, out: _Buf, tt: bool, split: int, clear: bool) -> None:
+        """A one-row matmul C[n] (+)= sum_k A[k] B[k, n] with the threads splitting both K and N (as
+        TileLang's GEMV example): `split` partial sums per column, thread (s, n) adding up
+        k = kk * split + s over a serial kk (a warp reads consecutive rows of B), then the partials
+        summed through shared memory. The contiguous dim of B (n, or k when transposed) is the
+        innermost parallel dim."""
+        n, k = out.shape[-1], a.shape[-1]
+        part_shape = (n, split) if tt else (split, n)
+        part = self.alloc(part_shape, out.name + "_part", "fragment")
+        self.emit(tl.ClearOp(part.value))
+        pv = self.loop_vars(part_shape)
+        s_var, n_var = (pv[1], pv[0]) if tt else (pv[0], pv[1])
+        kexpr = symbol("kk") * split + symbol(s_var)
+        ncol = symbol(n_var) if n_var is not None else sympy.Integer(0)
+
+        def at(buf: _Buf, dims: dict[int, Dim]) -> list[Dim]:
+            rank = len(buf.shape)
+            idx = [dims.get(i - rank, sympy.Integer(0)) for i in range(rank)]
+            return [e for e, d in zip(idx, buf.shape) if d != 1] or [sympy.Integer(0)]
+
+        st = _Statements()
+        x = st.add(tl.LoadOp(a.value, at(a, {-1: kexpr})))
+        y = st.add(tl.LoadOp(b.value, at(b, {-2: ncol, -1: kexpr} if tt else {-2: kexpr, -1: ncol})))
+        st.store(st.binary(arith.MulfOp, x, y), part, pv, accumulate=True)
+        self.serial("kk", k // split, lambda: self.parallel(part_shape, st))
+        part_s = self._shared(part)
+        if clear:
+            self.emit(tl.ClearOp(out.value))
+        full = self.loop_vars(out.shape)
+        st = _Statements()
+        col = [v for v, d in zip(full, out.shape) if d != 1]
+        part_idx = [symbol(col[0]) if col else sympy.Integer(0), symbol("kk")] if tt else [symbol("kk"), symbol(col[0]) if col else sympy.Integer(0)]
+        y = st.add(tl.LoadOp(part_s.value, [e for e, d in zip(part_idx, part_shape) if d != 1] or [sympy.Integer(0)]))
+        st.store(y, out, full, accumulate=True)
+        self.serial("kk", split, lambda: self.parallel(out.shape, st))
 
     def _shared(self, buf: _Buf) -> _Buf:
         """`buf` itself if it is in shared memory, else a shared copy of it."""
@@ -604,19 +666,25 @@ def _new_max(s: _Statements, m_acc: _Buf, m_part: _Buf, m_new: _Buf, alpha: _Buf
 
 
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma
+# the most bytes per thread of one padded one-row fragment (128 fp32 registers of the 255 a thread
+# may hold: a 64 x 512 fp32 tile over 128 threads, 256 registers each, would spill)
+PAD_FRAGMENT_BYTES = 128 * 4
 
 
 def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, int]:
-    """Tiles whose row axis is padded to PAD_ROWS so that matmuls of 2..15 rows run on the tensor cores.
+    """Tiles whose row axis is padded to PAD_ROWS so that matmuls of 1..15 rows run on the tensor cores.
 
-    Decode attention multiplies a few query rows (the heads of a GQA group) by a KV tile; as a CUDA-core
-    loop that leaves most threads idle. TileLang's own decode kernels pad those rows to a 64-row tile
-    and use T.gemm; so does this. The padding spreads from each such matmul's A operand and result to
-    every tile with that row axis (elementwise ops, reductions along other axes, reshapes that only
-    add or drop size-1 dims, loop-carried accumulators). Padded loads fill only the real rows of a
-    zeroed shared tile, padded stores write only the real rows; the padded rows compute finite values
-    nobody reads. Returns {tile: axis} (axis of the tile's full shape), or {} where the rule does not
-    hold everywhere in the kernel (then nothing is padded).
+    Decode attention multiplies a few query rows (the heads of a GQA group, or the one query row of a
+    head) by a KV tile; as a CUDA-core loop that leaves most threads idle. TileLang's own decode kernels
+    pad those rows to a 64-row tile (block_H, block_M) and use T.gemm; so does this. A one-row tile's
+    row axis is a size-1 dim of its full shape (dropped from the buffer until padded). The padding
+    spreads from each such matmul's A operand and result to every tile with that row axis (elementwise
+    ops, reductions along other axes, reshapes that only add or drop size-1 dims, loop-carried
+    accumulators). Padded loads fill only the real rows of a zeroed shared tile, padded stores write
+    only the real rows; every op on the padded rows is per-row (no reduction along the row axis, never
+    a B operand), so whatever they compute (inf or NaN included, e.g. rsqrt of a zero row) never
+    reaches a real row. Returns {tile: axis} (axis of the tile's full shape), or {} where the rule does
+    not hold everywhere in the kernel (then nothing is padded).
     """
     pad: dict[SSAValue, int] = {}
     work: list[SSAValue] = []
@@ -630,15 +698,17 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         return True
 
     def gemm_ok(op: tgraph.MatmulOp) -> bool:
+        # judged on the padded operands: a one-row A (or result) is 2-D only once padded
         out, a, b = _static(op.result), _static(op.lhs), _static(op.rhs)
+        out_p, a_p = (*out[:-2], PAD_ROWS, out[-1]), (*a[:-2], PAD_ROWS, a[-1])
         return (
-            len(_squeezed(out)) == 2 and len(_squeezed(a)) == 2 and len(_squeezed(b)) == 2
+            len(_squeezed(out_p)) == 2 and len(_squeezed(a_p)) == 2 and len(_squeezed(b)) == 2
             and all(d == 1 for d in out[:-2] + a[:-2] + b[:-2])
             and a[-1] % 16 == 0 and gemm_warps_fit(PAD_ROWS, out[-1], threads)
         )
 
     for op in kernel.walk():
-        if isinstance(op, tgraph.MatmulOp) and 2 <= _static(op.result)[-2] < 16 and gemm_ok(op):
+        if isinstance(op, tgraph.MatmulOp) and 1 <= _static(op.result)[-2] < 16 and gemm_ok(op):
             want(op.lhs, len(_static(op.lhs)) - 2)
             want(op.result, len(_static(op.result)) - 2)
     if not pad:
@@ -663,7 +733,12 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
                 return False
             mine, other = (src, op.results[0]) if v is op.operands[0] else (res, op.operands[0])
             k = sum(1 for d in mine[:axis] if d != 1)
-            return want(other, [i for i, d in enumerate(_static(other)) if d != 1][k])
+            if extent > 1:
+                return want(other, [i for i, d in enumerate(_static(other)) if d != 1][k])
+            # a one-row axis: a size-1 dim of the other side with as many non-1 dims before it (the
+            # same buffer dim once padded); the last such dim, or the one already padded
+            fits = [i for i, d in enumerate(_static(other)) if d == 1 and sum(1 for e in _static(other)[:i] if e != 1) == k]
+            return other in pad and pad[other] in fits or other not in pad and bool(fits) and want(other, fits[-1])
         if isinstance(op, itgraph.MaskOp):
             return op.axis.value.data != axis and same_axis([op.input, op.result], axis, extent)
         if isinstance(op, tgraph.ReduceOp):
@@ -711,6 +786,33 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         for op in kernel.walk()
         if isinstance(op, itgraph.StoreOp) and op.value in pad
     )
+    # a one-row tile grows PAD_ROWS-fold: each of its computed (fp32 fragment) tiles must still fit in
+    # a thread's registers, and its serial row reductions stage the padded source in shared memory
+    one_row = [v for v, axis in pad.items() if _static(v)[axis] == 1 and not isinstance(v.owner, itgraph.LoadOp)]
+    if any(nbytes(v, f32) > PAD_FRAGMENT_BYTES * threads for v in one_row):
+        return {}
+
+    def gemm_laid(v: SSAValue) -> bool:  # as `_KernelLowering.gemm_laid` will hold it (a warp reduction's source)
+        owner = v.owner
+        if isinstance(owner, tgraph.MatmulOp):
+            return v in pad
+        if isinstance(owner, tgraph.ReshapeOp):
+            return gemm_laid(owner.operands[0])
+        if isinstance(owner, (tgraph.ElementwiseOp, itgraph.MaskOp)):
+            return any(_static(o) == _static(v) and gemm_laid(o) for o in owner.operands)
+        return False
+
+    def warp_reduced(op: tgraph.ReduceOp) -> bool:
+        shape = [PAD_ROWS if i == pad[op.input] else d for i, d in enumerate(_static(op.input))]
+        kept = [i for i, d in enumerate(shape) if d != 1]
+        width = shape[kept[-1]]
+        return len(kept) == 2 and op.axis == kept[1] and width >= 8 and width & (width - 1) == 0 and gemm_laid(op.input)
+
+    extra += sum(
+        nbytes(op.input, f32)
+        for op in kernel.walk()
+        if isinstance(op, tgraph.ReduceOp) and op.input in one_row and not warp_reduced(op)
+    )
     smem = kernel.attributes.get("cleave.smem_bytes")
     used = smem.value.data if isinstance(smem, IntegerAttr) else 0
     return pad if used + extra <= SMEM_BYTES else {}
@@ -728,6 +830,30 @@ def gemm_warps_fit(m: int, n: int, threads: int) -> bool:
         warps % mw == 0 and m % (16 * mw) == 0 and n % (8 * (warps // mw)) == 0 and (not wgmma or mw % 4 == 0)
         for mw in range(1, warps + 1)
     )
+
+
+def gemv_split(m: int, n: int, k: int, threads: int) -> int:
+    """How many threads share a column of a one-row CUDA-core matmul (`gemv`): the most (a power of
+    two dividing k) that, with one thread per partial sum, still fit in the block; 1 = no GEMV form
+    (also where the partials would not divide the threads evenly: TileLang lays a fragment out over them)."""
+    if m != 1:
+        return 1
+    split = 1
+    while split * 2 * n <= threads and k % (split * 2) == 0:
+        split *= 2
+    return split if threads % (split * n) == 0 else 1
+
+
+def vector_split(k: int, threads: int) -> int:
+    """How many threads share the reduction of a k-vector to one value: about sqrt(k) (k/split steps
+    each, then split steps over the partials), a power of two dividing k, at most `threads`; 1 = none
+    (also below 256 elements: a short serial loop is not worth the partials' round trip)."""
+    split = 1
+    if k < 256:
+        return split
+    while split * 2 <= threads and k % (split * 2) == 0 and (split * 2) ** 2 <= k:
+        split *= 2
+    return split
 
 
 def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, col: str | None) -> list[str | None]:

@@ -197,3 +197,86 @@ def test_sync_warnings_are_read_from_file_descriptor_2() -> None:
         os.write(2, b"[06:41:14] : Warning: something else\n")
     assert len(lines) == 2
     assert sync_warnings(lines) == ["[ThreadSync] Hoisting sync out of an if whose condition ... Condition: tx == 4"]
+
+
+# one-row matmuls: decode (one query row per head) and T=1 rows; sizes where each form is chosen
+ONE_ROW = {
+    "mha_decode": ("mha_decode", {8192: 256, 32: 2}, {"pad", "gemv"}),  # c1 padded to 64-row T.gemm, c2's P @ V in GEMV form
+    # a KV loop (online softmax over padded one-row accumulators), whole and split along L
+    "mha_decode_loop": ("mha_decode", {8192: 2048, 32: 1}, {"pad"}),
+    "swiglu": ("swiglu", SCALED, {"pad"}),  # x @ Wg, x @ Wu as padded T.gemm
+    "rmsnorm_matmul": ("rmsnorm_matmul", SCALED, {"gemv"}),  # the padded rms chain would need 256 registers a thread: GEMV form
+}
+DISTRIBUTIONS = {
+    "normal": lambda rng, s: rng.standard_normal(s),
+    "uniform": lambda rng, s: rng.uniform(-2.0, 2.0, s),
+    "positive": lambda rng, s: rng.uniform(0.0, 0.5, s),  # (sizes where swiglu stays below fp16 max)
+    "shifted": lambda rng, s: rng.standard_normal(s) * 0.25 + 0.25,
+    "sparse": lambda rng, s: rng.standard_normal(s) * (rng.uniform(size=s) < 0.1),
+}
+
+
+def one_row_forms(kernel: itgraph.KernelOp) -> dict[str, str]:
+    """How each one-row matmul of an itgraph kernel is lowered: "pad" (a 64-row T.gemm), "gemv", "loop"."""
+    from cleave_ir.passes.lower_tilelang import _static, gemv_split, plan_row_padding
+
+    threads = kernel.attributes["cleave.threads"].value.data
+    pad = plan_row_padding(kernel, threads)
+    forms = {}
+    for op in kernel.walk():
+        if isinstance(op, tgraph.MatmulOp) and _static(op.result)[-2] == 1:
+            out, k = _static(op.result), _static(op.lhs)[-1]
+            forms[op.result.name_hint or str(len(forms))] = "pad" if op.result in pad else "gemv" if gemv_split(1, out[-1], k, threads) > 1 else "loop"
+    return forms
+
+
+@pytest.mark.parametrize("case", sorted(ONE_ROW))
+def test_one_row_matmuls_use_tensor_cores_or_gemv(case: str, tmp_path: Path) -> None:
+    """One-row matmuls become a padded 64-row T.gemm (the real row loaded into a zeroed tile, only it
+    stored) or the GEMV form; the kernels lower for sm_90a, and every kept candidate agrees with the
+    graph on inputs of several distributions."""
+    name, scale, expected = ONE_ROW[case]
+    module = pipelined(name, 2, tuple(scale.items()))
+    path = tmp_path / f"{case}.py"
+    path.write_text(module_source(module))
+    for kernel, (cuda, log) in lower_logged(path).items():
+        assert "__global__" in cuda and not sync_warnings(log), kernel
+    forms = {k.sym_name.data: one_row_forms(k) for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
+    assert expected <= {f for fs in forms.values() for f in fs.values()}, forms
+    lowered_module = module.clone()
+    lower_module(lowered_module)
+    lowered_module.verify()
+    for kernel in (op for op in lowered_module.walk() if isinstance(op, tl.KernelOp)):
+        kinds = set(forms[kernel.sym_name.data].values())
+        gemms = [op for op in kernel.walk() if isinstance(op, tl.GemmOp)]
+        if "pad" in kinds:  # a 64-row A operand, its one real row copied in without TMA, one row stored
+            assert any(tl.buffer_type(g.operands[0]).shape[0] == 64 for g in gemms)
+            copies = [op for op in kernel.walk() if isinstance(op, tl.CopyOp) and op.no_tma is not None]
+            scopes = [(tl.buffer_type(c.src).scope_name, tl.buffer_type(c.dst).scope_name) for c in copies]
+            assert ("global", "shared") in scopes and ("shared", "global") in scopes, scopes
+            assert all(c.src_region is not None and c.dst_region is not None for c in copies)
+        if "gemv" in kinds:
+            assert any(isinstance(op, tl.AllocFragmentOp) and op.result.name_hint.endswith("_part") for op in kernel.walk())
+    if name == "rmsnorm_matmul":  # the sum of squares of the one row: split over threads, not one serial loop
+        parts = [op for op in lowered_module.walk() if isinstance(op, tl.AllocFragmentOp) and op.result.name_hint.endswith("_part")]
+        assert any(len(tl.buffer_type(p.result).shape) == 1 for p in parts)
+    graph = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" not in g.attributes)
+    for dist, draw in DISTRIBUTIONS.items():
+        rng = np.random.default_rng(len(dist))
+        xs = [draw(rng, s).astype(np.float16).astype(np.float64) for s in input_shapes(graph)]
+        ref = run_graph(graph, xs)
+        for g, kernels in candidate_kernels(lowered_module):
+            out = run_kernels(kernels, xs)
+            err = max(max_relative_error(r, o) for r, o in zip(ref, out))
+            assert err < FP16_TOLERANCE, f"@{g} on {dist} inputs: error {err:.3g}"
+
+
+def test_one_row_thread_splits() -> None:
+    """GEMV: threads per column fill the block (8 x 16 of 128), none where partials would not divide the
+    threads or the row is not one; vector reductions: ~sqrt(k) threads, none for short vectors."""
+    from cleave_ir.passes.lower_tilelang import gemv_split, vector_split
+
+    assert gemv_split(1, 16, 4096, 128) == 8 and gemv_split(1, 1, 512, 128) == 128
+    assert gemv_split(1, 48, 512, 128) == 1 and gemv_split(1, 128, 512, 128) == 1 and gemv_split(2, 16, 512, 128) == 1
+    assert gemv_split(1, 16, 24, 128) == 8 and gemv_split(1, 16, 12, 128) == 4  # a power of two dividing k
+    assert vector_split(4096, 128) == 64 and vector_split(512, 128) == 16 and vector_split(128, 128) == 1

@@ -1,0 +1,81 @@
+// cleave-lower-tilelang: matmuls of one row (a decode query row, a T=1 GEMV row). The one-row A tile
+// of @one_row_k0 (row axis: a size-1 dim, dropped from its buffer until padded) is padded to a
+// 64-row shared tile, cleared, with only its real row loaded (no TMA); the products are T.gemm into
+// 64-row fragments, the silu runs over the padded rows, and only the real row is stored, through
+// shared memory. @gemv_k0's padded A tile (64 x 4096 fp16, 512 KiB) would not fit in shared memory:
+// its matmul takes TileLang's GEMV form instead, 8 threads per column each summing every 8th k, the
+// partial sums added through shared memory. @row_sum_k0 reduces its one row of 4096 to one value over
+// 64 threads (each summing every 64th element), then one pass over their partials.
+// RUN: cleave-opt %s -p cleave-lower-tilelang | filecheck %s
+// RUN: cleave-opt %s -t tilelang | filecheck %s --check-prefix=PY
+
+// CHECK:      tilelang.kernel @one_row_k0
+// CHECK-NEXT:   %[[X:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 512], f16, shared>
+// CHECK:        %[[G:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+// CHECK:        %[[S:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+// CHECK:        %[[O:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
+// CHECK-NEXT:   tilelang.clear %[[X]]
+// CHECK-NEXT:   tilelang.copy %x at <[0, 0], [1, 512]> to %[[X]] at <[0, 0], [1, 512]> no_tma
+// CHECK:        tilelang.gemm %[[X]], %{{.*}}, %[[G]] policy "FullRow"
+// CHECK-NEXT:   tilelang.parallel (i0, i1) in (64, 64)
+// CHECK:        tilelang.copy %[[S]] to %[[O]]
+// CHECK-NEXT:   tilelang.copy %[[O]] at <[0, 0], [1, 64]> to %out0 at <[0, 64*bx], [1, 64]> no_tma
+
+// CHECK:      tilelang.kernel @gemv_k0
+// CHECK-NOT:    tilelang.gemm
+// CHECK:        %[[P:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[8, 16], f32, fragment>
+// CHECK:        tilelang.serial kk in 512 {
+// CHECK-NEXT:     tilelang.parallel (i0, i1) in (8, 16) {
+// CHECK:        tilelang.serial kk in 8 {
+// CHECK-NEXT:     tilelang.parallel (i0) in (16) {
+
+// CHECK:      tilelang.kernel @row_sum_k0
+// CHECK:        %[[RP:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64], f32, fragment>
+// CHECK:        tilelang.fill %[[RP]], 0.0
+// CHECK-NEXT:   tilelang.serial kk in 64 {
+// CHECK-NEXT:     tilelang.parallel (i0) in (64) {
+// CHECK:        tilelang.serial kk in 64 {
+// CHECK-NEXT:     tilelang.parallel (i0) in (1) {
+
+// PY:      def one_row_k0(
+// PY:          T.copy(x[0, 0:512], x_1[0, 0:512], annotations={"disable_tma": True})
+// PY:          T.gemm(x_1, w_1, g, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+// PY:          T.copy(silu_s[0, 0:64], out0[0, 64*bx:64*bx + 64], annotations={"disable_tma": True})
+// PY:      def gemv_k0(
+// PY:          for kk in T.serial(512):
+// PY-NEXT:         for i0, i1 in T.Parallel(8, 16):
+// PY-NEXT:             acc_part[i0, i1] += x_1[i0 + 8*kk] * w_1[i0 + 8*kk, i1]
+// PY-NEXT:     T.copy(acc_part, acc_part_s)
+// PY:          for kk in T.serial(8):
+// PY-NEXT:         for i0 in T.Parallel(16):
+// PY-NEXT:             acc[i0] += acc_part_s[kk, i0]
+// PY:      def row_sum_k0(
+// PY:              for i0 in T.Parallel(64):
+// PY-NEXT:             s_part[i0] = s_part[i0] + x_1[i0 + 64*kk]
+
+builtin.module {
+  itgraph.kernel @one_row_k0(%x: !tgraph.tensor<[1, 512], f16>, %w: !tgraph.tensor<[512, 1024], f16>, %out0: !tgraph.tensor<[1, 1024], f16>) attributes {num_outputs = 1 : i64, cleave.threads = 128 : i64, cleave.stages = 1 : i64, cleave.smem_bytes = 66560 : i64, cleave.tiles = #cleave.tiles<out = [1, 64], reduce = none>} {
+    itgraph.parallel (p0, p1) in (1, 16) {
+      %x_1 = itgraph.load %x at #itgraph.tmap<[p0, 0], [1, 512]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[1, 512], f16> -> !tgraph.tensor<[1, 512], f16>
+      %w_1 = itgraph.load %w at #itgraph.tmap<[0, 64*p1], [512, 64]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[512, 1024], f16> -> !tgraph.tensor<[512, 64], f16>
+      %g = tgraph.matmul %x_1, %w_1 {cleave.mem = #cleave<mem fragment>} : !tgraph.tensor<[1, 512], f16>, !tgraph.tensor<[512, 64], f16> -> !tgraph.tensor<[1, 64], f16>
+      %silu = tgraph.silu %g {cleave.mem = #cleave<mem fragment>} : !tgraph.tensor<[1, 64], f16>
+      itgraph.store %silu, %out0 at #itgraph.tmap<[p0, 64*p1], [1, 64]> : !tgraph.tensor<[1, 64], f16>, !tgraph.tensor<[1, 1024], f16>
+    }
+  }
+  itgraph.kernel @gemv_k0(%x: !tgraph.tensor<[1, 4096], f16>, %w: !tgraph.tensor<[4096, 1024], f16>, %out0: !tgraph.tensor<[1, 1024], f16>) attributes {num_outputs = 1 : i64, cleave.threads = 128 : i64, cleave.stages = 1 : i64, cleave.smem_bytes = 139264 : i64, cleave.tiles = #cleave.tiles<out = [1, 16], reduce = none>} {
+    itgraph.parallel (p0, p1) in (1, 64) {
+      %x_1 = itgraph.load %x at #itgraph.tmap<[p0, 0], [1, 4096]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[1, 4096], f16> -> !tgraph.tensor<[1, 4096], f16>
+      %w_1 = itgraph.load %w at #itgraph.tmap<[0, 16*p1], [4096, 16]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[4096, 1024], f16> -> !tgraph.tensor<[4096, 16], f16>
+      %acc = tgraph.matmul %x_1, %w_1 {cleave.mem = #cleave<mem fragment>} : !tgraph.tensor<[1, 4096], f16>, !tgraph.tensor<[4096, 16], f16> -> !tgraph.tensor<[1, 16], f16>
+      itgraph.store %acc, %out0 at #itgraph.tmap<[p0, 16*p1], [1, 16]> : !tgraph.tensor<[1, 16], f16>, !tgraph.tensor<[1, 1024], f16>
+    }
+  }
+  itgraph.kernel @row_sum_k0(%x: !tgraph.tensor<[1, 4096], f16>, %out0: !tgraph.tensor<[1, 1], f16>) attributes {num_outputs = 1 : i64, cleave.threads = 128 : i64, cleave.stages = 1 : i64, cleave.smem_bytes = 8192 : i64, cleave.tiles = #cleave.tiles<out = [1, 1], reduce = none>} {
+    itgraph.parallel (p0) in (1) {
+      %x_1 = itgraph.load %x at #itgraph.tmap<[p0, 0], [1, 4096]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[1, 4096], f16> -> !tgraph.tensor<[1, 4096], f16>
+      %s = tgraph.reduce sum %x_1 dim 1 {cleave.mem = #cleave<mem fragment>} : !tgraph.tensor<[1, 4096], f16> -> !tgraph.tensor<[1, 1], f16>
+      itgraph.store %s, %out0 at #itgraph.tmap<[p0, 0], [1, 1]> : !tgraph.tensor<[1, 1], f16>, !tgraph.tensor<[1, 1], f16>
+    }
+  }
+}
