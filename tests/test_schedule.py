@@ -46,11 +46,13 @@ def kernel_agrees(graph: tgraph.GraphOp, kernel: itgraph.KernelOp, seed: int = 0
     return max(max_relative_error(w, g) for w, g in zip(want, got))
 
 
+@pytest.mark.parametrize("top_k", [1, pytest.param(2, marks=pytest.mark.slow)], ids=["top1", "top2"])
 @pytest.mark.parametrize(
     "name", ["mha", "gqa", "mla", "gqa_decode", "mla_decode", "rmsnorm_matmul", "swiglu", "matmul_matmul", "matmul_rowsum", "matmul"]
 )
-def test_every_top_k_kernel_equals_its_graph(name: str) -> None:
-    """Scaled-down shapes; every candidate of the search; the top 2 kernels of each."""
+def test_every_top_k_kernel_equals_its_graph(name: str, top_k: int) -> None:
+    """Scaled-down shapes; every candidate of the search; the best kernel of each (`-m slow`: the top
+    2; other configurations: test_every_configuration_of_attention_candidates_is_right)."""
     resize = dict(SMALL)
     if name == "matmul":
         resize = {4096: 256}
@@ -58,7 +60,7 @@ def test_every_top_k_kernel_equals_its_graph(name: str) -> None:
     assert len(graphs) >= 2
     checked = 0
     for g in graphs[:8]:
-        best, dropped = schedule_graph(g, top_k=2)
+        best, dropped = schedule_graph(g, top_k=top_k)
         if "cleave.candidate_of" not in g.attributes:
             assert best, f"the input graph @{g.sym_name.data} must schedule: {dropped[:3]}"
         for s in best:
