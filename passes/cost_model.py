@@ -156,18 +156,6 @@ def _trips(op: Operation) -> int:
     return n
 
 
-def _summed_in_place(op: Operation) -> bool:
-    """A matmul whose product only a sequential loop's `sum` accumulator takes: the lowering
-    accumulates it in place (cleave-lower-tilelang), so it has no tile of its own."""
-    if not isinstance(op, tgraph.MatmulOp) or not op.result.has_one_use():
-        return False
-    term = next(iter(op.result.uses)).operation
-    seq = term.parent_op()
-    if not isinstance(term, itgraph.YieldOp) or not isinstance(seq, itgraph.SequentialOp):
-        return False
-    return all(kind == "sum" for kind, v in zip(seq.accumulate_kinds, term.operands) if v is op.result)
-
-
 def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     """The most fp32 bytes of computed tiles alive at once in one block (registers, before reuse).
 
@@ -181,8 +169,6 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     events: list[tuple[int, int]] = []
     for op, i in order.items():
         if isinstance(op, (itgraph.LoadOp, itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
-            continue
-        if _summed_in_place(op):  # T.gemm accumulates into the loop's accumulator (counted below)
             continue
         last = i
         for use in op.results[0].uses:
