@@ -373,3 +373,27 @@ def test_decode_linear_rows_are_the_matmul_m_dim():
     m2 = ct.optimize(lin, (x,), compiler=ct.interpreted_graph, timer=faster)
     with torch.no_grad():
         torch.testing.assert_close(m2(x), lin(x), rtol=1e-5, atol=1e-5)
+
+
+def test_decode_linear_with_residual_runs_on_its_row_view():
+    """o_proj + residual at decode ([B, 1, K] -> [B, 1, N] + r): the region keeps its [B, 1, N] output
+    but reads x as its [B, K] view; the stitched module must pass that view (it once passed x as is)."""
+
+    class OProj(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.o = nn.Linear(64, 48, bias=False)
+
+        def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+            return self.o(x) + r
+
+    m = OProj().eval()
+    x, r = torch.randn(16, 1, 64), torch.randn(16, 1, 48)
+    plan = ct.explain(m, (x, r), quiet=True)
+    [region] = [g for g in plan.regions if g.worth]
+    assert region.unsqueeze == () and [i.rows for i in region.inputs] == [True, False, False]
+    m2 = ct.optimize(m, (x, r), compiler=ct.interpreted_graph, timer=faster)
+    assert [row.decision for row in m2.cleave_report.rows if row.decision != "pytorch" or "nothing" not in row.reason] == ["cleave"]
+    x2, r2 = 3 * torch.rand(16, 1, 64) - 1, torch.randn(16, 1, 48)
+    with torch.no_grad():
+        torch.testing.assert_close(m2(x2, r2), m(x2, r2), rtol=1e-5, atol=1e-5)

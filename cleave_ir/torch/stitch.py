@@ -29,11 +29,11 @@ _DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "
 
 def bind(region: Region, kernel: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     """`kernel` (taking every graph input) as a function of the region's tensor inputs only: scalar
-    constants are filled in, on the inputs' device; grouped inputs are viewed (`Input.view`) and a
-    grouped output is viewed back (`Region.unview`)."""
+    constants are filled in, on the inputs' device; grouped and row inputs are viewed (`Input.view`) and
+    the output is viewed back (`Region.unview`)."""
     slots = region.inputs
     constants, views = [i for i in slots if i.node is None], [i for i in slots if i.node is not None]
-    if not constants and region.output_like is None and not region.unsqueeze and all(i.group == 1 for i in views):
+    if not constants and region.output_like is None and not region.unsqueeze and all(i.group == 1 and not i.rows for i in views):
         return kernel
     consts: dict[Any, list[torch.Tensor]] = {}
 
