@@ -22,7 +22,7 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
@@ -151,6 +151,9 @@ class _KernelPrinter:
             self.py[arg] = self.fresh(arg.name_hint or "arg")
             t = tl.buffer_type(arg)
             params.append(f"{self.py[arg]}: T.Tensor({_tuple([py_expr(d) for d in t.shape])}, \"{_dtype(t)}\")")
+        panel = k.attributes.get("cleave.swizzle_panel")
+        if isinstance(panel, IntegerAttr):
+            self.emit(2, f"T.use_swizzle(panel_size={panel.value.data})")
         self.block(k.body.block.ops, 2)
         names = k.grid_var_names
         symbols = sorted(tl.shape_symbols(k))

@@ -50,13 +50,14 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     f64,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
-from cleave_ir.passes.cost_model import SMEM_BYTES
+from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
 from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -289,6 +290,12 @@ class _KernelLowering:
         new.attributes |= {n: a for n, a in k.attributes.items() if n not in ("cleave.threads", "cleave.stages")}
         new.attributes["cleave.input_names"] = ArrayAttr(StringAttr(a.name_hint or f"arg{i}") for i, a in enumerate(k.inputs))
         new.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(n) for n in self.passthrough)
+        extents = [e for _, e in grid]
+        if self.sum_in_place and len(extents) == 2 and all(isinstance(e, int) or getattr(e, "is_Integer", False) for e in extents) \
+                and int(extents[0]) * int(extents[1]) >= 2 * SMS:
+            # a GEMM grid of several waves: blocks in panels of SWIZZLE_PANEL rows share their A and B
+            # tiles in L2 (TileLang's GEMM example's rasterization)
+            new.attributes["cleave.swizzle_panel"] = IntegerAttr(SWIZZLE_PANEL, i64)
         return new
 
     def body(self, ops) -> None:
@@ -666,6 +673,7 @@ def _new_max(s: _Statements, m_acc: _Buf, m_part: _Buf, m_new: _Buf, alpha: _Buf
 
 
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma
+SWIZZLE_PANEL = 10  # blocks per rasterization panel (TileLang's GEMM example)
 # the most bytes per thread of one padded one-row fragment (128 fp32 registers of the 255 a thread
 # may hold: a 64 x 512 fp32 tile over 128 threads, 256 registers each, would spill)
 PAD_FRAGMENT_BYTES = 128 * 4
