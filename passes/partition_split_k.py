@@ -10,7 +10,8 @@ its own kernel; `cleave-run` and `run_split_k` run the pair in order.
 Reduced partials (a chunk max, a chunk's row sum) of a narrower float type cross in f32: the split
 graph casts them up, and the combine graph computes in f32 from them and casts its outputs back to
 their declared types (a matmul in the combine reads its widened operands narrowed again). Partial
-products of a matmul (P.V, a split-K GEMM's partial sums) keep their type.
+products of a matmul (P.V, a split-K GEMM's partial sums) keep their type, unless the combine does
+more with them than sums, scalings and products (q k^T split over the head dim before a softmax).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
     stored = []  # the partials as the split graph returns them: reduced ones (maxima, sums) in f32
     for p in partials:
         v = mapping[p]
-        if isinstance(p.owner, tgraph.ReduceOp) and _wide(tgraph.tensor_type(v)) != tgraph.tensor_type(v):
+        if (isinstance(p.owner, tgraph.ReduceOp) or _needs_absolute_precision(p, downstream)) and _wide(tgraph.tensor_type(v)) != tgraph.tensor_type(v):
             widen = tgraph.CastOp(v, f32)
             split_block.add_op(widen)
             v = widen.result
@@ -159,6 +160,31 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
         StringAttr(v.name_hint or f"arg{graph.inputs.index(v)}") for v in passthrough
     )
     return split, combine
+
+
+_RELATIVE_SAFE = (tgraph.ReshapeOp, tgraph.CastOp, tgraph.ScaleOp, tgraph.NegOp, tgraph.AddOp, tgraph.MulOp, tgraph.DivOp, tgraph.MatmulOp)
+
+
+def _needs_absolute_precision(partial: SSAValue, downstream: set[Operation]) -> bool:
+    """Whether the combine does more with `partial` than sums, scalings and products, whose results are
+    as relatively precise as the partials. A product's partial sums in f16 are each off by
+    |partial| * 2^-11; their sum then feeds e.g. `exp(s - max s)` (a split of attention's q k^T over
+    the head dim), which turns that absolute error at logits of 1000 into a relative error of
+    e^0.5. Such partials cross in f32 (measured on the H200: mla_decode's c2_s2 split at logits
+    +-1000 was 5e-2 off in f16)."""
+    stack, seen = [partial], set()
+    while stack:
+        v = stack.pop()
+        for use in v.uses:
+            op = use.operation
+            if op not in downstream or op in seen:
+                continue
+            seen.add(op)
+            sums = isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.SUM
+            if not (sums or isinstance(op, _RELATIVE_SAFE)):
+                return True
+            stack.extend(op.results)
+    return False
 
 
 def _wide(t: tgraph.TensorType) -> tgraph.TensorType:
