@@ -177,7 +177,7 @@ class _KernelPrinter:
                 self.emit(
                     indent,
                     f"T.gemm({self.py[op.a]}, {self.py[op.b]}, {self.py[op.c]}, transpose_B={op.transpose_b is not None}, "
-                    f"policy=T.GemmWarpPolicy.{op.policy.data})",
+                    f"policy=T.GemmWarpPolicy.{op.warp_policy.value})",
                 )
             elif isinstance(op, tl.ClearOp):
                 self.emit(indent, f"T.clear({self.py[op.buffer]})")

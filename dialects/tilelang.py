@@ -9,16 +9,19 @@ regions; `serial` and `pipelined` loops nest them; a `parallel` loop (`T.Paralle
 element-wise statements: `tilelang.load`/`tilelang.store` of buffer elements and scalar `arith` /
 `math` ops between them (TileLang's implicit casts are explicit `arith.extf`/`arith.truncf`).
 
-Index expressions (region offsets, element indices, grid and loop extents) are sympy expressions
-over grid and loop variables and shape symbols in the one expression grammar of `cleave.expr`
-(`cleave_ir.dialects.cleave`): `64*bz + 128*r0`, `(bx floordiv 4) mod 8`, `L ceildiv 64`.
+Index expressions (buffer dims, region offsets and sizes, element indices, grid and loop extents,
+mask positions and bounds) are `cleave.expr` attributes (`cleave_ir.dialects.cleave`): sympy
+expressions over grid and loop variables and shape symbols, printed bare in the one expression
+grammar: `64*bz + 128*r0`, `(bx floordiv 4) mod 8`, `L ceildiv 64`. `tilelang.gemm`'s warp policy
+is an enum attribute (`Square`, `FullRow`, `FullCol`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from enum import auto
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import sympy
 from xdsl.dialects.builtin import (
@@ -49,7 +52,9 @@ from xdsl.ir import (
     TypeAttribute,
 )
 from xdsl.irdl import (
+    BaseAttr,
     IRDLOperation,
+    VerificationContext,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -71,9 +76,8 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from cleave_ir.dialects.cleave import ExprAttr, expr_str, parse_expr, parse_expr_text
-from cleave_ir.shapes import Dim, dim_str, symbol
-
+from cleave_ir.dialects.cleave import ExprAttr, expr_str, parse_expr
+from cleave_ir.shapes import Dim, dim_str
 
 
 class Scope(StrEnum):
@@ -89,6 +93,50 @@ class ScopeAttr(EnumAttribute[Scope], SpacedOpaqueSyntaxAttribute):
     """`#tilelang<scope shared>` (a buffer type prints the bare name)."""
 
     name = "tilelang.scope"
+
+
+class WarpPolicy(StrEnum):
+    """How `T.gemm` splits its C tile over the warps (TileLang's `T.GemmWarpPolicy`)."""
+
+    SQUARE = "Square"
+    FULL_ROW = "FullRow"  # each warp takes whole rows
+    FULL_COL = "FullCol"  # each warp takes whole columns
+
+
+@irdl_attr_definition
+class WarpPolicyAttr(EnumAttribute[WarpPolicy], SpacedOpaqueSyntaxAttribute):
+    """`#tilelang<policy FullRow>` (tilelang.gemm prints the bare name)."""
+
+    name = "tilelang.policy"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> WarpPolicy:
+        start = parser.pos
+        quoted = False
+        name = parser.parse_optional_identifier()
+        if name is None:
+            name, quoted = parser.parse_optional_str_literal(), True  # as older files wrote it
+        expected = ", ".join(WarpPolicy)
+        if name is None:
+            parser.raise_error(f"expected a warp policy ({expected})")
+        if name not in WarpPolicy.__members__.values():
+            end = start + len(name) + (2 if quoted else 0)
+            parser.raise_error(f"unknown warp policy '{name}' (expected {expected})", start, end)
+        return WarpPolicy(name)
+
+
+@dataclass(frozen=True)
+class _EnumOf(BaseAttr[EnumAttribute[Any]]):
+    """An enum attribute; a value of another kind (a string in generic form) is named with the accepted values."""
+
+    what: str = ""
+
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
+        if not isinstance(attr, self.attr):
+            values = ", ".join(e.value for e in self.attr.enum_type)
+            raise VerifyException(f"{self.what} must be one of {values}, got {attr}")
+
+
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 GRID_VARS = ("bx", "by", "bz")
 
@@ -96,24 +144,20 @@ GRID_VARS = ("bx", "by", "bz")
 # --------------------------------------------------------------------------- index expressions
 
 
-def _exprs_attr(values: Iterable[Dim | int | str]) -> ArrayAttr[StringAttr]:
-    out = []
-    for v in values:
-        e = parse_expr_text(v) if isinstance(v, str) else sympy.sympify(v)
-        out.append(StringAttr(expr_str(e)))
-    return ArrayAttr(out)
+def _exprs_attr(values: Iterable[Dim | int | str]) -> ArrayAttr[ExprAttr]:
+    return ArrayAttr(ExprAttr(v) for v in values)
 
 
-def _exprs(attr: ArrayAttr[StringAttr]) -> tuple[Dim, ...]:
-    return tuple(parse_expr_text(s.data) for s in attr.data)
+def _exprs(attr: ArrayAttr[ExprAttr]) -> tuple[Dim, ...]:
+    return tuple(e.data for e in attr.data)
 
 
 def _parse_expr_list(parser: AttrParser, delimiter=Parser.Delimiter.SQUARE) -> list[Dim]:
     return parser.parse_comma_separated_list(delimiter, lambda: parse_expr(parser))
 
 
-def _text_list(attr: ArrayAttr[StringAttr]) -> str:
-    return ", ".join(s.data for s in attr.data)
+def _text_list(attr: ArrayAttr[ExprAttr]) -> str:
+    return ", ".join(expr_str(e.data) for e in attr.data)
 
 
 def fmt_shape(shape: Sequence[Dim]) -> str:
@@ -134,7 +178,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
 
     name = "tilelang.buffer"
 
-    dims: ArrayAttr[StringAttr]
+    dims: ArrayAttr[ExprAttr]
     element_type: Attribute
     scope: ScopeAttr
 
@@ -198,8 +242,8 @@ class RegionAttr(ParametrizedAttribute):
 
     name = "tilelang.region"
 
-    offsets: ArrayAttr[StringAttr]
-    sizes: ArrayAttr[StringAttr]
+    offsets: ArrayAttr[ExprAttr]
+    sizes: ArrayAttr[ExprAttr]
 
     def __init__(self, offsets: Sequence[Dim | int | str], sizes: Sequence[Dim | int | str]) -> None:
         super().__init__(_exprs_attr(offsets), _exprs_attr(sizes))
@@ -286,7 +330,7 @@ class KernelOp(IRDLOperation):
     body = region_def("single_block")
     sym_name = prop_def(SymbolNameConstraint())
     grid_vars = prop_def(ArrayAttr[StringAttr])
-    grid = prop_def(ArrayAttr[StringAttr])
+    grid = prop_def(ArrayAttr[ExprAttr])
     threads = prop_def(IntegerAttr[i64])
     num_outputs = prop_def(IntegerAttr[i64])
 
@@ -379,7 +423,7 @@ class KernelOp(IRDLOperation):
 
 
 class _AllocOp(IRDLOperation):
-    SCOPE: ClassVar[str] = ""
+    SCOPE: ClassVar[Scope]
 
     result = result_def(BufferType)
 
@@ -471,15 +515,21 @@ class GemmOp(IRDLOperation):
     b = operand_def(BufferType)
     c = operand_def(BufferType)
     transpose_b = opt_prop_def(UnitAttr)
-    policy = prop_def(StringAttr)
+    policy = prop_def(_EnumOf(WarpPolicyAttr, "tilelang.gemm: policy"))
 
     assembly_format = "$a `,` $b `,` $c (`transpose_b` $transpose_b^)? `policy` $policy attr-dict `:` type($a) `,` type($b) `,` type($c)"
 
-    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, transpose_b: bool, policy: str = "FullRow") -> None:
+    def __init__(
+        self, a: SSAValue, b: SSAValue, c: SSAValue, transpose_b: bool, policy: WarpPolicy | str = WarpPolicy.FULL_ROW
+    ) -> None:
         super().__init__(
             operands=[a, b, c],
-            properties={"transpose_b": UnitAttr() if transpose_b else None, "policy": StringAttr(policy)},
+            properties={"transpose_b": UnitAttr() if transpose_b else None, "policy": WarpPolicyAttr(WarpPolicy(policy))},
         )
+
+    @property
+    def warp_policy(self) -> WarpPolicy:
+        return self.policy.data
 
     def verify_(self) -> None:
         ta, tb, tc = buffer_type(self.a), buffer_type(self.b), buffer_type(self.c)
@@ -497,8 +547,6 @@ class GemmOp(IRDLOperation):
             raise VerifyException(f"tilelang.gemm: A {fmt_shape(ta.shape)} and B {fmt_shape(tb.shape)}{tt} differ in the contracted dim")
         if tc.shape != (m, n):
             raise VerifyException(f"tilelang.gemm: C is {fmt_shape(tc.shape)}, expected [{dim_str(m)}, {dim_str(n)}]")
-        if self.policy.data not in ("Square", "FullRow", "FullCol"):
-            raise VerifyException(f"tilelang.gemm: unknown warp policy '{self.policy.data}'")
 
 
 @irdl_op_definition
@@ -614,7 +662,7 @@ class ParallelOp(IRDLOperation):
     name = "tilelang.parallel"
 
     vars = prop_def(ArrayAttr[StringAttr])
-    extents = prop_def(ArrayAttr[StringAttr])
+    extents = prop_def(ArrayAttr[ExprAttr])
     body = region_def("single_block")
 
     traits = traits_def(NoTerminator())
@@ -655,7 +703,7 @@ class ParallelOp(IRDLOperation):
 
 class _SequentialLoop(IRDLOperation):
     var = prop_def(StringAttr)
-    extent = prop_def(StringAttr)
+    extent = prop_def(ExprAttr)
     body = region_def("single_block")
 
     traits = traits_def(NoTerminator())
@@ -666,7 +714,7 @@ class _SequentialLoop(IRDLOperation):
 
     @property
     def extent_expr(self) -> Dim:
-        return parse_expr_text(self.extent.data)
+        return self.extent.data
 
     def verify_(self) -> None:
         if self.var_name in enclosing_vars(self):
@@ -685,7 +733,7 @@ class SerialOp(_SequentialLoop):
 
     def __init__(self, var: str, extent: Dim | int, body: Region | None = None) -> None:
         super().__init__(
-            properties={"var": StringAttr(var), "extent": StringAttr(expr_str(sympy.sympify(extent)))},
+            properties={"var": StringAttr(var), "extent": ExprAttr(extent)},
             regions=[body if body is not None else Region(Block())],
         )
 
@@ -697,7 +745,7 @@ class SerialOp(_SequentialLoop):
         return SerialOp(var, extent, parser.parse_region())
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.var_name} in {self.extent.data}")
+        printer.print_string(f" {self.var_name} in {expr_str(self.extent_expr)}")
         _print_loop_body(printer, self.body)
 
 
@@ -713,7 +761,7 @@ class PipelinedOp(_SequentialLoop):
         super().__init__(
             properties={
                 "var": StringAttr(var),
-                "extent": StringAttr(expr_str(sympy.sympify(extent))),
+                "extent": ExprAttr(extent),
                 "num_stages": IntegerAttr(num_stages, i64),
             },
             regions=[body if body is not None else Region(Block())],
@@ -734,14 +782,14 @@ class PipelinedOp(_SequentialLoop):
         return PipelinedOp(var, extent, stages, parser.parse_region())
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.var_name} in {self.extent.data} stages {self.num_stages.value.data}")
+        printer.print_string(f" {self.var_name} in {expr_str(self.extent_expr)} stages {self.num_stages.value.data}")
         _print_loop_body(printer, self.body)
 
 
 # --------------------------------------------------------------------------- element access
 
 
-def _check_indices(op: Operation, buffer: SSAValue, indices: ArrayAttr[StringAttr]) -> None:
+def _check_indices(op: Operation, buffer: SSAValue, indices: ArrayAttr[ExprAttr]) -> None:
     t = buffer_type(buffer)
     if len(indices.data) != t.rank:
         raise VerifyException(f"{op.name}: {len(indices.data)} indices for a rank-{t.rank} buffer {fmt_shape(t.shape)}")
@@ -755,7 +803,7 @@ class LoadOp(IRDLOperation):
     name = "tilelang.load"
 
     buffer = operand_def(BufferType)
-    indices = prop_def(ArrayAttr[StringAttr])
+    indices = prop_def(ArrayAttr[ExprAttr])
     result = result_def()
 
     traits = traits_def(HasAncestor(ParallelOp))
@@ -797,7 +845,7 @@ class StoreOp(IRDLOperation):
 
     value = operand_def()
     buffer = operand_def(BufferType)
-    indices = prop_def(ArrayAttr[StringAttr])
+    indices = prop_def(ArrayAttr[ExprAttr])
     accumulate = opt_prop_def(UnitAttr)
 
     traits = traits_def(HasAncestor(ParallelOp))
@@ -851,25 +899,25 @@ class IndexBelowOp(IRDLOperation):
 
     name = "tilelang.index_below"
 
-    index = prop_def(StringAttr)
-    bound = prop_def(StringAttr)
+    index = prop_def(ExprAttr)
+    bound = prop_def(ExprAttr)
     result = result_def(IntegerType)
 
     traits = traits_def(HasAncestor(ParallelOp))
 
     def __init__(self, index: Dim, bound: Dim) -> None:
         super().__init__(
-            properties={"index": StringAttr(expr_str(index)), "bound": StringAttr(expr_str(bound))},
+            properties={"index": ExprAttr(index), "bound": ExprAttr(bound)},
             result_types=[IntegerType(1)],
         )
 
     @property
     def index_expr(self) -> Dim:
-        return parse_expr_text(self.index.data)
+        return self.index.data
 
     @property
     def bound_expr(self) -> Dim:
-        return parse_expr_text(self.bound.data)
+        return self.bound.data
 
     def verify_(self) -> None:
         _check_vars(self, [self.index_expr, self.bound_expr], "an index")
@@ -882,7 +930,7 @@ class IndexBelowOp(IRDLOperation):
         return IndexBelowOp(index, bound)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.index.data} < {self.bound.data}")
+        printer.print_string(f" {expr_str(self.index_expr)} < {expr_str(self.bound_expr)}")
 
 
 TileLang = Dialect(
@@ -904,5 +952,5 @@ TileLang = Dialect(
         LoadOp,
         StoreOp,
     ],
-    [BufferType, RegionAttr, ScopeAttr],
+    [BufferType, RegionAttr, ScopeAttr, WarpPolicyAttr],
 )

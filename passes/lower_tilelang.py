@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import sympy
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
+from cleave_ir.dialects.itgraph import AccumulateKind
 from xdsl.context import Context
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
@@ -111,7 +112,7 @@ class _Buf:
         return tl.buffer_type(self.value)
 
     @property
-    def scope(self) -> str:
+    def scope(self) -> tl.Scope:
         return self.type.scope_name
 
     def at(self, full_vars: Sequence[str | None]) -> list[Dim]:
@@ -208,10 +209,10 @@ class _KernelLowering:
         self.block_stack[-1].add_op(op)
         return op
 
-    def alloc(self, shape: Sequence[int], hint: str, scope: str, element_type: Attribute = f32) -> _Buf:
+    def alloc(self, shape: Sequence[int], hint: str, scope: tl.Scope, element_type: Attribute = f32) -> _Buf:
         name = self.fresh(hint)
         t = tl.BufferType(_squeezed(shape), element_type, scope)
-        op = tl.AllocSharedOp(t) if scope == "shared" else tl.AllocFragmentOp(t)
+        op = tl.AllocSharedOp(t) if scope == tl.Scope.SHARED else tl.AllocFragmentOp(t)
         op.result.name_hint = name
         self.allocs.append(op)
         return _Buf(op.result, name, tuple(shape))
@@ -229,7 +230,7 @@ class _KernelLowering:
         real = [r for r, d in zip(_static(value), self.shape(value)) if d != 1] or [1]
         return tl.RegionAttr([sympy.Integer(0)] * len(real), real)
 
-    def alloc_for(self, value: SSAValue, hint: str, scope: str, element_type: Attribute = f32) -> _Buf:
+    def alloc_for(self, value: SSAValue, hint: str, scope: tl.Scope, element_type: Attribute = f32) -> _Buf:
         buf = self.alloc(self.shape(value), hint, scope, element_type)
         self.bufs[value] = buf
         return buf
@@ -260,7 +261,7 @@ class _KernelLowering:
         par = k.body.block.first_op
         assert isinstance(par, itgraph.ParallelOp)
         # global shapes and the grid may be symbolic (dynamic dims); tiles are static
-        block = Block(arg_types=[tl.BufferType(tgraph.tensor_type(a).shape, tgraph.tensor_type(a).element_type, "global") for a in k.body.block.args])
+        block = Block(arg_types=[tl.BufferType(tgraph.tensor_type(a).shape, tgraph.tensor_type(a).element_type, tl.Scope.GLOBAL) for a in k.body.block.args])
         for arg, new in zip(k.body.block.args, block.args):
             name = self.fresh(arg.name_hint or "arg")
             new.name_hint = name
@@ -301,7 +302,7 @@ class _KernelLowering:
     def body(self, ops) -> None:
         for op in ops:
             if isinstance(op, itgraph.LoadOp):
-                buf = self.alloc_for(op.result, op.result.name_hint or "tile", "shared", tgraph.tensor_type(op.result).element_type)
+                buf = self.alloc_for(op.result, op.result.name_hint or "tile", tl.Scope.SHARED, tgraph.tensor_type(op.result).element_type)
                 real = self.real_region(op.result) if op.result in self.pad else None
                 if real is not None:  # the real rows into a zeroed padded tile
                     self.prologue.append(tl.ClearOp(buf.value))
@@ -309,7 +310,7 @@ class _KernelLowering:
             elif isinstance(op, itgraph.StoreOp):
                 src = self.bufs[op.value]
                 if op.value in self.pad:  # the real rows only, through shared memory (as TileLang's decode kernels)
-                    staged = self.alloc(src.shape, src.name + "_s", "shared", tgraph.tensor_type(op.dest).element_type)
+                    staged = self.alloc(src.shape, src.name + "_s", tl.Scope.SHARED, tgraph.tensor_type(op.dest).element_type)
                     self.emit(tl.CopyOp(src.value, staged.value))
                     self.emit(tl.CopyOp(staged.value, self.bufs[op.dest].value, src_region=self.real_region(op.value), dst_region=self.region(op.tmap), no_tma=True))
                 else:
@@ -346,7 +347,7 @@ class _KernelLowering:
         """A tile holding several parts of a split (a Split-K split inside a kernel chain): the parts
         are not a view of the source tile, so they are copied, part p's element q from p * piece + q."""
         src = self._shared(self.bufs[op.input])
-        out = self.alloc_for(op.result, op.result.name_hint or "parts", "fragment", src.type.element_type)
+        out = self.alloc_for(op.result, op.result.name_hint or "parts", tl.Scope.FRAGMENT, src.type.element_type)
         full = self.loop_vars(out.shape)
         k, piece = op.axis, out.shape[op.axis + 1]
         at = [symbol(v) if v is not None else sympy.Integer(0) for v in full]
@@ -360,7 +361,7 @@ class _KernelLowering:
         res = op.results[0]
         # a cast's result is stored in its own type (the rounding it asks for); others compute in fp32
         elt = tgraph.tensor_type(res).element_type if isinstance(op, tgraph.CastOp) else f32
-        out = self.alloc_for(res, res.name_hint or op.short_name(), "fragment", elt)
+        out = self.alloc_for(res, res.name_hint or op.short_name(), tl.Scope.FRAGMENT, elt)
         full = self.loop_vars(out.shape)
         s = _Statements()
         xs = [s.load(self.bufs[o], full) for o in op.operands]
@@ -372,7 +373,7 @@ class _KernelLowering:
     def mask(self, op: itgraph.MaskOp) -> None:
         """Elements at or past the dynamic bound become the fill: T.if_then_else(pos < L, x, fill)."""
         res = op.result
-        out = self.alloc_for(res, res.name_hint or "masked", "fragment")
+        out = self.alloc_for(res, res.name_hint or "masked", tl.Scope.FRAGMENT)
         full = self.loop_vars(out.shape)
         axis = op.axis.value.data
         position = self.expr(op.offset_expr) + (symbol(full[axis]) if full[axis] is not None else 0)
@@ -387,7 +388,7 @@ class _KernelLowering:
 
     def reduce(self, op: tgraph.ReduceOp) -> None:
         src = self.bufs[op.input]
-        out = self.alloc_for(op.result, op.result.name_hint or "red", "fragment")
+        out = self.alloc_for(op.result, op.result.name_hint or "red", tl.Scope.FRAGMENT)
         axis = sum(1 for d in src.shape[: op.axis] if d != 1)
         if _squeezed(src.shape) == (1,) or src.shape[op.axis] == 1:
             raise LoweringError(f"error: cleave-lower-tilelang: tgraph.reduce: nothing to reduce in a tile of {list(src.shape)}")
@@ -395,7 +396,7 @@ class _KernelLowering:
         width = dims[-1]
         is_sum = op.kind.data == tgraph.ReduceKind.SUM
         if (
-            len(dims) == 2 and axis == 1 and src.scope == "fragment" and dims[0] >= 16
+            len(dims) == 2 and axis == 1 and src.scope == tl.Scope.FRAGMENT and dims[0] >= 16
             and width >= 8 and width & (width - 1) == 0 and tuple(dims) not in self.cols_split
             and src.value in self.gemm_laid
         ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
@@ -409,7 +410,7 @@ class _KernelLowering:
         if split > 1:
             # one row reduced to one value: `split` threads each take every split-th element, then
             # one pass over their partials (through shared memory), not one thread's serial loop
-            part = self.alloc((split,), out.name + "_part", "fragment")
+            part = self.alloc((split,), out.name + "_part", tl.Scope.FRAGMENT)
             self.emit(tl.FillOp(part.value, init))
             st = _Statements()
             x = st.add(tl.LoadOp(src.value, [symbol("kk") * split + symbol("i0")]))
@@ -453,7 +454,7 @@ class _KernelLowering:
             self.bufs[op.result] = out
             clear = False
         else:
-            out = self.alloc_for(op.result, op.result.name_hint or "acc", "fragment")
+            out = self.alloc_for(op.result, op.result.name_hint or "acc", tl.Scope.FRAGMENT)
             clear = True
         ta, tb = _squeezed(a.shape), _squeezed(b.shape)
         tt = op.transpose_b is not None
@@ -463,8 +464,8 @@ class _KernelLowering:
             # a computed A operand stays in registers (cast to fp16) when the gemm has whole
             # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
             # give the fragment both the producer's and this gemm's layout: stage it in shared memory
-            a_op = self._operand_fp16(a, "fragment" if m % 64 == 0 else "shared")
-            b_op = self._operand_fp16(b, "shared")
+            a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if m % 64 == 0 else tl.Scope.SHARED)
+            b_op = self._operand_fp16(b, tl.Scope.SHARED)
             if clear:
                 self.emit(tl.ClearOp(out.value))
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
@@ -499,7 +500,7 @@ class _KernelLowering:
         innermost parallel dim."""
         n, k = out.shape[-1], a.shape[-1]
         part_shape = (n, split) if tt else (split, n)
-        part = self.alloc(part_shape, out.name + "_part", "fragment")
+        part = self.alloc(part_shape, out.name + "_part", tl.Scope.FRAGMENT)
         self.emit(tl.ClearOp(part.value))
         pv = self.loop_vars(part_shape)
         s_var, n_var = (pv[1], pv[0]) if tt else (pv[0], pv[1])
@@ -529,23 +530,23 @@ class _KernelLowering:
 
     def _shared(self, buf: _Buf) -> _Buf:
         """`buf` itself if it is in shared memory, else a shared copy of it."""
-        if buf.scope == "shared":
+        if buf.scope == tl.Scope.SHARED:
             return buf
-        copy = self.alloc(buf.shape, buf.name + "_s", "shared", buf.type.element_type)
+        copy = self.alloc(buf.shape, buf.name + "_s", tl.Scope.SHARED, buf.type.element_type)
         self.emit(tl.CopyOp(buf.value, copy.value))
         return copy
 
-    def _operand_fp16(self, buf: _Buf, scope: str) -> SSAValue:
+    def _operand_fp16(self, buf: _Buf, scope: tl.Scope) -> SSAValue:
         half = isinstance(buf.type.element_type, (Float16Type, BFloat16Type))
-        if half and (buf.scope == "shared" or (scope == "fragment" and buf.scope == "fragment")):
+        if half and (buf.scope == tl.Scope.SHARED or (scope == tl.Scope.FRAGMENT and buf.scope == tl.Scope.FRAGMENT)):
             return buf.value  # a loaded tile (or a view of one) feeds the tensor cores as it is
         src = buf
-        if scope == "shared" and buf.scope == "fragment" and buf.shape[-2] == 16 and self.threads > 32:
+        if scope == tl.Scope.SHARED and buf.scope == tl.Scope.FRAGMENT and buf.shape[-2] == 16 and self.threads > 32:
             # 16 rows over several warps: the fragment is replicated across threads, and written
             # straight into the gemm's (swizzled) operand by one replica under an `if` on threadIdx it
             # makes TileLang hoist a barrier out of that `if` ("[ThreadSync] ... the race remains");
             # through a plain shared tile first (16 rows: little shared memory)
-            src = self.alloc(buf.shape, buf.name + "_hs", "shared", f16)
+            src = self.alloc(buf.shape, buf.name + "_hs", tl.Scope.SHARED, f16)
             self.emit(tl.CopyOp(buf.value, src.value))
         cast = self.alloc(buf.shape, buf.name + "_h", scope, f16)
         self.emit(tl.CopyOp(src.value, cast.value))
@@ -553,9 +554,9 @@ class _KernelLowering:
 
     def sequential(self, op: itgraph.SequentialOp) -> None:
         kinds = op.accumulate_kinds
-        accs = [self.alloc_for(r, (r.name_hint or "acc") + "_acc", "fragment") for r in op.results]
+        accs = [self.alloc_for(r, (r.name_hint or "acc") + "_acc", tl.Scope.FRAGMENT) for r in op.results]
         for buf, kind in zip(accs, kinds):
-            self.emit(tl.FillOp(buf.value, float("-inf")) if kind == "max" else tl.ClearOp(buf.value))
+            self.emit(tl.FillOp(buf.value, float("-inf")) if kind == AccumulateKind.MAX else tl.ClearOp(buf.value))
         var = self.fresh(op.var_name)
         self.subst[symbol(op.var_name)] = symbol(var)
         loop = tl.PipelinedOp(var, self.expr(op.extent_dim), self.stages)
@@ -563,20 +564,21 @@ class _KernelLowering:
         self.block_stack.append(loop.body.block)
         term = op.body.block.last_op
         assert isinstance(term, itgraph.YieldOp)
-        online = self._plan_running_max(op, term, accs) if "rescaled_sum" in kinds else None
+        rescaled = AccumulateKind.RESCALED_SUM in kinds
+        online = self._plan_running_max(op, term, accs) if rescaled else None
         summed = {
             value: acc
             for acc, kind, value in zip(accs, kinds, term.values)
-            if kind == "sum" and isinstance(value.owner, tgraph.MatmulOp) and value.owner.parent_block() is op.body.block
+            if kind == AccumulateKind.SUM and isinstance(value.owner, tgraph.MatmulOp) and value.owner.parent_block() is op.body.block
             and value.has_one_use() and _squeezed(self.shape(value)) == _squeezed(acc.shape)
         }
         self.sum_in_place.update(summed)
         self.body(op.body.block.ops)
         parts = [self.bufs[v] for v in term.values]
-        if "rescaled_sum" in kinds and online is None:
+        if rescaled and online is None:
             self._rescale_after(accs, parts, kinds)
         for acc, part, kind, value in zip(accs, parts, kinds, term.values):
-            if kind == "rescaled_sum" and online is not None:
+            if kind == AccumulateKind.RESCALED_SUM and online is not None:
                 if value not in online.in_place:  # already relative to the running max: acc * alpha + part
                     full = self.loop_vars(acc.shape)
                     s = _Statements()
@@ -584,11 +586,11 @@ class _KernelLowering:
                     s.store(s.binary(arith.AddfOp, old, s.load(part, full)), acc, full)
                     self.parallel(acc.shape, s)
                 continue
-            if kind == "rescaled_sum" or (kind == "max" and "rescaled_sum" in kinds) or value in summed:
+            if kind == AccumulateKind.RESCALED_SUM or (kind == AccumulateKind.MAX and rescaled) or value in summed:
                 continue
             full = self.loop_vars(acc.shape)
             s = _Statements()
-            update = s.binary(arith.AddfOp if kind == "sum" else arith.MaximumfOp, s.load(acc, full), s.load(part, full))
+            update = s.binary(arith.AddfOp if kind == AccumulateKind.SUM else arith.MaximumfOp, s.load(acc, full), s.load(part, full))
             s.store(update, acc, full)
             self.parallel(acc.shape, s)
         self.block_stack.pop()
@@ -605,7 +607,7 @@ class _KernelLowering:
         accumulator, no second fp32 tile). Otherwise None (the chunk-max form, alpha/beta after the body).
         """
         kinds = op.accumulate_kinds
-        mi = kinds.index("max")
+        mi = kinds.index(AccumulateKind.MAX)
         m_part = term.values[mi]
         if not isinstance(m_part.owner, tgraph.ReduceOp) or m_part.owner.parent_block() is not op.body.block:
             return None
@@ -617,11 +619,11 @@ class _KernelLowering:
                     and all(isinstance(u.operation, tgraph.ExpOp) for u in user.results[0].uses)):
                 return None
         m_acc = accs[mi]
-        alpha = self.alloc(m_acc.shape, "alpha", "fragment")
+        alpha = self.alloc(m_acc.shape, "alpha", tl.Scope.FRAGMENT)
         in_place: dict[SSAValue, _Buf] = {}
         for acc, kind, value in zip(accs, kinds, term.values):
             owner = value.owner
-            if (kind == "rescaled_sum" and isinstance(owner, tgraph.MatmulOp) and value.has_one_use()
+            if (kind == AccumulateKind.RESCALED_SUM and isinstance(owner, tgraph.MatmulOp) and value.has_one_use()
                     and _squeezed(self.shape(value)) == _squeezed(acc.shape)):
                 in_place[value] = acc
         self.running_max = _RunningMax(m_part, m_acc, alpha, in_place)
@@ -630,7 +632,7 @@ class _KernelLowering:
     def _update_running_max(self, rm: _RunningMax) -> None:
         """Right after the chunk max: m = max(m_acc, chunk max), alpha; the body shifts by max(m, -3e38)."""
         part = self.bufs[rm.chunk_max]
-        m_new = self.alloc(rm.m_acc.shape, "m_new", "fragment")
+        m_new = self.alloc(rm.m_acc.shape, "m_new", tl.Scope.FRAGMENT)
         full = self.loop_vars(rm.m_acc.shape)
         s = _Statements()
         ref = _new_max(s, rm.m_acc, part, m_new, rm.alpha, full)
@@ -638,11 +640,11 @@ class _KernelLowering:
         s.store(s.load(m_new, full), rm.m_acc, full)
         self.parallel(rm.m_acc.shape, s)
 
-    def _rescale_after(self, accs: list[_Buf], parts: list[_Buf], kinds: Sequence[str]) -> None:
+    def _rescale_after(self, accs: list[_Buf], parts: list[_Buf], kinds: Sequence[AccumulateKind]) -> None:
         """The chunk-max form: m = max(m_acc, chunk max), acc = acc * exp(m_acc - m) + part * exp(chunk max - m)."""
-        mi = kinds.index("max")
+        mi = kinds.index(AccumulateKind.MAX)
         m_acc, m_part = accs[mi], parts[mi]
-        m_new, alpha, beta = (self.alloc(m_acc.shape, h, "fragment") for h in ("m_new", "alpha", "beta"))
+        m_new, alpha, beta = (self.alloc(m_acc.shape, h, tl.Scope.FRAGMENT) for h in ("m_new", "alpha", "beta"))
         full = self.loop_vars(m_acc.shape)
         s = _Statements()
         ref = _new_max(s, m_acc, m_part, m_new, alpha, full)
@@ -650,7 +652,7 @@ class _KernelLowering:
         s.store(s.load(m_new, full), m_acc, full)
         self.parallel(m_acc.shape, s)
         for acc, part, kind in zip(accs, parts, kinds):
-            if kind != "rescaled_sum":
+            if kind != AccumulateKind.RESCALED_SUM:
                 continue
             full = self.loop_vars(acc.shape)
             s = _Statements()

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import sympy
 from cleave_ir.dialects import tilelang as tl
+from cleave_ir.dialects.cleave import expr_str, parse_expr_text
 from conftest import parse_text
 
 from cleave_ir.interpreter import InterpretationError
@@ -29,7 +30,7 @@ tilelang.kernel @rows(%x: !tilelang.buffer<[L, 64], f16, global>, %w: !tilelang.
   tilelang.pipelined r0 in 2 stages 2 {
     tilelang.copy %w at <[32*r0, 0], [32, 32]> to %ws : !tilelang.buffer<[64, 32], f16, global>, !tilelang.buffer<[32, 32], f16, shared>
     tilelang.copy %x at <[64*bx, 32*r0], [64, 32]> to %xh : !tilelang.buffer<[L, 64], f16, global>, !tilelang.buffer<[64, 32], f16, shared>
-    tilelang.gemm %xh, %ws, %acc policy "FullRow" : !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[32, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
+    tilelang.gemm %xh, %ws, %acc policy FullRow : !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[32, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
   }
   tilelang.reduce_max %acc, %mx dim 1 clear : !tilelang.buffer<[64, 32], f32, fragment>, !tilelang.buffer<[64], f32, fragment>
   tilelang.parallel (i0, i1) in (64, 32) {
@@ -101,8 +102,8 @@ def test_symbolic_kernel_prints_and_lowers(tmp_path: Path) -> None:
     ["64*bx + 16", "(bx floordiv 4) mod 8", "L ceildiv 64", "K/s", "2*(bx mod 3) - 1", "128*r0 + 64*bz"],
 )
 def test_index_expressions_round_trip(text: str) -> None:
-    e = tl.parse_expr_text(text)
-    assert tl.parse_expr_text(tl.expr_str(e)) == e
+    e = parse_expr_text(text)
+    assert parse_expr_text(expr_str(e)) == e
 
 
 def test_python_index_text() -> None:

@@ -22,7 +22,7 @@
 // CHECK-NEXT:   tilelang.pipelined r0 in 32 stages 3 {
 // CHECK-NEXT:     tilelang.copy %k at <[bx, 128*r0, 0], [1, 128, 64]> to %[[K:.*]] :
 // CHECK-NEXT:     tilelang.clear %[[S:.*]] :
-// CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b policy "FullRow"
+// CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b policy FullRow
 // CHECK-NEXT:     tilelang.reduce_max %[[S]], %[[RED:.*]] dim 1 clear
 // FlashAttention-2's form: the running max right after the chunk max; the body shifts by it
 // CHECK-NEXT:     tilelang.parallel (i0) in (128) {
@@ -40,7 +40,7 @@
 // the output accumulator is rescaled, then P @ V accumulates into it (no clear, no second tile)
 // CHECK:          tilelang.store {{.*}}, %[[O]][i0, i1]
 // CHECK:          tilelang.copy %[[E:.*]] to %[[EH:.*]] : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
-// CHECK-NEXT:     tilelang.gemm %[[EH]], %{{.*}}, %[[O]] policy "FullRow"
+// CHECK-NEXT:     tilelang.gemm %[[EH]], %{{.*}}, %[[O]] policy FullRow
 // CHECK-NEXT:     tilelang.reduce_sum %[[E]], %{{.*}} dim 1 clear
 // CHECK:        tilelang.copy %{{.*}} to %out0 at <[bx, 128*by, 0], [1, 128, 64]>
 

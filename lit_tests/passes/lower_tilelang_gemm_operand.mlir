@@ -10,7 +10,7 @@
 // CHECK:      tilelang.kernel @mla_decode_c2_s2_combine_k0
 // CHECK:        tilelang.copy %[[A:.*]] to %[[HS:.*]] : !tilelang.buffer<[16, 128], f32, fragment>, !tilelang.buffer<[16, 128], f16, shared>
 // CHECK-NEXT:   tilelang.copy %[[HS]] to %[[H:.*]] : !tilelang.buffer<[16, 128], f16, shared>, !tilelang.buffer<[16, 128], f16, shared>
-// CHECK-NEXT:   tilelang.gemm %[[H]], %{{.*}}, %{{.*}} policy "FullRow"
+// CHECK-NEXT:   tilelang.gemm %[[H]], %{{.*}}, %{{.*}} policy FullRow
 // CHECK-NOT:    tilelang.copy {{.*}} fragment>, !tilelang.buffer<[16, 128], f16, shared>
 // CHECK:        tilelang.copy %{{.*}} to %out0
 

@@ -16,7 +16,7 @@
 // CHECK:        %[[O:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
 // CHECK-NEXT:   tilelang.clear %[[X]]
 // CHECK-NEXT:   tilelang.copy %x at <[0, 0], [1, 512]> to %[[X]] at <[0, 0], [1, 512]> no_tma
-// CHECK:        tilelang.gemm %[[X]], %{{.*}}, %[[G]] policy "FullRow"
+// CHECK:        tilelang.gemm %[[X]], %{{.*}}, %[[G]] policy FullRow
 // CHECK-NEXT:   tilelang.parallel (i0, i1) in (64, 64)
 // CHECK:        tilelang.copy %[[S]] to %[[O]]
 // CHECK-NEXT:   tilelang.copy %[[O]] at <[0, 0], [1, 64]> to %out0 at <[0, 64*bx], [1, 64]> no_tma

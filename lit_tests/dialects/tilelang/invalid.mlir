@@ -15,7 +15,7 @@ tilelang.kernel @gemm_b_fragment(%x: !tilelang.buffer<[64, 64], f16, global>) gr
   %a = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
   %b = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f16, fragment>
   %c = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
-  tilelang.gemm %a, %b, %c policy "FullRow" : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 64], f16, fragment>, !tilelang.buffer<[64, 64], f32, fragment>
+  tilelang.gemm %a, %b, %c policy FullRow : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 64], f16, fragment>, !tilelang.buffer<[64, 64], f32, fragment>
 }
 
 // CHECK-NEXT: -----
@@ -27,7 +27,7 @@ tilelang.kernel @gemm_dims(%x: !tilelang.buffer<[64, 64], f16, global>) grid (bx
   %a = tilelang.alloc_shared : !tilelang.buffer<[64, 32], f16, shared>
   %b = tilelang.alloc_shared : !tilelang.buffer<[64, 16], f16, shared>
   %c = tilelang.alloc_fragment : !tilelang.buffer<[64, 16], f32, fragment>
-  tilelang.gemm %a, %b, %c transpose_b policy "FullRow" : !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 16], f16, shared>, !tilelang.buffer<[64, 16], f32, fragment>
+  tilelang.gemm %a, %b, %c transpose_b policy FullRow : !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 16], f16, shared>, !tilelang.buffer<[64, 16], f32, fragment>
 }
 
 // CHECK-NEXT: -----
@@ -105,3 +105,29 @@ tilelang.kernel @shared_symbolic(%x: !tilelang.buffer<[L], f32, global>) grid (b
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: tilelang.buffer: a shared buffer needs a static shape, got [L]
+
+// -----
+
+// The warp policy is an enum attribute: a string (in generic form) is named with the accepted values.
+"tilelang.kernel"() <{sym_name = "policy_string", grid_vars = ["bx"], grid = [#cleave.expr<1>], threads = 128 : i64, num_outputs = 1 : i64}> ({
+^bb0(%x: !tilelang.buffer<[64, 64], f16, global>):
+  %a = "tilelang.alloc_shared"() : () -> !tilelang.buffer<[64, 64], f16, shared>
+  %c = "tilelang.alloc_fragment"() : () -> !tilelang.buffer<[64, 64], f32, fragment>
+  "tilelang.gemm"(%a, %a, %c) <{policy = "FullRow"}> : (!tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 64], f32, fragment>) -> ()
+}) : () -> ()
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.gemm: policy must be one of Square, FullRow, FullCol, got "FullRow"
+
+// -----
+
+// Loop extents are `cleave.expr` attributes, not strings.
+"tilelang.kernel"() <{sym_name = "extent_string", grid_vars = ["bx"], grid = [#cleave.expr<1>], threads = 128 : i64, num_outputs = 1 : i64}> ({
+^bb0(%x: !tilelang.buffer<[64], f32, global>):
+  "tilelang.serial"() <{var = "kk", extent = "4"}> ({
+  ^bb1:
+  }) : () -> ()
+}) : () -> ()
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: "4" should be of base attribute cleave.expr

@@ -16,7 +16,7 @@
 // CHECK-NEXT:      tilelang.copy %w at <[32*r0, 0], [32, 32]> to %[[WH]] : !tilelang.buffer<[64, 32], f16, global>, !tilelang.buffer<[32, 32], f16, shared>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    tilelang.copy %w at <[0, 0], [64, 32]> to %[[WS]]
-// CHECK-NEXT:    tilelang.gemm %[[XS]], %[[WS]], %[[ACC]] policy "FullRow" : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
+// CHECK-NEXT:    tilelang.gemm %[[XS]], %[[WS]], %[[ACC]] policy FullRow : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
 // CHECK-NEXT:    tilelang.reduce_max %[[ACC]], %[[M]] dim 1 clear : !tilelang.buffer<[64, 32], f32, fragment>, !tilelang.buffer<[64], f32, fragment>
 // CHECK-NEXT:    tilelang.fill %[[M]], -inf : !tilelang.buffer<[64], f32, fragment>
 // CHECK-NEXT:    tilelang.serial kk in 4 {
@@ -42,7 +42,7 @@ tilelang.kernel @k(%x: !tilelang.buffer<[L, 64], f16, global>, %w: !tilelang.buf
     tilelang.copy %w at <[r0*32, 0], [32, 32]> to %wh : !tilelang.buffer<[64, 32], f16, global>, !tilelang.buffer<[32, 32], f16, shared>
   }
   tilelang.copy %w at <[0, 0], [64, 32]> to %ws : !tilelang.buffer<[64, 32], f16, global>, !tilelang.buffer<[64, 32], f16, shared>
-  tilelang.gemm %xs, %ws, %acc policy "FullRow" : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
+  tilelang.gemm %xs, %ws, %acc policy FullRow : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
   tilelang.reduce_max %acc, %m dim 1 clear : !tilelang.buffer<[64, 32], f32, fragment>, !tilelang.buffer<[64], f32, fragment>
   tilelang.fill %m, -inf : !tilelang.buffer<[64], f32, fragment>
   tilelang.serial kk in 4 {
