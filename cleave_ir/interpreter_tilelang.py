@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.dialects.semantics import np_erf
@@ -37,6 +37,7 @@ from cleave_ir.interpreter import InterpretationError, round_to
 from cleave_ir.shapes import Dim
 
 _Env = Mapping[str, Any]
+_Step = tuple[Callable[..., Any], Any, Operation, tuple[SSAValue, ...], tuple[SSAValue, ...]]
 
 
 def storage_dtype(element_type: Attribute) -> type[np.floating]:
@@ -138,6 +139,32 @@ class TileLangFunctions(InterpreterFunctions):
     def __init__(self, bindings: Mapping[str, int]) -> None:
         self.env: dict[str, Any] = dict(bindings)  # shape symbols, grid and loop variables
         self.loop_shape: tuple[int, ...] = ()
+        self.values: dict[SSAValue, Any] = {}  # SSA values are unique: one flat map, no scopes
+        self._plans: dict[Block, list[_Step]] = {}
+
+    def run_block(self, interpreter: Interpreter, block: Block, args: Sequence[Any] = ()) -> None:
+        """Run a single-block region without terminator: the ops' impls called directly.
+
+        As xDSL's `run_ssacfg_region` (same impls, same order), without its per-op scope, listener
+        and arity bookkeeping, which dominates on small tiles run once per block and iteration.
+        """
+        plan = self._plans.get(block)
+        if plan is None:
+            table = interpreter._impls._impl_dict  # pyright: ignore[reportPrivateUsage]
+            plan = self._plans[block] = []
+            for op in block.ops:
+                if type(op) not in table:
+                    raise InterpretationError(f"Could not find interpretation function for op {op.name}")
+                ft, fn = table[type(op)]
+                plan.append((fn, ft, op, tuple(op.operands), tuple(op.results)))
+        values = self.values
+        values.update(zip(block.args, args))
+        for fn, ft, op, operands, results in plan:
+            try:
+                out = fn(ft, interpreter, op, tuple([values[v] for v in operands])).values
+            except Exception as e:
+                op.emit_error("Error while interpreting op", e)
+            values.update(zip(results, out))
 
     def extent(self, e: Dim) -> int:
         return int(evaluate(e, self.env))
@@ -217,7 +244,7 @@ class TileLangFunctions(InterpreterFunctions):
     def _sequential(self, interpreter: Interpreter, op: tl.SerialOp | tl.PipelinedOp) -> tuple[()]:
         for j in range(self.extent(op.extent_expr)):
             self.env[op.var_name] = j
-            interpreter.run_ssacfg_region(op.body, (), op.name)
+            self.run_block(interpreter, op.body.block)
         self.env.pop(op.var_name, None)
         return ()
 
@@ -237,7 +264,7 @@ class TileLangFunctions(InterpreterFunctions):
             shape[axis] = n
             self.env[name] = np.arange(n).reshape(shape)
         self.loop_shape = tuple(extents)
-        interpreter.run_ssacfg_region(op.body, (), "parallel")
+        self.run_block(interpreter, op.body.block)
         for name in op.var_names:
             self.env.pop(name, None)
         return ()
@@ -344,7 +371,7 @@ def run_kernel(
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for block in product(*(range(n) for n in grid)):
             funcs.env.update(zip(kernel.grid_var_names, block))
-            interpreter.run_ssacfg_region(kernel.body, tuple(arrays), "block")
+            funcs.run_block(interpreter, kernel.body.block, arrays)
     return tuple(arrays[len(kernel.inputs) :])
 
 
