@@ -105,11 +105,15 @@ def _compile(e: Dim) -> Callable[[_Env], Any]:
 _COMPILED: dict[Dim, Callable[[_Env], Any]] = {}
 
 
-def evaluate(e: Dim, env: _Env) -> Any:
+def compiled(e: Dim) -> Callable[[_Env], Any]:
     f = _COMPILED.get(e)
     if f is None:
         f = _COMPILED[e] = _compile(e)
-    return f(env)
+    return f
+
+
+def evaluate(e: Dim, env: _Env) -> Any:
+    return compiled(e)(env)
 
 
 def _clipped(offsets: Sequence[int], sizes: Sequence[int], shape: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
@@ -136,11 +140,13 @@ def _scalar_impl(fn: Callable[..., Any]):
 class TileLangFunctions(InterpreterFunctions):
     """The tilelang ops of one block, plus the arith/math ops of T.Parallel bodies on whole tiles."""
 
-    def __init__(self, bindings: Mapping[str, int]) -> None:
+    def __init__(self, bindings: Mapping[str, int], reference: bool = False) -> None:
         self.env: dict[str, Any] = dict(bindings)  # shape symbols, grid and loop variables
+        self.reference = reference  # xDSL's region runner and fully broadcast stores (tests compare)
         self.loop_shape: tuple[int, ...] = ()
         self.values: dict[SSAValue, Any] = {}  # SSA values are unique: one flat map, no scopes
         self._plans: dict[Block, list[_Step]] = {}
+        self._indices: dict[Operation, tuple[Callable[[_Env], Any], ...]] = {}
 
     def run_block(self, interpreter: Interpreter, block: Block, args: Sequence[Any] = ()) -> None:
         """Run a single-block region without terminator: the ops' impls called directly.
@@ -148,6 +154,9 @@ class TileLangFunctions(InterpreterFunctions):
         As xDSL's `run_ssacfg_region` (same impls, same order), without its per-op scope, listener
         and arity bookkeeping, which dominates on small tiles run once per block and iteration.
         """
+        if self.reference:
+            interpreter.run_ssacfg_region(block.parent_region(), tuple(args), "reference")  # type: ignore[arg-type]
+            return
         plan = self._plans.get(block)
         if plan is None:
             table = interpreter._impls._impl_dict  # pyright: ignore[reportPrivateUsage]
@@ -270,7 +279,11 @@ class TileLangFunctions(InterpreterFunctions):
         return ()
 
     def _index(self, op: tl.LoadOp | tl.StoreOp) -> tuple[Any, ...]:
-        return tuple(evaluate(e, self.env) for e in op.index_exprs)
+        fns = self._indices.get(op)
+        if fns is None:
+            fns = self._indices[op] = tuple(compiled(e) for e in op.index_exprs)
+        env = self.env
+        return tuple([f(env) for f in fns])
 
     @impl(tl.LoadOp)
     def run_load(self, interpreter: Interpreter, op: tl.LoadOp, args: tuple[Any, ...]):
@@ -282,8 +295,11 @@ class TileLangFunctions(InterpreterFunctions):
     @impl(tl.StoreOp)
     def run_store(self, interpreter: Interpreter, op: tl.StoreOp, args: tuple[Any, ...]):
         value, buf = args
-        index = tuple(np.broadcast_to(i, self.loop_shape) for i in self._index(op))
-        value = np.broadcast_to(value, self.loop_shape)
+        index = self._index(op)
+        if self.reference or np.broadcast_shapes(*[np.shape(i) for i in index]) != self.loop_shape:
+            # a loop variable no index uses: every iteration writes (the last one wins)
+            index = tuple(np.broadcast_to(i, self.loop_shape) for i in index)
+            value = np.broadcast_to(value, self.loop_shape)
         try:
             if op.accumulate is not None:
                 value = buf[index] + value
@@ -345,13 +361,18 @@ def run_kernel(
     kernel: tl.KernelOp,
     inputs: Sequence[np.ndarray],
     bindings: Mapping[str, int] | None = None,
+    reference: bool = False,
 ) -> tuple[np.ndarray, ...]:
-    """Run one kernel over its whole grid: inputs in (rounded to their types), NaN-poisoned outputs out."""
+    """Run one kernel over its whole grid: inputs in (rounded to their types), NaN-poisoned outputs out.
+
+    `reference` runs the literal path (xDSL's region runner, every store broadcast to the loop
+    shape) that the default one is tested against, bit for bit.
+    """
     name = f"@{kernel.sym_name.data}"
     if len(inputs) != len(kernel.inputs):
         raise InterpretationError(f"{name} takes {len(kernel.inputs)} inputs, got {len(inputs)}")
     b = _bind(kernel, inputs, bindings or {})
-    funcs = TileLangFunctions(b)
+    funcs = TileLangFunctions(b, reference)
     arrays = []
     for i, (arg, x) in enumerate(zip(kernel.params, [*inputs, *([None] * len(kernel.outputs))])):
         t = tl.buffer_type(arg)

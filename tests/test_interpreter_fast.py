@@ -2,6 +2,8 @@
 
 itgraph: tmap offsets evaluated by compiled exact-integer functions (offset_value) instead of
 sympy's `subs`, on every example's scheduled kernels and on a dynamic (masked) kernel.
+tilelang: regions run by a cached plan of impl calls and stores without needless broadcasts,
+against `run_kernel(reference=True)` (xDSL's region runner, every store broadcast).
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ from xdsl.parser import Parser
 from cleave_ir import interpreter_itgraph
 from cleave_ir.dialects import itgraph
 from cleave_ir.interpreter import random_inputs
+from cleave_ir.dialects import tilelang as tl
 from cleave_ir.interpreter_itgraph import offset_value, run_kernel
+from cleave_ir.interpreter_tilelang import run_kernel as run_tilelang_kernel
+from cleave_ir.passes.lower_tilelang import LowerTileLangPass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass, schedule_graph
 from cleave_ir.run import make_context, resize_graph
 from cleave_ir.shapes import Dim, evaluate, symbol
-from conftest import EXAMPLE_IDS, load_example
+from conftest import EXAMPLE_IDS, ROOT, load_example
 
 SMALL = {4096: 256, 8192: 256, 14336: 128, 6144: 64, 576: 48, 512: 32, 128: 32, 32: 2}
 
@@ -155,3 +160,34 @@ def test_dynamic_run_kernel_is_bit_identical_to_the_sympy_path(monkeypatch: pyte
             slow = run_kernel(kernel, xs)
         np.testing.assert_array_equal(fast[0], slow[0])
         assert not np.isnan(fast[0]).any()
+
+
+# lit inputs: (file, passes before cleave-lower-tilelang, kernels to run, sizes of their dynamic dims)
+TILELANG_CASES = {
+    "lower_tilelang_run": (lambda: [SchedulePass(top_k=1), PlaceMemoryPass()], [0], [0]),
+    "lower_tilelang_dynamic": (lambda: [SchedulePass(top_k=1), PlaceMemoryPass(), DynamicShapesPass()], [0], [1, 33]),
+    "lower_tilelang_one_row": (lambda: [], [0, 2], [0]),
+}
+
+
+@pytest.mark.parametrize("name", list(TILELANG_CASES))
+def test_tilelang_run_kernel_is_bit_identical_to_the_reference_path(name: str) -> None:
+    passes, which, sizes = TILELANG_CASES[name]
+    module = Parser(make_context(), (ROOT / "lit_tests" / "passes" / f"{name}.mlir").read_text()).parse_module()
+    for p in [*passes(), LowerTileLangPass()]:
+        p.apply(Context(), module)
+    kernels = [k for k in module.walk() if isinstance(k, tl.KernelOp)]
+    for kernel in (kernels[i] for i in which):
+        for size in sizes:
+            b = {s.name: size for a in kernel.inputs for d in tl.buffer_type(a).shape for s in d.free_symbols}
+            shapes = [[evaluate(d, b) for d in tl.buffer_type(a).shape] for a in kernel.inputs]
+            rng = np.random.default_rng(size)
+            for xs in (
+                [rng.standard_normal(sh) for sh in shapes],
+                [rng.uniform(-60.0, 60.0, sh) for sh in shapes],  # fp16 overflows in products
+                [rng.integers(-2, 3, sh).astype(np.float64) for sh in shapes],
+            ):
+                fast = run_tilelang_kernel(kernel, xs)
+                slow = run_tilelang_kernel(kernel, xs, reference=True)
+                for f, r in zip(fast, slow):
+                    np.testing.assert_array_equal(f, r)
