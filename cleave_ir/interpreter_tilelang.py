@@ -147,6 +147,8 @@ class TileLangFunctions(InterpreterFunctions):
         self.values: dict[SSAValue, Any] = {}  # SSA values are unique: one flat map, no scopes
         self._plans: dict[Block, list[_Step]] = {}
         self._indices: dict[Operation, tuple[Callable[[_Env], Any], ...]] = {}
+        self._loops: dict[Operation, tuple[tuple[str, ...], tuple[Callable[[_Env], Any], ...]]] = {}
+        self._aranges: dict[tuple[tuple[int, ...], int], np.ndarray] = {}
 
     def run_block(self, interpreter: Interpreter, block: Block, args: Sequence[Any] = ()) -> None:
         """Run a single-block region without terminator: the ops' impls called directly.
@@ -267,14 +269,22 @@ class TileLangFunctions(InterpreterFunctions):
 
     @impl(tl.ParallelOp)
     def run_parallel(self, interpreter: Interpreter, op: tl.ParallelOp, args: tuple[Any, ...]):
-        extents = [self.extent(e) for e in op.extent_exprs]
-        for axis, (name, n) in enumerate(zip(op.var_names, extents)):
-            shape = [1] * len(extents)
-            shape[axis] = n
-            self.env[name] = np.arange(n).reshape(shape)
-        self.loop_shape = tuple(extents)
+        loop = self._loops.get(op)
+        if loop is None:
+            loop = self._loops[op] = (tuple(op.var_names), tuple(compiled(e) for e in op.extent_exprs))
+        names, extent_fns = loop
+        extents = tuple(int(f(self.env)) for f in extent_fns)
+        for axis, (name, n) in enumerate(zip(names, extents)):
+            index = self._aranges.get((extents, axis))
+            if index is None:  # shared by every run of loops of this shape: read only
+                shape = [1] * len(extents)
+                shape[axis] = n
+                index = self._aranges[(extents, axis)] = np.arange(n).reshape(shape)
+                index.flags.writeable = False
+            self.env[name] = index
+        self.loop_shape = extents
         self.run_block(interpreter, op.body.block)
-        for name in op.var_names:
+        for name in names:
             self.env.pop(name, None)
         return ()
 
