@@ -5,11 +5,14 @@ Output tensors start as NaN, so a tile the schedule never writes shows up in the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from itertools import product
 from typing import Any
 
 import numpy as np
+import sympy
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import (
     Interpreter,
@@ -23,7 +26,72 @@ from xdsl.interpreter import (
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import AccumulateKind as Acc
 from cleave_ir.interpreter import InterpretationError, TGraphFunctions, concrete_shape
-from cleave_ir.shapes import evaluate, symbol
+from cleave_ir.shapes import Dim, evaluate
+
+_Exact = int | Fraction
+_Evaluator = Callable[[Mapping[str, int]], _Exact]
+
+
+def _compile(e: Dim) -> _Evaluator:
+    """`e` as a function of its symbols' values, in exact int/Fraction arithmetic (sympy's values)."""
+    if e.is_Integer:
+        n = int(e)
+        return lambda env: n
+    if e.is_Rational:
+        q = Fraction(int(e.p), int(e.q))  # type: ignore[attr-defined]
+        return lambda env: q
+    if e.is_Symbol:
+        name = e.name  # type: ignore[attr-defined]
+        return lambda env: env[name]
+    if e.is_Add:
+        terms = [_compile(t) for t in e.args]
+        return lambda env: sum(t(env) for t in terms)
+    if e.is_Mul:
+        factors = [_compile(f) for f in e.args]
+
+        def mul(env: Mapping[str, int]) -> _Exact:
+            out: _Exact = 1
+            for f in factors:
+                out = out * f(env)
+            return out
+
+        return mul
+    if e.is_Pow and e.exp.is_Integer:  # type: ignore[attr-defined]
+        base, k = _compile(e.base), int(e.exp)  # type: ignore[attr-defined]
+        if k >= 0:
+            return lambda env: base(env) ** k
+        return lambda env: Fraction(1) / base(env) ** -k
+    unary = {sympy.floor: math.floor, sympy.ceiling: math.ceil}.get(type(e))  # type: ignore[call-overload]
+    if unary is not None:
+        (arg,) = (_compile(a) for a in e.args)
+        return lambda env: unary(arg(env))
+    nary = {sympy.Min: min, sympy.Max: max}.get(type(e))  # type: ignore[call-overload]
+    if nary is not None:
+        args = [_compile(a) for a in e.args]
+        return lambda env: nary(a(env) for a in args)
+    if isinstance(e, sympy.Mod):  # sympy's Mod is a - b*floor(a/b), as Python's %
+        a, b = (_compile(x) for x in e.args)
+        return lambda env: a(env) % b(env)
+
+    def substitute(env: Mapping[str, int]) -> _Exact:  # anything else: sympy itself
+        value = e.subs({s: env[s.name] for s in e.free_symbols})  # type: ignore[attr-defined]
+        return Fraction(int(value.p), int(value.q)) if value.is_Rational else int(value)  # type: ignore[attr-defined]
+
+    return substitute
+
+
+_COMPILED: dict[Dim, _Evaluator] = {}
+
+
+def offset_value(e: Dim, values: Mapping[str, int]) -> int:
+    """`int(e.subs(values))` (an offset or bound; truncated as sympy's int() does), without sympy."""
+    f = _COMPILED.get(e)
+    if f is None:
+        f = _COMPILED[e] = _compile(e)
+    try:
+        return int(f(values))
+    except KeyError as k:
+        raise InterpretationError(f"unbound symbol {k.args[0]} in {e}") from None
 
 
 @register_impls
@@ -42,7 +110,7 @@ class ITGraphFunctions(InterpreterFunctions):
         values = {**self.bindings, **self.env}
         out = []
         for off, size in zip(tmap.offset_exprs, tmap.tile_shape):
-            o = int(off.subs({symbol(k): v for k, v in values.items()})) if off.free_symbols else int(off)
+            o = offset_value(off, values)
             out.append(slice(o, o + evaluate(size, values)))
         return tuple(out)
 
@@ -76,7 +144,7 @@ class ITGraphFunctions(InterpreterFunctions):
     def run_mask(self, interpreter: Interpreter, op: itgraph.MaskOp, args: tuple[Any, ...]):
         (x,) = args
         values = {**self.bindings, **self.env}  # offsets run over the padded sizes
-        start = int(op.offset_expr.subs({symbol(k): v for k, v in values.items()}))
+        start = offset_value(op.offset_expr, values)
         bound = evaluate(op.bound_dim, {**self.bindings, **(self.sizes or {})})
         axis = op.axis.value.data
         keep = (start + np.arange(x.shape[axis])) < bound

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.dialects.semantics import np_erf
@@ -37,6 +37,7 @@ from cleave_ir.interpreter import InterpretationError, round_to
 from cleave_ir.shapes import Dim
 
 _Env = Mapping[str, Any]
+_Step = tuple[Callable[..., Any], Any, Operation, tuple[SSAValue, ...], tuple[SSAValue, ...]]
 
 
 def storage_dtype(element_type: Attribute) -> type[np.floating]:
@@ -104,11 +105,15 @@ def _compile(e: Dim) -> Callable[[_Env], Any]:
 _COMPILED: dict[Dim, Callable[[_Env], Any]] = {}
 
 
-def evaluate(e: Dim, env: _Env) -> Any:
+def compiled(e: Dim) -> Callable[[_Env], Any]:
     f = _COMPILED.get(e)
     if f is None:
         f = _COMPILED[e] = _compile(e)
-    return f(env)
+    return f
+
+
+def evaluate(e: Dim, env: _Env) -> Any:
+    return compiled(e)(env)
 
 
 def _clipped(offsets: Sequence[int], sizes: Sequence[int], shape: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
@@ -135,9 +140,42 @@ def _scalar_impl(fn: Callable[..., Any]):
 class TileLangFunctions(InterpreterFunctions):
     """The tilelang ops of one block, plus the arith/math ops of T.Parallel bodies on whole tiles."""
 
-    def __init__(self, bindings: Mapping[str, int]) -> None:
+    def __init__(self, bindings: Mapping[str, int], reference: bool = False) -> None:
         self.env: dict[str, Any] = dict(bindings)  # shape symbols, grid and loop variables
+        self.reference = reference  # xDSL's region runner and fully broadcast stores (tests compare)
         self.loop_shape: tuple[int, ...] = ()
+        self.values: dict[SSAValue, Any] = {}  # SSA values are unique: one flat map, no scopes
+        self._plans: dict[Block, list[_Step]] = {}
+        self._indices: dict[Operation, tuple[Callable[[_Env], Any], ...]] = {}
+        self._loops: dict[Operation, tuple[tuple[str, ...], tuple[Callable[[_Env], Any], ...]]] = {}
+        self._aranges: dict[tuple[tuple[int, ...], int], np.ndarray] = {}
+
+    def run_block(self, interpreter: Interpreter, block: Block, args: Sequence[Any] = ()) -> None:
+        """Run a single-block region without terminator: the ops' impls called directly.
+
+        As xDSL's `run_ssacfg_region` (same impls, same order), without its per-op scope, listener
+        and arity bookkeeping, which dominates on small tiles run once per block and iteration.
+        """
+        if self.reference:
+            interpreter.run_ssacfg_region(block.parent_region(), tuple(args), "reference")  # type: ignore[arg-type]
+            return
+        plan = self._plans.get(block)
+        if plan is None:
+            table = interpreter._impls._impl_dict  # pyright: ignore[reportPrivateUsage]
+            plan = self._plans[block] = []
+            for op in block.ops:
+                if type(op) not in table:
+                    raise InterpretationError(f"Could not find interpretation function for op {op.name}")
+                ft, fn = table[type(op)]
+                plan.append((fn, ft, op, tuple(op.operands), tuple(op.results)))
+        values = self.values
+        values.update(zip(block.args, args))
+        for fn, ft, op, operands, results in plan:
+            try:
+                out = fn(ft, interpreter, op, tuple([values[v] for v in operands])).values
+            except Exception as e:
+                op.emit_error("Error while interpreting op", e)
+            values.update(zip(results, out))
 
     def extent(self, e: Dim) -> int:
         return int(evaluate(e, self.env))
@@ -217,7 +255,7 @@ class TileLangFunctions(InterpreterFunctions):
     def _sequential(self, interpreter: Interpreter, op: tl.SerialOp | tl.PipelinedOp) -> tuple[()]:
         for j in range(self.extent(op.extent_expr)):
             self.env[op.var_name] = j
-            interpreter.run_ssacfg_region(op.body, (), op.name)
+            self.run_block(interpreter, op.body.block)
         self.env.pop(op.var_name, None)
         return ()
 
@@ -231,19 +269,31 @@ class TileLangFunctions(InterpreterFunctions):
 
     @impl(tl.ParallelOp)
     def run_parallel(self, interpreter: Interpreter, op: tl.ParallelOp, args: tuple[Any, ...]):
-        extents = [self.extent(e) for e in op.extent_exprs]
-        for axis, (name, n) in enumerate(zip(op.var_names, extents)):
-            shape = [1] * len(extents)
-            shape[axis] = n
-            self.env[name] = np.arange(n).reshape(shape)
-        self.loop_shape = tuple(extents)
-        interpreter.run_ssacfg_region(op.body, (), "parallel")
-        for name in op.var_names:
+        loop = self._loops.get(op)
+        if loop is None:
+            loop = self._loops[op] = (tuple(op.var_names), tuple(compiled(e) for e in op.extent_exprs))
+        names, extent_fns = loop
+        extents = tuple(int(f(self.env)) for f in extent_fns)
+        for axis, (name, n) in enumerate(zip(names, extents)):
+            index = self._aranges.get((extents, axis))
+            if index is None:  # shared by every run of loops of this shape: read only
+                shape = [1] * len(extents)
+                shape[axis] = n
+                index = self._aranges[(extents, axis)] = np.arange(n).reshape(shape)
+                index.flags.writeable = False
+            self.env[name] = index
+        self.loop_shape = extents
+        self.run_block(interpreter, op.body.block)
+        for name in names:
             self.env.pop(name, None)
         return ()
 
     def _index(self, op: tl.LoadOp | tl.StoreOp) -> tuple[Any, ...]:
-        return tuple(evaluate(e, self.env) for e in op.index_exprs)
+        fns = self._indices.get(op)
+        if fns is None:
+            fns = self._indices[op] = tuple(compiled(e) for e in op.index_exprs)
+        env = self.env
+        return tuple([f(env) for f in fns])
 
     @impl(tl.LoadOp)
     def run_load(self, interpreter: Interpreter, op: tl.LoadOp, args: tuple[Any, ...]):
@@ -255,8 +305,11 @@ class TileLangFunctions(InterpreterFunctions):
     @impl(tl.StoreOp)
     def run_store(self, interpreter: Interpreter, op: tl.StoreOp, args: tuple[Any, ...]):
         value, buf = args
-        index = tuple(np.broadcast_to(i, self.loop_shape) for i in self._index(op))
-        value = np.broadcast_to(value, self.loop_shape)
+        index = self._index(op)
+        if self.reference or np.broadcast_shapes(*[np.shape(i) for i in index]) != self.loop_shape:
+            # a loop variable no index uses: every iteration writes (the last one wins)
+            index = tuple(np.broadcast_to(i, self.loop_shape) for i in index)
+            value = np.broadcast_to(value, self.loop_shape)
         try:
             if op.accumulate is not None:
                 value = buf[index] + value
@@ -318,13 +371,18 @@ def run_kernel(
     kernel: tl.KernelOp,
     inputs: Sequence[np.ndarray],
     bindings: Mapping[str, int] | None = None,
+    reference: bool = False,
 ) -> tuple[np.ndarray, ...]:
-    """Run one kernel over its whole grid: inputs in (rounded to their types), NaN-poisoned outputs out."""
+    """Run one kernel over its whole grid: inputs in (rounded to their types), NaN-poisoned outputs out.
+
+    `reference` runs the literal path (xDSL's region runner, every store broadcast to the loop
+    shape) that the default one is tested against, bit for bit.
+    """
     name = f"@{kernel.sym_name.data}"
     if len(inputs) != len(kernel.inputs):
         raise InterpretationError(f"{name} takes {len(kernel.inputs)} inputs, got {len(inputs)}")
     b = _bind(kernel, inputs, bindings or {})
-    funcs = TileLangFunctions(b)
+    funcs = TileLangFunctions(b, reference)
     arrays = []
     for i, (arg, x) in enumerate(zip(kernel.params, [*inputs, *([None] * len(kernel.outputs))])):
         t = tl.buffer_type(arg)
@@ -344,7 +402,7 @@ def run_kernel(
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for block in product(*(range(n) for n in grid)):
             funcs.env.update(zip(kernel.grid_var_names, block))
-            interpreter.run_ssacfg_region(kernel.body, tuple(arrays), "block")
+            funcs.run_block(interpreter, kernel.body.block, arrays)
     return tuple(arrays[len(kernel.inputs) :])
 
 

@@ -13,12 +13,11 @@ from collections.abc import Mapping, Sequence
 from enum import auto
 from fractions import Fraction
 from abc import abstractmethod
+from types import ModuleType
 from typing import ClassVar, cast
 
 import numpy as np
 import sympy
-from xdsl.dialects import arith
-from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
@@ -92,6 +91,20 @@ from cleave_ir.dialects.cleave import check_metadata
 from cleave_ir.shapes import Dim, as_dim, dim_str, is_integral, symbol
 
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+
+
+# xDSL's arith and math dialects only build TileLang bodies: imported on first use, not by every
+# cleave-opt run that parses a graph (they are a tenth of its start-up)
+def _arith() -> ModuleType:
+    from xdsl.dialects import arith
+
+    return arith
+
+
+def _xmath() -> ModuleType:
+    from xdsl.dialects import math
+
+    return math
 
 
 # --------------------------------------------------------------------------- types
@@ -566,12 +579,12 @@ LOG2E = 1.4426950408889634
 
 def tl_exp(b: ElementBuilder, x: SSAValue) -> SSAValue:
     """exp(x) as exp2(x * log2 e): `exp2f` is one fast instruction on the GPU, `expf` a long routine."""
-    return b.add(xmath.Exp2Op(b.binary(arith.MulfOp, x, b.const(LOG2E, x.type))))
+    return b.add(_xmath().Exp2Op(b.binary(_arith().MulfOp, x, b.const(LOG2E, x.type))))
 
 
 def _tl_sigmoid_denominator(b: ElementBuilder, x: SSAValue) -> SSAValue:
     """1 + exp(-x)"""
-    return b.binary(arith.AddfOp, b.const(1.0, x.type), tl_exp(b, b.add(arith.NegfOp(x))))
+    return b.binary(_arith().AddfOp, b.const(1.0, x.type), tl_exp(b, b.add(_arith().NegfOp(x))))
 
 
 @irdl_op_definition
@@ -592,7 +605,7 @@ class Exp2Op(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.exp2,
         torch=lambda x: _t().exp2(x),
-        tilelang=lambda b, x: b.add(xmath.Exp2Op(x)),
+        tilelang=lambda b, x: b.add(_xmath().Exp2Op(x)),
         abstract=lambda ax, x: ax.fn("exp2", x),
         algebra=Algebra(monotone=_INC, nonnegative=True),
     )
@@ -606,7 +619,7 @@ class LogOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.log,
         torch=lambda x: _t().log(x),
-        tilelang=lambda b, x: b.add(xmath.LogOp(x)),
+        tilelang=lambda b, x: b.add(_xmath().LogOp(x)),
         abstract=lambda ax, x: ax.fn("log", x),
         algebra=Algebra(monotone=_INC, domain=Domain.POSITIVE),
     )
@@ -618,7 +631,7 @@ class SqrtOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.sqrt,
         torch=lambda x: _t().sqrt(x),
-        tilelang=lambda b, x: b.add(xmath.SqrtOp(x)),
+        tilelang=lambda b, x: b.add(_xmath().SqrtOp(x)),
         abstract=lambda ax, x: ax.fn("sqrt", x),
         algebra=Algebra(monotone=_INC, homogeneous=Fraction(1, 2), nonnegative=True, domain=Domain.POSITIVE),
     )
@@ -630,7 +643,7 @@ class RsqrtOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=lambda x: 1.0 / np.sqrt(x),
         torch=lambda x: _t().rsqrt(x),
-        tilelang=lambda b, x: b.add(xmath.RsqrtOp(x)),
+        tilelang=lambda b, x: b.add(_xmath().RsqrtOp(x)),
         abstract=lambda ax, x: ax.inv(ax.fn("sqrt", x)),
         algebra=Algebra(monotone=_DEC, homogeneous=Fraction(-1, 2), nonnegative=True, domain=Domain.POSITIVE),
     )
@@ -642,7 +655,7 @@ class NegOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.negative,
         torch=lambda x: _t().neg(x),
-        tilelang=lambda b, x: b.add(arith.NegfOp(x)),
+        tilelang=lambda b, x: b.add(_arith().NegfOp(x)),
         abstract=lambda ax, x: x,
         algebra=Algebra(monotone=_DEC, odd=True, homogeneous=Fraction(1), linear=True),
     )
@@ -654,7 +667,7 @@ class AbsOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.abs,
         torch=lambda x: _t().abs(x),
-        tilelang=lambda b, x: b.add(xmath.AbsFOp(x)),
+        tilelang=lambda b, x: b.add(_xmath().AbsFOp(x)),
         abstract=lambda ax, x: ax.fn("abs", x),
         algebra=Algebra(even=True, homogeneous=Fraction(1), nonnegative=True),
     )
@@ -668,7 +681,7 @@ class SiluOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=_np_silu,
         torch=lambda x: _t().nn.functional.silu(x),
-        tilelang=lambda b, x: b.binary(arith.DivfOp, x, _tl_sigmoid_denominator(b, x)),
+        tilelang=lambda b, x: b.binary(_arith().DivfOp, x, _tl_sigmoid_denominator(b, x)),
         abstract=lambda ax, x: ax.fn("silu", x),
     )
 
@@ -679,7 +692,7 @@ class SigmoidOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=_np_sigmoid,
         torch=lambda x: _t().sigmoid(x),
-        tilelang=lambda b, x: b.binary(arith.DivfOp, b.const(1.0, x.type), _tl_sigmoid_denominator(b, x)),
+        tilelang=lambda b, x: b.binary(_arith().DivfOp, b.const(1.0, x.type), _tl_sigmoid_denominator(b, x)),
         abstract=lambda ax, x: ax.fn("sigmoid", x),
         algebra=Algebra(monotone=_INC, nonnegative=True),
     )
@@ -691,7 +704,7 @@ class TanhOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.tanh,
         torch=lambda x: _t().tanh(x),
-        tilelang=lambda b, x: b.add(xmath.TanhOp(x)),
+        tilelang=lambda b, x: b.add(_xmath().TanhOp(x)),
         abstract=lambda ax, x: ax.fn("tanh", x),
         algebra=Algebra(monotone=_INC, odd=True),
     )
@@ -703,7 +716,7 @@ class SquareOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.square,
         torch=lambda x: _t().square(x),
-        tilelang=lambda b, x: b.binary(arith.MulfOp, x, x),
+        tilelang=lambda b, x: b.binary(_arith().MulfOp, x, x),
         abstract=lambda ax, x: ax.square(x),
         algebra=Algebra(even=True, homogeneous=Fraction(2), nonnegative=True),
     )
@@ -715,7 +728,7 @@ class ReciprocalOp(UnaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.reciprocal,
         torch=lambda x: _t().reciprocal(x),
-        tilelang=lambda b, x: b.binary(arith.DivfOp, b.const(1.0, x.type), x),
+        tilelang=lambda b, x: b.binary(_arith().DivfOp, b.const(1.0, x.type), x),
         abstract=lambda ax, x: ax.inv(x),
         algebra=Algebra(odd=True, homogeneous=Fraction(-1), domain=Domain.NONZERO),
     )
@@ -743,13 +756,13 @@ def _np_gelu_erf(x: np.ndarray) -> np.ndarray:
 
 def _tl_gelu(b: ElementBuilder, x: SSAValue, approximate: GeluApproximate) -> SSAValue:
     if approximate == GeluApproximate.TANH:
-        cube = b.binary(arith.MulfOp, b.binary(arith.MulfOp, x, x), x)
-        inner = b.binary(arith.AddfOp, x, b.binary(arith.MulfOp, b.const(GELU_TANH_C, x.type), cube))
-        g = b.add(xmath.TanhOp(b.binary(arith.MulfOp, b.const(SQRT_2_OVER_PI, x.type), inner)))
+        cube = b.binary(_arith().MulfOp, b.binary(_arith().MulfOp, x, x), x)
+        inner = b.binary(_arith().AddfOp, x, b.binary(_arith().MulfOp, b.const(GELU_TANH_C, x.type), cube))
+        g = b.add(_xmath().TanhOp(b.binary(_arith().MulfOp, b.const(SQRT_2_OVER_PI, x.type), inner)))
     else:
-        g = b.add(xmath.ErfOp(b.binary(arith.MulfOp, x, b.const(1.0 / math.sqrt(2.0), x.type))))
-    half_x = b.binary(arith.MulfOp, b.const(0.5, x.type), x)
-    return b.binary(arith.MulfOp, half_x, b.binary(arith.AddfOp, b.const(1.0, x.type), g))
+        g = b.add(_xmath().ErfOp(b.binary(_arith().MulfOp, x, b.const(1.0 / math.sqrt(2.0), x.type))))
+    half_x = b.binary(_arith().MulfOp, b.const(0.5, x.type), x)
+    return b.binary(_arith().MulfOp, half_x, b.binary(_arith().AddfOp, b.const(1.0, x.type), g))
 
 
 _GELU = {
@@ -816,7 +829,7 @@ class AddOp(BinaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.add,
         torch=lambda a, b: _t().add(a, b),
-        tilelang=lambda s, a, b: s.binary(arith.AddfOp, a, b),
+        tilelang=lambda s, a, b: s.binary(_arith().AddfOp, a, b),
         abstract=lambda ax, a, b: ax.add(a, b),
         algebra=Algebra(
             monotone=(_INC, _INC), linear=True, commutative=True, associative=True, identity=0.0,
@@ -831,7 +844,7 @@ class SubOp(BinaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.subtract,
         torch=lambda a, b: _t().sub(a, b),
-        tilelang=lambda s, a, b: s.binary(arith.SubfOp, a, b),
+        tilelang=lambda s, a, b: s.binary(_arith().SubfOp, a, b),
         abstract=lambda ax, a, b: ax.add(a, b),
         algebra=Algebra(monotone=(_INC, _DEC), linear=True),
     )
@@ -843,7 +856,7 @@ class MulOp(BinaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.multiply,
         torch=lambda a, b: _t().mul(a, b),
-        tilelang=lambda s, a, b: s.binary(arith.MulfOp, a, b),
+        tilelang=lambda s, a, b: s.binary(_arith().MulfOp, a, b),
         abstract=lambda ax, a, b: ax.mul(a, b),
         algebra=Algebra(
             commutative=True, associative=True, identity=1.0,
@@ -858,7 +871,7 @@ class DivOp(BinaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.divide,
         torch=lambda a, b: _t().div(a, b),
-        tilelang=lambda s, a, b: s.binary(arith.DivfOp, a, b),
+        tilelang=lambda s, a, b: s.binary(_arith().DivfOp, a, b),
         abstract=lambda ax, a, b: ax.mul(a, ax.inv(b)),
     )
 
@@ -869,7 +882,7 @@ class MaxOp(BinaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.maximum,
         torch=lambda a, b: _t().maximum(a, b),
-        tilelang=lambda s, a, b: s.binary(arith.MaximumfOp, a, b),
+        tilelang=lambda s, a, b: s.binary(_arith().MaximumfOp, a, b),
         abstract=lambda ax, a, b: ax.maximum(a, b),
         algebra=Algebra(
             monotone=(_INC, _INC), commutative=True, associative=True, idempotent=True,
@@ -884,7 +897,7 @@ class MinOp(BinaryOp):
     SEMANTICS: ClassVar[Semantics] = Semantics(
         numpy=np.minimum,
         torch=lambda a, b: _t().minimum(a, b),
-        tilelang=lambda s, a, b: s.binary(arith.MinimumfOp, a, b),
+        tilelang=lambda s, a, b: s.binary(_arith().MinimumfOp, a, b),
         abstract=lambda ax, a, b: ax.maximum(a, b),  # a lattice op like max (the form forgets which)
         algebra=Algebra(
             monotone=(_INC, _INC), commutative=True, associative=True, idempotent=True,
@@ -1067,10 +1080,10 @@ class CastOp(ElementwiseOp):
 
 
 def _tl_select(b: ElementBuilder, c: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
-    nonzero = b.add(arith.CmpfOp(c, b.const(0.0, c.type), "une"))
+    nonzero = b.add(_arith().CmpfOp(c, b.const(0.0, c.type), "une"))
     if x.type != y.type:  # a loaded f16/bf16 tile against an fp32 fragment: compute in fp32
         x, y = b.cast(x, Float32Type()), b.cast(y, Float32Type())
-    return b.add(arith.SelectOp(nonzero, x, y))
+    return b.add(_arith().SelectOp(nonzero, x, y))
 
 
 @irdl_op_definition
