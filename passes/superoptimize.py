@@ -56,6 +56,7 @@ from xdsl.utils.exceptions import VerifyException
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.semantics import Monotone, Reduction
 from cleave_ir.interpreter import run_graph
 from cleave_ir.passes import abstract_expr
 from cleave_ir.passes.equivalence import Checker, fingerprint_inputs, output_error
@@ -947,25 +948,41 @@ def canonical_form(graph: tgraph.GraphOp) -> tuple:
     raise AssertionError("a graph ends with tgraph.output")
 
 
-# Op properties the search's structural rewrites rely on (local predicates until the ops carry them:
-# switch to the op classes' properties in dialects/tgraph.py when they exist).
-_MONOTONE_NONDECREASING = {"exp", "sqrt", "sigmoid"}  # f(max x) = max f(x)
-_LINEAR = {"neg"}  # f(sum x) = sum f(x)
+Nesting = tuple[str, object, str, str]  # (node kind, attr, reduction kind, what it reduces)
 
 
-def _commutes(kind: str, factor: float | None, reduction: str) -> bool:
-    """May unary `kind` (or a scale by `factor`) be moved across a `reduction` ("sum" or "max")?
+def _reduction(kind: str) -> Reduction:
+    """The meaning of a reduction kind ("sum", "max", "mean"); a matmul is a "sum"."""
+    return tgraph.ReduceOp.REDUCTIONS[tgraph.ReduceKind(kind)]
 
-    A select never is (its algebra's `condition`: the reduction would mix elements picked from
-    both sides)."""
-    if kind in _SELECT:
+
+def _commutes(kind: str, attr: object, reduction: str) -> bool:
+    """May the elementwise construction (`kind`, `attr`) move across a `reduction`, by the op's
+    declared `Algebra` (dialects/semantics.py) and the reduction's `Reduction`? Only when:
+
+    - the reduction is linear (sum, mean) and the op is linear: f(sum x) = sum f(x); or
+    - the reduction folds with a semilattice op (commutative, associative, idempotent, increasing
+      in both arguments: max, min) and the op is monotone increasing: f(max x) = max f(x).
+
+    An op without such a property (gelu, silu, square, `x + c` for a sum, a decreasing op for a
+    max), an op with a condition operand (select: the reduction would mix both sides) and any op
+    whose semantics are unknown move across nothing."""
+    sem = op_semantics(kind, attr)
+    if sem is None:
         return False
-    if kind == "scale":
-        return reduction == "sum" or (factor is not None and factor >= 0)
-    return kind in (_LINEAR if reduction == "sum" else _MONOTONE_NONDECREASING)
-
-
-Nesting = tuple[str, "float | None", str, str]
+    alg = sem.algebra
+    if alg.condition is not None:
+        return False
+    red = _reduction(reduction)
+    if red.linear and alg.linear:
+        return True
+    if red.combine is None or alg.monotone is not Monotone.INCREASING:
+        return False
+    fold = tgraph.BINARY_BY_NAME[red.combine].SEMANTICS.algebra
+    return (
+        fold.commutative and fold.associative and fold.idempotent
+        and fold.monotone == (Monotone.INCREASING, Monotone.INCREASING)
+    )
 
 
 def _reduced(size: Dim) -> str:
@@ -978,38 +995,48 @@ def _reduced(size: Dim) -> str:
 
 
 def _nestings(graph: tgraph.GraphOp) -> set[Nesting]:
-    """(unary kind, scale factor, reduction kind, what it reduces) for every unary op that consumes
-    a reduction's result (through any ops); matmuls count as sums over their contracted dim."""
+    """(kind, attr, reduction kind, what it reduces) for every elementwise op other than a binary
+    one (unary ops, scale, `tgraph.scalar`, cast, gelu, select: keyed as the search builds them) that
+    consumes a reduction's result (through any ops); matmuls count as sums over their contracted dim."""
     below: dict[SSAValue, set[tuple[str, str]]] = {a: set() for a in graph.inputs}
     out: set[Nesting] = set()
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
             break
         under = set().union(*(below[o] for o in op.operands))
-        kind = _kind(op)
-        if kind in _UNARY_FN or kind == "scale" or kind in _SELECT:
-            factor = op.value if isinstance(op, tgraph.ScaleOp) else None
-            out |= {(kind, factor, r, dim) for r, dim in under}
+        if isinstance(op, tgraph.ElementwiseOp) and not isinstance(op, tgraph.BinaryOp):
+            key = (_node_kind(op), _node_attr(op))
+            out |= {(*key, r, dim) for r, dim in under}
         if isinstance(op, tgraph.MatmulOp):
             under = under | {("sum", _reduced(tgraph.tensor_type(op.lhs).shape[-1]))}
         elif isinstance(op, tgraph.ReduceOp):
-            under = under | {(kind.removeprefix("reduce_"), _reduced(tgraph.tensor_type(op.input).shape[op.axis]))}
+            under = under | {(op.kind.data.value, _reduced(tgraph.tensor_type(op.input).shape[op.axis]))}
         below[op.results[0]] = under
     return out
 
 
+def _describe(kind: str, attr: object) -> str:
+    if kind == "scale":
+        return f"scale by {attr}"
+    if kind == OPAQUE:
+        name, props, _ = attr  # type: ignore[misc]
+        shown = " ".join(str(v) for _, v in props)
+        return f"{name.split('.')[1]} {shown}".strip()
+    return kind
+
+
 def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str | None:
-    """A unary op the candidate applies after a reduction where the original does not, although the
-    op does not commute with that reduction (moving a max past `square`, a sum past `exp`): a
-    rewrite no op property justifies, whatever the tests say. None when every new nesting is justified."""
+    """An elementwise op the candidate applies after a reduction where the original does not,
+    although the op's algebra does not let it commute with that reduction (moving a max past
+    `square`, a sum past `exp`, anything past gelu): a rewrite no op property justifies, whatever
+    the tests say. None when every new nesting is justified."""
     before = _nestings(original)
-    for kind, factor, reduction, dim in sorted(_nestings(candidate) - before, key=str):
-        if _commutes(kind, factor, reduction):
+    for kind, attr, reduction, dim in sorted(_nestings(candidate) - before, key=str):
+        if _commutes(kind, attr, reduction):
             continue
-        if dim == "split" and any(n[0] == kind and n[2] == reduction for n in before):
+        if dim == "split" and any(n[:2] == (kind, attr) and n[2] == reduction for n in before):
             continue  # the combine of a Split-K finishes a reduction the original already nests
-        what = f"scale by {factor}" if kind == "scale" else kind
-        return f"{what} applied after a {reduction} reduction over {dim}"
+        return f"{_describe(kind, attr)} applied after a {reduction} reduction over {dim}"
     return None
 
 

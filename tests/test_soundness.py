@@ -173,3 +173,46 @@ def test_op_properties_justify_moving_ops_across_reductions() -> None:
     assert unjustified_nesting(*moved("neg", "max")) is not None  # max(-x) = -min(x)
     assert unjustified_nesting(*moved("scale", "max", -2.0)) == "scale by -2.0 applied after a max reduction over 6"
     assert unjustified_nesting(*moved("scale", "max", 0.5)) is None
+
+
+def _moved(f, reduce: str) -> tuple[tgraph.GraphOp, tgraph.GraphOp]:
+    """reduce(f(x)) and f(reduce(x)) over dim 1, for a builder function `f(b, value)`."""
+    graphs = []
+    for after in (False, True):
+        b = GraphBuilder("g", "f32")
+        x = b.input("x", [4, 6])
+        graphs.append(b.build(f(b, b.reduce(reduce, x, 1)) if after else b.reduce(reduce, f(b, x), 1)))
+    return graphs[0], graphs[1]
+
+
+@pytest.mark.parametrize(
+    ("name", "f", "reduce", "justified"),
+    [
+        ("gelu erf", lambda b, v: b.gelu(v), "max", False),  # no declared property: opaque
+        ("gelu tanh", lambda b, v: b.gelu(v, "tanh"), "sum", False),
+        ("tanh", lambda b, v: b.tanh(v), "max", True),  # monotone increasing
+        ("tanh", lambda b, v: b.tanh(v), "sum", False),
+        ("abs", lambda b, v: b.abs(v), "max", False),  # even, not monotone
+        ("log", lambda b, v: b.log(v), "max", True),
+        ("exp2", lambda b, v: b.exp2(v), "mean", False),
+        ("neg", lambda b, v: b.neg(v), "mean", True),  # linear commutes with a mean
+        ("scalar add", lambda b, v: b.scalar("add", v, 1.5), "max", True),  # max(x + c) = max(x) + c
+        ("scalar add", lambda b, v: b.scalar("add", v, 1.5), "sum", False),  # sum(x + c) = sum(x) + n c
+        ("scalar mul", lambda b, v: b.scalar("mul", v, -2.0), "max", False),  # max(-2x) = -2 min(x)
+        ("scalar mul", lambda b, v: b.scalar("mul", v, -2.0), "sum", True),
+        ("scalar max", lambda b, v: b.scalar("max", v, 0.0), "max", True),
+        ("scalar rsub", lambda b, v: b.scalar("rsub", v, 1.0), "max", False),  # decreasing
+        ("scalar rdiv", lambda b, v: b.scalar("rdiv", v, 1.0), "sum", False),
+        ("scale", lambda b, v: b.scale(v, 0.0), "max", False),  # no monotone direction declared
+    ],
+)
+def test_nesting_rule_reads_the_ops_algebra(name: str, f, reduce: str, justified: bool) -> None:
+    """Every elementwise op, opaque ones included (gelu, tgraph.scalar), is judged by its declared
+    Algebra: no property, no move."""
+    from cleave_ir.passes.superoptimize import unjustified_nesting
+
+    why = unjustified_nesting(*_moved(f, reduce))
+    if justified:
+        assert why is None
+    else:
+        assert why is not None and why.startswith(name.split()[0]) and f"{reduce} reduction" in why, why
