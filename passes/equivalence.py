@@ -21,7 +21,8 @@ as a disagreement. A candidate that is inf or nan where the reference is finite 
 An input that is the condition of a `tgraph.select` (a mask) is drawn so that the condition
 matters: 0/1 masks of several densities, a causal (lower-triangular) mask, integer ties (zeros
 among values of both signs) and, on the wide inputs, nonzero reals (every element picks the first
-side). Every row (last dim) of a mask keeps a nonzero element: a fully masked row is where the
+side). Every row (last dim) of a mask keeps a nonzero element (a mask of one column: not all zero):
+a fully masked row is where the
 max-free softmax (exp of -1e4 logits underflows to 0, then 0 / 0) and the max-subtracted one part
 in float64, although they are equal in exact arithmetic; the kernels shift by the running max.
 """
@@ -92,9 +93,19 @@ def condition_inputs(graph: tgraph.GraphOp) -> set[int]:
 
 
 def _with_nonzero_rows(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    """`mask` with one random element of every all-zero row (last dim) set to 1."""
+    """`mask` with one random element of every all-zero row (last dim) set to 1.
+
+    A mask whose last dim has size 1 (broadcast along the rows of the select) keeps its zeros,
+    else it would be all ones and a candidate that ignores it would pass; only an all-zero mask
+    gets one element set."""
     if not mask.size:
         return mask
+    if mask.shape[-1] == 1:
+        if np.any(mask != 0):
+            return mask
+        out = mask.copy()
+        out.flat[int(rng.integers(mask.size))] = 1.0
+        return out
     empty = ~np.any(mask != 0, axis=-1)
     pick = rng.integers(0, mask.shape[-1], size=mask.shape[:-1])
     one_hot = np.arange(mask.shape[-1]) == pick[..., None]

@@ -442,8 +442,11 @@ class Enumerator:
         budget.update({("leaf", i): leaves.get(i, 0) for i in range(len(graph.inputs))})
         self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
         # elementwise ops without a kind of their own, applied as they appear in the input graph
+        # (those off the output's path have no budget: no term of the output uses them)
         self.opaque = sorted(
-            {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None}, key=repr
+            {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None
+             and _budget_key(OPAQUE, a) in ops},
+            key=repr,
         )
         self.pinned = _pinned_operands(graph)
         self.over_select = _forgetful_over_select(graph)
