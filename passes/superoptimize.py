@@ -1021,10 +1021,12 @@ def _nestings(graph: tgraph.GraphOp) -> set[Nesting]:
 def _describe(kind: str, attr: object) -> str:
     if kind == "scale":
         return f"scale by {attr}"
-    if kind == OPAQUE:
+    if kind == OPAQUE:  # e.g. "scalar add 1.5", "gelu tanh"
         name, props, _ = attr  # type: ignore[misc]
-        shown = " ".join(str(v) for _, v in props)
-        return f"{name.split('.')[1]} {shown}".strip()
+        values = dict(props)
+        shown = [getattr(values[k].data, "value", values[k].data) for k in ("kind", "approximate") if k in values]
+        shown += [values["constant"].value.data] if "constant" in values else []
+        return " ".join(str(x) for x in (name.split(".")[1], *shown))
     return kind
 
 
