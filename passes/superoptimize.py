@@ -1030,18 +1030,53 @@ def _describe(kind: str, attr: object) -> str:
     return kind
 
 
+def _reductions_of(op: object) -> tuple[str, str] | None:
+    """(reduction kind, what it reduces) of a reduction or a matmul (a sum); None for other ops."""
+    if isinstance(op, tgraph.MatmulOp):
+        return ("sum", _reduced(tgraph.tensor_type(op.lhs).shape[-1]))
+    if isinstance(op, tgraph.ReduceOp):
+        return (op.kind.data.value, _reduced(tgraph.tensor_type(op.input).shape[op.axis]))
+    return None
+
+
+def _nested_under(graph: tgraph.GraphOp) -> set[Nesting]:
+    """(kind, attr, reduction kind, what it reduces) for every elementwise op other than a binary
+    one whose result a reduction consumes (through any ops): the mirror of `_nestings`."""
+    above: dict[SSAValue, set[tuple[str, str]]] = {}
+    out: set[Nesting] = set()
+    for op in reversed(list(graph.block.ops)):
+        if isinstance(op, tgraph.OutputOp):
+            continue
+        downstream = set().union(*(above.get(r, set()) for r in op.results))
+        if isinstance(op, tgraph.ElementwiseOp) and not isinstance(op, tgraph.BinaryOp):
+            key = (_node_kind(op), _node_attr(op))
+            out |= {(*key, r, dim) for r, dim in downstream}
+        own = _reductions_of(op)
+        passed = downstream | {own} if own is not None else downstream
+        for o in op.operands:
+            above.setdefault(o, set()).update(passed)
+    return out
+
+
 def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str | None:
-    """An elementwise op the candidate applies after a reduction where the original does not,
-    although the op's algebra does not let it commute with that reduction (moving a max past
-    `square`, a sum past `exp`, anything past gelu): a rewrite no op property justifies, whatever
-    the tests say. None when every new nesting is justified."""
+    """An elementwise op the candidate moves across a reduction although the op's algebra does not
+    let it commute with that reduction (moving a max past `square`, a sum past `exp`, anything past
+    gelu): a rewrite no op property justifies, whatever the tests say. Moves both ways count: an op
+    applied after a reduction where the original does not apply it there, and an op the original
+    applies after a reduction that the candidate applies before it instead. None when every move
+    is justified."""
     before = _nestings(original)
-    for kind, attr, reduction, dim in sorted(_nestings(candidate) - before, key=str):
+    after = _nestings(candidate)
+    for kind, attr, reduction, dim in sorted(after - before, key=str):
         if _commutes(kind, attr, reduction):
             continue
         if dim == "split" and any(n[:2] == (kind, attr) and n[2] == reduction for n in before):
             continue  # the combine of a Split-K finishes a reduction the original already nests
         return f"{_describe(kind, attr)} applied after a {reduction} reduction over {dim}"
+    moved_in = (before - after) & (_nested_under(candidate) - _nested_under(original))
+    for kind, attr, reduction, dim in sorted(moved_in, key=str):
+        if not _commutes(kind, attr, reduction):
+            return f"{_describe(kind, attr)} moved before a {reduction} reduction over {dim}"
     return None
 
 

@@ -245,3 +245,26 @@ def test_opaque_ops_off_the_output_path_are_not_built() -> None:
     cands, stats = superoptimize_graph(graph, max_ops=6)
     assert cands, stats.line()
     assert all(op.name not in ("tgraph.scalar", "tgraph.gelu") for c in cands for op in c.graph.block.ops)
+
+
+@pytest.mark.parametrize(
+    ("name", "f", "reduce", "justified"),
+    [
+        ("square", lambda b, v: b.square(v), "max", False),
+        ("gelu tanh", lambda b, v: b.gelu(v, "tanh"), "max", False),
+        ("exp", lambda b, v: b.exp(v), "sum", False),
+        ("exp", lambda b, v: b.exp(v), "max", True),
+        ("scalar mul -2.0", lambda b, v: b.scalar("mul", v, -2.0), "sum", True),
+        ("scalar mul -2.0", lambda b, v: b.scalar("mul", v, -2.0), "max", False),
+    ],
+)
+def test_moving_an_op_before_a_reduction_needs_the_property_too(name: str, f, reduce: str, justified: bool) -> None:
+    """f(reduce(x)) -> reduce(f(x)): the move the other way round, judged by the same algebra."""
+    from cleave_ir.passes.superoptimize import unjustified_nesting
+
+    before, after = _moved(f, reduce)
+    why = unjustified_nesting(after, before)
+    if justified:
+        assert why is None
+    else:
+        assert why == f"{name} moved before a {reduce} reduction over 6", why
