@@ -9,7 +9,9 @@ symbols, each chosen to break one class of wrong rewrite:
 - `shifted`: normal plus a per-tensor shift drawn from +-U(1, 3): mostly one sign, some of the other;
 - `wide`: random sign times 10^U(-3, 3) (magnitudes that expose reassociation of unequal terms);
 - `positive` / `negative`: U(0.1, 3) and its negation (monotone-decreasing vs increasing orderings);
-- `ties`: integers in [-3, 3] (equal elements, so max/min picks and argmax orderings collide).
+- `ties`: integers in [-3, 3] (equal elements, so max/min picks and argmax orderings collide);
+- `opposed` / `opposed_flipped`: normal shifted by +-2.5 with the sign set by the input's index
+  (see OPPOSED), so that inputs of opposite signs meet in max(a, b) both ways round.
 
 The comparison accounts for magnitude: the error of each output is measured against its largest
 finite reference value, and a trial where the reference (or candidate) overflows or leaves the
@@ -69,12 +71,22 @@ def _ties(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 DISTRIBUTIONS: dict[str, Sampler] = {
     # the most discriminating first: a wrong candidate fails early and cheaply
     "shifted": _shifted,
+    "opposed": _normal,  # plus the shifts of OPPOSED
+    "opposed_flipped": _normal,
     "negative": _negative,
     "normal": _normal,
     "wide": _wide,
     "positive": _positive,
     "ties": _ties,
 }
+
+
+OPPOSED = {"opposed": 1.0, "opposed_flipped": -1.0}
+"""Normal inputs shifted by +-2.5 by input index: at variant v (the instantiation), input i gets
+sign (-1)^(bit v of i), times -1 for `opposed_flipped`. So every two inputs among the first eight
+get shifts of opposite signs, both ways round, in some trial: a max(a, b) that `shifted` (random
+signs per tensor) leaves one-sided by chance (sum(exp(x)) > c whenever both share a sign) is
+exercised on both sides."""
 
 
 def condition_inputs(graph: tgraph.GraphOp) -> set[int]:
@@ -130,6 +142,8 @@ MASK_DISTRIBUTIONS: dict[str, Sampler] = {
     "normal": _bernoulli(0.5),
     "wide": _wide,
     "positive": _bernoulli(0.8),
+    "opposed": _bernoulli(0.5),
+    "opposed_flipped": _causal,
     "ties": _ties,
 }
 
@@ -140,14 +154,18 @@ def draw_mask(rng: np.random.Generator, distribution: str, shape: tuple[int, ...
 
 
 def sample_inputs(
-    graph: tgraph.GraphOp, distribution: str, seed: int, bindings: Mapping[str, int]
+    graph: tgraph.GraphOp, distribution: str, seed: int, bindings: Mapping[str, int], variant: int = 0
 ) -> list[np.ndarray]:
     """One float64 array per input of `graph`, drawn from `distribution`, reproducible from `seed`
-    (select conditions from the distribution's mask sampler)."""
+    (select conditions from the distribution's mask sampler); `variant` picks the sign pattern of
+    the OPPOSED distributions."""
     rng = np.random.default_rng(seed)
     draw = DISTRIBUTIONS[distribution]
     shapes = input_shapes(graph, bindings)
     xs = [draw(rng, shape) for shape in shapes]
+    if distribution in OPPOSED:
+        bit = variant % 3
+        xs = [x + OPPOSED[distribution] * (-1.0) ** ((i >> bit) & 1) * 2.5 for i, x in enumerate(xs)]
     masks = condition_inputs(graph)
     if masks:
         mask_rng = np.random.default_rng([seed, 1])
@@ -233,7 +251,7 @@ class Checker:
         if key not in self._want:
             b = dict(self.instantiations[i])
             try:
-                xs = sample_inputs(self.reference, dist, self.seed * 7919 + 101 * i + len(dist), b)
+                xs = sample_inputs(self.reference, dist, self.seed * 7919 + 101 * i + len(dist), b, variant=i)
                 with np.errstate(all="ignore"):
                     self._want[key] = (xs, run_graph(self.reference, xs, bindings=b))
             except InterpretationError:

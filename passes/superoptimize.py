@@ -31,8 +31,9 @@ equivalence):
 - the search stops after `budget` constructions considered (explored + pruned), never by the clock,
   so the same input gives the same candidates on any machine; `time_limit` is a safety net that warns;
 - every construction of the output's class is a candidate, minus canonical duplicates, split forms
-  that recompute a whole matmul in the combine, and moves of a unary op across a reduction it does
-  not commute with (by op properties); the rest is confirmed by passes/equivalence.py (six input
+  that recompute a whole matmul in the combine, and moves of an elementwise op (opaque ones
+  included: gelu, `tgraph.scalar`, cast) across a reduction, either way, that the op's declared
+  `Algebra` does not justify (see `_commutes`); the rest is confirmed by passes/equivalence.py (six input
   distributions at three more instantiations, float64, rtol 1e-9).
 """
 

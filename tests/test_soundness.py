@@ -268,3 +268,34 @@ def test_moving_an_op_before_a_reduction_needs_the_property_too(name: str, f, re
         assert why is None
     else:
         assert why == f"{name} moved before a {reduce} reduction over 6", why
+
+
+def _max_of_sum_and_constant(drop_max: bool) -> tgraph.GraphOp:
+    """Corpus graph 2518: max(sum_0 exp(x1), x3), x3 of shape [1, 1] (a dead masked select beside
+    it). The search accepted `sum_0 exp(x1)`: on its inputs x3 was below the sum whenever x1 and
+    x3 shared the sign of their shift; only opposite shifts (x1 negative, x3 positive) tell them apart."""
+    b = GraphBuilder("g2518" + ("_wrong" if drop_max else ""), "f32")
+    x1, m, x3 = b.input("x1", [3, 7]), b.input("mask2", [3, 7]), b.input("x3", [1, 1])
+    s = b.reduce("sum", b.exp(x1), 0)
+    if drop_max:
+        return b.build(s)
+    b.scale(x1, 0.125)  # dead, as in the corpus graph
+    b.elementwise(tgraph.SelectOp, [m, x1, b.scalar("sub", m, 1e4)], tgraph.tensor_type(x1))
+    return b.build(b.max(s, x3))
+
+
+def test_inputs_of_opposite_signs_meet_in_a_max() -> None:
+    graph, wrong = _max_of_sum_and_constant(False), _max_of_sum_and_constant(True)
+    sizes = [{}, {}, {}]
+    assert not equivalent(graph, wrong, sizes)
+    for seed in range(4):  # the opposed distributions reject it on their own, at any seed
+        verdict = equivalent(graph, wrong, sizes, seed=seed, distributions=["opposed", "opposed_flipped"])
+        assert not verdict and verdict.failure.startswith("opposed"), verdict.failure
+    module = module_of(graph)
+    reference = graph.clone()
+    for p in (SuperoptimizePass(max_ops=7, budget=20000, max_candidates=8), ConcretizePass(split_counts=(2, 3))):
+        p.apply(Context(), module)
+    corpus = _corpus()
+    for g in module.body.block.ops:
+        if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" in g.attributes:
+            assert corpus.independent_check(reference, g, seed=2518)[0], str(g)
