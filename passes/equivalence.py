@@ -9,7 +9,9 @@ symbols, each chosen to break one class of wrong rewrite:
 - `shifted`: normal plus a per-tensor shift drawn from +-U(1, 3): mostly one sign, some of the other;
 - `wide`: random sign times 10^U(-3, 3) (magnitudes that expose reassociation of unequal terms);
 - `positive` / `negative`: U(0.1, 3) and its negation (monotone-decreasing vs increasing orderings);
-- `ties`: integers in [-3, 3] (equal elements, so max/min picks and argmax orderings collide).
+- `ties`: integers in [-3, 3] (equal elements, so max/min picks and argmax orderings collide);
+- `opposed` / `opposed_flipped`: normal shifted by +-2.5 with the sign set by the input's index
+  (see OPPOSED), so that inputs of opposite signs meet in max(a, b) both ways round.
 
 The comparison accounts for magnitude: the error of each output is measured against its largest
 finite reference value, and a trial where the reference (or candidate) overflows or leaves the
@@ -21,7 +23,8 @@ as a disagreement. A candidate that is inf or nan where the reference is finite 
 An input that is the condition of a `tgraph.select` (a mask) is drawn so that the condition
 matters: 0/1 masks of several densities, a causal (lower-triangular) mask, integer ties (zeros
 among values of both signs) and, on the wide inputs, nonzero reals (every element picks the first
-side). Every row (last dim) of a mask keeps a nonzero element: a fully masked row is where the
+side). Every row (last dim) of a mask keeps a nonzero element (a mask of one column: not all zero):
+a fully masked row is where the
 max-free softmax (exp of -1e4 logits underflows to 0, then 0 / 0) and the max-subtracted one part
 in float64, although they are equal in exact arithmetic; the kernels shift by the running max.
 """
@@ -68,12 +71,22 @@ def _ties(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 DISTRIBUTIONS: dict[str, Sampler] = {
     # the most discriminating first: a wrong candidate fails early and cheaply
     "shifted": _shifted,
+    "opposed": _normal,  # plus the shifts of OPPOSED
+    "opposed_flipped": _normal,
     "negative": _negative,
     "normal": _normal,
     "wide": _wide,
     "positive": _positive,
     "ties": _ties,
 }
+
+
+OPPOSED = {"opposed": 1.0, "opposed_flipped": -1.0}
+"""Normal inputs shifted by +-2.5 by input index: at variant v (the instantiation), input i gets
+sign (-1)^(bit v of i), times -1 for `opposed_flipped`. So every two inputs among the first eight
+get shifts of opposite signs, both ways round, in some trial: a max(a, b) that `shifted` (random
+signs per tensor) leaves one-sided by chance (sum(exp(x)) > c whenever both share a sign) is
+exercised on both sides."""
 
 
 def condition_inputs(graph: tgraph.GraphOp) -> set[int]:
@@ -92,9 +105,19 @@ def condition_inputs(graph: tgraph.GraphOp) -> set[int]:
 
 
 def _with_nonzero_rows(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    """`mask` with one random element of every all-zero row (last dim) set to 1."""
+    """`mask` with one random element of every all-zero row (last dim) set to 1.
+
+    A mask whose last dim has size 1 (broadcast along the rows of the select) keeps its zeros,
+    else it would be all ones and a candidate that ignores it would pass; only an all-zero mask
+    gets one element set."""
     if not mask.size:
         return mask
+    if mask.shape[-1] == 1:
+        if np.any(mask != 0):
+            return mask
+        out = mask.copy()
+        out.flat[int(rng.integers(mask.size))] = 1.0
+        return out
     empty = ~np.any(mask != 0, axis=-1)
     pick = rng.integers(0, mask.shape[-1], size=mask.shape[:-1])
     one_hot = np.arange(mask.shape[-1]) == pick[..., None]
@@ -119,6 +142,8 @@ MASK_DISTRIBUTIONS: dict[str, Sampler] = {
     "normal": _bernoulli(0.5),
     "wide": _wide,
     "positive": _bernoulli(0.8),
+    "opposed": _bernoulli(0.5),
+    "opposed_flipped": _causal,
     "ties": _ties,
 }
 
@@ -129,14 +154,18 @@ def draw_mask(rng: np.random.Generator, distribution: str, shape: tuple[int, ...
 
 
 def sample_inputs(
-    graph: tgraph.GraphOp, distribution: str, seed: int, bindings: Mapping[str, int]
+    graph: tgraph.GraphOp, distribution: str, seed: int, bindings: Mapping[str, int], variant: int = 0
 ) -> list[np.ndarray]:
     """One float64 array per input of `graph`, drawn from `distribution`, reproducible from `seed`
-    (select conditions from the distribution's mask sampler)."""
+    (select conditions from the distribution's mask sampler); `variant` picks the sign pattern of
+    the OPPOSED distributions."""
     rng = np.random.default_rng(seed)
     draw = DISTRIBUTIONS[distribution]
     shapes = input_shapes(graph, bindings)
     xs = [draw(rng, shape) for shape in shapes]
+    if distribution in OPPOSED:
+        bit = variant % 3
+        xs = [x + OPPOSED[distribution] * (-1.0) ** ((i >> bit) & 1) * 2.5 for i, x in enumerate(xs)]
     masks = condition_inputs(graph)
     if masks:
         mask_rng = np.random.default_rng([seed, 1])
@@ -222,7 +251,7 @@ class Checker:
         if key not in self._want:
             b = dict(self.instantiations[i])
             try:
-                xs = sample_inputs(self.reference, dist, self.seed * 7919 + 101 * i + len(dist), b)
+                xs = sample_inputs(self.reference, dist, self.seed * 7919 + 101 * i + len(dist), b, variant=i)
                 with np.errstate(all="ignore"):
                     self._want[key] = (xs, run_graph(self.reference, xs, bindings=b))
             except InterpretationError:

@@ -31,8 +31,9 @@ equivalence):
 - the search stops after `budget` constructions considered (explored + pruned), never by the clock,
   so the same input gives the same candidates on any machine; `time_limit` is a safety net that warns;
 - every construction of the output's class is a candidate, minus canonical duplicates, split forms
-  that recompute a whole matmul in the combine, and moves of a unary op across a reduction it does
-  not commute with (by op properties); the rest is confirmed by passes/equivalence.py (six input
+  that recompute a whole matmul in the combine, and moves of an elementwise op (opaque ones
+  included: gelu, `tgraph.scalar`, cast) across a reduction, either way, that the op's declared
+  `Algebra` does not justify (see `_commutes`); the rest is confirmed by passes/equivalence.py (six input
   distributions at three more instantiations, float64, rtol 1e-9).
 """
 
@@ -56,6 +57,7 @@ from xdsl.utils.exceptions import VerifyException
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.semantics import Monotone, Reduction
 from cleave_ir.interpreter import run_graph
 from cleave_ir.passes import abstract_expr
 from cleave_ir.passes.equivalence import Checker, fingerprint_inputs, output_error
@@ -441,8 +443,11 @@ class Enumerator:
         budget.update({("leaf", i): leaves.get(i, 0) for i in range(len(graph.inputs))})
         self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
         # elementwise ops without a kind of their own, applied as they appear in the input graph
+        # (those off the output's path have no budget: no term of the output uses them)
         self.opaque = sorted(
-            {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None}, key=repr
+            {a for op in graph.block.ops if len(op.operands) == 1 and (a := _opaque_attr(op)) is not None
+             and _budget_key(OPAQUE, a) in ops},
+            key=repr,
         )
         self.pinned = _pinned_operands(graph)
         self.over_select = _forgetful_over_select(graph)
@@ -947,25 +952,41 @@ def canonical_form(graph: tgraph.GraphOp) -> tuple:
     raise AssertionError("a graph ends with tgraph.output")
 
 
-# Op properties the search's structural rewrites rely on (local predicates until the ops carry them:
-# switch to the op classes' properties in dialects/tgraph.py when they exist).
-_MONOTONE_NONDECREASING = {"exp", "sqrt", "sigmoid"}  # f(max x) = max f(x)
-_LINEAR = {"neg"}  # f(sum x) = sum f(x)
+Nesting = tuple[str, object, str, str]  # (node kind, attr, reduction kind, what it reduces)
 
 
-def _commutes(kind: str, factor: float | None, reduction: str) -> bool:
-    """May unary `kind` (or a scale by `factor`) be moved across a `reduction` ("sum" or "max")?
+def _reduction(kind: str) -> Reduction:
+    """The meaning of a reduction kind ("sum", "max", "mean"); a matmul is a "sum"."""
+    return tgraph.ReduceOp.REDUCTIONS[tgraph.ReduceKind(kind)]
 
-    A select never is (its algebra's `condition`: the reduction would mix elements picked from
-    both sides)."""
-    if kind in _SELECT:
+
+def _commutes(kind: str, attr: object, reduction: str) -> bool:
+    """May the elementwise construction (`kind`, `attr`) move across a `reduction`, by the op's
+    declared `Algebra` (dialects/semantics.py) and the reduction's `Reduction`? Only when:
+
+    - the reduction is linear (sum, mean) and the op is linear: f(sum x) = sum f(x); or
+    - the reduction folds with a semilattice op (commutative, associative, idempotent, increasing
+      in both arguments: max, min) and the op is monotone increasing: f(max x) = max f(x).
+
+    An op without such a property (gelu, silu, square, `x + c` for a sum, a decreasing op for a
+    max), an op with a condition operand (select: the reduction would mix both sides) and any op
+    whose semantics are unknown move across nothing."""
+    sem = op_semantics(kind, attr)
+    if sem is None:
         return False
-    if kind == "scale":
-        return reduction == "sum" or (factor is not None and factor >= 0)
-    return kind in (_LINEAR if reduction == "sum" else _MONOTONE_NONDECREASING)
-
-
-Nesting = tuple[str, "float | None", str, str]
+    alg = sem.algebra
+    if alg.condition is not None:
+        return False
+    red = _reduction(reduction)
+    if red.linear and alg.linear:
+        return True
+    if red.combine is None or alg.monotone is not Monotone.INCREASING:
+        return False
+    fold = tgraph.BINARY_BY_NAME[red.combine].SEMANTICS.algebra
+    return (
+        fold.commutative and fold.associative and fold.idempotent
+        and fold.monotone == (Monotone.INCREASING, Monotone.INCREASING)
+    )
 
 
 def _reduced(size: Dim) -> str:
@@ -978,38 +999,85 @@ def _reduced(size: Dim) -> str:
 
 
 def _nestings(graph: tgraph.GraphOp) -> set[Nesting]:
-    """(unary kind, scale factor, reduction kind, what it reduces) for every unary op that consumes
-    a reduction's result (through any ops); matmuls count as sums over their contracted dim."""
+    """(kind, attr, reduction kind, what it reduces) for every elementwise op other than a binary
+    one (unary ops, scale, `tgraph.scalar`, cast, gelu, select: keyed as the search builds them) that
+    consumes a reduction's result (through any ops); matmuls count as sums over their contracted dim."""
     below: dict[SSAValue, set[tuple[str, str]]] = {a: set() for a in graph.inputs}
     out: set[Nesting] = set()
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
             break
         under = set().union(*(below[o] for o in op.operands))
-        kind = _kind(op)
-        if kind in _UNARY_FN or kind == "scale" or kind in _SELECT:
-            factor = op.value if isinstance(op, tgraph.ScaleOp) else None
-            out |= {(kind, factor, r, dim) for r, dim in under}
+        if isinstance(op, tgraph.ElementwiseOp) and not isinstance(op, tgraph.BinaryOp):
+            key = (_node_kind(op), _node_attr(op))
+            out |= {(*key, r, dim) for r, dim in under}
         if isinstance(op, tgraph.MatmulOp):
             under = under | {("sum", _reduced(tgraph.tensor_type(op.lhs).shape[-1]))}
         elif isinstance(op, tgraph.ReduceOp):
-            under = under | {(kind.removeprefix("reduce_"), _reduced(tgraph.tensor_type(op.input).shape[op.axis]))}
+            under = under | {(op.kind.data.value, _reduced(tgraph.tensor_type(op.input).shape[op.axis]))}
         below[op.results[0]] = under
     return out
 
 
-def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str | None:
-    """A unary op the candidate applies after a reduction where the original does not, although the
-    op does not commute with that reduction (moving a max past `square`, a sum past `exp`): a
-    rewrite no op property justifies, whatever the tests say. None when every new nesting is justified."""
-    before = _nestings(original)
-    for kind, factor, reduction, dim in sorted(_nestings(candidate) - before, key=str):
-        if _commutes(kind, factor, reduction):
+def _describe(kind: str, attr: object) -> str:
+    if kind == "scale":
+        return f"scale by {attr}"
+    if kind == OPAQUE:  # e.g. "scalar add 1.5", "gelu tanh"
+        name, props, _ = attr  # type: ignore[misc]
+        values = dict(props)
+        shown = [getattr(values[k].data, "value", values[k].data) for k in ("kind", "approximate") if k in values]
+        shown += [values["constant"].value.data] if "constant" in values else []
+        return " ".join(str(x) for x in (name.split(".")[1], *shown))
+    return kind
+
+
+def _reductions_of(op: object) -> tuple[str, str] | None:
+    """(reduction kind, what it reduces) of a reduction or a matmul (a sum); None for other ops."""
+    if isinstance(op, tgraph.MatmulOp):
+        return ("sum", _reduced(tgraph.tensor_type(op.lhs).shape[-1]))
+    if isinstance(op, tgraph.ReduceOp):
+        return (op.kind.data.value, _reduced(tgraph.tensor_type(op.input).shape[op.axis]))
+    return None
+
+
+def _nested_under(graph: tgraph.GraphOp) -> set[Nesting]:
+    """(kind, attr, reduction kind, what it reduces) for every elementwise op other than a binary
+    one whose result a reduction consumes (through any ops): the mirror of `_nestings`."""
+    above: dict[SSAValue, set[tuple[str, str]]] = {}
+    out: set[Nesting] = set()
+    for op in reversed(list(graph.block.ops)):
+        if isinstance(op, tgraph.OutputOp):
             continue
-        if dim == "split" and any(n[0] == kind and n[2] == reduction for n in before):
+        downstream = set().union(*(above.get(r, set()) for r in op.results))
+        if isinstance(op, tgraph.ElementwiseOp) and not isinstance(op, tgraph.BinaryOp):
+            key = (_node_kind(op), _node_attr(op))
+            out |= {(*key, r, dim) for r, dim in downstream}
+        own = _reductions_of(op)
+        passed = downstream | {own} if own is not None else downstream
+        for o in op.operands:
+            above.setdefault(o, set()).update(passed)
+    return out
+
+
+def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str | None:
+    """An elementwise op the candidate moves across a reduction although the op's algebra does not
+    let it commute with that reduction (moving a max past `square`, a sum past `exp`, anything past
+    gelu): a rewrite no op property justifies, whatever the tests say. Moves both ways count: an op
+    applied after a reduction where the original does not apply it there, and an op the original
+    applies after a reduction that the candidate applies before it instead. None when every move
+    is justified."""
+    before = _nestings(original)
+    after = _nestings(candidate)
+    for kind, attr, reduction, dim in sorted(after - before, key=str):
+        if _commutes(kind, attr, reduction):
+            continue
+        if dim == "split" and any(n[:2] == (kind, attr) and n[2] == reduction for n in before):
             continue  # the combine of a Split-K finishes a reduction the original already nests
-        what = f"scale by {factor}" if kind == "scale" else kind
-        return f"{what} applied after a {reduction} reduction over {dim}"
+        return f"{_describe(kind, attr)} applied after a {reduction} reduction over {dim}"
+    moved_in = (before - after) & (_nested_under(candidate) - _nested_under(original))
+    for kind, attr, reduction, dim in sorted(moved_in, key=str):
+        if not _commutes(kind, attr, reduction):
+            return f"{_describe(kind, attr)} moved before a {reduction} reduction over {dim}"
     return None
 
 

@@ -172,3 +172,28 @@ def test_scale_is_not_moved_onto_one_side_of_a_select() -> None:
     for c in cands:
         assert unjustified_select_move(original, c.graph) is None
         _agree(original, c.graph)
+
+
+def _column_mask_graph() -> tgraph.GraphOp:
+    """Corpus graph 38: select(m, x3, -2 x1) with a mask of one column ([7, 1], broadcast along the
+    rows); the search accepted plain `x3`, as its masks had no zero in any row, so were all ones."""
+    b = GraphBuilder("g38", "f32")
+    x1, m, x3 = b.input("x1", [7, 2]), b.input("mask2", [7, 1]), b.input("x3", [7, 2])
+    a = b.scalar("mul", x1, -2.0)
+    return b.build(b.elementwise(tgraph.SelectOp, [m, x3, a], tgraph.tensor_type(x3)))
+
+
+def test_a_mask_of_one_column_keeps_its_zeros() -> None:
+    graph = _column_mask_graph()
+    b = GraphBuilder("just_x3", "f32")
+    b.input("x1", [7, 2]), b.input("mask2", [7, 1])
+    ignored = b.build(b.input("x3", [7, 2]))
+    verdict = equivalent(graph, ignored, [{}])
+    assert not verdict and verdict.failure
+    for dist in ("normal", "negative", "positive", "ties"):  # (causal of one column: all ones)
+        m = sample_inputs(graph, dist, 5, {})[1]
+        assert np.any(m == 0) and np.any(m != 0), dist
+    cands, _ = superoptimize_graph(graph, max_ops=5)
+    for c in cands:
+        assert any(isinstance(op, tgraph.SelectOp) for op in c.graph.block.ops), str(c.graph)
+        _agree(graph, c.graph)
