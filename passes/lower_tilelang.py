@@ -291,9 +291,8 @@ class _KernelLowering:
         new.attributes |= {n: a for n, a in k.attributes.items() if n not in ("cleave.threads", "cleave.stages")}
         new.attributes["cleave.input_names"] = ArrayAttr(StringAttr(a.name_hint or f"arg{i}") for i, a in enumerate(k.inputs))
         new.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(n) for n in self.passthrough)
-        extents = [e for _, e in grid]
-        if self.sum_in_place and len(extents) == 2 and all(isinstance(e, int) or getattr(e, "is_Integer", False) for e in extents) \
-                and int(extents[0]) * int(extents[1]) >= 2 * SMS:
+        extents = [sympy.sympify(e) for _, e in grid]
+        if self.sum_in_place and len(extents) == 2 and all(e.is_Integer for e in extents) and extents[0] * extents[1] >= 2 * SMS:
             # a GEMM grid of several waves: blocks in panels of SWIZZLE_PANEL rows share their A and B
             # tiles in L2 (TileLang's GEMM example's rasterization)
             new.attributes["cleave.swizzle_panel"] = IntegerAttr(SWIZZLE_PANEL, i64)

@@ -434,10 +434,9 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
     """
     shape = concrete(graph.output_op.outputs[0])
     # the last two dims; where one of them is 1 (decode's [B, 1, N]), also the last two dims over 1
-    dim_sets = [{len(shape) - 2, len(shape) - 1}]
-    big = [d for d, size in enumerate(shape) if size > 1][-2:]
-    if any(shape[d] == 1 for d in dim_sets[0] if d >= 0) and set(big) != dim_sets[0]:
-        dim_sets.append(set(big))
+    last = set(range(max(len(shape) - 2, 0), len(shape)))
+    big = {d for d, size in enumerate(shape) if size > 1}
+    dim_sets = [last] + ([set(sorted(big)[-2:])] if big & last != last else [])
     tiles: list[tuple[int, ...]] = []
     for dims in dim_sets:
         choices: list[list[int]] = []

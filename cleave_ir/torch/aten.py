@@ -144,13 +144,13 @@ class Emitter:
         """A [.., K] node with at most one leading dim over 1 as the graph input [rows, K] (`Input.rows`),
         or the emitted node reshaped so where the region computes it. As an input, the matmul that reads
         it sees its rows directly (a reshape in front of it would hide the K dim from Split-K)."""
-        shape = self.sizes(arg)
-        lead = [(d, n) for d, n in zip(meta_val(arg).shape[:-1], shape[:-1]) if n != 1]
+        val, shape = meta_val(arg), self.sizes(arg)
+        # the one leading dim over 1 (fake size, concrete size), or a single row
+        (row_fake, rows), *_ = [(d, n) for d, n in zip(val.shape[:-1], shape[:-1]) if n != 1] or [(1, 1)]
+        flat = [rows, shape[-1]]
         if arg in self.env:
-            return self.builder.reshape(self.tensor(arg), [lead[0][1] if lead else 1, shape[-1]])
-        val = meta_val(arg)
-        fake, flat = [*(lead or [(1, 1)]), (val.shape[-1], shape[-1])], [n for _, n in lead or [(1, 1)]] + [shape[-1]]
-        dyn = self._dynamic([d for d, _ in fake], flat)
+            return self.builder.reshape(self.tensor(arg), flat)
+        dyn = self._dynamic([row_fake, val.shape[-1]], flat)
         v = self.builder.input(f"in{len(self.inputs)}", flat, element_type(val.dtype), dynamic=dyn)
         self.env[arg] = v
         self.inputs.append(Input(arg, shape=tuple(flat), dtype=val.dtype, rows=True))
