@@ -11,12 +11,15 @@ Decisions, all visible in the resulting IR:
   `serial` loops over the contracted dim around a `parallel` update, reading their operands from
   shared memory;
 - row reductions of 2-D fragments with a power-of-two width of 8+ and 16+ rows use TileLang's warp
-  reduction (`reduce_sum`/`reduce_max`); a long one-row vector reduced to one value is split over
+  reduction (`reduce_sum`/`reduce_max`; rows of a fragment that T.Parallel laid out reach the rest of
+  the kernel through shared memory); a long one-row vector reduced to one value is split over
   ~sqrt(k) threads, then their partials summed; any other reduction is a serial loop;
 - sequential loops become `pipelined` loops (the kernel's `cleave.stages`) with fragment
   accumulators: sum, max, and the online-softmax rescaled sum: where the body's chunk max is used
   only as an exp shift, FlashAttention-2's form (the body shifts by the running max, a matmul part
   accumulates in place into its rescaled accumulator), else the chunk-max form (alpha/beta after the body);
+  a loop-carried sum (max) of a chunk's row reduction is kept element-wise in a wide accumulator and
+  reduced once after the loop (`_defers_reduction`);
 - exp is exp2 of x * log2(e) (one fast instruction on the GPU);
 - the grid keeps its non-1 dims; past three, the leading ones are linearized into `bx`
   (`(bx floordiv s) mod e`).
@@ -33,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sympy
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.dialects.itgraph import AccumulateKind
 from xdsl.context import Context
@@ -198,6 +201,8 @@ class _KernelLowering:
         # matmul products a sequential loop sums: T.gemm accumulates into the loop's accumulator
         # (no cleared product tile, no second fp32 tile, no add pass), as TileLang's GEMM does
         self.sum_in_place: dict[SSAValue, _Buf] = {}
+        # loop-carried row reductions kept element-wise: the chunk's reduce value -> its wide accumulator
+        self.deferred: dict[SSAValue, _Buf] = {}
         self.pad = plan_row_padding(kernel, self.threads)
         self.prologue: list[Operation] = []  # clears of padded shared tiles, before the first statement
 
@@ -387,20 +392,41 @@ class _KernelLowering:
 
     def reduce(self, op: tgraph.ReduceOp) -> None:
         src = self.bufs[op.input]
-        out = self.alloc_for(op.result, op.result.name_hint or "red", tl.Scope.FRAGMENT)
-        axis = sum(1 for d in src.shape[: op.axis] if d != 1)
-        if _squeezed(src.shape) == (1,) or src.shape[op.axis] == 1:
+        if (wide := self.deferred.get(op.result)) is not None:
+            # a loop-carried reduction: this chunk joins the wide accumulator element by element
+            full = self.loop_vars(wide.shape)
+            s = _Statements()
+            combine = arith.AddfOp if op.kind.data == tgraph.ReduceKind.SUM else arith.MaximumfOp
+            s.store(s.binary(combine, s.load(wide, full), s.load(src, full)), wide, full)
+            self.parallel(wide.shape, s)
+            self.bufs[op.result] = wide
+            return
+        self._reduce(src, op.axis, op.kind.data == tgraph.ReduceKind.SUM, op.result)
+
+    def _reduce(self, src: _Buf, src_axis: int, is_sum: bool, result: SSAValue) -> None:
+        """`result` = the sum or max of tile `src` along `src_axis`."""
+        name = result.name_hint or "red"
+        axis = sum(1 for d in src.shape[:src_axis] if d != 1)
+        if _squeezed(src.shape) == (1,) or src.shape[src_axis] == 1:
             raise LoweringError(f"error: cleave-lower-tilelang: tgraph.reduce: nothing to reduce in a tile of {list(src.shape)}")
         dims = [d for d in src.shape if d != 1]
         width = dims[-1]
-        is_sum = op.kind.data == tgraph.ReduceKind.SUM
+        warp_op = tl.ReduceSumOp if is_sum else tl.ReduceMaxOp
         if (
             len(dims) == 2 and axis == 1 and src.scope == tl.Scope.FRAGMENT and dims[0] >= 16
             and width >= 8 and width & (width - 1) == 0 and tuple(dims) not in self.cols_split
-            and src.value in self.gemm_laid
         ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
-            self.emit((tl.ReduceSumOp if is_sum else tl.ReduceMaxOp)(src.value, out.value, 1, True))
+            if src.value in self.gemm_laid:
+                out = self.alloc_for(result, name, tl.Scope.FRAGMENT)
+                self.emit(warp_op(src.value, out.value, 1, True))
+                return
+            # a fragment laid out by its own T.Parallel loop: its row values reach the rest of the
+            # kernel through shared memory, where no gemm's fragment layout has to agree with theirs
+            rows = self.alloc(self.shape(result), name + "_w", tl.Scope.FRAGMENT)
+            self.emit(warp_op(src.value, rows.value, 1, True))
+            self.bufs[result] = self._shared(rows)
             return
+        out = self.alloc_for(result, name, tl.Scope.FRAGMENT)
         # any other axis: a serial loop over the reduced dim around a parallel update
         src = self._shared(src)
         combine = arith.AddfOp if is_sum else arith.MaximumfOp
@@ -418,12 +444,12 @@ class _KernelLowering:
             src, src_vars = self._shared(part), ["kk"]
             extent = split
         else:
-            src_vars, extent = None, src.shape[op.axis]
+            src_vars, extent = None, src.shape[src_axis]
         self.emit(tl.FillOp(out.value, init))
         full = self.loop_vars(out.shape)
         if src_vars is None:
             src_vars = list(full)
-            src_vars[op.axis] = "kk"
+            src_vars[src_axis] = "kk"
         s = _Statements()
         acc, x = s.load(out, full), s.load(src, src_vars)
         s.store(s.binary(combine, acc, x), out, full)
@@ -553,7 +579,19 @@ class _KernelLowering:
 
     def sequential(self, op: itgraph.SequentialOp) -> None:
         kinds = op.accumulate_kinds
-        accs = [self.alloc_for(r, (r.name_hint or "acc") + "_acc", tl.Scope.FRAGMENT) for r in op.results]
+        term = op.body.block.last_op
+        assert isinstance(term, itgraph.YieldOp)
+        rescaled = AccumulateKind.RESCALED_SUM in kinds
+        deferred = {} if rescaled else {
+            i: self.alloc(self.shape(value.owner.input), (value.name_hint or "red") + "_wide", tl.Scope.FRAGMENT)
+            for i, (kind, value) in enumerate(zip(kinds, term.values))
+            if self._defers_reduction(op, kind, value)
+        }
+        accs = [
+            deferred[i] if i in deferred else self.alloc_for(r, (r.name_hint or "acc") + "_acc", tl.Scope.FRAGMENT)
+            for i, r in enumerate(op.results)
+        ]
+        self.deferred.update((term.values[i], wide) for i, wide in deferred.items())
         for buf, kind in zip(accs, kinds):
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == AccumulateKind.MAX else tl.ClearOp(buf.value))
         var = self.fresh(op.var_name)
@@ -561,9 +599,6 @@ class _KernelLowering:
         loop = tl.PipelinedOp(var, self.expr(op.extent_dim), self.stages)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
-        term = op.body.block.last_op
-        assert isinstance(term, itgraph.YieldOp)
-        rescaled = AccumulateKind.RESCALED_SUM in kinds
         online = self._plan_running_max(op, term, accs) if rescaled else None
         summed = {
             value: acc
@@ -587,6 +622,8 @@ class _KernelLowering:
                 continue
             if kind == AccumulateKind.RESCALED_SUM or (kind == AccumulateKind.MAX and rescaled) or value in summed:
                 continue
+            if value in self.deferred:
+                continue
             full = self.loop_vars(acc.shape)
             s = _Statements()
             update = s.binary(arith.AddfOp if kind == AccumulateKind.SUM else arith.MaximumfOp, s.load(acc, full), s.load(part, full))
@@ -595,6 +632,27 @@ class _KernelLowering:
         self.block_stack.pop()
         del self.subst[symbol(op.var_name)]
         self.running_max = None
+        for i, wide in deferred.items():
+            reduce = term.values[i].owner
+            assert isinstance(reduce, tgraph.ReduceOp)
+            self._reduce(wide, reduce.axis, kinds[i] == AccumulateKind.SUM, op.results[i])
+
+    def _defers_reduction(self, op: itgraph.SequentialOp, kind: AccumulateKind, value: SSAValue) -> bool:
+        """Whether the loop's sum (or max) of a chunk's row reduction is better kept element-wise.
+
+        The sum over chunks of each chunk's reduction along an axis is the reduction of the
+        element-wise sum of the chunks: a wide fp32 accumulator of the chunk's shape then takes one
+        add (or max) per element and iteration, and the rows are reduced once after the loop, not
+        in every iteration (a warp shuffle and a barrier inside a pipelined gemm loop).
+        """
+        reduce = value.owner
+        if not (isinstance(reduce, tgraph.ReduceOp) and reduce.parent_block() is op.body.block and value.has_one_use()):
+            return False
+        expected = {tgraph.ReduceKind.SUM: AccumulateKind.SUM, tgraph.ReduceKind.MAX: AccumulateKind.MAX}
+        if expected.get(reduce.kind.data) != kind:
+            return False
+        elements = prod(self.shape(reduce.input))
+        return elements % self.threads == 0 and elements // self.threads <= DEFERRED_REDUCTION_REGS
 
     def _plan_running_max(self, op: itgraph.SequentialOp, term: itgraph.YieldOp, accs: list[_Buf]) -> _RunningMax | None:
         """FlashAttention-2's form of an online softmax, where it applies.
@@ -673,6 +731,8 @@ def _new_max(s: _Statements, m_acc: _Buf, m_part: _Buf, m_new: _Buf, alpha: _Buf
     return ref
 
 
+# per-thread fp32 registers a deferred row reduction's wide accumulator may take
+DEFERRED_REDUCTION_REGS = 32
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma
 SWIZZLE_PANEL = 10  # blocks per rasterization panel (TileLang's GEMM example)
 # the most bytes per thread of one padded one-row fragment (128 fp32 registers of the 255 a thread
@@ -801,21 +861,12 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
     if any(nbytes(v, f32) > PAD_FRAGMENT_BYTES * threads for v in one_row):
         return {}
 
-    def gemm_laid(v: SSAValue) -> bool:  # as `_KernelLowering.gemm_laid` will hold it (a warp reduction's source)
-        owner = v.owner
-        if isinstance(owner, tgraph.MatmulOp):
-            return v in pad
-        if isinstance(owner, tgraph.ReshapeOp):
-            return gemm_laid(owner.operands[0])
-        if isinstance(owner, (tgraph.ElementwiseOp, itgraph.MaskOp)):
-            return any(_static(o) == _static(v) and gemm_laid(o) for o in owner.operands)
-        return False
-
-    def warp_reduced(op: tgraph.ReduceOp) -> bool:
+    def warp_reduced(op: tgraph.ReduceOp) -> bool:  # as `_KernelLowering._reduce` will lower it
         shape = [PAD_ROWS if i == pad[op.input] else d for i, d in enumerate(_static(op.input))]
         kept = [i for i, d in enumerate(shape) if d != 1]
         width = shape[kept[-1]]
-        return len(kept) == 2 and op.axis == kept[1] and width >= 8 and width & (width - 1) == 0 and gemm_laid(op.input)
+        in_registers = isinstance(op.input.owner, Operation) and cleave.memory(op.input.owner) == cleave.Memory.FRAGMENT
+        return len(kept) == 2 and op.axis == kept[1] and width >= 8 and width & (width - 1) == 0 and in_registers
 
     extra += sum(
         nbytes(op.input, f32)
