@@ -368,7 +368,7 @@ def test_decode_linear_rows_are_the_matmul_m_dim():
     # [16, 48] (tiled over the 16 rows, not per row); the [16, 1, 48] view of the result is PyTorch's
     assert "tgraph.matmul %in0, %in1 transpose_b : !tgraph.tensor<[16, 64], f32>, !tgraph.tensor<[48, 64], f32> -> !tgraph.tensor<[16, 48], f32>" in text, text
     assert "tgraph.output %2 : !tgraph.tensor<[16, 48], f32>" in text, text
-    assert [i.rows for i in region.inputs] == [True, False, False]
+    assert [i.layout for i in region.inputs] == [(0, 2), None, None]  # x [16, 1, 64] passed as x[:, 0, :]
     assert region.unsqueeze == (1,)
     m2 = ct.optimize(lin, (x,), compiler=ct.interpreted_graph, timer=faster)
     with torch.no_grad():
@@ -376,8 +376,9 @@ def test_decode_linear_rows_are_the_matmul_m_dim():
 
 
 def test_decode_linear_with_residual_runs_on_its_row_view():
-    """o_proj + residual at decode ([B, 1, K] -> [B, 1, N] + r): the region keeps its [B, 1, N] output
-    but reads x as its [B, K] view; the stitched module must pass that view (it once passed x as is)."""
+    """o_proj + residual at decode ([B, 1, K] -> [B, 1, N] + r): the add runs on [B, N] rows too (x and r
+    are read as their [B, K] and [B, N] views, the [B, 1, N] view of the result is PyTorch's); the
+    stitched module must pass those views (it once passed x as is)."""
 
     class OProj(nn.Module):
         def __init__(self) -> None:
@@ -391,7 +392,8 @@ def test_decode_linear_with_residual_runs_on_its_row_view():
     x, r = torch.randn(16, 1, 64), torch.randn(16, 1, 48)
     plan = ct.explain(m, (x, r), quiet=True)
     [region] = [g for g in plan.regions if g.worth]
-    assert region.unsqueeze == () and [i.rows for i in region.inputs] == [True, False, False]
+    assert region.unsqueeze == (1,) and [i.layout for i in region.inputs] == [(0, 2), None, (0, 2)], graph_text(region.graph)
+    assert "reshape" not in region.tgraph_ops()
     m2 = ct.optimize(m, (x, r), compiler=ct.interpreted_graph, timer=faster)
     assert [row.decision for row in m2.cleave_report.rows if row.decision != "pytorch" or "nothing" not in row.reason] == ["cleave"]
     x2, r2 = 3 * torch.rand(16, 1, 64) - 1, torch.randn(16, 1, 48)
