@@ -76,8 +76,8 @@ def _reshape_before(where: Operation, v: SSAValue, shape: Sequence) -> SSAValue:
     return r.result
 
 
-def _rebuilt(op: tgraph.ElementwiseOp, m: Sequence[int | None], shape: Sequence) -> Operation:
-    """`op` computed in the frame `m` maps into (result `shape`), its operands reshaped before it."""
+def _rebuilt(op: tgraph.ElementwiseOp, m: Sequence[int | None], shape: Sequence, name: str | None) -> Operation:
+    """`op` computed in the frame `m` maps into (result `shape`, named `name`), its operands reshaped before it."""
     operands = [_reshape_before(op, o, reframed(_shape(o), m)) for o in op.operands]
     new = type(op).create(
         operands=operands,
@@ -86,7 +86,7 @@ def _rebuilt(op: tgraph.ElementwiseOp, m: Sequence[int | None], shape: Sequence)
         attributes=dict(op.attributes),
     )
     Rewriter.insert_op(new, InsertPoint.before(op))
-    new.results[0].name_hint = op.results[0].name_hint
+    new.results[0].name_hint = name
     return new
 
 
@@ -111,7 +111,7 @@ def hoist(r: tgraph.ReshapeOp) -> bool:
     if not isinstance(op, tgraph.ElementwiseOp) or len(op.results) != 1 or r.input.uses.get_length() != 1:
         return False
     shape = _shape(r.result)
-    new = _rebuilt(op, frame_map(_shape(r.input), shape), shape)
+    new = _rebuilt(op, frame_map(_shape(r.input), shape), shape, r.result.name_hint or r.input.name_hint)
     r.result.replace_all_uses_with(new.results[0])
     Rewriter.erase_op(r)
     Rewriter.erase_op(op)
@@ -133,7 +133,7 @@ def sink(r: tgraph.ReshapeOp) -> bool:
         out = _shape(op.results[0])
         if _squeezed(out) != _squeezed(_shape(r.result)):
             continue  # r's value is broadcast here: the op's result has dims r's source lacks
-        new = _rebuilt(op, frame_map(out, src), src)
+        new = _rebuilt(op, frame_map(out, src), src, op.results[0].name_hint)
         back = tgraph.ReshapeOp(new.results[0], tgraph.tensor_type(op.results[0]))
         Rewriter.insert_op(back, InsertPoint.after(new))
         op.results[0].replace_all_uses_with(back.result)
