@@ -15,8 +15,9 @@ Run before `cleave-symbolize`/`cleave-superoptimize`; every rewrite is an identi
   broadcast onto the right one is swapped (`rs * x` -> `x * rs`), as `examples/rmsnorm_matmul.mlir`.
 - Reshapes that only add or drop size-1 dims move out of the graph's inside, through elementwise
   ops, to its inputs and output where that leaves fewer of them inside (`unit_reshapes`): decode's
-  `[B, 1, N]` elementwise ops between `[B, N]` matmuls run on `[B, N]`, so the search sees the
-  matmuls and the ops between them as one expression.
+  `[B, 1, N]` elementwise ops between `[B, N]` matmuls run on `[B, N]`. The search rebuilds no
+  reshape of an input but a leading 1, so a graph keeping one finds few candidates; the torch front
+  end passes such inputs as views instead (`cleave_ir.torch.partition`).
 """
 
 from __future__ import annotations
