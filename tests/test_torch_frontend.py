@@ -532,3 +532,20 @@ def test_decode_mlp_dynamic_batch_stays_dynamic_on_rows() -> None:
         for n in (3, 17):
             x2 = torch.randn(n, 1, 64)
             torch.testing.assert_close(m2(x2), m(x2), rtol=1e-5, atol=1e-5)
+
+
+def test_decoder_layer_at_decode_has_no_reshape_inside_a_region() -> None:
+    """The whole layer at decode ([3, 1, 32]): every region compiled, none with a reshape between its ops
+    (only inputs' rank-raising views: the norm weights, the mask), the stitched layer equal to eager."""
+    from cleave_ir.passes.unit_reshapes import interior
+
+    torch.manual_seed(0)
+    m, x, mask = Layer().eval(), torch.randn(3, 1, 32), torch.zeros(1, 1)
+    plan = ct.explain(m, (x, mask), quiet=True)
+    assert len(plan.regions) == 9 and all(r.worth and interior(r.graph.block) == 0 for r in plan.regions), plan.text()
+    assert plan.regions[-1].tgraph_ops() == ["silu", "matmul", "mul", "matmul", "add"]
+    m2 = ct.optimize(m, (x, mask), compiler=ct.interpreted_graph, timer=faster)
+    assert len(m2.cleave_report.replaced()) == 9, m2.cleave_report
+    with torch.no_grad():
+        for x2 in [x, *fresh_inputs(x)]:
+            torch.testing.assert_close(m2(x2, mask), m(x2, mask), rtol=1e-5, atol=1e-5)
