@@ -142,7 +142,7 @@ class Emitter:
 
     def rows(self, arg: fx.Node) -> SSAValue:
         """A [.., K] node with at most one leading dim over 1 reshaped to [rows, K]. Read from a graph
-        input, the reshape becomes the input's view (`squeeze_inputs`): the matmul that reads it sees its
+        input, the reshape becomes the input's view (`partition._squeeze_inputs`): the matmul that reads it sees its
         rows directly (a reshape in front of it would hide the K dim from Split-K)."""
         shape = self.sizes(arg)
         rows = next((n for n in shape[:-1] if n != 1), 1)
