@@ -13,6 +13,11 @@ Run before `cleave-symbolize`/`cleave-superoptimize`; every rewrite is an identi
 - Norms: `a / sqrt(b)` -> `a * rsqrt(b)`, `reciprocal(sqrt(b))` -> `rsqrt(b)`,
   `a * reciprocal(b)` -> `a / b`, `x * x` -> `square(x)`, and a product whose left operand is
   broadcast onto the right one is swapped (`rs * x` -> `x * rs`), as `examples/rmsnorm_matmul.mlir`.
+- Reshapes that only add or drop size-1 dims move out of the graph's inside, through elementwise
+  ops, to its inputs and output where that leaves fewer of them inside (`unit_reshapes`): decode's
+  `[B, 1, N]` elementwise ops between `[B, N]` matmuls run on `[B, N]`. The search rebuilds no
+  reshape of an input but a leading 1, so a graph keeping one finds few candidates; the torch front
+  end passes such inputs as views instead (`cleave_ir.torch.partition`).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from xdsl.traits import Pure
 
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.homogeneity import is_invariant
+from cleave_ir.passes.unit_reshapes import move_unit_reshapes
 
 
 def _erase_dead(rewriter: PatternRewriter, value: SSAValue) -> None:
@@ -168,9 +174,11 @@ PATTERNS: tuple[type[RewritePattern], ...] = (
 
 
 def canonicalize(op: Operation) -> bool:
-    """Apply the patterns to every graph under `op`; whether anything changed."""
+    """Move unit-dim reshapes out and apply the patterns to every graph under `op`; whether anything changed."""
+    graphs = [op] if isinstance(op, tgraph.GraphOp) else [g for g in op.walk() if isinstance(g, tgraph.GraphOp)]
+    moved = [move_unit_reshapes(g) for g in graphs]
     walker = PatternRewriteWalker(GreedyRewritePatternApplier([p() for p in PATTERNS]))
-    return any([walker.rewrite_region(r) for r in op.regions])
+    return any(moved) | any([walker.rewrite_region(r) for r in op.regions])
 
 
 @dataclass(frozen=True)

@@ -368,7 +368,7 @@ def test_decode_linear_rows_are_the_matmul_m_dim():
     # [16, 48] (tiled over the 16 rows, not per row); the [16, 1, 48] view of the result is PyTorch's
     assert "tgraph.matmul %in0, %in1 transpose_b : !tgraph.tensor<[16, 64], f32>, !tgraph.tensor<[48, 64], f32> -> !tgraph.tensor<[16, 48], f32>" in text, text
     assert "tgraph.output %2 : !tgraph.tensor<[16, 48], f32>" in text, text
-    assert [i.rows for i in region.inputs] == [True, False, False]
+    assert [i.layout for i in region.inputs] == [(0, 2), None, None]  # x [16, 1, 64] passed as x[:, 0, :]
     assert region.unsqueeze == (1,)
     m2 = ct.optimize(lin, (x,), compiler=ct.interpreted_graph, timer=faster)
     with torch.no_grad():
@@ -376,8 +376,9 @@ def test_decode_linear_rows_are_the_matmul_m_dim():
 
 
 def test_decode_linear_with_residual_runs_on_its_row_view():
-    """o_proj + residual at decode ([B, 1, K] -> [B, 1, N] + r): the region keeps its [B, 1, N] output
-    but reads x as its [B, K] view; the stitched module must pass that view (it once passed x as is)."""
+    """o_proj + residual at decode ([B, 1, K] -> [B, 1, N] + r): the add runs on [B, N] rows too (x and r
+    are read as their [B, K] and [B, N] views, the [B, 1, N] view of the result is PyTorch's); the
+    stitched module must pass those views (it once passed x as is)."""
 
     class OProj(nn.Module):
         def __init__(self) -> None:
@@ -391,9 +392,160 @@ def test_decode_linear_with_residual_runs_on_its_row_view():
     x, r = torch.randn(16, 1, 64), torch.randn(16, 1, 48)
     plan = ct.explain(m, (x, r), quiet=True)
     [region] = [g for g in plan.regions if g.worth]
-    assert region.unsqueeze == () and [i.rows for i in region.inputs] == [True, False, False]
+    assert region.unsqueeze == (1,) and [i.layout for i in region.inputs] == [(0, 2), None, (0, 2)], graph_text(region.graph)
+    assert "reshape" not in region.tgraph_ops()
     m2 = ct.optimize(m, (x, r), compiler=ct.interpreted_graph, timer=faster)
     assert [row.decision for row in m2.cleave_report.rows if row.decision != "pytorch" or "nothing" not in row.reason] == ["cleave"]
     x2, r2 = 3 * torch.rand(16, 1, 64) - 1, torch.randn(16, 1, 48)
     with torch.no_grad():
         torch.testing.assert_close(m2(x2, r2), m(x2, r2), rtol=1e-5, atol=1e-5)
+
+
+class SwiGLU(nn.Module):
+    """Llama's MLP, down(silu(gate(x)) * up(x)), optionally plus the residual x."""
+
+    def __init__(self, d: int = 64, ffn: int = 128, residual: bool = False) -> None:
+        super().__init__()
+        self.residual = residual
+        self.gate, self.up = nn.Linear(d, ffn, bias=False), nn.Linear(d, ffn, bias=False)
+        self.down = nn.Linear(ffn, d, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.down(F.silu(self.gate(x)) * self.up(x))
+        return x + y if self.residual else y
+
+
+def search_candidates(graph) -> int:
+    """Candidates `cleave compile`'s search finds for `graph` (its passes up to the search)."""
+    import contextlib
+    import io
+
+    from xdsl.context import Context
+
+    from cleave_ir.builder import module_of
+    from cleave_ir.passes.canonicalize import CanonicalizePass
+    from cleave_ir.passes.decompose import DecomposePass
+    from cleave_ir.passes.superoptimize import SuperoptimizePass
+    from cleave_ir.passes.symbolize import SymbolizePass
+
+    err = io.StringIO()
+    module = module_of(graph.clone())
+    with contextlib.redirect_stderr(err):
+        for p in (DecomposePass(), CanonicalizePass(), SymbolizePass(), SuperoptimizePass()):
+            p.apply(Context(), module)
+    [n] = re.findall(r"candidates (\d+)", err.getvalue())
+    return int(n)
+
+
+def fresh_inputs(x: torch.Tensor) -> list[torch.Tensor]:
+    """x's shape in normal, uniform(-1, 1), normal(0, 0.1) and shifted normal draws."""
+    gen = torch.Generator().manual_seed(1)
+    return [
+        torch.randn(x.shape, generator=gen),
+        torch.rand(x.shape, generator=gen) * 2 - 1,
+        torch.randn(x.shape, generator=gen) * 0.1,
+        torch.randn(x.shape, generator=gen) - 1.5,
+    ]
+
+
+def check_mlp(model, x: torch.Tensor, explained: str) -> list:
+    """Every region compiled and replaced, its matmuls visible to the search (>= 1 candidate), the
+    plan printed with each region's decision, and the stitched module equal to eager."""
+    plan = ct.explain(model, (x,), quiet=True)
+    assert plan.text() == explained
+    assert plan.regions and all(r.worth for r in plan.regions), explained
+    for r in plan.regions:
+        assert f"region {r.index} [compile]: {', '.join(r.ops())}\n" in explained and "  why: has a matmul\n" in explained
+        assert "matmul" in r.tgraph_ops() and search_candidates(r.graph) >= 1, graph_text(r.graph)
+    m2 = ct.optimize(model, (x,), compiler=ct.interpreted_graph, timer=faster)
+    rows = m2.cleave_report.rows
+    assert [row.decision for row in rows] == ["cleave"] * len(plan.regions) and len(custom_ops(m2)) == len(rows), m2.cleave_report
+    with torch.no_grad():
+        for x2 in [x, *fresh_inputs(x)]:
+            torch.testing.assert_close(m2(x2), model(x2), rtol=1e-5, atol=1e-5)
+    return plan.regions
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+@pytest.mark.parametrize("residual", [False, True])
+def test_decode_mlp_regions_run_on_rows(batch: int, residual: bool) -> None:
+    """Decode SwiGLU ([B, 1, H]): the [B, 1, N] silu, product and residual add between the [B, N]
+    matmuls run on [B, N] rows (they once kept reshapes inside the region: no search candidate)."""
+    import io
+
+    torch.manual_seed(0)
+    m, x = SwiGLU(residual=residual).eval(), torch.randn(batch, 1, 64)
+    out = io.StringIO()
+    ct.explain(m, (x,), file=out)
+    text = out.getvalue()
+    gate, mlp = check_mlp(m, x, text)
+    assert gate.ops() == ["aten.linear"] and gate.tgraph_ops() == ["matmul"]
+    assert mlp.ops() == ["aten.silu", "aten.linear", "aten.mul", "aten.linear", *(["aten.add"] if residual else [])]
+    assert mlp.tgraph_ops() == ["silu", "matmul", "mul", "matmul", *(["add"] if residual else [])], graph_text(mlp.graph)
+    # the gate projection and x enter as their [B, N] views, the output leaves as [B, 64]
+    rows = (None, 2) if batch == 1 else (0, 2)
+    assert mlp.input_names() == ["linear", "x", "up_weight", "down_weight"]
+    assert [i.layout for i in mlp.inputs] == [rows, rows, None, None] and mlp.unsqueeze == (1,)
+    assert f"-> !tgraph.tensor<[{batch}, 64], f32> {{" in graph_text(mlp.graph)
+    assert f"region 1 [compile]: {', '.join(mlp.ops())}\n  tgraph: {', '.join(mlp.tgraph_ops())}; inputs: linear, x, up_weight, down_weight; output: " in text, text
+
+
+def test_decode_mlp_decomposed_linears_run_on_rows() -> None:
+    """The same MLP as torch.export's decompositions write it (linear: view to 2-D, mm, view back; silu:
+    x * sigmoid(x)): the views leave the region as well."""
+    torch.manual_seed(0)
+    m, x = SwiGLU(residual=True).eval(), torch.randn(4, 1, 64)
+    gm = torch.export.export(m, (x,)).run_decompositions().module()
+    assert "aten.view.default" in [str(n.target) for n in gm.graph.nodes]
+    _, mlp = check_mlp(gm, x, ct.explain(gm, (x,), quiet=True).text())
+    assert "aten.mm" in mlp.ops() and "aten.view" in mlp.ops()
+    assert mlp.tgraph_ops() == ["sigmoid", "mul", "matmul", "mul", "matmul", "add"], graph_text(mlp.graph)
+
+
+def test_prefill_mlp_regions_are_as_before() -> None:
+    """Prefill ([B, S, H]) has no size-1 dims to move: the regions keep their weights' rank-3 views."""
+    torch.manual_seed(0)
+    m, x = SwiGLU(residual=True).eval(), torch.randn(2, 8, 64)
+    plan = ct.explain(m, (x,), quiet=True)
+    gate, mlp = plan.regions
+    assert gate.tgraph_ops() == ["reshape", "matmul"]
+    assert mlp.tgraph_ops() == ["silu", "reshape", "matmul", "mul", "reshape", "matmul", "add"], graph_text(mlp.graph)
+    assert all(i.layout is None for r in plan.regions for i in r.inputs) and all(r.unsqueeze == () for r in plan.regions)
+    m2 = ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=faster)
+    assert [row.decision for row in m2.cleave_report.rows] == ["cleave", "cleave"]
+    with torch.no_grad():
+        for x2 in [x, *fresh_inputs(x)]:
+            torch.testing.assert_close(m2(x2), m(x2), rtol=1e-5, atol=1e-5)
+
+
+def test_decode_mlp_dynamic_batch_stays_dynamic_on_rows() -> None:
+    """A dynamic decode batch: the squeezed [B, N] inputs keep B dynamic; checked and run at other batches."""
+    torch.manual_seed(0)
+    m, x = SwiGLU(residual=True).eval(), torch.randn(8, 1, 64)
+    dyn = ({0: torch.export.Dim("b", min=2, max=64)},)
+    _, mlp = ct.explain(m, (x,), dynamic_shapes=dyn, quiet=True).regions
+    text = graph_text(mlp.graph)
+    assert "%in0: !tgraph.tensor<[8, 128], f32> {dynamic = array<i64: 0>}, %in1: !tgraph.tensor<[8, 64], f32> {dynamic = array<i64: 0>}" in text, text
+    m2 = ct.optimize(m, (x,), dynamic_shapes=dyn, compiler=ct.interpreted_graph, timer=faster)
+    assert all(row.decision == "cleave" and row.reason.startswith("correct on 5 input sets") for row in m2.cleave_report.rows), m2.cleave_report
+    with torch.no_grad():
+        for n in (3, 17):
+            x2 = torch.randn(n, 1, 64)
+            torch.testing.assert_close(m2(x2), m(x2), rtol=1e-5, atol=1e-5)
+
+
+def test_decoder_layer_at_decode_has_no_reshape_inside_a_region() -> None:
+    """The whole layer at decode ([3, 1, 32]): every region compiled, none with a reshape between its ops
+    (only inputs' rank-raising views: the norm weights, the mask), the stitched layer equal to eager."""
+    from cleave_ir.passes.unit_reshapes import interior
+
+    torch.manual_seed(0)
+    m, x, mask = Layer().eval(), torch.randn(3, 1, 32), torch.zeros(1, 1)
+    plan = ct.explain(m, (x, mask), quiet=True)
+    assert len(plan.regions) == 9 and all(r.worth and interior(r.graph.block) == 0 for r in plan.regions), plan.text()
+    assert plan.regions[-1].tgraph_ops() == ["silu", "matmul", "mul", "matmul", "add"]
+    m2 = ct.optimize(m, (x, mask), compiler=ct.interpreted_graph, timer=faster)
+    assert len(m2.cleave_report.replaced()) == 9, m2.cleave_report
+    with torch.no_grad():
+        for x2 in [x, *fresh_inputs(x)]:
+            torch.testing.assert_close(m2(x2, mask), m(x2, mask), rtol=1e-5, atol=1e-5)

@@ -73,12 +73,12 @@ class Input:
     shape: tuple[int, ...] = ()
     dtype: Any = None  # a torch dtype for a node, the tgraph element type name for a constant
     group: int = 1  # > 1: the node's [b, h, s, d] value is passed as [b, h/group, group*s, d] (a view)
-    rows: bool = False  # the node's [.., K] value is passed as [rows, K] (a view)
+    layout: tuple[int | None, ...] | None = None  # the node's value viewed with these of its dims (None: a size-1 dim)
 
     def view(self, x: torch.Tensor) -> torch.Tensor:
         """The tensor the graph input receives for the node's value `x`."""
-        if self.rows:
-            return x.reshape(-1, x.shape[-1])
+        if self.layout is not None:
+            return x.reshape([x.shape[i] if i is not None else 1 for i in self.layout])
         if self.group == 1:
             return x
         b, h, s, d = x.shape
@@ -140,21 +140,13 @@ class Emitter:
         self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, group=group))
         return v
 
-    def rows_input(self, arg: fx.Node) -> SSAValue:
-        """A [.., K] node with at most one leading dim over 1 as the graph input [rows, K] (`Input.rows`),
-        or the emitted node reshaped so where the region computes it. As an input, the matmul that reads
-        it sees its rows directly (a reshape in front of it would hide the K dim from Split-K)."""
-        val, shape = meta_val(arg), self.sizes(arg)
-        # the one leading dim over 1 (fake size, concrete size), or a single row
-        (row_fake, rows), *_ = [(d, n) for d, n in zip(val.shape[:-1], shape[:-1]) if n != 1] or [(1, 1)]
-        flat = [rows, shape[-1]]
-        if arg in self.env:
-            return self.builder.reshape(self.tensor(arg), flat)
-        dyn = self._dynamic([row_fake, val.shape[-1]], flat)
-        v = self.builder.input(f"in{len(self.inputs)}", flat, element_type(val.dtype), dynamic=dyn)
-        self.env[arg] = v
-        self.inputs.append(Input(arg, shape=tuple(flat), dtype=val.dtype, rows=True))
-        return v
+    def rows(self, arg: fx.Node) -> SSAValue:
+        """A [.., K] node with at most one leading dim over 1 reshaped to [rows, K]. Read from a graph
+        input, the reshape becomes the input's view (`partition._squeeze_inputs`): the matmul that reads it sees its
+        rows directly (a reshape in front of it would hide the K dim from Split-K)."""
+        shape = self.sizes(arg)
+        rows = next((n for n in shape[:-1] if n != 1), 1)
+        return self.builder.reshape(self.tensor(arg), [rows, shape[-1]])
 
     def tensor(self, arg: Any) -> SSAValue:
         v = self.value(arg)
@@ -338,7 +330,7 @@ def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
     lead = shape[:-1]
     flat = len(lead) > 1 and sum(1 for d in lead if d != 1) <= 1
     # decode's [B, 1, K]: the B rows share the weight, so they are one matmul's M dim, not a batch
-    x = cx.rows_input(node.args[0]) if flat else cx.tensor(node.args[0])
+    x = cx.rows(node.args[0]) if flat else cx.tensor(node.args[0])
     w = cx.tensor(node.args[1])
     x, w = cx.same_rank(x, w)
     y = cx.builder.matmul(x, w, transpose_b=True)

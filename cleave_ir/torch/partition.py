@@ -26,10 +26,13 @@ from typing import Any
 import torch
 from torch import fx
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, i64
+from xdsl.ir import Operation
+from xdsl.rewriter import Rewriter
 
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
+from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
     Emitter, Input, Transposed, Unsupported, awkward, convert, element_type, grouped_attention, meta_val, op_name, padded_size,
 )
@@ -187,8 +190,12 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
             raise Unsupported("the region's output is a transpose (tgraph has only matmul transpose_b)")
         if out in cx.builder.block.args:
             raise Unsupported("the region computes nothing (views of its input only)")
-        out, region.unsqueeze = _without_trailing_unsqueeze(out)
-        region.graph = _named_by_content(_padded(cx.builder.build(out)))
+        graph = cx.builder.build(out)
+        move_unit_reshapes(graph)  # [B, 1, N] elementwise ops between [B, N] matmuls: all in the [B, N] frame
+        _squeeze_inputs(graph, cx.inputs)
+        region.unsqueeze = _unsqueeze_output(graph)
+        graph.verify()
+        region.graph = _named_by_content(_padded(graph))
     except Unsupported as e:
         region.reason = f"PyTorch: {e}"
         return region
@@ -205,15 +212,54 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     return region
 
 
-def _without_trailing_unsqueeze(out: SSAValue) -> tuple[SSAValue, tuple[int, ...]]:
-    """`out` without a final reshape that only inserts size-1 dims, and where it inserts them.
+def _set_signature(graph: tgraph.GraphOp) -> None:
+    """The graph's function type from its block arguments and output operands."""
+    graph.function_type = FunctionType.from_lists(list(graph.block.arg_types), [o.type for o in graph.output_op.operands])
+
+
+def _squeeze_inputs(graph: tgraph.GraphOp, inputs: Sequence[Input]) -> None:
+    """Each input read only through reshapes to one shape of lower rank (dropping size-1 dims) takes
+    that shape: a node's value is passed as that view of it (`Input.layout`), a constant at that shape.
+    Decode's `[B, 1, K]` activations enter as `[B, K]` rows."""
+    attrs = [dict(graph.arg_attrs.data[i].data) if graph.arg_attrs is not None else {} for i in range(len(inputs))]
+    for i, slot in enumerate(inputs):
+        arg = graph.inputs[i]
+        uses = [u.operation for u in arg.uses]
+        shapes = {tuple(tgraph.tensor_type(u.results[0]).shape) for u in uses}
+        old = tuple(tgraph.tensor_type(arg).shape)
+        if not uses or slot.group != 1 or not all(isinstance(u, tgraph.ReshapeOp) for u in uses) or len(shapes) != 1:
+            continue
+        [shape] = shapes
+        if len(shape) >= len(old):
+            continue
+        layout = frame_map(old, shape)
+        new = Rewriter.replace_value_with_new_type(arg, tgraph.tensor_type(arg).with_shape(list(shape)))
+        for u in uses:
+            u.results[0].replace_all_uses_with(new)
+            Rewriter.erase_op(u)
+        dynamic = set(graph.input_annotation(i, "dynamic"))
+        kept = [j for j, d in enumerate(layout) if d is not None and d in dynamic]
+        attrs[i].pop("dynamic", None)
+        if kept:
+            attrs[i]["dynamic"] = DenseArrayBase.from_list(i64, kept)
+        slot.shape = tuple(int(d) for d in shape)
+        if slot.node is not None:
+            slot.layout = tuple(layout)
+    if any(attrs):
+        graph.arg_attrs = ArrayAttr(DictionaryAttr(a) for a in attrs)
+    _set_signature(graph)
+
+
+def _unsqueeze_output(graph: tgraph.GraphOp) -> tuple[int, ...]:
+    """Drop a final reshape that only inserts size-1 dims from the graph's output; where it inserted them.
 
     Decode's linears compute `[B, N]` and view it as `[B, 1, N]`; as the graph's output that view would
     make the scheduler tile `[1, N]` per batch row (the weight read once per row), so it is applied in
     PyTorch instead (`Region.unview`)."""
+    out = graph.output_op.operands[0]
     op = out.owner
-    if not isinstance(op, tgraph.ReshapeOp) or out.uses:
-        return out, ()
+    if not isinstance(op, tgraph.ReshapeOp) or out.uses.get_length() != 1 or not isinstance(op.input.owner, Operation):
+        return ()
     src, res = tgraph.tensor_type(op.input).shape, tgraph.tensor_type(out).shape
     inserted: list[int] = []
     j = 0
@@ -223,13 +269,13 @@ def _without_trailing_unsqueeze(out: SSAValue) -> tuple[SSAValue, tuple[int, ...
         elif str(d) == "1":
             inserted.append(i)
         else:
-            return out, ()
-    if j != len(src) or not inserted or not isinstance(op.input.owner, Operation):
-        return out, ()
-    src_value = op.input
-    op.detach()
-    op.erase()
-    return src_value, tuple(inserted)
+            return ()
+    if j != len(src) or not inserted:
+        return ()
+    out.replace_all_uses_with(op.input)
+    Rewriter.erase_op(op)
+    _set_signature(graph)
+    return tuple(inserted)
 
 
 def _padded(graph: tgraph.GraphOp) -> tgraph.GraphOp:

@@ -33,7 +33,7 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor]) -> Callable[..., t
     the output is viewed back (`Region.unview`)."""
     slots = region.inputs
     constants, views = [i for i in slots if i.node is None], [i for i in slots if i.node is not None]
-    if not constants and region.output_like is None and not region.unsqueeze and all(i.group == 1 and not i.rows for i in views):
+    if not constants and region.output_like is None and not region.unsqueeze and all(i.group == 1 and i.layout is None for i in views):
         return kernel
     consts: dict[Any, list[torch.Tensor]] = {}
 
