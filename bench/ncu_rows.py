@@ -31,7 +31,9 @@ METRICS = {
     "gpu__time_duration.sum": "us",
     "dram__bytes_read.sum.per_second": "read",
     "dram__bytes_write.sum.per_second": "write",
-    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "tensor %",
+    # wgmma (Hopper's warpgroup MMA) and mma.sync count on different pipes; a kernel uses one
+    "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active": "gmma %",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "hmma %",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %",
     "launch__registers_per_thread": "regs",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy %",
@@ -39,10 +41,24 @@ METRICS = {
 }
 
 
+# ncu's units (they vary with the version and the value's size) -> microseconds and TB/s
+UNITS = {
+    **{u: 1e-3 for u in ("ns", "nsecond", "nsec")},
+    **{u: 1.0 for u in ("us", "usecond", "usec")},
+    **{u: 1e3 for u in ("ms", "msecond", "msec")},
+    **{u: 1e-12 for u in ("B/s", "byte/s", "byte/second")},
+    **{u: 1e-9 for u in ("KB/s", "Kbyte/s", "Kbyte/second")},
+    **{u: 1e-6 for u in ("MB/s", "Mbyte/s", "Mbyte/second")},
+    **{u: 1e-3 for u in ("GB/s", "Gbyte/s", "Gbyte/second")},
+    **{u: 1.0 for u in ("TB/s", "Tbyte/s", "Tbyte/second")},
+}
+
+
 def selected(results: dict[str, Any], pattern: str | None, below: float | None) -> list[dict[str, Any]]:
     """The finished full-variant rows to profile: matching `pattern`, ratio under `below`."""
     out = []
-    for r in results["rows"]:
+    rows = results["rows"]
+    for r in rows.values() if isinstance(rows, dict) else rows:
         if r.get("variant") != "full" or "best" not in r:
             continue
         if pattern and not re.search(pattern, r["row"]):
@@ -74,17 +90,26 @@ def child(suite: Path, results_path: Path, pattern: str | None, below: float | N
         cand = gs.Candidate(mod, kernels, compiled)
         cand(*xs)
         torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push(f"{RANGE}:{r['row']}")
+        torch.cuda.nvtx.range_push(RANGE)
         cand(*xs)
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
         print(f"ncu child: {r['row']}: {', '.join(kernels)}", flush=True)
 
 
+def available(metrics: list[str]) -> list[str]:
+    """The metrics this GPU's ncu knows (an unknown name would fail the whole run)."""
+    proc = subprocess.run(["ncu", "--query-metrics", "--csv"], capture_output=True, text=True)
+    known = set(re.findall(r'^"?([a-z0-9_]+__[a-z0-9_]+)', proc.stdout, re.M))
+    return [m for m in metrics if m.split(".")[0] in known] if known else metrics
+
+
 def profile(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run ncu over the child; one record per profiled kernel launch."""
-    cmd = ["ncu", "--csv", "--page", "raw", "--nvtx", "--nvtx-include", f"regex:{RANGE}:.*/",
-           "--metrics", ",".join(METRICS), sys.executable, __file__, "child", args.suite, args.results]
+    metrics = available(list(METRICS))
+    print(f"ncu metrics: {', '.join(metrics)}", flush=True)
+    cmd = ["ncu", "--csv", "--page", "raw", "--nvtx", "--nvtx-include", f"{RANGE}/",
+           "--metrics", ",".join(metrics), sys.executable, __file__, "child", args.suite, args.results]
     if args.rows:
         cmd += ["--rows", args.rows]
     if args.below is not None:
@@ -108,9 +133,9 @@ def profile(args: argparse.Namespace) -> list[dict[str, Any]]:
             except ValueError:
                 continue
             unit = units.get(metric, "")
-            scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "byte/second": 1e-12, "Kbyte/second": 1e-9,
-                     "Mbyte/second": 1e-6, "Gbyte/second": 1e-3, "Tbyte/second": 1.0}.get(unit, 1.0)
-            rec[label] = x * scale
+            rec[label] = x * UNITS.get(unit, 1.0)
+            if unit:
+                rec.setdefault("units", {})[label] = unit
         records.append(rec)
     return records
 
@@ -126,7 +151,7 @@ def markdown(records: list[dict[str, Any]], command: str) -> str:
     for r in records:
         dram = r.get("read", 0.0) + r.get("write", 0.0)
         pct = 100 * dram / PEAK_DRAM_TBPS
-        tensor = r.get("tensor %", 0.0)
+        tensor = r.get("gmma %", 0.0) + r.get("hmma %", 0.0)
         limit = "DRAM bandwidth" if pct >= tensor else "tensor cores"
         if max(pct, tensor) < 50:
             limit += " (neither above 50%: latency or occupancy)"
