@@ -20,6 +20,9 @@ Decisions, all visible in the resulting IR:
   accumulates in place into its rescaled accumulator), else the chunk-max form (alpha/beta after the body);
   a loop-carried sum (max) of a chunk's row reduction is kept element-wise in a wide accumulator and
   reduced once after the loop (`_defers_reduction`);
+- an element-wise op whose operand's register tile is dead after it writes its result into that
+  tile (`reuse`): a chain such as scale, mask, subtract the max, exp updates one fragment in place,
+  as TileLang's own attention kernels do, instead of holding a tile per step;
 - exp is exp2 of x * log2(e) (one fast instruction on the GPU);
 - the grid keeps its non-1 dims; past three, the leading ones are linearized into `bx`
   (`(bx floordiv s) mod e`).
@@ -365,7 +368,7 @@ class _KernelLowering:
         res = op.results[0]
         # a cast's result is stored in its own type (the rounding it asks for); others compute in fp32
         elt = tgraph.tensor_type(res).element_type if isinstance(op, tgraph.CastOp) else f32
-        out = self.alloc_for(res, res.name_hint or op.short_name(), tl.Scope.FRAGMENT, elt)
+        out = self.reuse(op, elt) or self.alloc_for(res, res.name_hint or op.short_name(), tl.Scope.FRAGMENT, elt)
         full = self.loop_vars(out.shape)
         s = _Statements()
         xs = [s.load(self.bufs[o], full) for o in op.operands]
@@ -374,10 +377,42 @@ class _KernelLowering:
         if any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands):
             self.gemm_laid.add(out.value)
 
+    def reuse(self, op: Operation, element_type: Attribute) -> _Buf | None:
+        """An operand's fragment that `op` may overwrite with its element-wise result, else None.
+
+        A chain of element-wise ops then updates one register tile in place (as TileLang's own
+        kernels do) instead of holding a tile per step: fewer live registers, no spills. The operand
+        must be dead after `op`: every value viewing its buffer is used only by ops of this block at
+        or before `op` (never by a later op, the loop's yield, or an op inside a loop, which runs
+        again), and the tile has the result's shape and element type.
+        """
+        block = op.parent_block()
+        assert block is not None
+        position = {o: i for i, o in enumerate(block.ops)}
+        here = position[op]
+
+        def done(user: Operation) -> bool:  # the use is `op` or before it, in this block (or a loop there)
+            while user not in position:
+                if (parent := user.parent_op()) is None:
+                    return False
+                user = parent
+            return position[user] <= here
+
+        res = op.results[0]
+        for operand in op.operands:
+            buf = self.bufs[operand]
+            if buf.scope != tl.Scope.FRAGMENT or buf.type.element_type != element_type or buf.shape != self.shape(res):
+                continue
+            views = [v for v, b in self.bufs.items() if b.value == buf.value]
+            if all(done(use.operation) for v in views for use in v.uses):
+                self.bufs[res] = buf
+                return buf
+        return None
+
     def mask(self, op: itgraph.MaskOp) -> None:
         """Elements at or past the dynamic bound become the fill: T.if_then_else(pos < L, x, fill)."""
         res = op.result
-        out = self.alloc_for(res, res.name_hint or "masked", tl.Scope.FRAGMENT)
+        out = self.reuse(op, f32) or self.alloc_for(res, res.name_hint or "masked", tl.Scope.FRAGMENT)
         full = self.loop_vars(out.shape)
         axis = op.axis.value.data
         position = self.expr(op.offset_expr) + (symbol(full[axis]) if full[axis] is not None else 0)

@@ -53,8 +53,8 @@
 // PY-NEXT:             alpha[i0] = T.exp2((acc_acc[i0] - T.max(m_new[i0], -3e+38)) * 1.4426950408889634)
 // PY-NEXT:             red[i0] = T.max(m_new[i0], -3e+38)
 // PY-NEXT:             acc_acc[i0] = m_new[i0]
-// PY:                  sub[i0, i1] = s[i0, i1] - red[i0]
-// PY:                  e[i0, i1] = T.exp2(sub[i0, i1] * 1.4426950408889634)
+// PY:                  s[i0, i1] = s[i0, i1] - red[i0]
+// PY:                  s[i0, i1] = T.exp2(s[i0, i1] * 1.4426950408889634)
 // PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0]
-// PY-NEXT:         T.copy(e, e_h)
-// PY-NEXT:         T.gemm(e_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+// PY-NEXT:         T.copy(s, s_h)
+// PY-NEXT:         T.gemm(s_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)

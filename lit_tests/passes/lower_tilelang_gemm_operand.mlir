@@ -14,9 +14,9 @@
 // CHECK-NOT:    tilelang.copy {{.*}} fragment>, !tilelang.buffer<[16, 128], f16, shared>
 // CHECK:        tilelang.copy %{{.*}} to %out0
 
-// PY:      T.copy(masked_1, masked_1_hs)
-// PY-NEXT: T.copy(masked_1_hs, masked_1_h)
-// PY-NEXT: T.gemm(masked_1_h, v_1, acc_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+// PY:      T.copy(red, red_hs)
+// PY-NEXT: T.copy(red_hs, red_h)
+// PY-NEXT: T.gemm(red_h, v_1, acc_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
 
 builtin.module {
   itgraph.kernel @mla_decode_c2_s2_combine_k0(%partial0: !tgraph.tensor<[2, 1, 128, k_d1], f16>, %v: !tgraph.tensor<[1, k_d1, 512], f16>, %out0: !tgraph.tensor<[1, 128, 512], f16>) attributes {num_outputs = 1 : i64, cleave.threads = 128 : i64, cleave.stages = 3 : i64, cleave.smem_bytes = 57344 : i64, cleave.schedule_of = @mla_decode_c2_s2_combine, cleave.tiles = #cleave.tiles<out = [1, 16, 32], reduce = 128>, cleave.estimated_us = 2.136600e+01 : f64, cleave.dynamic = {k_d1 = 128 : i64}, cleave.representative = {k_d1 = 4096 : i64}} {

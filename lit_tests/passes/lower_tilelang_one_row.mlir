@@ -1,7 +1,7 @@
 // cleave-lower-tilelang: matmuls of one row (a decode query row, a T=1 GEMV row). The one-row A tile
 // of @one_row_k0 (row axis: a size-1 dim, dropped from its buffer until padded) is padded to a
 // 64-row shared tile, cleared, with only its real row loaded (no TMA); the products are T.gemm into
-// 64-row fragments, the silu runs over the padded rows, and only the real row is stored, through
+// 64-row fragments, the silu runs over the padded rows (in place, in the product's fragment), and only the real row is stored, through
 // shared memory. @gemv_k0's padded A tile (64 x 4096 fp16, 512 KiB) would not fit in shared memory:
 // its matmul takes TileLang's GEMV form instead, 8 threads per column each summing every 8th k, the
 // partial sums added through shared memory. @row_sum_k0 reduces its one row of 4096 to one value over
@@ -12,13 +12,13 @@
 // CHECK:      tilelang.kernel @one_row_k0
 // CHECK-NEXT:   %[[X:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 512], f16, shared>
 // CHECK:        %[[G:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
-// CHECK:        %[[S:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
 // CHECK:        %[[O:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
 // CHECK-NEXT:   tilelang.clear %[[X]]
 // CHECK-NEXT:   tilelang.copy %x at <[0, 0], [1, 512]> to %[[X]] at <[0, 0], [1, 512]> no_tma
 // CHECK:        tilelang.gemm %[[X]], %{{.*}}, %[[G]] policy FullRow
 // CHECK-NEXT:   tilelang.parallel (i0, i1) in (64, 64)
-// CHECK:        tilelang.copy %[[S]] to %[[O]]
+// CHECK:        tilelang.store %{{.*}}, %[[G]][i0, i1]
+// CHECK:        tilelang.copy %[[G]] to %[[O]]
 // CHECK-NEXT:   tilelang.copy %[[O]] at <[0, 0], [1, 64]> to %out0 at <[0, 64*bx], [1, 64]> no_tma
 
 // CHECK:      tilelang.kernel @gemv_k0
@@ -40,7 +40,7 @@
 // PY:      def one_row_k0(
 // PY:          T.copy(x[0, 0:512], x_1[0, 0:512], annotations={"disable_tma": True})
 // PY:          T.gemm(x_1, w_1, g, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
-// PY:          T.copy(silu_s[0, 0:64], out0[0, 64*bx:64*bx + 64], annotations={"disable_tma": True})
+// PY:          T.copy(g_s[0, 0:64], out0[0, 64*bx:64*bx + 64], annotations={"disable_tma": True})
 // PY:      def gemv_k0(
 // PY:          for kk in T.serial(512):
 // PY-NEXT:         for i0, i1 in T.Parallel(8, 16):

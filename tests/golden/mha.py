@@ -9,34 +9,30 @@ def mha_c1_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1, 4, 512, 
         q_1 = T.alloc_shared((32, 128), "float16")
         k_1 = T.alloc_shared((512, 128), "float16")
         acc = T.alloc_fragment((32, 512), "float32")
-        scale = T.alloc_fragment((32, 512), "float32")
         row_max = T.alloc_fragment((32,), "float32")
-        sub = T.alloc_fragment((32, 512), "float32")
-        exp = T.alloc_fragment((32, 512), "float32")
         v_1 = T.alloc_shared((512, 64), "float16")
         acc_1 = T.alloc_fragment((32, 64), "float32")
-        exp_h = T.alloc_shared((32, 512), "float16")
+        acc_h = T.alloc_shared((32, 512), "float16")
         red = T.alloc_fragment((32,), "float32")
-        div = T.alloc_fragment((32, 64), "float32")
         T.copy(q[0, bx, 32*by:32*by + 32, 0:128], q_1)
         T.copy(k[0, bx, 0:512, 0:128], k_1)
         T.clear(acc)
         T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
         for i0, i1 in T.Parallel(32, 512):
-            scale[i0, i1] = acc[i0, i1] * 0.08838834764831845
-        T.reduce_max(scale, row_max, dim=1, clear=True)
+            acc[i0, i1] = acc[i0, i1] * 0.08838834764831845
+        T.reduce_max(acc, row_max, dim=1, clear=True)
         for i0, i1 in T.Parallel(32, 512):
-            sub[i0, i1] = scale[i0, i1] - row_max[i0]
+            acc[i0, i1] = acc[i0, i1] - row_max[i0]
         for i0, i1 in T.Parallel(32, 512):
-            exp[i0, i1] = T.exp2(sub[i0, i1] * 1.4426950408889634)
+            acc[i0, i1] = T.exp2(acc[i0, i1] * 1.4426950408889634)
         T.copy(v[0, bx, 0:512, 64*bz:64*bz + 64], v_1)
-        T.copy(exp, exp_h)
+        T.copy(acc, acc_h)
         T.clear(acc_1)
-        T.gemm(exp_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
-        T.reduce_sum(exp, red, dim=1, clear=True)
+        T.gemm(acc_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+        T.reduce_sum(acc, red, dim=1, clear=True)
         for i0, i1 in T.Parallel(32, 64):
-            div[i0, i1] = acc_1[i0, i1] / red[i0]
-        T.copy(div, out0[0, bx, 32*by:32*by + 32, 64*bz:64*bz + 64])
+            acc_1[i0, i1] = acc_1[i0, i1] / red[i0]
+        T.copy(acc_1, out0[0, bx, 32*by:32*by + 32, 64*bz:64*bz + 64])
 
 
 KERNELS = {

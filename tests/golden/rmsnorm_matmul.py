@@ -13,13 +13,10 @@ def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 
         acc_part = T.alloc_fragment((8, 16), "float32")
         acc_part_s = T.alloc_shared((8, 16), "float32")
         square = T.alloc_fragment((512,), "float32")
-        scale = T.alloc_fragment((512,), "float32")
         red = T.alloc_fragment((1,), "float32")
-        scale_s = T.alloc_shared((512,), "float32")
+        square_s = T.alloc_shared((512,), "float32")
         red_part = T.alloc_fragment((16,), "float32")
         red_part_s = T.alloc_shared((16,), "float32")
-        rsqrt = T.alloc_fragment((1,), "float32")
-        mul = T.alloc_fragment((16,), "float32")
         T.copy(x[bx, 0:512], x_1)
         T.copy(w[0:512, 16*by:16*by + 16], w_1)
         T.clear(acc_part)
@@ -34,22 +31,22 @@ def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 
         for i0 in T.Parallel(512):
             square[i0] = x_1[i0] * x_1[i0]
         for i0 in T.Parallel(512):
-            scale[i0] = square[i0] * 0.000244140625
-        T.copy(scale, scale_s)
+            square[i0] = square[i0] * 0.000244140625
+        T.copy(square, square_s)
         T.fill(red_part, 0.0)
         for kk in T.serial(32):
             for i0 in T.Parallel(16):
-                red_part[i0] = red_part[i0] + scale_s[i0 + 16*kk]
+                red_part[i0] = red_part[i0] + square_s[i0 + 16*kk]
         T.copy(red_part, red_part_s)
         T.fill(red, 0.0)
         for kk in T.serial(16):
             for i0 in T.Parallel(1):
                 red[0] = red[0] + red_part_s[kk]
         for i0 in T.Parallel(1):
-            rsqrt[0] = T.rsqrt(red[0])
+            red[0] = T.rsqrt(red[0])
         for i0 in T.Parallel(16):
-            mul[i0] = acc[i0] * rsqrt[0]
-        T.copy(mul, out0[bx, 16*by:16*by + 16])
+            acc[i0] = acc[i0] * red[0]
+        T.copy(acc, out0[bx, 16*by:16*by + 16])
 
 
 KERNELS = {
