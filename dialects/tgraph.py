@@ -87,7 +87,7 @@ from cleave_ir.dialects.semantics import (
     np_erf,
     torch_module,
 )
-from cleave_ir.dialects.cleave import check_metadata
+from cleave_ir.dialects.cleave import ExprAttr, check_metadata
 from cleave_ir.shapes import Dim, as_dim, dim_str, is_integral, symbol
 
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
@@ -112,22 +112,25 @@ def _xmath() -> ModuleType:
 
 @irdl_attr_definition
 class TensorType(ParametrizedAttribute, TypeAttribute):
-    """`!tgraph.tensor<[1, 32, N, 128], f16>`: a tensor with integer or symbolic dims."""
+    """`!tgraph.tensor<[1, 32, N, 128], f16>`: a tensor with integer or symbolic dims.
+
+    Each dim is held as its sympy form (`#cleave.expr`) in the canonical form `as_dim` gives, so
+    shapes written differently (`K/s/2`, `K/(2*s)`) are the same type; it prints in the dim grammar.
+    """
 
     name = "tgraph.tensor"
 
-    dims: ArrayAttr[StringAttr]
+    dims: ArrayAttr[ExprAttr]
     element_type: Attribute
 
     def __init__(
         self, shape: Sequence[int | str | sympy.Expr], element_type: Attribute
     ) -> None:
-        dims = ArrayAttr(StringAttr(dim_str(as_dim(d))) for d in shape)
-        super().__init__(dims, element_type)
+        super().__init__(_dims_attr(shape), element_type)
 
     @property
     def shape(self) -> tuple[Dim, ...]:
-        return tuple(as_dim(d.data) for d in self.dims.data)
+        return tuple(d.data for d in self.dims.data)
 
     @property
     def rank(self) -> int:
@@ -147,6 +150,10 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         for d in self.shape:
             if d.is_Number and (not d.is_Integer or d < 1):
                 raise VerifyException(f"tgraph.tensor dims must be positive integers, got {d}")
+            if not _is_monomial(d):
+                raise VerifyException(
+                    f"tgraph.tensor dims must be products and quotients of integers and symbols, got {d}"
+                )
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -163,14 +170,37 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
                     pos,
                     parser.pos,
                 )
-        return (ArrayAttr(StringAttr(dim_str(d)) for d in dims), elt)
+        return (_dims_attr(dims), elt)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<[")
-        printer.print_string(", ".join(d.data for d in self.dims.data))
+        printer.print_string(", ".join(dim_str(d) for d in self.shape))
         printer.print_string("], ")
         printer.print_attribute(self.element_type)
         printer.print_string(">")
+
+
+def _dims_attr(shape: Sequence[int | str | sympy.Expr]) -> ArrayAttr[ExprAttr]:
+    """The canonical dims of a shape: what parsing their printed text gives back."""
+    return ArrayAttr(ExprAttr(_canonical_dim(d)) for d in shape)
+
+
+def _canonical_dim(value: int | str | sympy.Expr) -> Dim:
+    d = as_dim(value)
+    # a symbol made elsewhere (a plain sympy.Symbol) becomes the dim symbol of its name
+    if any(s != symbol(s.name) for s in d.free_symbols):  # type: ignore[attr-defined]
+        d = d.xreplace({s: symbol(s.name) for s in d.free_symbols})  # type: ignore[attr-defined]
+    return d
+
+
+def _is_monomial(d: Dim) -> bool:
+    """Whether `d` is in the dim grammar: a rational times integer powers of symbols."""
+    if d.is_Number or d.is_Symbol:
+        return True
+    coeff, rest = d.as_coeff_Mul()
+    return coeff.is_Rational and all(
+        base == 1 or (base.is_Symbol and exp.is_Integer) for base, exp in rest.as_powers_dict().items()
+    )
 
 
 def _parse_dim_primary(parser: AttrParser) -> Dim:
