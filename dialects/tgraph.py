@@ -503,6 +503,8 @@ class MatmulOp(IRDLOperation):
 
     name = "tgraph.matmul"
 
+    KEEPS_RELATIVE_ERROR: ClassVar[bool] = True  # sums of products (see `keeps_relative_error`)
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     transpose_b = opt_prop_def(UnitAttr)
@@ -687,7 +689,7 @@ class NegOp(UnaryOp):
         torch=lambda x: _t().neg(x),
         tilelang=lambda b, x: b.add(_arith().NegfOp(x)),
         abstract=lambda ax, x: x,
-        algebra=Algebra(monotone=_DEC, odd=True, homogeneous=Fraction(1), linear=True),
+        algebra=Algebra(monotone=_DEC, odd=True, homogeneous=Fraction(1), linear=True, relative=True),
     )
 
 
@@ -863,7 +865,7 @@ class AddOp(BinaryOp):
         abstract=lambda ax, a, b: ax.add(a, b),
         algebra=Algebra(
             monotone=(_INC, _INC), linear=True, commutative=True, associative=True, identity=0.0,
-            distributes_over=frozenset({"tgraph.max", "tgraph.min"}),
+            distributes_over=frozenset({"tgraph.max", "tgraph.min"}), relative=True,
         ),
     )
 
@@ -890,7 +892,7 @@ class MulOp(BinaryOp):
         abstract=lambda ax, a, b: ax.mul(a, b),
         algebra=Algebra(
             commutative=True, associative=True, identity=1.0,
-            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}),
+            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}), relative=True,
         ),
     )
 
@@ -903,6 +905,7 @@ class DivOp(BinaryOp):
         torch=lambda a, b: _t().div(a, b),
         tilelang=lambda s, a, b: s.binary(_arith().DivfOp, a, b),
         abstract=lambda ax, a, b: ax.mul(a, ax.inv(b)),
+        algebra=Algebra(relative=True),
     )
 
 
@@ -975,7 +978,7 @@ def _scalar_algebra(kind: ScalarKind, c: float) -> Algebra:
     if kind == ScalarKind.RSUB:
         return Algebra(monotone=_DEC)
     if kind in (ScalarKind.MUL, ScalarKind.DIV):
-        return Algebra(monotone=sign, odd=True, homogeneous=Fraction(1), linear=True)
+        return Algebra(monotone=sign, odd=True, homogeneous=Fraction(1), linear=True, relative=True)
     return Algebra(odd=True, homogeneous=Fraction(-1), domain=Domain.NONZERO)  # RDIV: c / x
 
 
@@ -1094,7 +1097,7 @@ class CastOp(ElementwiseOp):
         torch=lambda x: x,
         tilelang=lambda b, x: x,  # the store into the result's buffer converts
         abstract=lambda ax, x: x,
-        algebra=Algebra(monotone=_INC, odd=True),
+        algebra=Algebra(monotone=_INC, odd=True, relative=True),
     )
 
     def __init__(self, input: SSAValue | Operation, element_type: Attribute) -> None:
@@ -1185,6 +1188,7 @@ class ReduceOp(IRDLOperation):
             combine="tgraph.add",
             fill=0.0,
             linear=True,
+            relative=True,
         ),
         ReduceKind.MAX: Reduction(
             numpy=lambda x, axis: np.max(x, axis=axis, keepdims=True),
@@ -1251,6 +1255,8 @@ class ReshapeOp(IRDLOperation):
     """Add or drop size-1 dims; the non-1 dims keep their order."""
 
     name = "tgraph.reshape"
+
+    KEEPS_RELATIVE_ERROR: ClassVar[bool] = True  # the elements unchanged
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1341,6 +1347,17 @@ class SplitOp(IRDLOperation):
         _check_result(self, self.infer_shape(t.shape, self.axis, res.shape[0]), res)
 
 
+def keeps_relative_error(op: Operation) -> bool:
+    """Whether `op`'s result is as relatively precise as its operands (`Algebra.relative`): an
+    elementwise op's algebra says so, a reduction's `Reduction`, any other op its class's
+    `KEEPS_RELATIVE_ERROR`; unknown (False) for ops that declare nothing."""
+    if isinstance(op, ElementwiseOp):
+        return op.semantics().algebra.relative
+    if isinstance(op, ReduceOp):
+        return op.reduction().relative
+    return bool(getattr(type(op), "KEEPS_RELATIVE_ERROR", False))
+
+
 # --------------------------------------------------------------------------- data movement
 
 
@@ -1351,6 +1368,8 @@ class StructuralOp(IRDLOperation):
     concrete result shape. The scheduler and the search do not handle these ops yet: the pipeline
     refuses graphs that use them.
     """
+
+    KEEPS_RELATIVE_ERROR: ClassVar[bool] = True  # the elements unchanged
 
     @abstractmethod
     def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray: ...
