@@ -185,6 +185,7 @@ def _dims_attr(shape: Sequence[int | str | sympy.Expr]) -> ArrayAttr[ExprAttr]:
     return ArrayAttr(ExprAttr(_canonical_dim(d)) for d in shape)
 
 
+@functools.lru_cache(maxsize=65536, typed=True)  # typed: a bool is not the dim 1
 def _canonical_dim(value: int | str | sympy.Expr) -> Dim:
     d = as_dim(value)
     # a symbol made elsewhere (a plain sympy.Symbol) becomes the dim symbol of its name
@@ -193,6 +194,7 @@ def _canonical_dim(value: int | str | sympy.Expr) -> Dim:
     return d
 
 
+@functools.lru_cache(maxsize=65536)
 def _is_monomial(d: Dim) -> bool:
     """Whether `d` is in the dim grammar: a rational times integer powers of symbols."""
     if d.is_Number or d.is_Symbol:
