@@ -75,6 +75,11 @@ class Algebra:
       is the result (select: 0). So an elementwise f moves across it, f(select(m, a, b)) =
       select(m, f(a), f(b)), and select(m, a, a) = a; a reduction does not (sum over a dim where m
       varies mixes elements picked from a and from b), so the search never moves one across it.
+    Any arity:
+    - `relative`: the result is as relatively precise as the operands (an error of eps*|x| in each
+      operand gives one of O(eps)*|f|): products, quotients, scalings, conversions and the sums a
+      Split-K combine adds its partials with, but not a difference such as `s - max s`, which turns
+      the operands' absolute error into the relative error of a following exp.
     """
 
     monotone: Monotone | tuple[Monotone | None, ...] | None = None
@@ -90,6 +95,7 @@ class Algebra:
     identity: float | None = None
     distributes_over: frozenset[str] = field(default_factory=frozenset)
     condition: int | None = None
+    relative: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,8 @@ class Reduction:
     """The meaning of one `tgraph.reduce` kind over one dim (kept as size 1).
 
     `combine`: the binary op (by name) the reduction folds with, when it is such a fold (sum: add,
-    max: max; mean is a sum times 1/n); `fill`: the fold's identity, for padding and accumulators.
+    max: max; mean is a sum times 1/n); `fill`: the fold's identity, for padding and accumulators;
+    `relative`: the result is as relatively precise as the input (`Algebra.relative`).
     """
 
     numpy: Callable[[np.ndarray, int], np.ndarray]
@@ -136,3 +143,4 @@ class Reduction:
     combine: str | None = None
     fill: float | None = None
     linear: bool = False
+    relative: bool = False

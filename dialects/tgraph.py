@@ -87,7 +87,7 @@ from cleave_ir.dialects.semantics import (
     np_erf,
     torch_module,
 )
-from cleave_ir.dialects.cleave import check_metadata
+from cleave_ir.dialects.cleave import ExprAttr, check_metadata
 from cleave_ir.shapes import Dim, as_dim, dim_str, is_integral, symbol
 
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
@@ -112,22 +112,25 @@ def _xmath() -> ModuleType:
 
 @irdl_attr_definition
 class TensorType(ParametrizedAttribute, TypeAttribute):
-    """`!tgraph.tensor<[1, 32, N, 128], f16>`: a tensor with integer or symbolic dims."""
+    """`!tgraph.tensor<[1, 32, N, 128], f16>`: a tensor with integer or symbolic dims.
+
+    Each dim is held as its sympy form (`#cleave.expr`) in the canonical form `as_dim` gives, so
+    shapes written differently (`K/s/2`, `K/(2*s)`) are the same type; it prints in the dim grammar.
+    """
 
     name = "tgraph.tensor"
 
-    dims: ArrayAttr[StringAttr]
+    dims: ArrayAttr[ExprAttr]
     element_type: Attribute
 
     def __init__(
         self, shape: Sequence[int | str | sympy.Expr], element_type: Attribute
     ) -> None:
-        dims = ArrayAttr(StringAttr(dim_str(as_dim(d))) for d in shape)
-        super().__init__(dims, element_type)
+        super().__init__(_dims_attr(shape), element_type)
 
     @property
     def shape(self) -> tuple[Dim, ...]:
-        return tuple(as_dim(d.data) for d in self.dims.data)
+        return tuple(d.data for d in self.dims.data)
 
     @property
     def rank(self) -> int:
@@ -147,6 +150,10 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         for d in self.shape:
             if d.is_Number and (not d.is_Integer or d < 1):
                 raise VerifyException(f"tgraph.tensor dims must be positive integers, got {d}")
+            if not _is_monomial(d):
+                raise VerifyException(
+                    f"tgraph.tensor dims must be products and quotients of integers and symbols, got {d}"
+                )
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -163,14 +170,39 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
                     pos,
                     parser.pos,
                 )
-        return (ArrayAttr(StringAttr(dim_str(d)) for d in dims), elt)
+        return (_dims_attr(dims), elt)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<[")
-        printer.print_string(", ".join(d.data for d in self.dims.data))
+        printer.print_string(", ".join(dim_str(d) for d in self.shape))
         printer.print_string("], ")
         printer.print_attribute(self.element_type)
         printer.print_string(">")
+
+
+def _dims_attr(shape: Sequence[int | str | sympy.Expr]) -> ArrayAttr[ExprAttr]:
+    """The canonical dims of a shape: what parsing their printed text gives back."""
+    return ArrayAttr(ExprAttr(_canonical_dim(d)) for d in shape)
+
+
+@functools.lru_cache(maxsize=65536, typed=True)  # typed: a bool is not the dim 1
+def _canonical_dim(value: int | str | sympy.Expr) -> Dim:
+    d = as_dim(value)
+    # a symbol made elsewhere (a plain sympy.Symbol) becomes the dim symbol of its name
+    if any(s != symbol(s.name) for s in d.free_symbols):  # type: ignore[attr-defined]
+        d = d.xreplace({s: symbol(s.name) for s in d.free_symbols})  # type: ignore[attr-defined]
+    return d
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_monomial(d: Dim) -> bool:
+    """Whether `d` is in the dim grammar: a rational times integer powers of symbols."""
+    if d.is_Number or d.is_Symbol:
+        return True
+    coeff, rest = d.as_coeff_Mul()
+    return coeff.is_Rational and all(
+        base == 1 or (base.is_Symbol and exp.is_Integer) for base, exp in rest.as_powers_dict().items()
+    )
 
 
 def _parse_dim_primary(parser: AttrParser) -> Dim:
@@ -473,6 +505,8 @@ class MatmulOp(IRDLOperation):
 
     name = "tgraph.matmul"
 
+    KEEPS_RELATIVE_ERROR: ClassVar[bool] = True  # sums of products (see `keeps_relative_error`)
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     transpose_b = opt_prop_def(UnitAttr)
@@ -657,7 +691,7 @@ class NegOp(UnaryOp):
         torch=lambda x: _t().neg(x),
         tilelang=lambda b, x: b.add(_arith().NegfOp(x)),
         abstract=lambda ax, x: x,
-        algebra=Algebra(monotone=_DEC, odd=True, homogeneous=Fraction(1), linear=True),
+        algebra=Algebra(monotone=_DEC, odd=True, homogeneous=Fraction(1), linear=True, relative=True),
     )
 
 
@@ -833,7 +867,7 @@ class AddOp(BinaryOp):
         abstract=lambda ax, a, b: ax.add(a, b),
         algebra=Algebra(
             monotone=(_INC, _INC), linear=True, commutative=True, associative=True, identity=0.0,
-            distributes_over=frozenset({"tgraph.max", "tgraph.min"}),
+            distributes_over=frozenset({"tgraph.max", "tgraph.min"}), relative=True,
         ),
     )
 
@@ -860,7 +894,7 @@ class MulOp(BinaryOp):
         abstract=lambda ax, a, b: ax.mul(a, b),
         algebra=Algebra(
             commutative=True, associative=True, identity=1.0,
-            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}),
+            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}), relative=True,
         ),
     )
 
@@ -873,6 +907,7 @@ class DivOp(BinaryOp):
         torch=lambda a, b: _t().div(a, b),
         tilelang=lambda s, a, b: s.binary(_arith().DivfOp, a, b),
         abstract=lambda ax, a, b: ax.mul(a, ax.inv(b)),
+        algebra=Algebra(relative=True),
     )
 
 
@@ -945,7 +980,7 @@ def _scalar_algebra(kind: ScalarKind, c: float) -> Algebra:
     if kind == ScalarKind.RSUB:
         return Algebra(monotone=_DEC)
     if kind in (ScalarKind.MUL, ScalarKind.DIV):
-        return Algebra(monotone=sign, odd=True, homogeneous=Fraction(1), linear=True)
+        return Algebra(monotone=sign, odd=True, homogeneous=Fraction(1), linear=True, relative=True)
     return Algebra(odd=True, homogeneous=Fraction(-1), domain=Domain.NONZERO)  # RDIV: c / x
 
 
@@ -1064,7 +1099,7 @@ class CastOp(ElementwiseOp):
         torch=lambda x: x,
         tilelang=lambda b, x: x,  # the store into the result's buffer converts
         abstract=lambda ax, x: x,
-        algebra=Algebra(monotone=_INC, odd=True),
+        algebra=Algebra(monotone=_INC, odd=True, relative=True),
     )
 
     def __init__(self, input: SSAValue | Operation, element_type: Attribute) -> None:
@@ -1155,6 +1190,7 @@ class ReduceOp(IRDLOperation):
             combine="tgraph.add",
             fill=0.0,
             linear=True,
+            relative=True,
         ),
         ReduceKind.MAX: Reduction(
             numpy=lambda x, axis: np.max(x, axis=axis, keepdims=True),
@@ -1221,6 +1257,8 @@ class ReshapeOp(IRDLOperation):
     """Add or drop size-1 dims; the non-1 dims keep their order."""
 
     name = "tgraph.reshape"
+
+    KEEPS_RELATIVE_ERROR: ClassVar[bool] = True  # the elements unchanged
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1311,6 +1349,17 @@ class SplitOp(IRDLOperation):
         _check_result(self, self.infer_shape(t.shape, self.axis, res.shape[0]), res)
 
 
+def keeps_relative_error(op: Operation) -> bool:
+    """Whether `op`'s result is as relatively precise as its operands (`Algebra.relative`): an
+    elementwise op's algebra says so, a reduction's `Reduction`, any other op its class's
+    `KEEPS_RELATIVE_ERROR`; unknown (False) for ops that declare nothing."""
+    if isinstance(op, ElementwiseOp):
+        return op.semantics().algebra.relative
+    if isinstance(op, ReduceOp):
+        return op.reduction().relative
+    return bool(getattr(type(op), "KEEPS_RELATIVE_ERROR", False))
+
+
 # --------------------------------------------------------------------------- data movement
 
 
@@ -1321,6 +1370,8 @@ class StructuralOp(IRDLOperation):
     concrete result shape. The scheduler and the search do not handle these ops yet: the pipeline
     refuses graphs that use them.
     """
+
+    KEEPS_RELATIVE_ERROR: ClassVar[bool] = True  # the elements unchanged
 
     @abstractmethod
     def numpy(self, xs: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray: ...

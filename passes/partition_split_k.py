@@ -162,12 +162,9 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
     return split, combine
 
 
-_RELATIVE_SAFE = (tgraph.ReshapeOp, tgraph.CastOp, tgraph.ScaleOp, tgraph.NegOp, tgraph.AddOp, tgraph.MulOp, tgraph.DivOp, tgraph.MatmulOp)
-
-
 def _needs_absolute_precision(partial: SSAValue, downstream: set[Operation]) -> bool:
-    """Whether the combine does more with `partial` than sums, scalings and products, whose results are
-    as relatively precise as the partials. A product's partial sums in f16 are each off by
+    """Whether the combine does more with `partial` than ops that keep its relative precision (sums,
+    scalings and products: `tgraph.keeps_relative_error`, declared on the ops). A product's partial sums in f16 are each off by
     |partial| * 2^-11; their sum then feeds e.g. `exp(s - max s)` (a split of attention's q k^T over
     the head dim), which turns that absolute error at logits of 1000 into a relative error of
     e^0.5. Such partials cross in f32 (measured on the H200: mla_decode's c2_s2 split at logits
@@ -180,8 +177,7 @@ def _needs_absolute_precision(partial: SSAValue, downstream: set[Operation]) -> 
             if op not in downstream or op in seen:
                 continue
             seen.add(op)
-            sums = isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.SUM
-            if not (sums or isinstance(op, _RELATIVE_SAFE)):
+            if not tgraph.keeps_relative_error(op):
                 return True
             stack.extend(op.results)
     return False

@@ -482,13 +482,13 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
 
 def schedule_graph(
     graph: tgraph.GraphOp, top_k: int = 3, iterative: bool = True, fusion: bool = True
-) -> tuple[list[Scheduled], list[str]]:
-    """The top-k kernels of `graph` by estimated time, and why the other configurations were dropped.
+) -> tuple[list[Scheduled], list[tuple[Config, str]]]:
+    """The top-k kernels of `graph` by estimated time, and the other configurations with why each was dropped.
 
     Tiles spanning a whole dim over 256 are tried only when no other configuration schedules.
     """
     ranked: list[Scheduled] = []
-    dropped: list[str] = []
+    dropped: list[tuple[Config, str]] = []
     seen: set[str] = set()
     for wide in (False, True):
         if ranked:
@@ -496,7 +496,7 @@ def schedule_graph(
         for cfg in configs(graph, iterative, fusion, wide):
             got = _attempt(graph, cfg)
             if isinstance(got, str):
-                dropped.append(f"{cfg.describe()}: {got}")
+                dropped.append((cfg, got))
                 continue
             text = str(got.kernel)
             if text in seen:  # a reduction tile that tiles nothing repeats a configuration
@@ -599,10 +599,11 @@ class SchedulePass(ModulePass):
         """Insert the top-k kernels of `graph` after it; False (and the reason in `failures`) when none."""
         try:
             best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion)
+            why = {reason for _, reason in dropped}
         except Unschedulable as e:
-            best, dropped = [], [f"all: {e}"]
+            best, dropped, why = [], [], {str(e)}
         if not best:
-            reasons = "; ".join(sorted(set(r.split(": ", 1)[1] for r in dropped))[:3])
+            reasons = "; ".join(sorted(why)[:3])
             failures[graph.sym_name.data] = reasons
             print(f"warning: cleave-schedule: skipped @{graph.sym_name.data}: {reasons}", file=sys.stderr)
             return False

@@ -7,17 +7,22 @@ import math
 import re
 
 import numpy as np
+import sympy
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type
+from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from conftest import build_graph, only_graph, parse_text, value_types
 from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects.cleave import ExprAttr
 from cleave_ir.dialects import tgraph
 from cleave_ir.interpreter import round_to, run_graph
 from cleave_ir.passes.symbolize import instantiate, symbolize
+from cleave_ir.run import make_context
+from cleave_ir.shapes import as_dim, symbol
 
 SETTINGS = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -367,6 +372,52 @@ def test_symbolic_dim_text_roundtrip(dim, value):
     assert str(only_graph(parse_text(printed))) == printed
     x = np.ones((2, value))
     np.testing.assert_array_equal(run1(graph, x, bindings=b), -x)
+
+
+def parse_type(text: str) -> tgraph.TensorType:
+    t = Parser(make_context(), text).parse_type()
+    assert isinstance(t, tgraph.TensorType)
+    return t
+
+
+def test_tensor_dims_are_exprs_and_roundtrip():
+    text = "!tgraph.tensor<[1, 32, N, 2*N, N/2, K/(s*t), K*K], f16>"
+    t = parse_type(text)
+    assert all(isinstance(d, ExprAttr) for d in t.dims.data)
+    # .shape hands out the stored sympy exprs, not a re-parse of text
+    assert all(s is d.data for s, d in zip(t.shape, t.dims.data))
+    N, K, s, u = symbol("N"), symbol("K"), symbol("s"), symbol("t")
+    assert t.shape == (1, 32, N, 2 * N, N / 2, K / (s * u), K * K)
+    assert str(t) == text
+    assert parse_type(str(t)) == t
+    assert tgraph.TensorType(["1", 32, N, "2*N", N / 2, "K/(s*t)", K**2], Float16Type()) == t
+
+
+@pytest.mark.parametrize(
+    "spellings, canonical",
+    [
+        (["(K/s)/2", "K/s/2", "K/(2*s)", "K*s/(2*s*s)"], "K/(2*s)"),
+        (["2*N/2", "(N)", "N*s/s"], "N"),
+        (["N/N", "1"], "1"),
+        (["s*K*2", "2*K*s", "K*(2*s)"], "2*K*s"),
+    ],
+)
+def test_tensor_dims_written_differently_are_one_type(spellings, canonical):
+    types = [parse_type(f"!tgraph.tensor<[{d}, 4], f32>") for d in spellings]
+    built = [tgraph.TensorType([d, 4], Float32Type()) for d in spellings]
+    # a plain sympy symbol becomes the dim symbol of its name
+    dim = as_dim(canonical)
+    plain = tgraph.TensorType([dim.xreplace({x: sympy.Symbol(x.name) for x in dim.free_symbols}), 4], Float32Type())
+    for t in [*types, *built, plain]:
+        assert t == types[0] and hash(t) == hash(types[0])
+        assert str(t) == f"!tgraph.tensor<[{canonical}, 4], f32>"
+
+
+def test_tensor_dims_outside_the_grammar_are_rejected():
+    with pytest.raises(VerifyException, match="products and quotients"):
+        tgraph.TensorType([symbol("N") + 1, 4], Float32Type())
+    with pytest.raises(VerifyException, match="positive integers"):
+        tgraph.TensorType([symbol("N") / symbol("N") / 2], Float32Type())
 
 
 # --------------------------------------------------------------------------- declared-mode rounding

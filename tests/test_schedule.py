@@ -115,7 +115,7 @@ def test_flash_attention_structure(name: str) -> None:
         for r in op.results:
             assert np.prod([int(d) for d in tgraph.tensor_type(r).shape]) <= 128 * 128
     # the fused loop needs far less than the whole rows the unfused schedules ask for
-    assert any("registers" in d or "shared memory" in d for d in dropped)
+    assert any("registers" in reason or "shared memory" in reason for _, reason in dropped)
 
 
 def test_decode_split_kernel_grid_includes_the_split_dim_and_combine_reduces_over_s() -> None:
@@ -209,3 +209,18 @@ def test_placement_keeps_kernels_equal_and_hoists_loads() -> None:
     assert all(cleave.memory(op) == cleave.Memory.SHARED for op in kernel.walk() if isinstance(op, itgraph.LoadOp))
     assert kernel.attributes["cleave.threads"].value.data == 128
     assert kernel_agrees(g, kernel) < 1e-9
+
+
+def test_unschedulable_graph_reports_the_reasons_its_configurations_were_dropped(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every configuration is dropped, each with its Config and reason; the pass names the reasons."""
+    b = GraphBuilder("g", "f32")
+    x = b.input("x", [64, 32])
+    g = b.build(b.exp(x), b.reshape(b.neg(x), [1, 64, 32]))
+    best, dropped = schedule_graph(g, top_k=3)
+    assert not best and dropped
+    assert {type(cfg) for cfg, _ in dropped} == {Config}
+    assert {reason for _, reason in dropped} == {"outputs of different ranks cannot share one grid"}
+    failures: dict[str, str] = {}
+    assert not SchedulePass()._schedule(module_of(g), g, failures)
+    assert failures == {"g": "outputs of different ranks cannot share one grid"}
+    assert capsys.readouterr().err == "warning: cleave-schedule: skipped @g: outputs of different ranks cannot share one grid\n"
