@@ -860,7 +860,7 @@ class MulOp(BinaryOp):
         abstract=lambda ax, a, b: ax.mul(a, b),
         algebra=Algebra(
             commutative=True, associative=True, identity=1.0,
-            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}),
+            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}), linear_in=(True, True),
         ),
     )
 
@@ -873,6 +873,7 @@ class DivOp(BinaryOp):
         torch=lambda a, b: _t().div(a, b),
         tilelang=lambda s, a, b: s.binary(_arith().DivfOp, a, b),
         abstract=lambda ax, a, b: ax.mul(a, ax.inv(b)),
+        algebra=Algebra(linear_in=(True, False)),
     )
 
 
