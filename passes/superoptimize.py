@@ -1144,15 +1144,19 @@ def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> 
     before = _nestings(original)
     after = _nestings(candidate)
     for (kind, attr, reduction, dim), positions in sorted(after.items(), key=str):
-        new = positions - before.get((kind, attr, reduction, dim), frozenset())
+        had = before.get((kind, attr, reduction, dim), frozenset())
         if dim == "split":  # the combine of a Split-K finishes a reduction the original already nests
-            new -= frozenset().union(*(p for n, p in before.items() if n[:3] == (kind, attr, reduction)))
-        if new and not _commutes(kind, attr, reduction, new):
+            had = had.union(*(p for n, p in before.items() if n[:3] == (kind, attr, reduction)))
+        new = positions - had
+        # as many operands as before, in other places: the operands were reordered, not moved
+        # across the reduction ((mu - x)^2 for (x - mu)^2); the tests judge that
+        if len(positions) > len(had) and not _commutes(kind, attr, reduction, new):
             return f"{_describe(kind, attr, new)} applied after a {reduction} reduction over {dim}"
     moved_under = _nested_under(candidate) - _nested_under(original)
     for (kind, attr, reduction, dim), positions in sorted(before.items(), key=str):
-        lost = positions - after.get((kind, attr, reduction, dim), frozenset())
-        if lost and (kind, attr, reduction, dim) in moved_under and not _commutes(kind, attr, reduction, lost):
+        kept = after.get((kind, attr, reduction, dim), frozenset())
+        lost = positions - kept
+        if len(kept) < len(positions) and (kind, attr, reduction, dim) in moved_under and not _commutes(kind, attr, reduction, lost):
             return f"{_describe(kind, attr, lost)} moved before a {reduction} reduction over {dim}"
     return None
 

@@ -400,3 +400,23 @@ def test_the_rescale_after_matmul_is_derived_from_div_being_linear_in_its_divide
     monkeypatch.setitem(superoptimize._BINARY, "div", replace(div, algebra=replace(div.algebra, linear_in=())))
     cands, stats = superoptimize_graph(_softmax_matmul(), max_ops=6, budget=50000)
     assert not _div_moved_after_matmul(cands) and stats.unjustified > 0, stats.line()
+
+
+def test_reordered_operands_are_no_move_across_a_reduction() -> None:
+    """(mu - x)^2 for (x - mu)^2, mu a row sum: sub reaches the sum through its other operand, but
+    as many of its operands as before do; no op crossed the reduction (the variance of
+    vit_layernorm_qkv's candidates). One that reaches the sum through one more operand is judged."""
+    from cleave_ir.passes.superoptimize import unjustified_nesting
+
+    def variance(swapped: bool) -> tgraph.GraphOp:
+        b = GraphBuilder("g", "f32")
+        x = b.input("x", [4, 6])
+        mu = b.reduce("sum", x, 1)
+        return b.build(b.reduce("sum", b.square(b.sub(mu, x) if swapped else b.sub(x, mu)), 1))
+
+    assert unjustified_nesting(variance(False), variance(True)) is None
+    assert unjustified_nesting(variance(True), variance(False)) is None
+    b = GraphBuilder("g", "f32")
+    x = b.input("x", [4, 6])
+    both = b.build(b.reduce("sum", b.square(b.sub(b.reduce("sum", x, 1), b.reduce("sum", b.exp(x), 1))), 1))
+    assert unjustified_nesting(variance(False), both) == "sub (operand 0) applied after a sum reduction over 6"
