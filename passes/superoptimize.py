@@ -32,9 +32,13 @@ equivalence):
   so the same input gives the same candidates on any machine; `time_limit` is a safety net that warns;
 - every construction of the output's class is a candidate, minus canonical duplicates, split forms
   that recompute a whole matmul in the combine, and moves of an elementwise op (opaque ones
-  included: gelu, `tgraph.scalar`, cast) across a reduction, either way, that the op's declared
-  `Algebra` does not justify (see `_commutes`); the rest is confirmed by passes/equivalence.py (six input
-  distributions at three more instantiations, float64, rtol 1e-9).
+  included: gelu, `tgraph.scalar`, cast; binary ones per operand) across a reduction, either way,
+  that the op's declared `Algebra` does not justify (see `_commutes`); the rest is confirmed by
+  passes/equivalence.py (six input distributions at three more instantiations, float64, rtol 1e-9);
+- `max-ops` bounds the classes of a construction's DAG; it is raised to what the graph's own forms
+  need (`op_limit`), so a large graph is not cut off, and the work budget still bounds the cost;
+  a class keeps the lowest op counts over its constructions and passes them on to the classes
+  built over it (`_propagate`).
 """
 
 from __future__ import annotations
@@ -1064,14 +1068,14 @@ def _nesting_key(op: tgraph.ElementwiseOp) -> tuple[str, object]:
     return _node_kind(op), _node_attr(op)
 
 
-def _nestings(graph: tgraph.GraphOp) -> dict[Nesting, Positions]:
+def _nestings(graph: tgraph.GraphOp) -> dict[Nesting, set[Positions]]:
     """(kind, attr, reduction kind, what it reduces) for every elementwise op (unary and binary ops,
     select, scale, `tgraph.scalar`, cast, gelu: keyed as the search builds them) that
-    consumes a reduction's result (through any ops), with the operands it reaches the op through
-    (of a commutative op only how many: its operands' order means nothing); matmuls count as sums
-    over their contracted dim."""
+    consumes a reduction's result (through any ops), with the operands it reaches the op through,
+    one set per op (of a commutative op only how many: its operands' order means nothing); matmuls
+    count as sums over their contracted dim."""
     below: dict[SSAValue, set[tuple[str, str]]] = {a: set() for a in graph.inputs}
-    out: dict[Nesting, Positions] = {}
+    out: dict[Nesting, set[Positions]] = {}
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
             break
@@ -1082,7 +1086,7 @@ def _nestings(graph: tgraph.GraphOp) -> dict[Nesting, Positions]:
                 positions = frozenset(i for i, o in enumerate(op.operands) if (r, dim) in below[o])
                 if key[0] in _COMMUTATIVE:
                     positions = frozenset(range(len(positions)))
-                out[(*key, r, dim)] = out.get((*key, r, dim), frozenset()) | positions
+                out.setdefault((*key, r, dim), set()).add(positions)
         if isinstance(op, tgraph.MatmulOp):
             under = under | {("sum", _reduced(tgraph.tensor_type(op.lhs).shape[-1]))}
         elif isinstance(op, tgraph.ReduceOp):
@@ -1143,22 +1147,33 @@ def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> 
     justified by div's linearity in it. None when every move is justified."""
     before = _nestings(original)
     after = _nestings(candidate)
-    for (kind, attr, reduction, dim), positions in sorted(after.items(), key=str):
-        had = before.get((kind, attr, reduction, dim), frozenset())
+    for (kind, attr, reduction, dim), occurrences in sorted(after.items(), key=str):
+        had = before.get((kind, attr, reduction, dim), set())
         if dim == "split":  # the combine of a Split-K finishes a reduction the original already nests
             had = had.union(*(p for n, p in before.items() if n[:3] == (kind, attr, reduction)))
-        new = positions - had
-        # as many operands as before, in other places: the operands were reordered, not moved
-        # across the reduction ((mu - x)^2 for (x - mu)^2); the tests judge that
-        if len(positions) > len(had) and not _commutes(kind, attr, reduction, new):
-            return f"{_describe(kind, attr, new)} applied after a {reduction} reduction over {dim}"
+        for positions in sorted(occurrences, key=sorted):
+            new = _newly_reached(positions, had)
+            if new is not None and not _commutes(kind, attr, reduction, new):
+                return f"{_describe(kind, attr, new)} applied after a {reduction} reduction over {dim}"
     moved_under = _nested_under(candidate) - _nested_under(original)
-    for (kind, attr, reduction, dim), positions in sorted(before.items(), key=str):
-        kept = after.get((kind, attr, reduction, dim), frozenset())
-        lost = positions - kept
-        if len(kept) < len(positions) and (kind, attr, reduction, dim) in moved_under and not _commutes(kind, attr, reduction, lost):
-            return f"{_describe(kind, attr, lost)} moved before a {reduction} reduction over {dim}"
+    for (kind, attr, reduction, dim), occurrences in sorted(before.items(), key=str):
+        if (kind, attr, reduction, dim) not in moved_under:
+            continue
+        for positions in sorted(occurrences, key=sorted):
+            lost = _newly_reached(positions, after.get((kind, attr, reduction, dim), set()))
+            if lost is not None and not _commutes(kind, attr, reduction, lost):
+                return f"{_describe(kind, attr, lost)} moved before a {reduction} reduction over {dim}"
     return None
+
+
+def _newly_reached(positions: Positions, others: set[Positions]) -> Positions | None:
+    """The operands through which a reduction reaches an op with `positions` that it reaches in no
+    op of `others` (the same op kind in the other graph), or None where the op is reached through
+    no more operands than one of those: operands reordered ((mu - x)^2 for (x - mu)^2) cross no
+    reduction (the tests judge them). Where every one of them is reached somewhere, all are new."""
+    if len(positions) <= max((len(p) for p in others), default=0):
+        return None
+    return (positions - frozenset().union(*others)) or positions
 
 
 def _select_sides(graph: tgraph.GraphOp) -> dict[tuple, set[str]]:
@@ -1286,7 +1301,7 @@ def _only_reshaped(cand: tgraph.GraphOp, original: tgraph.GraphOp) -> bool:
 
 @dataclass(frozen=True)
 class SuperoptimizePass(ModulePass):
-    """Add every equivalent graph found (up to `max-ops` ops) next to its input graph."""
+    """Add every equivalent graph found (up to `max-ops` ops, or what the graph needs: `op_limit`) next to its input graph."""
 
     name = "cleave-superoptimize"
 

@@ -416,6 +416,16 @@ def test_reordered_operands_are_no_move_across_a_reduction() -> None:
 
     assert unjustified_nesting(variance(False), variance(True)) is None
     assert unjustified_nesting(variance(True), variance(False)) is None
+
+    def scaled_deviation(swapped: bool) -> tgraph.GraphOp:
+        """var(x) * (x - mu): the candidate keeps one sub as written and swaps the other's operands."""
+        b = GraphBuilder("g", "f32")
+        x = b.input("x", [4, 6])
+        mu = b.reduce("sum", x, 1)
+        var = b.reduce("sum", b.square(b.sub(mu, x) if swapped else b.sub(x, mu)), 1)
+        return b.build(b.mul(var, b.sub(x, mu)))
+
+    assert unjustified_nesting(scaled_deviation(False), scaled_deviation(True)) is None
     b = GraphBuilder("g", "f32")
     x = b.input("x", [4, 6])
     both = b.build(b.reduce("sum", b.square(b.sub(b.reduce("sum", x, 1), b.reduce("sum", b.exp(x), 1))), 1))
