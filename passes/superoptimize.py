@@ -1219,15 +1219,24 @@ def unjustified_select_move(original: tgraph.GraphOp, candidate: tgraph.GraphOp)
 
 
 def recomputes_whole_matmul(graph: tgraph.GraphOp) -> bool:
-    """A split candidate with a matmul over a split dim that no split feeds: that matmul runs whole
-    (in the combine), so the split saves nothing on it."""
+    """A split candidate with a matmul over a split dim that no split feeds, or one over the split
+    parts that needs a combined result (a layer norm's statistics before its projection): that
+    matmul runs whole in the combine, so the split saves nothing on it."""
     split_syms: set[sympy.Symbol] = set()
     after_split: set[SSAValue] = set()
+    combined: set[SSAValue] = set()  # results downstream of a reduction over the split parts
     for op in graph.block.ops:
         if isinstance(op, tgraph.SplitOp):
             split_syms |= tgraph.tensor_type(op.input).shape[op.axis].free_symbols  # type: ignore[arg-type]
         if isinstance(op, tgraph.SplitOp) or any(o in after_split for o in op.operands):
             after_split.update(op.results)
+        if isinstance(op, tgraph.MatmulOp) and any(o in combined for o in op.operands):
+            if any(SPLIT in tgraph.tensor_type(o).shape for o in op.operands):
+                return True
+        if any(o in combined for o in op.operands) or (
+            isinstance(op, tgraph.ReduceOp) and tgraph.tensor_type(op.input).shape[op.axis] == SPLIT
+        ):
+            combined.update(op.results)
     for op in graph.block.ops:
         if isinstance(op, tgraph.MatmulOp) and not any(o in after_split for o in op.operands):
             if tgraph.tensor_type(op.lhs).shape[-1].free_symbols & split_syms:

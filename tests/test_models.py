@@ -177,21 +177,23 @@ def kept_notes(module: ModuleOp) -> set[str]:
     }
 
 
-def test_masked_attention_gets_its_flash_decoding_form() -> None:
+def test_masked_attention_gets_its_flash_decoding_form(tmp_path: Path) -> None:
     """Causal attention (8 ops) has a FlashDecoding form of 15 (K, V and the mask split, q reshaped,
     two combines, the reshape back), past the search's old fixed limit of 12 ops: the limit grows
     with the graph, so the form is found at the test budget, kept, and its split and combine
-    kernels, interpreted, agree with the graph on causal and banded masks."""
+    kernels, interpreted, agree with the graph on causal and banded masks, and lower for sm_90a."""
     name = "llama3_causal_attention"
     notes = kept_notes(compiled(name, True))
     assert any(n.startswith("split %mask dim 3 by s, split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined")
                for n in notes), notes
     check_agrees(name, True)
+    check_lowers(name, True, tmp_path)
 
 
-# graphs the search found nothing for (an op count fixed at 12 below the graph's own, a class
-# reached first through a dearer construction keeping that cost), and the work budget at which
-# their forms now appear
+# graphs the search found nothing for, even at the default budget (deepseek_mla_prefill: a class
+# reached first through a dearer construction kept that cost, and the division over it exceeded
+# the op budget), the work budget their search now completes within, and a form found there that
+# the pipeline keeps (a note's start)
 UNLOCKED = {
     "deepseek_mla_prefill": (300_000, "div moved after matmul"),
 }
@@ -202,7 +204,8 @@ UNLOCKED = {
 def test_searched_forms_of_graphs_that_had_none(name: str, tmp_path: Path) -> None:
     """The form is kept by the pipeline, its kernels agree under the tilelang interpreter and lower."""
     budget, note = UNLOCKED[name]
-    assert note in kept_notes(compiled(name, True, budget))
+    notes = kept_notes(compiled(name, True, budget))
+    assert any(n.startswith(note) for n in notes), notes
     check_agrees(name, True, budget)
     check_lowers(name, True, tmp_path, budget)
 

@@ -212,3 +212,25 @@ def test_pipeline_on_random_graphs_keeps_every_graph_equivalent(
     report = io.StringIO()
     assert run_module(module, seed=3, out=report), report.getvalue()
     assert "DISAGREE" not in report.getvalue()
+
+
+def _split_k_matmul(centred: bool) -> tgraph.GraphOp:
+    """(x - rowmean(x)) w split over K in s parts: the partial sums of x combine to the mean first
+    (centred), so the per-part matmul needs a combined result; or plain Split-K x w."""
+    b = GraphBuilder("g", "f32")
+    x, w = b.input("x", ["n", "k"]), b.input("w", ["k", "m"])
+    xs, ws = b.split(x, 1, "s"), b.split(w, 0, "s")  # [s, n, k/s], [s, k/s, m]
+    if centred:
+        mean = b.scale(b.reduce("sum", b.reduce("sum", xs, 2), 0), 0.5)  # [1, n, 1]: a combine
+        xs = b.sub(xs, mean)
+    return b.build(b.reshape(b.reduce("sum", b.matmul(xs, ws), 0), ["n", "m"]))
+
+
+def test_a_matmul_over_split_parts_after_a_combine_is_no_split_k() -> None:
+    """Its whole contraction runs in the combine kernel (vit_layernorm_qkv's normalized Split-K
+    form: the split kernel only copied chunks, and its combine did not lower), so the candidate
+    is dropped like one that recomputes a whole matmul; plain Split-K is kept."""
+    from cleave_ir.passes.superoptimize import recomputes_whole_matmul
+
+    assert recomputes_whole_matmul(_split_k_matmul(centred=True))
+    assert not recomputes_whole_matmul(_split_k_matmul(centred=False))
