@@ -369,13 +369,13 @@ def _path_limits(graph: tgraph.GraphOp) -> dict[object, int]:
     return dict(out)
 
 
-def op_limit(graph: tgraph.GraphOp, used_inputs: int, max_splits: int) -> int:
+def op_limit(graph: tgraph.GraphOp, used_inputs: int, max_splits: int) -> tuple[int, int]:
     """The ops a candidate of `graph` may need, so that `max-ops` never cuts off a graph's own forms:
-    the graph's ops, plus for a Split-K form a split or a leading-one reshape of each input the
-    output reads, a combine reduction per split allowed and the final reshape (attention with a
-    mask, 8 ops: 3 splits, a reshape of q, 2 combines and the reshape back make 15)."""
+    without a split, the graph's ops and a reshape; with one, a split or a leading-one reshape of
+    each input the output reads, a combine reduction per split allowed and the final reshape too
+    (attention with a mask, 8 ops: 3 splits, a reshape of q, 2 combines and the reshape back make 15)."""
     own = sum(not isinstance(op, tgraph.OutputOp) for op in graph.block.ops)
-    return own + (used_inputs + max_splits + 1 if max_splits else 1)
+    return own + 1, own + (used_inputs + max_splits + 1 if max_splits else 1)
 
 
 class _Packed:
@@ -445,7 +445,11 @@ class Enumerator:
         self.progress = progress
         self.stats = SearchStats()
         ops, leaves, self.factors = _tree_counts(graph)
-        self.max_ops = max(max_ops, op_limit(graph, len(leaves), max_splits))
+        # terms of split forms get the room their splits, reshapes and combines take; the others
+        # keep the plain limit, so a split form's room does not widen (and slow) the plain search
+        plain, split = op_limit(graph, len(leaves), max_splits)
+        self.plain_ops, self.max_ops = max(max_ops, plain), max(max_ops, split)
+        self.max_rank = max(len(tgraph.tensor_type(t).shape) for t in (*graph.inputs, graph.output_op.outputs[0]))
         budget: dict[object, int] = {k: n for k, n in ops.items()}
         # tree expansion counts a shared split (or reshape) once per use
         share = max(leaves.values(), default=1)
@@ -590,6 +594,12 @@ class Enumerator:
                 if self._improve(self.classes[p], node, counts, dag, path, round_):
                     work.append(p)
 
+    def _limit(self, *shapes: tuple[Dim, ...]) -> int:
+        """The op limit of a construction over terms of these shapes: a term of a split form (split
+        parts, or the leading dim a combine leaves) gets the split forms' room."""
+        split_side = any(SPLIT in shape or len(shape) > self.max_rank for shape in shapes)
+        return self.max_ops if split_side else self.plain_ops
+
     # ------------------------------------------------------------------ one step
     def _constructions(self, round_: int) -> Iterator[Node]:
         """Constructions with at least one child created in the previous round (semi-naive)."""
@@ -635,7 +645,7 @@ class Enumerator:
                 o = self.classes[oid]
                 if o.round == round_ - 1 and o.id < c.id:
                     continue  # the pair (o, c) is yielded when o is `c`
-                if not fits(c.counts + o.counts) or len(c.dag | o.dag) >= self.max_ops:
+                if not fits(c.counts + o.counts) or len(c.dag | o.dag) >= self._limit(c.shape, o.shape):
                     continue  # no op over this pair can fit the budget
                 forward, backward = ops_with[o.shape]
                 pairs = [(c.id, o.id, forward), (o.id, c.id, backward)] if o.id != c.id else [(c.id, c.id, forward)]
@@ -671,7 +681,7 @@ class Enumerator:
                     o = self.classes[oid]
                     if oid in new_ids and oid < c.id:
                         continue  # the pairs of (o, c) are tried when o is `c`
-                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self.max_ops:
+                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self._limit(c.shape, o.shape):
                         continue
                     for m, a in ((c, o), (o, c)) if oid != c.id else ((c, c),):
                         if goal.admits_select_of(m.form, a.form):
@@ -688,7 +698,7 @@ class Enumerator:
             for b in thirds:
                 if b.elt != ca.elt or _broadcast(shape, b.shape) is None:  # type: ignore[arg-type]
                     continue
-                if fits(counts + b.counts) and len(dag | b.dag) < self.max_ops:
+                if fits(counts + b.counts) and len(dag | b.dag) < self._limit(cm.shape, ca.shape, b.shape):
                     yield Node(kind, (m, a, b.id))
 
     def _pair_ops(
@@ -788,7 +798,8 @@ class Enumerator:
                 counts = sum(c.counts for c in cs) + packed.one(_budget_key(node.kind, node.attr))
                 dag: frozenset[int] = frozenset().union(*(c.dag for c in cs))
                 path = self._path(node, cs)
-                if len(dag) + 1 > self.max_ops or not packed.fits(counts) or path is None:
+                limit = self.max_ops if node.kind == "split" or node.attr == LEADING_ONE else self._limit(*(c.shape for c in cs))
+                if len(dag) + 1 > limit or not packed.fits(counts) or path is None:
                     self.stats.pruned += 1  # not `seen`: a cheaper child construction may admit it later
                     continue
                 self.seen.add(node)

@@ -234,3 +234,25 @@ def test_a_matmul_over_split_parts_after_a_combine_is_no_split_k() -> None:
 
     assert recomputes_whole_matmul(_split_k_matmul(centred=True))
     assert not recomputes_whole_matmul(_split_k_matmul(centred=False))
+
+
+def test_max_ops_grows_with_the_graph() -> None:
+    """rowsum(f(a) b), f eleven sigmoids: 13 ops, over the default max-ops of 12, which would cut off
+    the graph's own forms; the limit grows with the graph, and f(a) rowsum(b) is found. Terms of
+    split forms get their splits' room, the others the plain limit."""
+    from cleave_ir.passes.superoptimize import Enumerator, op_limit
+
+    b = GraphBuilder("g", "f32")
+    a, w = b.input("a", [4, 6]), b.input("w", [6, 5])
+    x = a
+    for _ in range(11):
+        x = b.sigmoid(x)
+    graph = b.build(b.reduce("sum", b.matmul(x, w), 1))
+    assert op_limit(graph, 2, 2) == (14, 13 + 2 + 2 + 1) and op_limit(graph, 2, 0) == (14, 14)
+    cands, stats = superoptimize_graph(graph, max_ops=12, budget=200_000)
+    assert not stats.stopped_by_budget, stats.line()
+    reduced_first = [c for c in cands if isinstance(c.graph.block.last_op.operands[0].owner, tgraph.MatmulOp)]
+    assert reduced_first, [c.note for c in cands]
+    symbolize(graph)
+    en = Enumerator(graph, max_ops=12, max_splits=2, time_limit=60.0, seed=0, progress=False)
+    assert (en.plain_ops, en.max_ops) == (14, 18)
