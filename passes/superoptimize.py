@@ -36,7 +36,8 @@ equivalence):
   that the op's declared `Algebra` does not justify (see `_commutes`); the rest is confirmed by
   passes/equivalence.py (six input distributions at three more instantiations, float64, rtol 1e-9);
 - `max-ops` bounds the classes of a construction's DAG; it is raised to what the graph's own forms
-  need (`op_limit`), so a large graph is not cut off, and the work budget still bounds the cost;
+  need (`op_limit`: its ops + 1, and for terms of split forms the splits, reshapes and combines
+  too), so a large graph is not cut off, and the work budget still bounds the cost;
   a class keeps the lowest op counts over its constructions and passes them on to the classes
   built over it (`_propagate`).
 """
