@@ -143,7 +143,7 @@ def parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argp
     c.add_argument("-o", "--output", default="kernel.py")
     c.add_argument("--gpu", action="store_true", help="compile, verify and time the candidates on a CUDA GPU")
     c.add_argument("--keep", type=int, default=3, help="candidates to keep and emit (default 3)")
-    c.add_argument("--max-ops", type=int, default=12)
+    c.add_argument("--max-ops", type=int, default=12, help="ops of a searched graph, at least (default 12); a larger graph raises it to its own op count plus what its Split-K forms add")
     c.add_argument("--search-budget", type=int, default=DEFAULT_BUDGET, help=f"search work budget: constructions considered (default {DEFAULT_BUDGET}); the result does not depend on machine load")
     c.add_argument("--top-k", type=int, default=2, help="tile configurations scheduled per candidate (default 2)")
     c.add_argument("--split-counts", type=_split_counts, default=[2, 4, 8, 16, 32], help="Split-K counts tried (default 2,4,8,16,32)")

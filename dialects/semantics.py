@@ -69,7 +69,11 @@ class Algebra:
     - `commutative`, `associative`, `idempotent` (f(a, a) = a), `identity` (f(e, x) = x);
     - `distributes_over`: names (`tgraph.add`, ...) of the binary ops g with
       f(a, g(b, c)) = g(f(a, b), f(a, c)) for every a (mul over add/sub; add over max/min);
-    - `linear`: linear in both arguments jointly (add, sub).
+    - `linear`: linear in both arguments jointly (add, sub);
+    - `linear_in`: per argument, whether f is linear in it while the other is held fixed,
+      f(a + a', b) = f(a, b) + f(a', b) and f(c a, b) = c f(a, b) (mul: both; div: the dividend;
+      add is only affine in each). So a sum commutes with f in that argument when the other does
+      not vary along the summed dim: sum_k (x_k / r) = (sum_k x_k) / r, the rescale after a matmul.
     Ternary `select(m, a, b)`:
     - `condition`: the index of the operand that picks, per element, which of the other operands
       is the result (select: 0). So an elementwise f moves across it, f(select(m, a, b)) =
@@ -94,6 +98,7 @@ class Algebra:
     idempotent: bool = False
     identity: float | None = None
     distributes_over: frozenset[str] = field(default_factory=frozenset)
+    linear_in: tuple[bool, ...] = ()
     condition: int | None = None
     relative: bool = False
 

@@ -894,7 +894,7 @@ class MulOp(BinaryOp):
         abstract=lambda ax, a, b: ax.mul(a, b),
         algebra=Algebra(
             commutative=True, associative=True, identity=1.0,
-            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}), relative=True,
+            distributes_over=frozenset({"tgraph.add", "tgraph.sub"}), relative=True, linear_in=(True, True),
         ),
     )
 
@@ -907,7 +907,7 @@ class DivOp(BinaryOp):
         torch=lambda a, b: _t().div(a, b),
         tilelang=lambda s, a, b: s.binary(_arith().DivfOp, a, b),
         abstract=lambda ax, a, b: ax.mul(a, ax.inv(b)),
-        algebra=Algebra(relative=True),
+        algebra=Algebra(relative=True, linear_in=(True, False)),
     )
 
 

@@ -32,9 +32,14 @@ equivalence):
   so the same input gives the same candidates on any machine; `time_limit` is a safety net that warns;
 - every construction of the output's class is a candidate, minus canonical duplicates, split forms
   that recompute a whole matmul in the combine, and moves of an elementwise op (opaque ones
-  included: gelu, `tgraph.scalar`, cast) across a reduction, either way, that the op's declared
-  `Algebra` does not justify (see `_commutes`); the rest is confirmed by passes/equivalence.py (six input
-  distributions at three more instantiations, float64, rtol 1e-9).
+  included: gelu, `tgraph.scalar`, cast; binary ones per operand) across a reduction, either way,
+  that the op's declared `Algebra` does not justify (see `_commutes`); the rest is confirmed by
+  passes/equivalence.py (six input distributions at three more instantiations, float64, rtol 1e-9);
+- `max-ops` bounds the classes of a construction's DAG; it is raised to what the graph's own forms
+  need (`op_limit`: its ops + 1, and for terms of split forms the splits, reshapes and combines
+  too), so a large graph is not cut off, and the work budget still bounds the cost;
+  a class keeps the lowest op counts over its constructions and passes them on to the classes
+  built over it (`_propagate`).
 """
 
 from __future__ import annotations
@@ -365,6 +370,15 @@ def _path_limits(graph: tgraph.GraphOp) -> dict[object, int]:
     return dict(out)
 
 
+def op_limit(graph: tgraph.GraphOp, used_inputs: int, max_splits: int) -> tuple[int, int]:
+    """The ops a candidate of `graph` may need, so that `max-ops` never cuts off a graph's own forms:
+    without a split, the graph's ops and a reshape; with one, a split or a leading-one reshape of
+    each input the output reads, a combine reduction per split allowed and the final reshape too
+    (attention with a mask, 8 ops: 3 splits, a reshape of q, 2 combines and the reshape back make 15)."""
+    own = sum(not isinstance(op, tgraph.OutputOp) for op in graph.block.ops)
+    return own + 1, own + (used_inputs + max_splits + 1 if max_splits else 1)
+
+
 class _Packed:
     """Op-kind and leaf counts packed into one int (7-bit fields, guard bits): add is `+`."""
 
@@ -426,13 +440,17 @@ class Enumerator:
         budget: int = 0,
     ) -> None:
         self.graph = graph
-        self.max_ops = max_ops
         self.max_splits = max_splits
         self.work_budget = budget or DEFAULT_BUDGET
         self.deadline = time.monotonic() + time_limit
         self.progress = progress
         self.stats = SearchStats()
         ops, leaves, self.factors = _tree_counts(graph)
+        # terms of split forms get the room their splits, reshapes and combines take; the others
+        # keep the plain limit, so a split form's room does not widen (and slow) the plain search
+        plain, split = op_limit(graph, len(leaves), max_splits)
+        self.plain_ops, self.max_ops = max(max_ops, plain), max(max_ops, split)
+        self.max_rank = max(len(tgraph.tensor_type(t).shape) for t in (*graph.inputs, graph.output_op.outputs[0]))
         budget: dict[object, int] = {k: n for k, n in ops.items()}
         # tree expansion counts a shared split (or reshape) once per use
         share = max(leaves.values(), default=1)
@@ -477,6 +495,7 @@ class Enumerator:
         self._pair_cache: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._select_pairs: dict[tuple[str, int, int], None] = {}  # (kind, condition, picked): see _selects
         self.seen: set[Node] = set()
+        self.parents: dict[int, list[tuple[Node, int]]] = {}  # class -> (construction, its class) using it
         self.start = time.monotonic()
 
     # ------------------------------------------------------------------ bookkeeping
@@ -527,23 +546,60 @@ class Enumerator:
             cls = self.classes[self.by_key[key]]
             if node not in cls.nodes:
                 cls.nodes.append(node)
-                # keep a lower bound of the counts over the constructions, and the smallest DAG
-                lower = self.packed.minimum(cls.counts, counts)
-                shorter = tuple(map(min, cls.path, path))
-                if lower != cls.counts or shorter != cls.path:  # cheaper now: retry the pairs the budget refused
-                    cls.counts = lower
-                    cls.path = shorter
-                    cls.round = round_
-                if len(dag) + 1 < len(cls.dag):
-                    cls.dag = dag | {cls.id}
-                    cls.best = len(cls.nodes) - 1
+                self._link(node, cls.id)
+                if self._improve(cls, node, counts, dag, path, round_):
+                    self._propagate(cls.id, round_)
             return
         cid = len(self.classes)
         if node.kind != "input":
             dag = dag | {cid}
         self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_, elt=elt, path=path))
         self.by_key[key] = cid
+        self._link(node, cid)
         self.stats.classes = len(self.classes)
+
+    def _link(self, node: Node, cid: int) -> None:
+        for a in set(node.args):
+            self.parents.setdefault(a, []).append((node, cid))
+
+    def _improve(self, cls: EClass, node: Node, counts: int, dag: frozenset[int], path: tuple[int, ...],
+                 round_: int) -> bool:
+        """Keep a lower bound of the counts and paths over the class's constructions, and its smallest
+        DAG; True when one of them improved (then the pairs the budget refused are retried)."""
+        lower = self.packed.minimum(cls.counts, counts)
+        shorter = tuple(map(min, cls.path, path))
+        changed = lower != cls.counts or shorter != cls.path
+        cls.counts, cls.path = lower, shorter
+        if len(dag) + 1 < len(cls.dag):
+            cls.dag = dag | {cls.id}
+            cls.best = cls.nodes.index(node)
+            changed = True
+        if changed:
+            cls.round = round_
+        return changed
+
+    def _propagate(self, cid: int, round_: int) -> None:
+        """A class got cheaper: so do the classes built over it (their constructions were seen while
+        it was dearer, and are never tried again), transitively; else a term reached first through
+        a dear construction keeps that cost and a parent of it can exceed the budget or max-ops that
+        its cheap construction fits (the attention of deepseek_mla_prefill)."""
+        work = [cid]
+        while work:
+            for node, p in self.parents.get(work.pop(), ()):
+                cs = [self.classes[a] for a in node.args]
+                path = self._path(node, cs)
+                if path is None:
+                    continue
+                counts = sum(c.counts for c in cs) + self.packed.one(_budget_key(node.kind, node.attr))
+                dag: frozenset[int] = frozenset().union(*(c.dag for c in cs))
+                if self._improve(self.classes[p], node, counts, dag, path, round_):
+                    work.append(p)
+
+    def _limit(self, *shapes: tuple[Dim, ...]) -> int:
+        """The op limit of a construction over terms of these shapes: a term of a split form (split
+        parts, or the leading dim a combine leaves) gets the split forms' room."""
+        split_side = any(SPLIT in shape or len(shape) > self.max_rank for shape in shapes)
+        return self.max_ops if split_side else self.plain_ops
 
     # ------------------------------------------------------------------ one step
     def _constructions(self, round_: int) -> Iterator[Node]:
@@ -590,7 +646,7 @@ class Enumerator:
                 o = self.classes[oid]
                 if o.round == round_ - 1 and o.id < c.id:
                     continue  # the pair (o, c) is yielded when o is `c`
-                if not fits(c.counts + o.counts) or len(c.dag | o.dag) >= self.max_ops:
+                if not fits(c.counts + o.counts) or len(c.dag | o.dag) >= self._limit(c.shape, o.shape):
                     continue  # no op over this pair can fit the budget
                 forward, backward = ops_with[o.shape]
                 pairs = [(c.id, o.id, forward), (o.id, c.id, backward)] if o.id != c.id else [(c.id, c.id, forward)]
@@ -626,7 +682,7 @@ class Enumerator:
                     o = self.classes[oid]
                     if oid in new_ids and oid < c.id:
                         continue  # the pairs of (o, c) are tried when o is `c`
-                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self.max_ops:
+                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self._limit(c.shape, o.shape):
                         continue
                     for m, a in ((c, o), (o, c)) if oid != c.id else ((c, c),):
                         if goal.admits_select_of(m.form, a.form):
@@ -643,7 +699,7 @@ class Enumerator:
             for b in thirds:
                 if b.elt != ca.elt or _broadcast(shape, b.shape) is None:  # type: ignore[arg-type]
                     continue
-                if fits(counts + b.counts) and len(dag | b.dag) < self.max_ops:
+                if fits(counts + b.counts) and len(dag | b.dag) < self._limit(cm.shape, ca.shape, b.shape):
                     yield Node(kind, (m, a, b.id))
 
     def _pair_ops(
@@ -743,7 +799,8 @@ class Enumerator:
                 counts = sum(c.counts for c in cs) + packed.one(_budget_key(node.kind, node.attr))
                 dag: frozenset[int] = frozenset().union(*(c.dag for c in cs))
                 path = self._path(node, cs)
-                if len(dag) + 1 > self.max_ops or not packed.fits(counts) or path is None:
+                limit = self.max_ops if node.kind == "split" or node.attr == LEADING_ONE else self._limit(*(c.shape for c in cs))
+                if len(dag) + 1 > limit or not packed.fits(counts) or path is None:
                     self.stats.pruned += 1  # not `seen`: a cheaper child construction may admit it later
                     continue
                 self.seen.add(node)
@@ -953,6 +1010,7 @@ def canonical_form(graph: tgraph.GraphOp) -> tuple:
 
 
 Nesting = tuple[str, object, str, str]  # (node kind, attr, reduction kind, what it reduces)
+Positions = frozenset[int]  # the operands of an elementwise op through which a reduction reaches it
 
 
 def _reduction(kind: str) -> Reduction:
@@ -960,16 +1018,27 @@ def _reduction(kind: str) -> Reduction:
     return tgraph.ReduceOp.REDUCTIONS[tgraph.ReduceKind(kind)]
 
 
-def _commutes(kind: str, attr: object, reduction: str) -> bool:
-    """May the elementwise construction (`kind`, `attr`) move across a `reduction`, by the op's
-    declared `Algebra` (dialects/semantics.py) and the reduction's `Reduction`? Only when:
+def _arity(kind: str) -> int:
+    return 2 if kind in _BINARY else 3 if kind in _SELECT else 1
+
+
+def _commutes(kind: str, attr: object, reduction: str, positions: Positions = frozenset({0})) -> bool:
+    """May the elementwise construction (`kind`, `attr`) move across a `reduction` that reaches it
+    through the operands `positions`, by the op's declared `Algebra` (dialects/semantics.py) and the
+    reduction's `Reduction`? Through every operand (a unary op, or sum(a) + sum(b) = sum(a + b)):
 
     - the reduction is linear (sum, mean) and the op is linear: f(sum x) = sum f(x); or
     - the reduction folds with a semilattice op (commutative, associative, idempotent, increasing
-      in both arguments: max, min) and the op is monotone increasing: f(max x) = max f(x).
+      in both arguments: max, min) and the op is monotone increasing, f(max x) = max f(x), or is
+      that fold itself, max(max a, max b) = max(max(a, b)).
 
-    An op without such a property (gelu, silu, square, `x + c` for a sum, a decreasing op for a
-    max), an op with a condition operand (select: the reduction would mix both sides) and any op
+    Through some operands only, the others held fixed along the reduced dim (the rescale of a
+    softmax after its matmul, sum_k (e_k / r) = (sum_k e_k) / r), each of them needs: the op is
+    linear in it for a linear reduction (`linear_in`: mul, the dividend of div), or increasing in it
+    for a semilattice fold (max(x + c) = max(x) + c).
+
+    An op without such a property (gelu, silu, square, `x + c` for a sum, a decreasing op or mul for
+    a max), an op with a condition operand (select: the reduction would mix both sides) and any op
     whose semantics are unknown move across nothing."""
     sem = op_semantics(kind, attr)
     if sem is None:
@@ -978,15 +1047,24 @@ def _commutes(kind: str, attr: object, reduction: str) -> bool:
     if alg.condition is not None:
         return False
     red = _reduction(reduction)
-    if red.linear and alg.linear:
-        return True
-    if red.combine is None or alg.monotone is not Monotone.INCREASING:
-        return False
-    fold = tgraph.BINARY_BY_NAME[red.combine].SEMANTICS.algebra
-    return (
-        fold.commutative and fold.associative and fold.idempotent
-        and fold.monotone == (Monotone.INCREASING, Monotone.INCREASING)
+    fold = tgraph.BINARY_BY_NAME[red.combine].SEMANTICS if red.combine is not None else None
+    semilattice = fold is not None and (
+        fold.algebra.commutative and fold.algebra.associative and fold.algebra.idempotent
+        and fold.algebra.monotone == (Monotone.INCREASING, Monotone.INCREASING)
     )
+    arity = _arity(kind)
+    if len(positions) == arity:
+        if red.linear and alg.linear:
+            return True
+        if arity == 1:
+            return semilattice and alg.monotone is Monotone.INCREASING
+        return semilattice and sem is fold
+    monotone = alg.monotone if isinstance(alg.monotone, tuple) else ()
+    for i in positions:
+        linear = red.linear and i < len(alg.linear_in) and alg.linear_in[i]
+        if not (linear or (semilattice and i < len(monotone) and monotone[i] is Monotone.INCREASING)):
+            return False
+    return True
 
 
 def _reduced(size: Dim) -> str:
@@ -998,19 +1076,29 @@ def _reduced(size: Dim) -> str:
     return "split" if size.free_symbols else str(size)
 
 
-def _nestings(graph: tgraph.GraphOp) -> set[Nesting]:
-    """(kind, attr, reduction kind, what it reduces) for every elementwise op other than a binary
-    one (unary ops, scale, `tgraph.scalar`, cast, gelu, select: keyed as the search builds them) that
-    consumes a reduction's result (through any ops); matmuls count as sums over their contracted dim."""
+def _nesting_key(op: tgraph.ElementwiseOp) -> tuple[str, object]:
+    return _node_kind(op), _node_attr(op)
+
+
+def _nestings(graph: tgraph.GraphOp) -> dict[Nesting, set[Positions]]:
+    """(kind, attr, reduction kind, what it reduces) for every elementwise op (unary and binary ops,
+    select, scale, `tgraph.scalar`, cast, gelu: keyed as the search builds them) that
+    consumes a reduction's result (through any ops), with the operands it reaches the op through,
+    one set per op (of a commutative op only how many: its operands' order means nothing); matmuls
+    count as sums over their contracted dim."""
     below: dict[SSAValue, set[tuple[str, str]]] = {a: set() for a in graph.inputs}
-    out: set[Nesting] = set()
+    out: dict[Nesting, set[Positions]] = {}
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
             break
         under = set().union(*(below[o] for o in op.operands))
-        if isinstance(op, tgraph.ElementwiseOp) and not isinstance(op, tgraph.BinaryOp):
-            key = (_node_kind(op), _node_attr(op))
-            out |= {(*key, r, dim) for r, dim in under}
+        if isinstance(op, tgraph.ElementwiseOp):
+            key = _nesting_key(op)
+            for r, dim in under:
+                positions = frozenset(i for i, o in enumerate(op.operands) if (r, dim) in below[o])
+                if key[0] in _COMMUTATIVE:
+                    positions = frozenset(range(len(positions)))
+                out.setdefault((*key, r, dim), set()).add(positions)
         if isinstance(op, tgraph.MatmulOp):
             under = under | {("sum", _reduced(tgraph.tensor_type(op.lhs).shape[-1]))}
         elif isinstance(op, tgraph.ReduceOp):
@@ -1019,7 +1107,7 @@ def _nestings(graph: tgraph.GraphOp) -> set[Nesting]:
     return out
 
 
-def _describe(kind: str, attr: object) -> str:
+def _describe(kind: str, attr: object, positions: Positions = frozenset({0})) -> str:
     if kind == "scale":
         return f"scale by {attr}"
     if kind == OPAQUE:  # e.g. "scalar add 1.5", "gelu tanh"
@@ -1028,6 +1116,8 @@ def _describe(kind: str, attr: object) -> str:
         shown = [getattr(values[k].data, "value", values[k].data) for k in ("kind", "approximate") if k in values]
         shown += [values["constant"].value.data] if "constant" in values else []
         return " ".join(str(x) for x in (name.split(".")[1], *shown))
+    if _arity(kind) > 1:  # "div (operand 0)", "add (operands 0, 1)"
+        return f"{kind} (operand{'s' if len(positions) > 1 else ''} {', '.join(map(str, sorted(positions)))})"
     return kind
 
 
@@ -1041,16 +1131,15 @@ def _reductions_of(op: object) -> tuple[str, str] | None:
 
 
 def _nested_under(graph: tgraph.GraphOp) -> set[Nesting]:
-    """(kind, attr, reduction kind, what it reduces) for every elementwise op other than a binary
-    one whose result a reduction consumes (through any ops): the mirror of `_nestings`."""
+    """(kind, attr, reduction kind, what it reduces) for every elementwise op whose result a reduction consumes (through any ops): the mirror of `_nestings`."""
     above: dict[SSAValue, set[tuple[str, str]]] = {}
     out: set[Nesting] = set()
     for op in reversed(list(graph.block.ops)):
         if isinstance(op, tgraph.OutputOp):
             continue
         downstream = set().union(*(above.get(r, set()) for r in op.results))
-        if isinstance(op, tgraph.ElementwiseOp) and not isinstance(op, tgraph.BinaryOp):
-            key = (_node_kind(op), _node_attr(op))
+        if isinstance(op, tgraph.ElementwiseOp):
+            key = _nesting_key(op)
             out |= {(*key, r, dim) for r, dim in downstream}
         own = _reductions_of(op)
         passed = downstream | {own} if own is not None else downstream
@@ -1062,23 +1151,41 @@ def _nested_under(graph: tgraph.GraphOp) -> set[Nesting]:
 def unjustified_nesting(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str | None:
     """An elementwise op the candidate moves across a reduction although the op's algebra does not
     let it commute with that reduction (moving a max past `square`, a sum past `exp`, anything past
-    gelu): a rewrite no op property justifies, whatever the tests say. Moves both ways count: an op
-    applied after a reduction where the original does not apply it there, and an op the original
-    applies after a reduction that the candidate applies before it instead. None when every move
-    is justified."""
+    gelu, a max past a mul by a row vector): a rewrite no op property justifies, whatever the tests
+    say. Moves both ways count: an op the candidate applies to a reduction's result through operands
+    the original does not, and an op the original applies to a reduction's result through operands
+    that the candidate applies before that reduction instead. Binary ops count per operand: the
+    division of a softmax moved after its matmul reaches the matmul's sum through its dividend,
+    justified by div's linearity in it. None when every move is justified."""
     before = _nestings(original)
     after = _nestings(candidate)
-    for kind, attr, reduction, dim in sorted(after - before, key=str):
-        if _commutes(kind, attr, reduction):
+    for (kind, attr, reduction, dim), occurrences in sorted(after.items(), key=str):
+        had = before.get((kind, attr, reduction, dim), set())
+        if dim == "split":  # the combine of a Split-K finishes a reduction the original already nests
+            had = had.union(*(p for n, p in before.items() if n[:3] == (kind, attr, reduction)))
+        for positions in sorted(occurrences, key=sorted):
+            new = _newly_reached(positions, had)
+            if new is not None and not _commutes(kind, attr, reduction, new):
+                return f"{_describe(kind, attr, new)} applied after a {reduction} reduction over {dim}"
+    moved_under = _nested_under(candidate) - _nested_under(original)
+    for (kind, attr, reduction, dim), occurrences in sorted(before.items(), key=str):
+        if (kind, attr, reduction, dim) not in moved_under:
             continue
-        if dim == "split" and any(n[:2] == (kind, attr) and n[2] == reduction for n in before):
-            continue  # the combine of a Split-K finishes a reduction the original already nests
-        return f"{_describe(kind, attr)} applied after a {reduction} reduction over {dim}"
-    moved_in = (before - after) & (_nested_under(candidate) - _nested_under(original))
-    for kind, attr, reduction, dim in sorted(moved_in, key=str):
-        if not _commutes(kind, attr, reduction):
-            return f"{_describe(kind, attr)} moved before a {reduction} reduction over {dim}"
+        for positions in sorted(occurrences, key=sorted):
+            lost = _newly_reached(positions, after.get((kind, attr, reduction, dim), set()))
+            if lost is not None and not _commutes(kind, attr, reduction, lost):
+                return f"{_describe(kind, attr, lost)} moved before a {reduction} reduction over {dim}"
     return None
+
+
+def _newly_reached(positions: Positions, others: set[Positions]) -> Positions | None:
+    """The operands through which a reduction reaches an op with `positions` that it reaches in no
+    op of `others` (the same op kind in the other graph), or None where the op is reached through
+    no more operands than one of those: operands reordered ((mu - x)^2 for (x - mu)^2) cross no
+    reduction (the tests judge them). Where every one of them is reached somewhere, all are new."""
+    if len(positions) <= max((len(p) for p in others), default=0):
+        return None
+    return (positions - frozenset().union(*others)) or positions
 
 
 def _select_sides(graph: tgraph.GraphOp) -> dict[tuple, set[str]]:
@@ -1124,15 +1231,24 @@ def unjustified_select_move(original: tgraph.GraphOp, candidate: tgraph.GraphOp)
 
 
 def recomputes_whole_matmul(graph: tgraph.GraphOp) -> bool:
-    """A split candidate with a matmul over a split dim that no split feeds: that matmul runs whole
-    (in the combine), so the split saves nothing on it."""
+    """A split candidate with a matmul over a split dim that no split feeds, or one over the split
+    parts that needs a combined result (a layer norm's statistics before its projection): that
+    matmul runs whole in the combine, so the split saves nothing on it."""
     split_syms: set[sympy.Symbol] = set()
     after_split: set[SSAValue] = set()
+    combined: set[SSAValue] = set()  # results downstream of a reduction over the split parts
     for op in graph.block.ops:
         if isinstance(op, tgraph.SplitOp):
             split_syms |= tgraph.tensor_type(op.input).shape[op.axis].free_symbols  # type: ignore[arg-type]
         if isinstance(op, tgraph.SplitOp) or any(o in after_split for o in op.operands):
             after_split.update(op.results)
+        if isinstance(op, tgraph.MatmulOp) and any(o in combined for o in op.operands):
+            if any(SPLIT in tgraph.tensor_type(o).shape for o in op.operands):
+                return True
+        if any(o in combined for o in op.operands) or (
+            isinstance(op, tgraph.ReduceOp) and tgraph.tensor_type(op.input).shape[op.axis] == SPLIT
+        ):
+            combined.update(op.results)
     for op in graph.block.ops:
         if isinstance(op, tgraph.MatmulOp) and not any(o in after_split for o in op.operands):
             if tgraph.tensor_type(op.lhs).shape[-1].free_symbols & split_syms:
@@ -1206,7 +1322,7 @@ def _only_reshaped(cand: tgraph.GraphOp, original: tgraph.GraphOp) -> bool:
 
 @dataclass(frozen=True)
 class SuperoptimizePass(ModulePass):
-    """Add every equivalent graph found (up to `max-ops` ops) next to its input graph."""
+    """Add every equivalent graph found (up to `max-ops` ops, or what the graph needs: `op_limit`) next to its input graph."""
 
     name = "cleave-superoptimize"
 

@@ -191,6 +191,11 @@ def test_binary_algebra_holds(name: str, cls) -> None:
         _close(g(f(x, y), f(x, z)), f(x, g(y, z)), 1e-9)
     if a.linear:
         _close(f(x, y) + f(z, x), f(x + z, y + x), 1e-9)
+    for i, linear in enumerate(a.linear_in):
+        if linear:  # linear in argument i, the other held fixed
+            g = (lambda u: f(u, y)) if i == 0 else (lambda u: f(x, u))
+            _close(g(z) + g(2.0 * z[::-1]), g(z + 2.0 * z[::-1]), 1e-9)
+            _close(-3.0 * g(z), g(-3.0 * z), 1e-10)
     if isinstance(a.monotone, tuple):
         base = f(x, y)
         for i, m in enumerate(a.monotone):
@@ -207,6 +212,9 @@ def test_non_monotone_ops_are_not_marked_monotone() -> None:
         props = {"approximate": tgraph.GeluApproximateAttr(tgraph.GeluApproximate.ERF)} if cls is tgraph.GeluOp else {}
         assert cls.semantics_of(props).algebra.monotone is None, cls.name
     assert tgraph.DivOp.SEMANTICS.algebra.monotone is None and tgraph.MulOp.SEMANTICS.algebra.monotone is None
+    # affine, not linear, in each argument alone (sum_k (x_k + c) = sum_k x_k + n c); 1 / x is not linear
+    assert not any(tgraph.AddOp.SEMANTICS.algebra.linear_in) and not any(tgraph.SubOp.SEMANTICS.algebra.linear_in)
+    assert tgraph.DivOp.SEMANTICS.algebra.linear_in == (True, False)
 
 
 # --------------------------------------------------------------------------- schedule + lower + tilelang

@@ -299,3 +299,134 @@ def test_inputs_of_opposite_signs_meet_in_a_max() -> None:
     for g in module.body.block.ops:
         if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" in g.attributes:
             assert corpus.independent_check(reference, g, seed=2518)[0], str(g)
+
+
+def _binary_moved(kind: str, reduce: str, operand: int) -> tuple[tgraph.GraphOp, tgraph.GraphOp]:
+    """reduce(f(x, r)) and f(reduce(x), r) over dim 1 (x in `operand`), r a column [4, 1] that the
+    reduction does not vary: the rescale-after-matmul move of a norm or a softmax, in miniature."""
+    graphs = []
+    for after in (False, True):
+        b = GraphBuilder("g", "f32")
+        x, r = b.input("x", [4, 6]), b.input("r", [4, 1])
+        f = (lambda v: b.binary(kind, v, r)) if operand == 0 else (lambda v: b.binary(kind, r, v))
+        graphs.append(b.build(f(b.reduce(reduce, x, 1)) if after else b.reduce(reduce, f(x), 1)))
+    return graphs[0], graphs[1]
+
+
+@pytest.mark.parametrize(
+    ("kind", "reduce", "operand", "justified"),
+    [
+        ("div", "sum", 0, True),  # linear in the dividend: sum(x / r) = sum(x) / r
+        ("div", "mean", 0, True),
+        ("div", "sum", 1, False),  # sum(r / x) is no function of sum(x)
+        ("div", "max", 0, False),  # max(x / r) = min(x) / r where r < 0: div declares no monotone
+        ("mul", "sum", 0, True),
+        ("mul", "sum", 1, True),  # commutative: either operand
+        ("mul", "max", 0, False),  # max(x * r) = min(x) * r where r < 0
+        ("add", "max", 0, True),  # increasing in each: max(x + r) = max(x) + r
+        ("add", "sum", 0, False),  # affine only: sum(x + r) = sum(x) + n r
+        ("sub", "max", 0, True),
+        ("sub", "max", 1, False),  # max(r - x) = r - min(x): decreasing in its subtrahend
+        ("max", "max", 0, True),
+        ("max", "sum", 1, False),
+        ("min", "max", 0, True),  # min(., r) is increasing: max(min(x, r)) = min(max(x), r)
+    ],
+)
+def test_binary_moves_read_the_ops_algebra(kind: str, reduce: str, operand: int, justified: bool) -> None:
+    """A binary op with one operand fixed along the reduced dim crosses the reduction only by its
+    declared per-operand property (`linear_in` for a sum, `monotone` for a max), both ways; an op
+    lacking it is never moved, whatever the tests say."""
+    from cleave_ir.passes.superoptimize import unjustified_nesting
+
+    before, after = _binary_moved(kind, reduce, operand)
+    moved_after, moved_before = unjustified_nesting(before, after), unjustified_nesting(after, before)
+    if justified:
+        assert moved_after is None and moved_before is None, (moved_after, moved_before)
+    else:
+        where = 0 if kind in ("mul", "add", "max", "min") else operand  # commutative: counted, not placed
+        assert moved_after == f"{kind} (operand {where}) applied after a {reduce} reduction over 6", moved_after
+        assert moved_before == f"{kind} (operand {where}) moved before a {reduce} reduction over 6", moved_before
+
+
+def _two_sums(kind: str, reduce: str, fused: bool) -> tgraph.GraphOp:
+    """reduce(f(x, y)) over dim 1, or f(reduce(x), reduce(y)): the reduction reaches both operands."""
+    b = GraphBuilder("g", "f32")
+    x, y = b.input("x", [4, 6]), b.input("y", [4, 6])
+    if fused:
+        return b.build(b.reduce(reduce, b.binary(kind, x, y), 1))
+    return b.build(b.binary(kind, b.reduce(reduce, x, 1), b.reduce(reduce, y, 1)))
+
+
+@pytest.mark.parametrize(
+    ("kind", "reduce", "justified"),
+    [("add", "sum", True), ("sub", "sum", True), ("mul", "sum", False), ("max", "max", True),
+     ("min", "max", False), ("add", "max", False)],
+)
+def test_a_reduction_through_both_operands_needs_joint_linearity_or_the_fold(kind: str, reduce: str, justified: bool) -> None:
+    """sum(x) + sum(y) = sum(x + y) (add is linear jointly) and max(max x, max y) = max(max(x, y))
+    (the fold itself); sum(x) * sum(y) and max(x) + max(y) are not, though mul and add pass one
+    operand at a time."""
+    from cleave_ir.passes.superoptimize import unjustified_nesting
+
+    why = unjustified_nesting(_two_sums(kind, reduce, True), _two_sums(kind, reduce, False))
+    assert (why is None) == justified, why
+    if not justified:
+        assert why == f"{kind} (operands 0, 1) applied after a {reduce} reduction over 6", why
+
+
+def _softmax_matmul() -> tgraph.GraphOp:
+    """(exp(x) / rowsum(exp(x))) v: the rescale-after-matmul move is the division moved after the matmul."""
+    b = GraphBuilder("g", "f32")
+    x, v = b.input("x", [4, 6]), b.input("v", [6, 5])
+    e = b.exp(x)
+    return b.build(b.matmul(b.div(e, b.reduce("sum", e, 1)), v))
+
+
+def _div_moved_after_matmul(cands) -> bool:
+    return any(isinstance(c.graph.block.last_op.operands[0].owner, tgraph.DivOp) for c in cands)
+
+
+def test_the_rescale_after_matmul_is_derived_from_div_being_linear_in_its_dividend(monkeypatch) -> None:
+    """The search moves the division after the matmul because div declares `linear_in` for its
+    dividend, not because it is div: with that property taken away the same candidate (which the
+    tests would accept) is refused by op properties."""
+    from dataclasses import replace
+
+    from cleave_ir.passes import superoptimize
+
+    cands, stats = superoptimize_graph(_softmax_matmul(), max_ops=6, budget=50000)
+    assert _div_moved_after_matmul(cands) and stats.unjustified == 0, stats.line()
+    div = superoptimize._BINARY["div"]
+    monkeypatch.setitem(superoptimize._BINARY, "div", replace(div, algebra=replace(div.algebra, linear_in=())))
+    cands, stats = superoptimize_graph(_softmax_matmul(), max_ops=6, budget=50000)
+    assert not _div_moved_after_matmul(cands) and stats.unjustified > 0, stats.line()
+
+
+def test_reordered_operands_are_no_move_across_a_reduction() -> None:
+    """(mu - x)^2 for (x - mu)^2, mu a row sum: sub reaches the sum through its other operand, but
+    as many of its operands as before do; no op crossed the reduction (the variance of
+    vit_layernorm_qkv's candidates). One that reaches the sum through one more operand is judged."""
+    from cleave_ir.passes.superoptimize import unjustified_nesting
+
+    def variance(swapped: bool) -> tgraph.GraphOp:
+        b = GraphBuilder("g", "f32")
+        x = b.input("x", [4, 6])
+        mu = b.reduce("sum", x, 1)
+        return b.build(b.reduce("sum", b.square(b.sub(mu, x) if swapped else b.sub(x, mu)), 1))
+
+    assert unjustified_nesting(variance(False), variance(True)) is None
+    assert unjustified_nesting(variance(True), variance(False)) is None
+
+    def scaled_deviation(swapped: bool) -> tgraph.GraphOp:
+        """var(x) * (x - mu): the candidate keeps one sub as written and swaps the other's operands."""
+        b = GraphBuilder("g", "f32")
+        x = b.input("x", [4, 6])
+        mu = b.reduce("sum", x, 1)
+        var = b.reduce("sum", b.square(b.sub(mu, x) if swapped else b.sub(x, mu)), 1)
+        return b.build(b.mul(var, b.sub(x, mu)))
+
+    assert unjustified_nesting(scaled_deviation(False), scaled_deviation(True)) is None
+    b = GraphBuilder("g", "f32")
+    x = b.input("x", [4, 6])
+    both = b.build(b.reduce("sum", b.square(b.sub(b.reduce("sum", x, 1), b.reduce("sum", b.exp(x), 1))), 1))
+    assert unjustified_nesting(variance(False), both) == "sub (operand 0) applied after a sum reduction over 6"

@@ -112,7 +112,8 @@ def test_no_candidate_breaks_the_input(name: str) -> None:
     graph, cands, stats = search(name, 5)
     assert stats.classes > 0
     for c in cands:
-        assert_equivalent(graph, c.graph, {k: 6 + i for i, k in enumerate(sorted(graph.binding_values()))} | {"s": 2})
+        # distinct sizes that the split count divides (the Split-K candidates split any reduced dim)
+        assert_equivalent(graph, c.graph, {k: 6 * (i + 1) for i, k in enumerate(sorted(graph.binding_values()))} | {"s": 2})
 
 
 def test_attention_division_moves_after_the_value_matmul() -> None:
@@ -211,3 +212,47 @@ def test_pipeline_on_random_graphs_keeps_every_graph_equivalent(
     report = io.StringIO()
     assert run_module(module, seed=3, out=report), report.getvalue()
     assert "DISAGREE" not in report.getvalue()
+
+
+def _split_k_matmul(centred: bool) -> tgraph.GraphOp:
+    """(x - rowmean(x)) w split over K in s parts: the partial sums of x combine to the mean first
+    (centred), so the per-part matmul needs a combined result; or plain Split-K x w."""
+    b = GraphBuilder("g", "f32")
+    x, w = b.input("x", ["n", "k"]), b.input("w", ["k", "m"])
+    xs, ws = b.split(x, 1, "s"), b.split(w, 0, "s")  # [s, n, k/s], [s, k/s, m]
+    if centred:
+        mean = b.scale(b.reduce("sum", b.reduce("sum", xs, 2), 0), 0.5)  # [1, n, 1]: a combine
+        xs = b.sub(xs, mean)
+    return b.build(b.reshape(b.reduce("sum", b.matmul(xs, ws), 0), ["n", "m"]))
+
+
+def test_a_matmul_over_split_parts_after_a_combine_is_no_split_k() -> None:
+    """Its whole contraction runs in the combine kernel (vit_layernorm_qkv's normalized Split-K
+    form: the split kernel only copied chunks, and its combine did not lower), so the candidate
+    is dropped like one that recomputes a whole matmul; plain Split-K is kept."""
+    from cleave_ir.passes.superoptimize import recomputes_whole_matmul
+
+    assert recomputes_whole_matmul(_split_k_matmul(centred=True))
+    assert not recomputes_whole_matmul(_split_k_matmul(centred=False))
+
+
+def test_max_ops_grows_with_the_graph() -> None:
+    """rowsum(f(a) b), f eleven sigmoids: 13 ops, over the default max-ops of 12, which would cut off
+    the graph's own forms; the limit grows with the graph, and f(a) rowsum(b) is found. Terms of
+    split forms get their splits' room, the others the plain limit."""
+    from cleave_ir.passes.superoptimize import Enumerator, op_limit
+
+    b = GraphBuilder("g", "f32")
+    a, w = b.input("a", [4, 6]), b.input("w", [6, 5])
+    x = a
+    for _ in range(11):
+        x = b.sigmoid(x)
+    graph = b.build(b.reduce("sum", b.matmul(x, w), 1))
+    assert op_limit(graph, 2, 2) == (14, 13 + 2 + 2 + 1) and op_limit(graph, 2, 0) == (14, 14)
+    cands, stats = superoptimize_graph(graph, max_ops=12, budget=200_000)
+    assert not stats.stopped_by_budget, stats.line()
+    reduced_first = [c for c in cands if isinstance(c.graph.block.last_op.operands[0].owner, tgraph.MatmulOp)]
+    assert reduced_first, [c.note for c in cands]
+    symbolize(graph)
+    en = Enumerator(graph, max_ops=12, max_splits=2, time_limit=60.0, seed=0, progress=False)
+    assert (en.plain_ops, en.max_ops) == (14, 18)
