@@ -218,9 +218,10 @@ def _set_signature(graph: tgraph.GraphOp) -> None:
 
 
 def _squeeze_inputs(graph: tgraph.GraphOp, inputs: Sequence[Input]) -> None:
-    """Each input read only through reshapes to one shape of lower rank (dropping size-1 dims) takes
-    that shape: a node's value is passed as that view of it (`Input.layout`), a constant at that shape.
-    Decode's `[B, 1, K]` activations enter as `[B, K]` rows."""
+    """Each input read only through reshapes to one shape that adds or drops size-1 dims takes that
+    shape: a node's value is passed as that view of it (`Input.layout`), a constant at that shape.
+    Decode's `[B, 1, K]` activations enter as `[B, K]` rows; a prefill linear's `[N, K]` weight,
+    broadcast over the batch as `[1, N, K]`, enters as that view (the search rebuilds no input reshape)."""
     attrs = [dict(graph.arg_attrs.data[i].data) if graph.arg_attrs is not None else {} for i in range(len(inputs))]
     for i, slot in enumerate(inputs):
         arg = graph.inputs[i]
@@ -230,8 +231,8 @@ def _squeeze_inputs(graph: tgraph.GraphOp, inputs: Sequence[Input]) -> None:
         if not uses or slot.group != 1 or not all(isinstance(u, tgraph.ReshapeOp) for u in uses) or len(shapes) != 1:
             continue
         [shape] = shapes
-        if len(shape) >= len(old):
-            continue
+        if shape == old or [d for d in shape if d != 1] != [d for d in old if d != 1]:
+            continue  # not a view that only adds or drops size-1 dims
         layout = frame_map(old, shape)
         new = Rewriter.replace_value_with_new_type(arg, tgraph.tensor_type(arg).with_shape(list(shape)))
         for u in uses:
