@@ -427,16 +427,16 @@ class _KernelLowering:
 
     def reduce(self, op: tgraph.ReduceOp) -> None:
         src = self.bufs[op.input]
+        is_sum = op.kind.data == tgraph.ReduceKind.SUM
         if (wide := self.deferred.get(op.result)) is not None:
             # a loop-carried reduction: this chunk joins the wide accumulator element by element
             full = self.loop_vars(wide.shape)
             s = _Statements()
-            combine = arith.AddfOp if op.kind.data == tgraph.ReduceKind.SUM else arith.MaximumfOp
-            s.store(s.binary(combine, s.load(wide, full), s.load(src, full)), wide, full)
+            s.store(s.binary(_fold(is_sum), s.load(wide, full), s.load(src, full)), wide, full)
             self.parallel(wide.shape, s)
             self.bufs[op.result] = wide
             return
-        self._reduce(src, op.axis, op.kind.data == tgraph.ReduceKind.SUM, op.result)
+        self._reduce(src, op.axis, is_sum, op.result)
 
     def _reduce(self, src: _Buf, src_axis: int, is_sum: bool, result: SSAValue) -> None:
         """`result` = the sum or max of tile `src` along `src_axis`."""
@@ -464,7 +464,7 @@ class _KernelLowering:
         out = self.alloc_for(result, name, tl.Scope.FRAGMENT)
         # any other axis: a serial loop over the reduced dim around a parallel update
         src = self._shared(src)
-        combine = arith.AddfOp if is_sum else arith.MaximumfOp
+        combine = _fold(is_sum)
         init = 0.0 if is_sum else float("-inf")
         split = vector_split(dims[0], self.threads) if len(dims) == 1 else 1
         if split > 1:
@@ -655,13 +655,11 @@ class _KernelLowering:
                     s.store(s.binary(arith.AddfOp, old, s.load(part, full)), acc, full)
                     self.parallel(acc.shape, s)
                 continue
-            if kind == AccumulateKind.RESCALED_SUM or (kind == AccumulateKind.MAX and rescaled) or value in summed:
-                continue
-            if value in self.deferred:
+            if kind == AccumulateKind.RESCALED_SUM or (kind == AccumulateKind.MAX and rescaled) or value in summed or value in self.deferred:
                 continue
             full = self.loop_vars(acc.shape)
             s = _Statements()
-            update = s.binary(arith.AddfOp if kind == AccumulateKind.SUM else arith.MaximumfOp, s.load(acc, full), s.load(part, full))
+            update = s.binary(_fold(kind == AccumulateKind.SUM), s.load(acc, full), s.load(part, full))
             s.store(update, acc, full)
             self.parallel(acc.shape, s)
         self.block_stack.pop()
@@ -764,6 +762,11 @@ def _new_max(s: _Statements, m_acc: _Buf, m_part: _Buf, m_new: _Buf, alpha: _Buf
     ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
     s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(m_acc, full), ref)), alpha, full)
     return ref
+
+
+def _fold(is_sum: bool) -> type[arith.AddfOp] | type[arith.MaximumfOp]:
+    """The scalar op a sum (else a max) folds with."""
+    return arith.AddfOp if is_sum else arith.MaximumfOp
 
 
 # per-thread fp32 registers a deferred row reduction's wide accumulator may take
