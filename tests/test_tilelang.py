@@ -222,7 +222,7 @@ def test_sync_warnings_are_read_from_file_descriptor_2() -> None:
 
 # one-row matmuls: decode (one query row per head) and T=1 rows; sizes where each form is chosen
 ONE_ROW = {
-    "mha_decode": ("mha_decode", {8192: 256, 32: 2}, {"pad", "gemv"}),  # c1 padded to 64-row T.gemm, c2's P @ V in GEMV form
+    "mha_decode": ("mha_decode", {8192: 256, 32: 2}, {"pad"}),  # c1 and its Split-K form padded to 64-row T.gemm
     # a KV loop (online softmax over padded one-row accumulators), whole and split along L
     "mha_decode_loop": ("mha_decode", {8192: 2048, 32: 1}, {"pad"}),
     "swiglu": ("swiglu", SCALED, {"pad"}),  # x @ Wg, x @ Wu as padded T.gemm
