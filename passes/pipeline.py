@@ -1,7 +1,8 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
 decompose -> canonicalize (on by default: softmax written with its max shift, norms with div/sqrt) -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
-place-memory -> dynamic-shapes, then the candidates (a graph's best kernel, or a split kernel plus
+place-memory -> dynamic-shapes (schedule with `per-matmul-cut`: a chain of matmuls is also offered as
+one kernel per matmul), then the candidates (a graph's best kernel, or a split kernel plus
 its combine kernel) are ranked by the cost model's estimate and only `keep` of them are left in the
 module, with their kernels: the best of each form (one kernel, a Split-K pair, a chain of cut
 pieces; `form`) first, then the next best. The model ranks forms less reliably than it ranks
@@ -10,7 +11,7 @@ GEMV estimated 58.3 us measured 56.1 us), so measurement (`cleave compile --gpu`
 
 Ablations (the Cleave paper's Figure 12), as options: `no-split=true` searches without the Split
 operator (max-splits=0: no Split-K or FlashDecoding candidates), `no-search=true` skips the algebraic
-search (only the input graph itself is scheduled), `iterative-tiling=false` and
+search (only the input graph itself is scheduled, as one kernel: no per-matmul cut), `iterative-tiling=false` and
 `horizontal-fusion=false` are passed to `cleave-schedule`.
 """
 
@@ -89,14 +90,22 @@ def kernel_key(module: ModuleOp) -> Callable[[Unit], Hashable]:
     return lambda u: tuple(tuple(str(kernels[k].attributes.get(n)) for n in names) for k in u[1])
 
 
+# how far (times the best estimate) a form's best may be and still be kept ahead of the rank: the
+# model's misranking of forms seen on the H200 is under 2x (swiglu T=1: 51.7/58.3 us estimated,
+# 89.7/56.1 us measured); an unfused attention estimated 10x slower is not worth timing
+FORM_SLACK = 3.0
+
+
 def select_kept(units: Sequence[Unit], keep: int, form_of: Callable[[str], Hashable], same: Callable[[Unit], Hashable] = id) -> list[Unit]:
     """`keep` of the ranked `units`, none with the same `same` key as a better one: the best of every
-    form first (best forms first), then the next best of any form; in rank order."""
+    form estimated within `FORM_SLACK` of the best first (best forms first), then the next best of
+    any form; in rank order."""
     seen: set[Hashable] = set()
     units = [u for u in units if not ((key := same(u)) in seen or seen.add(key))]
     firsts: dict[Hashable, Unit] = {}
     for u in units:
-        firsts.setdefault(form_of(u[2]), u)
+        if u[0] <= FORM_SLACK * units[0][0]:
+            firsts.setdefault(form_of(u[2]), u)
     chosen = list(firsts.values())[:keep]
     chosen += [u for u in units if u not in chosen][: keep - len(chosen)]
     return sorted(chosen, key=units.index)
@@ -132,7 +141,7 @@ class PipelinePass(ModulePass):
             ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),  # makes the input graph concrete again
             StabilizeSplitKPass(),  # Split-K exp sums in log-sum-exp form: finite for any logits
             PartitionSplitKPass(),
-            SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion),
+            SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion, per_matmul_cut=not self.no_search),
             DropUnstablePass(),  # candidates whose softmax spans kernels without a shared max
             PlaceMemoryPass(),
             DynamicShapesPass(),  # kernels of graphs with dynamic dims serve every size of them

@@ -533,6 +533,10 @@ class SchedulePass(ModulePass):
     top_k: int = 3
     iterative_tiling: bool = True
     horizontal_fusion: bool = True
+    # also schedule each input graph with a chain of matmuls cut into one kernel per matmul
+    # (`<graph>_mm`, a candidate of the graph): cuBLAS's form, where fusing the chain recomputes or
+    # re-reads a product for every output tile (gpt2's MLP)
+    per_matmul_cut: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.top_k < 1:
@@ -592,8 +596,41 @@ class SchedulePass(ModulePass):
                     raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{piece.sym_name.data}: {failures[piece.sym_name.data]}")
             print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)
 
+        for root in graphs.values():
+            if self.per_matmul_cut and families.get(root.sym_name.data) and matmul_chain(root):
+                self._cut_per_matmul(op, root, failures)
+
     def _unschedulable(self, graph: tgraph.GraphOp) -> str | None:
         return unschedulable(graph, self.iterative_tiling, self.horizontal_fusion)
+
+    def _one_matmul(self, graph: tgraph.GraphOp) -> str | None:
+        n = sum(isinstance(o, tgraph.MatmulOp) for o in graph.block.ops)
+        return f"{n} matmuls (a piece of the per-matmul cut holds one)" if n > 1 else self._unschedulable(graph)
+
+    def _cut_per_matmul(self, module: ModuleOp, root: tgraph.GraphOp, failures: dict[str, str]) -> None:
+        """Add the candidate `<root>_mm`: `root` cut into a chain of kernels of one matmul each."""
+        family = root.sym_name.data
+        source = shifted_for_cut(root).clone()
+        source.sym_name = StringAttr(f"{family}_mm")
+        try:
+            pieces = partition_kernels.partition(source, self._one_matmul)
+        except Unschedulable as e:
+            print(f"warning: cleave-schedule: @{family}: no per-matmul cut: {e}", file=sys.stderr)
+            return
+        anchor: Operation = root
+        for piece in pieces:
+            piece.attributes["cleave.candidate_of"] = SymbolRefAttr(family)
+            piece.attributes["cleave.note"] = StringAttr(f"one kernel per matmul ({len(pieces)} kernels, intermediates in global memory)")
+            module.body.block.insert_op_after(piece, anchor)
+            anchor = piece
+        if not all([self._schedule(module, piece, failures) for piece in pieces]):
+            names = {piece.sym_name.data for piece in pieces}
+            for k in [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp) and tgraph.referenced_symbol(k, "cleave.schedule_of") in names]:
+                Rewriter.erase_op(k)
+            for piece in pieces:
+                failures.pop(piece.sym_name.data, None)
+                Rewriter.erase_op(piece)
+
 
     def _schedule(self, module: ModuleOp, graph: tgraph.GraphOp, failures: dict[str, str]) -> bool:
         """Insert the top-k kernels of `graph` after it; False (and the reason in `failures`) when none."""
@@ -625,3 +662,15 @@ class SchedulePass(ModulePass):
             file=sys.stderr,
         )
         return True
+
+
+def matmul_chain(graph: tgraph.GraphOp) -> bool:
+    """Whether an operand of some matmul of `graph` is computed from another matmul's result."""
+    after_matmul: set[SSAValue] = set()
+    for o in graph.block.ops:
+        fed = any(v in after_matmul for v in o.operands)
+        if isinstance(o, tgraph.MatmulOp) and fed:
+            return True
+        if fed or isinstance(o, tgraph.MatmulOp):
+            after_matmul.update(o.results)
+    return False

@@ -17,11 +17,13 @@ def unit(us: float, name: str) -> tuple[float, list[str], str]:
 
 
 def test_best_of_each_form_then_next_best() -> None:
-    units = [unit(1, "s16"), unit(2, "s32"), unit(3, "s8"), unit(4, "whole"), unit(5, "cut")]
-    forms = {"s16": Stage.SPLIT, "s32": Stage.SPLIT, "s8": Stage.SPLIT, "whole": None, "cut": Stage.FIRST}
+    units = [unit(1, "s16"), unit(1.5, "s32"), unit(2, "s8"), unit(2.5, "whole"), unit(3, "cut"), unit(4, "slow")]
+    forms = {"s16": Stage.SPLIT, "s32": Stage.SPLIT, "s8": Stage.SPLIT, "whole": None, "cut": Stage.FIRST, "slow": Stage.COMBINE}
     assert [u[2] for u in select_kept(units, 3, forms.__getitem__)] == ["s16", "whole", "cut"]
     assert [u[2] for u in select_kept(units, 4, forms.__getitem__)] == ["s16", "s32", "whole", "cut"]
     assert [u[2] for u in select_kept(units, 1, forms.__getitem__)] == ["s16"]
+    # a form estimated more than FORM_SLACK times the best is not kept ahead of the rank
+    assert [u[2] for u in select_kept(units, 5, forms.__getitem__)] == ["s16", "s32", "s8", "whole", "cut"]
     assert [u[2] for u in select_kept(units, 9, forms.__getitem__)] == [u[2] for u in units]
 
 

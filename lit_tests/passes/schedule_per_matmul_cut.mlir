@@ -1,0 +1,33 @@
+// cleave-schedule{per-matmul-cut=true} (what cleave-pipeline runs): an input graph whose matmul reads
+// another matmul's result (an MLP) is also scheduled cut into one kernel per matmul, the first
+// piece's result passed on in global memory by name: the candidate @mlp_mm, of the form cuBLAS
+// runs. A graph whose matmuls do not feed each other (@gate_up) gets no such cut, and without the
+// option nothing is cut.
+// RUN: cleave-opt %s -p 'cleave-schedule{per-matmul-cut=true top-k=1}' 2>&1 | filecheck %s
+// RUN: cleave-opt %s -p 'cleave-schedule{top-k=1}' 2>&1 | filecheck %s --check-prefix=OFF
+
+// CHECK:      tgraph.graph @mlp_mm(%x: {{.*}}) -> !tgraph.tensor<[64, 192], f16> attributes {cleave.stage = #cleave<stage first>, cleave.output_names = ["g_c"], cleave.next = @mlp_mm_p1, cleave.candidate_of = @mlp, cleave.note = "one kernel per matmul (2 kernels, intermediates in global memory)"}
+// CHECK-NEXT:   tgraph.matmul
+// CHECK-NEXT:   tgraph.gelu
+// CHECK-NEXT:   tgraph.output
+// CHECK:      itgraph.kernel @mlp_mm_k0
+// CHECK:      tgraph.graph @mlp_mm_p1(%g_c: !tgraph.tensor<[64, 192], f16>, %w2: !tgraph.tensor<[192, 48], f16>) -> !tgraph.tensor<[64, 48], f16> attributes {cleave.stage = #cleave<stage part>, cleave.passthrough = ["w2"]
+// CHECK-NEXT:   tgraph.matmul
+// CHECK-NEXT:   tgraph.output
+// CHECK:      itgraph.kernel @mlp_mm_p1_k0
+// CHECK-NOT:  @gate_up_mm
+// OFF-NOT:    _mm
+
+tgraph.graph @mlp(%x: !tgraph.tensor<[64, 48], f16>, %w1: !tgraph.tensor<[48, 192], f16>, %w2: !tgraph.tensor<[192, 48], f16>) -> !tgraph.tensor<[64, 48], f16> {
+  %h = tgraph.matmul %x, %w1 : !tgraph.tensor<[64, 48], f16>, !tgraph.tensor<[48, 192], f16> -> !tgraph.tensor<[64, 192], f16>
+  %g = tgraph.gelu tanh %h : !tgraph.tensor<[64, 192], f16>
+  %o = tgraph.matmul %g, %w2 : !tgraph.tensor<[64, 192], f16>, !tgraph.tensor<[192, 48], f16> -> !tgraph.tensor<[64, 48], f16>
+  tgraph.output %o : !tgraph.tensor<[64, 48], f16>
+}
+
+tgraph.graph @gate_up(%x: !tgraph.tensor<[64, 48], f16>, %wg: !tgraph.tensor<[48, 192], f16>, %wu: !tgraph.tensor<[48, 192], f16>) -> !tgraph.tensor<[64, 192], f16> {
+  %g = tgraph.matmul %x, %wg : !tgraph.tensor<[64, 48], f16>, !tgraph.tensor<[48, 192], f16> -> !tgraph.tensor<[64, 192], f16>
+  %u = tgraph.matmul %x, %wu : !tgraph.tensor<[64, 48], f16>, !tgraph.tensor<[48, 192], f16> -> !tgraph.tensor<[64, 192], f16>
+  %o = tgraph.mul %g, %u : !tgraph.tensor<[64, 192], f16>, !tgraph.tensor<[64, 192], f16> -> !tgraph.tensor<[64, 192], f16>
+  tgraph.output %o : !tgraph.tensor<[64, 192], f16>
+}
