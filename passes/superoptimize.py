@@ -66,6 +66,7 @@ from cleave_ir.dialects.semantics import Monotone, Reduction
 from cleave_ir.interpreter import run_graph
 from cleave_ir.passes import abstract_expr
 from cleave_ir.passes.equivalence import Checker, fingerprint_inputs, output_error
+from cleave_ir.passes.matmul_factors import rescaled_forms
 from cleave_ir.passes.reduced_dims import eventually_reduced
 from cleave_ir.passes.symbolize import symbolize
 from cleave_ir.shapes import Dim, evaluate_shape, symbol
@@ -1287,26 +1288,37 @@ def superoptimize_graph(
     en.choose()
     checker = Checker(work, en.instantiations[1:], seed=seed)
     seen = {canonical_form(work)}
+
+    def consider(cand: tgraph.GraphOp, note: str | None = None) -> None:
+        """Keep `cand` unless it repeats one, gains nothing, or a check refuses it; `note` says
+        what a rewrite changed (else `describe_change` tells from the graphs)."""
+        form = canonical_form(cand)
+        if form in seen:
+            en.stats.duplicates += 1
+            return
+        seen.add(form)
+        if (note is None and _only_reshaped(cand, work)) or recomputes_whole_matmul(cand):
+            return
+        if unjustified_nesting(work, cand) is not None or unjustified_select_move(work, cand) is not None:
+            en.stats.unjustified += 1
+            return
+        if not checker.check(cand):
+            en.stats.rejected += 1
+            return
+        found.append(Candidate(cand, note or describe_change(work, cand)))
+
     for cid, node, mode in [(c, n, m) for m in en.modes for c in hits for n in en.classes[c].nodes]:
         if len(found) >= max_candidates:
             break
         cand = en.build(node, mode, f"{base}_c{len(found) + 1}")
-        if cand is None:
-            continue
-        form = canonical_form(cand)
-        if form in seen:
-            en.stats.duplicates += 1
-            continue
-        seen.add(form)
-        if _only_reshaped(cand, work) or recomputes_whole_matmul(cand):
-            continue
-        if unjustified_nesting(work, cand) is not None or unjustified_select_move(work, cand) is not None:
-            en.stats.unjustified += 1
-            continue
-        if not checker.check(cand):
-            en.stats.rejected += 1
-            continue
-        found.append(Candidate(cand, describe_change(work, cand)))
+        if cand is not None:
+            consider(cand)
+    # the rescale-after-matmul forms (passes/matmul_factors.py), whether or not the budget reached them
+    for cand, note in rescaled_forms(work):
+        if len(found) >= max_candidates:
+            break
+        cand.sym_name = StringAttr(f"{base}_c{len(found) + 1}")
+        consider(cand, note)
     en.stats.candidates = len(found)
     en.stats.seconds = time.monotonic() - en.start
     return found, en.stats
