@@ -44,6 +44,7 @@ equivalence):
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import sys
 import time
@@ -993,20 +994,20 @@ def describe_change(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str:
 
 
 def canonical_form(graph: tgraph.GraphOp) -> tuple:
-    """The graph as a hash-consed term: inputs by position, ops by name, properties and result type,
-    operands of commutative ops sorted. Graphs with equal forms compute the same thing the same way
-    (they differ at most in value names and the order of independent ops)."""
-    terms: dict[SSAValue, int] = {a: i for i, a in enumerate(graph.inputs)}
-    numbering: dict[tuple, int] = {("input", i): i for i in range(len(graph.inputs))}
+    """The graph as a set of terms: each value named by a digest of its op's name, properties and
+    result type and its operands' digests (inputs by position, operands of commutative ops sorted).
+    Graphs with equal forms compute the same thing the same way, whatever their value names and
+    the order of their independent ops (a rewrite and the enumeration build the same graph so)."""
+    terms: dict[SSAValue, str] = {a: f"input{i}" for i, a in enumerate(graph.inputs)}
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
-            return tuple(terms[o] for o in op.operands), tuple(numbering)
+            return tuple(terms[o] for o in op.operands), tuple(sorted(set(terms.values())))
         args = [terms[o] for o in op.operands]
         if _kind(op) in _COMMUTATIVE:
             args.sort()
         props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
         key = (op.name, props, tuple(args), str(op.results[0].type))
-        terms[op.results[0]] = numbering.setdefault(key, len(numbering))
+        terms[op.results[0]] = hashlib.blake2b(repr(key).encode(), digest_size=16).hexdigest()
     raise AssertionError("a graph ends with tgraph.output")
 
 
