@@ -150,24 +150,26 @@ def rescaled_forms(graph: tgraph.GraphOp) -> Iterator[tuple[tgraph.GraphOp, str]
     """Copies of `graph` with factors moved past its matmuls, each with a note on what moved: for
     each matmul, those of its left operand, of its right operand and of both; then, with several
     matmuls, those of every matmul in order (a factor moved past one can move past the next one
-    too). Each copy verifies; duplicates are possible."""
+    too). Each copy verifies; the same moves are given once."""
     count = sum(isinstance(op, tgraph.MatmulOp) for op in graph.block.ops)
     variants = [((i, sides),) for i in range(count) for sides in ((0,), (1,), (0, 1))]
     if count > 1:
         variants.append(tuple((i, (0, 1)) for i in range(count)))
+    done: set[tuple[tuple[int, str], ...]] = set()
     for variant in variants:
         copy = graph.clone()
-        moves: list[str] = []
+        moves: list[tuple[int, str]] = []
         try:
             for i, sides in variant:
                 matmul = [op for op in copy.block.ops if isinstance(op, tgraph.MatmulOp)][i]
-                moves += move_factors(matmul, sides)
+                moves += [(i, m) for m in move_factors(matmul, sides)]
         except _Refused:
             continue
-        if moves:
+        if moves and tuple(moves) not in done:  # (the factors of one side only, asked for both)
+            done.add(tuple(moves))
             _erase_dead(copy)
             copy.verify()
-            yield copy, _note(moves)
+            yield copy, _note([m for _, m in moves])
 
 
 def _note(moves: list[str]) -> str:
