@@ -35,6 +35,11 @@ equivalence):
   included: gelu, `tgraph.scalar`, cast; binary ones per operand) across a reduction, either way,
   that the op's declared `Algebra` does not justify (see `_commutes`); the rest is confirmed by
   passes/equivalence.py (six input distributions at three more instantiations, float64, rtol 1e-9);
+- besides the enumeration's candidates, the rescale-after-matmul forms of passes/matmul_factors.py
+  (a factor that does not vary along a matmul's contracted dim moved past it, by `linear_in`: a
+  norm's row scale, a softmax's row sum, under `transpose_b` as a column scale) are candidates, checked
+  alike: bottom-up, they come only after every term as deep as them (Qwen3's QK-norm scores: the
+  enumeration alone finds none at a budget of 60,000);
 - `max-ops` bounds the classes of a construction's DAG; it is raised to what the graph's own forms
   need (`op_limit`: its ops + 1, and for terms of split forms the splits, reshapes and combines
   too), so a large graph is not cut off, and the work budget still bounds the cost;
