@@ -35,6 +35,11 @@ equivalence):
   included: gelu, `tgraph.scalar`, cast; binary ones per operand) across a reduction, either way,
   that the op's declared `Algebra` does not justify (see `_commutes`); the rest is confirmed by
   passes/equivalence.py (six input distributions at three more instantiations, float64, rtol 1e-9);
+- besides the enumeration's candidates, the rescale-after-matmul forms of passes/matmul_factors.py
+  (a factor that does not vary along a matmul's contracted dim moved past it, by `linear_in`: a
+  norm's row scale, a softmax's row sum, under `transpose_b` as a column scale) are candidates, checked
+  alike: bottom-up, they come only after every term as deep as them (Qwen3's QK-norm scores: the
+  enumeration alone finds none at a budget of 60,000);
 - `max-ops` bounds the classes of a construction's DAG; it is raised to what the graph's own forms
   need (`op_limit`: its ops + 1, and for terms of split forms the splits, reshapes and combines
   too), so a large graph is not cut off, and the work budget still bounds the cost;
@@ -44,6 +49,7 @@ equivalence):
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import sys
 import time
@@ -66,6 +72,7 @@ from cleave_ir.dialects.semantics import Monotone, Reduction
 from cleave_ir.interpreter import run_graph
 from cleave_ir.passes import abstract_expr
 from cleave_ir.passes.equivalence import Checker, fingerprint_inputs, output_error
+from cleave_ir.passes.matmul_factors import rescaled_forms
 from cleave_ir.passes.reduced_dims import eventually_reduced
 from cleave_ir.passes.symbolize import symbolize
 from cleave_ir.shapes import Dim, evaluate_shape, symbol
@@ -992,20 +999,20 @@ def describe_change(original: tgraph.GraphOp, candidate: tgraph.GraphOp) -> str:
 
 
 def canonical_form(graph: tgraph.GraphOp) -> tuple:
-    """The graph as a hash-consed term: inputs by position, ops by name, properties and result type,
-    operands of commutative ops sorted. Graphs with equal forms compute the same thing the same way
-    (they differ at most in value names and the order of independent ops)."""
-    terms: dict[SSAValue, int] = {a: i for i, a in enumerate(graph.inputs)}
-    numbering: dict[tuple, int] = {("input", i): i for i in range(len(graph.inputs))}
+    """The graph as a set of terms: each value named by a digest of its op's name, properties and
+    result type and its operands' digests (inputs by position, operands of commutative ops sorted).
+    Graphs with equal forms compute the same thing the same way, whatever their value names and
+    the order of their independent ops (a rewrite and the enumeration build the same graph so)."""
+    terms: dict[SSAValue, str] = {a: f"input{i}" for i, a in enumerate(graph.inputs)}
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
-            return tuple(terms[o] for o in op.operands), tuple(numbering)
+            return tuple(terms[o] for o in op.operands), tuple(sorted(set(terms.values())))
         args = [terms[o] for o in op.operands]
         if _kind(op) in _COMMUTATIVE:
             args.sort()
         props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
         key = (op.name, props, tuple(args), str(op.results[0].type))
-        terms[op.results[0]] = numbering.setdefault(key, len(numbering))
+        terms[op.results[0]] = hashlib.blake2b(repr(key).encode(), digest_size=16).hexdigest()
     raise AssertionError("a graph ends with tgraph.output")
 
 
@@ -1287,26 +1294,37 @@ def superoptimize_graph(
     en.choose()
     checker = Checker(work, en.instantiations[1:], seed=seed)
     seen = {canonical_form(work)}
+
+    def consider(cand: tgraph.GraphOp, note: str | None = None) -> None:
+        """Keep `cand` unless it repeats one, gains nothing, or a check refuses it; `note` says
+        what a rewrite changed (else `describe_change` tells from the graphs)."""
+        form = canonical_form(cand)
+        if form in seen:
+            en.stats.duplicates += 1
+            return
+        seen.add(form)
+        if (note is None and _only_reshaped(cand, work)) or recomputes_whole_matmul(cand):
+            return
+        if unjustified_nesting(work, cand) is not None or unjustified_select_move(work, cand) is not None:
+            en.stats.unjustified += 1
+            return
+        if not checker.check(cand):
+            en.stats.rejected += 1
+            return
+        found.append(Candidate(cand, note or describe_change(work, cand)))
+
     for cid, node, mode in [(c, n, m) for m in en.modes for c in hits for n in en.classes[c].nodes]:
         if len(found) >= max_candidates:
             break
         cand = en.build(node, mode, f"{base}_c{len(found) + 1}")
-        if cand is None:
-            continue
-        form = canonical_form(cand)
-        if form in seen:
-            en.stats.duplicates += 1
-            continue
-        seen.add(form)
-        if _only_reshaped(cand, work) or recomputes_whole_matmul(cand):
-            continue
-        if unjustified_nesting(work, cand) is not None or unjustified_select_move(work, cand) is not None:
-            en.stats.unjustified += 1
-            continue
-        if not checker.check(cand):
-            en.stats.rejected += 1
-            continue
-        found.append(Candidate(cand, describe_change(work, cand)))
+        if cand is not None:
+            consider(cand)
+    # the rescale-after-matmul forms (passes/matmul_factors.py), whether or not the budget reached them
+    for cand, note in rescaled_forms(work):
+        if len(found) >= max_candidates:
+            break
+        cand.sym_name = StringAttr(f"{base}_c{len(found) + 1}")
+        consider(cand, note)
     en.stats.candidates = len(found)
     en.stats.seconds = time.monotonic() - en.start
     return found, en.stats

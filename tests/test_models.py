@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from cleave_ir.builder import module_of
 from cleave_ir.dialects import tgraph
@@ -186,6 +186,28 @@ def test_masked_attention_gets_its_flash_decoding_form(tmp_path: Path) -> None:
     notes = kept_notes(compiled(name, True))
     assert any(n.startswith("split %mask dim 3 by s, split %k dim 2 by s, split %v dim 2 by s, 2 partial results combined")
                for n in notes), notes
+    check_agrees(name, True)
+    check_lowers(name, True, tmp_path)
+
+
+def test_qk_norm_scores_get_their_rescaled_form(tmp_path: Path) -> None:
+    """Qwen3's QK-norm scores: the row scales of q and of k move past q k^T (k's, under
+    transpose_b, as a column scale): the form is kept, its matmul reads neither rsqrt, and its
+    kernels, interpreted, agree with the graph and lower for sm_90a."""
+    name = "qwen3_qk_norm_scores"
+    module = compiled(name, True)
+    forms = [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)
+             and g.attributes.get("cleave.note") == StringAttr("mul moved after matmul (rows, columns)")]
+    assert forms, kept_notes(module)
+    (matmul,) = [op for op in forms[0].block.ops if isinstance(op, tgraph.MatmulOp)]
+
+    def reads_rsqrt(value) -> bool:
+        owner = value.owner
+        return isinstance(owner, tgraph.IRDLOperation) and (
+            isinstance(owner, tgraph.RsqrtOp) or any(reads_rsqrt(o) for o in owner.operands))
+
+    assert matmul.transpose_b is not None and not any(reads_rsqrt(o) for o in matmul.operands)
+    assert [u.operation.name for u in matmul.result.uses] == ["tgraph.mul"]
     check_agrees(name, True)
     check_lowers(name, True, tmp_path)
 

@@ -256,3 +256,79 @@ def test_max_ops_grows_with_the_graph() -> None:
     symbolize(graph)
     en = Enumerator(graph, max_ops=12, max_splits=2, time_limit=60.0, seed=0, progress=False)
     assert (en.plain_ops, en.max_ops) == (14, 18)
+
+
+def depends_on(value, op_name: str) -> bool:
+    """Does `value` depend (through any ops) on an op named `op_name`?"""
+    owner = value.owner
+    if not isinstance(owner, tgraph.IRDLOperation):
+        return False
+    return owner.name == op_name or any(depends_on(o, op_name) for o in owner.operands)
+
+
+def qk_norm_scores(div_sqrt: bool) -> tgraph.GraphOp:
+    """RMSNorm of q and of k (by rsqrt, or written with div and sqrt), times weights, then q k^T."""
+    b = GraphBuilder("g", "f32")
+    q, k, w = b.input("q", [2, 8, 6]), b.input("k", [2, 10, 6]), b.input("w", [1, 1, 6])
+
+    def norm(x):
+        ms = b.scalar("add", b.reduce("mean", b.square(x), 2), 1e-6)
+        return b.mul(b.div(x, b.sqrt(ms)) if div_sqrt else b.mul(x, b.rsqrt(ms)), w)
+
+    return b.build(b.scale(b.matmul(norm(q), norm(k), transpose_b=True), 0.4))
+
+
+@pytest.mark.parametrize("div_sqrt", [False, True])
+def test_row_scales_of_both_operands_move_past_a_transposed_matmul(div_sqrt: bool) -> None:
+    """q's row scale scales the product's rows; k's (under transpose_b) its columns, reshaped from
+    [.., N, 1] to [.., 1, N]; the weights, which vary along the contracted dim, stay before it."""
+    from cleave_ir.passes.matmul_factors import rescaled_forms
+
+    graph = qk_norm_scores(div_sqrt)
+    forms = dict((note, g) for g, note in rescaled_forms(graph))
+    kind = "div" if div_sqrt else "mul"
+    assert sorted(forms) == sorted(f"{kind} moved after matmul ({s})" for s in ("rows", "columns", "rows, columns"))
+    scale_op = "tgraph.sqrt" if div_sqrt else "tgraph.rsqrt"
+    for note, g in forms.items():
+        mm = next(op for op in g.block.ops if isinstance(op, tgraph.MatmulOp))
+        assert mm.transpose_b is not None
+        assert depends_on(mm.lhs, scale_op) == ("rows" not in note)
+        assert depends_on(mm.rhs, scale_op) == ("columns" not in note)
+        assert all(depends_on(o, "tgraph.mul") for o in mm.operands)  # the weights stay
+        assert_equivalent(graph, g, {})
+    both = forms[f"{kind} moved after matmul (rows, columns)"]
+    (reshape,) = [op for op in both.block.ops if isinstance(op, tgraph.ReshapeOp)]
+    assert tgraph.tensor_type(reshape.result).shape == (2, 1, 10)
+
+
+def test_search_keeps_the_rescaled_forms_of_qk_norm() -> None:
+    """The search's checks (canonical duplicates, op-property moves, equivalence) keep all three."""
+    graph = qk_norm_scores(False)
+    symbolize(graph)
+    cands, _ = superoptimize_graph(graph, max_ops=12, budget=5000)
+    notes = [c.note for c in cands]
+    assert {"mul moved after matmul (rows)", "mul moved after matmul (columns)",
+            "mul moved after matmul (rows, columns)"} <= set(notes)
+
+
+def test_factors_that_cannot_move_stay() -> None:
+    """A bias after the scale (a LayerNorm's beta) ends the chain; a right operand's row factor
+    without transpose_b scales the contracted dim; a product of another element type than the
+    factors' cannot take them: no rewrite. A right operand's column factor [.., 1, N] moves."""
+    from cleave_ir.passes.matmul_factors import rescaled_forms
+
+    b = GraphBuilder("g", "f32")
+    x, r, bias, w = b.input("x", [4, 6]), b.input("r", [4, 1]), b.input("bias", [1, 6]), b.input("w", [6, 5])
+    assert not list(rescaled_forms(b.build(b.matmul(b.add(b.mul(x, r), bias), w))))
+    b = GraphBuilder("g", "f32")
+    x, w, r = b.input("x", [4, 6]), b.input("w", [6, 5]), b.input("r", [6, 1])
+    assert not list(rescaled_forms(b.build(b.matmul(x, b.mul(w, r)))))
+    b = GraphBuilder("g", "f16")
+    x, r, w = b.input("x", [4, 6]), b.input("r", [4, 1]), b.input("w", [6, 5])
+    assert not list(rescaled_forms(b.build(b.matmul(b.mul(x, r), w, element_type="f32"))))
+    b = GraphBuilder("g", "f32")
+    x, w, c = b.input("x", [4, 6]), b.input("w", [6, 5]), b.input("c", [1, 5])
+    graph = b.build(b.matmul(x, b.div(w, c)))
+    ((g, note),) = rescaled_forms(graph)
+    assert note == "div moved after matmul (columns)" and ops(g) == ["matmul", "div"]
+    assert_equivalent(graph, g, {})
