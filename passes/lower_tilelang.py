@@ -461,11 +461,29 @@ class _KernelLowering:
             self.emit(warp_op(src.value, rows.value, 1, True))
             self.bufs[result] = self._shared(rows)
             return
+        combine = _fold(is_sum)
+        init = 0.0 if is_sum else float("-inf")
+        split = row_split(dims[0], width, self.threads) if len(dims) == 2 and axis == 1 and tuple(dims) not in self.cols_split else 1
+        if split > 1:
+            # rows too wide for one warp reduction (a width such as 768): `split` threads per row each
+            # fold every split-th element, then a warp reduction of their partials. A serial loop with
+            # one thread per row left most threads idle, and its row values, read by the tile's other
+            # loops, made TileLang give each thread whole rows of those tiles (GPT-2's layer_norm
+            # [16, 768]: 1536 floats per thread, 0.02x PyTorch)
+            src = self._shared(src)
+            part = self.alloc((dims[0], split), name + "_part", tl.Scope.FRAGMENT)
+            self.emit(tl.FillOp(part.value, init))
+            st = _Statements()
+            x = st.add(tl.LoadOp(src.value, [symbol("i0"), symbol("kk") * split + symbol("i1")]))
+            st.store(st.binary(combine, st.load(part, ["i0", "i1"]), x), part, ["i0", "i1"])
+            self.serial("kk", width // split, lambda: self.parallel(part.shape, st))
+            rows = self.alloc(self.shape(result), name + "_w", tl.Scope.FRAGMENT)
+            self.emit(warp_op(part.value, rows.value, 1, True))
+            self.bufs[result] = self._shared(rows)
+            return
         out = self.alloc_for(result, name, tl.Scope.FRAGMENT)
         # any other axis: a serial loop over the reduced dim around a parallel update
         src = self._shared(src)
-        combine = _fold(is_sum)
-        init = 0.0 if is_sum else float("-inf")
         split = vector_split(dims[0], self.threads) if len(dims) == 1 else 1
         if split > 1:
             # one row reduced to one value: `split` threads each take every split-th element, then
@@ -952,6 +970,19 @@ def vector_split(k: int, threads: int) -> int:
     while split * 2 <= threads and k % (split * 2) == 0 and (split * 2) ** 2 <= k:
         split *= 2
     return split
+
+
+def row_split(rows: int, width: int, threads: int) -> int:
+    """How many threads share each row of a `rows` x `width` tile reduced along its rows when no warp
+    reduction takes the rows whole: the fewest (a power of two, 8 or more, below and dividing `width`)
+    whose partials give every thread the same number of them; 1 = none (under 16 rows, as for the
+    warp reduction itself)."""
+    split = 8
+    while rows >= 16 and split < width and width % split == 0:
+        if rows * split % threads == 0:
+            return split
+        split *= 2
+    return 1
 
 
 def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, col: str | None) -> list[str | None]:
