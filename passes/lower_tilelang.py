@@ -371,11 +371,21 @@ class _KernelLowering:
         out = self.reuse(op, elt) or self.alloc_for(res, res.name_hint or op.short_name(), tl.Scope.FRAGMENT, elt)
         full = self.loop_vars(out.shape)
         s = _Statements()
-        xs = [s.load(self.bufs[o], full) for o in op.operands]
+        laid = any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands)
+        xs = [s.load(self.bufs[o] if laid else self._broadcast_operand(self.bufs[o], out), full) for o in op.operands]
         s.store(op.semantics().tilelang(s, *xs), out, full)
         self.parallel(out.shape, s)
-        if any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands):
+        if laid:
             self.gemm_laid.add(out.value)
+
+    def _broadcast_operand(self, buf: _Buf, out: _Buf) -> _Buf:
+        """`buf` as an operand of a loop over `out` whose layout no gemm fixes: a register tile broadcast
+        into a larger one (a norm's row values) is read through shared memory. Read from registers,
+        TileLang lays the loop out after the small tile, giving each thread whole rows of `out`
+        (GPT-2's layer_norm [16, 768]: `float sub[768]` per thread, spilled, each row computed 8 times)."""
+        if buf.scope == tl.Scope.FRAGMENT and 1 < prod(_squeezed(buf.shape)) < prod(_squeezed(out.shape)):  # one value: every thread holds it
+            return self._shared(buf)
+        return buf
 
     def reuse(self, op: Operation, element_type: Attribute) -> _Buf | None:
         """An operand's fragment that `op` may overwrite with its element-wise result, else None.
