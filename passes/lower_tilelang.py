@@ -12,8 +12,12 @@ Decisions, all visible in the resulting IR:
   shared memory;
 - row reductions of 2-D fragments with a power-of-two width of 8+ and 16+ rows use TileLang's warp
   reduction (`reduce_sum`/`reduce_max`; rows of a fragment that T.Parallel laid out reach the rest of
-  the kernel through shared memory); a long one-row vector reduced to one value is split over
-  ~sqrt(k) threads, then their partials summed; any other reduction is a serial loop;
+  the kernel through shared memory); other row reductions of 16+ rows (a width such as 768, or a
+  tile in shared memory) fold every split-th element over `row_split` threads per row, then
+  warp-reduce the partials; a long one-row vector reduced to one value is split over ~sqrt(k)
+  threads, then their partials summed; any other reduction is a serial loop;
+- a register tile broadcast into a larger element-wise loop that no gemm lays out (a norm's row
+  values) is read through shared memory, so TileLang lays that loop out over all threads;
 - sequential loops become `pipelined` loops (the kernel's `cleave.stages`) with fragment
   accumulators: sum, max, and the online-softmax rescaled sum: where the body's chunk max is used
   only as an exp shift, FlashAttention-2's form (the body shifts by the running max, a matmul part
