@@ -12,8 +12,12 @@ Decisions, all visible in the resulting IR:
   shared memory;
 - row reductions of 2-D fragments with a power-of-two width of 8+ and 16+ rows use TileLang's warp
   reduction (`reduce_sum`/`reduce_max`; rows of a fragment that T.Parallel laid out reach the rest of
-  the kernel through shared memory); a long one-row vector reduced to one value is split over
-  ~sqrt(k) threads, then their partials summed; any other reduction is a serial loop;
+  the kernel through shared memory); other row reductions of 16+ rows (a width such as 768, or a
+  tile in shared memory) fold every split-th element over `row_split` threads per row, then
+  warp-reduce the partials; a long one-row vector reduced to one value is split over ~sqrt(k)
+  threads, then their partials summed; any other reduction is a serial loop;
+- a register tile broadcast into a larger element-wise loop that no gemm lays out (a norm's row
+  values) is read through shared memory, so TileLang lays that loop out over all threads;
 - sequential loops become `pipelined` loops (the kernel's `cleave.stages`) with fragment
   accumulators: sum, max, and the online-softmax rescaled sum: where the body's chunk max is used
   only as an exp shift, FlashAttention-2's form (the body shifts by the running max, a matmul part
@@ -371,11 +375,21 @@ class _KernelLowering:
         out = self.reuse(op, elt) or self.alloc_for(res, res.name_hint or op.short_name(), tl.Scope.FRAGMENT, elt)
         full = self.loop_vars(out.shape)
         s = _Statements()
-        xs = [s.load(self.bufs[o], full) for o in op.operands]
+        laid = any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands)
+        xs = [s.load(self.bufs[o] if laid else self._broadcast_operand(self.bufs[o], out), full) for o in op.operands]
         s.store(op.semantics().tilelang(s, *xs), out, full)
         self.parallel(out.shape, s)
-        if any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands):
+        if laid:
             self.gemm_laid.add(out.value)
+
+    def _broadcast_operand(self, buf: _Buf, out: _Buf) -> _Buf:
+        """`buf` as an operand of a loop over `out` whose layout no gemm fixes: a register tile broadcast
+        into a larger one (a norm's row values) is read through shared memory. Read from registers,
+        TileLang lays the loop out after the small tile, giving each thread whole rows of `out`
+        (GPT-2's layer_norm [16, 768]: `float sub[768]` per thread, spilled, each row computed 8 times)."""
+        if buf.scope == tl.Scope.FRAGMENT and 1 < prod(_squeezed(buf.shape)) < prod(_squeezed(out.shape)):  # one value: every thread holds it
+            return self._shared(buf)
+        return buf
 
     def reuse(self, op: Operation, element_type: Attribute) -> _Buf | None:
         """An operand's fragment that `op` may overwrite with its element-wise result, else None.
@@ -461,11 +475,29 @@ class _KernelLowering:
             self.emit(warp_op(src.value, rows.value, 1, True))
             self.bufs[result] = self._shared(rows)
             return
+        combine = _fold(is_sum)
+        init = 0.0 if is_sum else float("-inf")
+        split = row_split(dims[0], width, self.threads) if len(dims) == 2 and axis == 1 and tuple(dims) not in self.cols_split else 1
+        if split > 1:
+            # rows too wide for one warp reduction (a width such as 768): `split` threads per row each
+            # fold every split-th element, then a warp reduction of their partials. A serial loop with
+            # one thread per row left most threads idle, and its row values, read by the tile's other
+            # loops, made TileLang give each thread whole rows of those tiles (GPT-2's layer_norm
+            # [16, 768]: 1536 floats per thread, 0.02x PyTorch)
+            src = self._shared(src)
+            part = self.alloc((dims[0], split), name + "_part", tl.Scope.FRAGMENT)
+            self.emit(tl.FillOp(part.value, init))
+            st = _Statements()
+            x = st.add(tl.LoadOp(src.value, [symbol("i0"), symbol("kk") * split + symbol("i1")]))
+            st.store(st.binary(combine, st.load(part, ["i0", "i1"]), x), part, ["i0", "i1"])
+            self.serial("kk", width // split, lambda: self.parallel(part.shape, st))
+            rows = self.alloc(self.shape(result), name + "_w", tl.Scope.FRAGMENT)
+            self.emit(warp_op(part.value, rows.value, 1, True))
+            self.bufs[result] = self._shared(rows)
+            return
         out = self.alloc_for(result, name, tl.Scope.FRAGMENT)
         # any other axis: a serial loop over the reduced dim around a parallel update
         src = self._shared(src)
-        combine = _fold(is_sum)
-        init = 0.0 if is_sum else float("-inf")
         split = vector_split(dims[0], self.threads) if len(dims) == 1 else 1
         if split > 1:
             # one row reduced to one value: `split` threads each take every split-th element, then
@@ -952,6 +984,19 @@ def vector_split(k: int, threads: int) -> int:
     while split * 2 <= threads and k % (split * 2) == 0 and (split * 2) ** 2 <= k:
         split *= 2
     return split
+
+
+def row_split(rows: int, width: int, threads: int) -> int:
+    """How many threads share each row of a `rows` x `width` tile reduced along its rows when no warp
+    reduction takes the rows whole: the fewest (a power of two, 8 or more, below and dividing `width`)
+    whose partials give every thread the same number of them; 1 = none (under 16 rows, as for the
+    warp reduction itself)."""
+    split = 8
+    while rows >= 16 and split < width and width % split == 0:
+        if rows * split % threads == 0:
+            return split
+        split *= 2
+    return 1
 
 
 def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, col: str | None) -> list[str | None]:

@@ -10,6 +10,7 @@ deliberate change.
 from __future__ import annotations
 
 import os
+import re
 from functools import cache
 from pathlib import Path
 
@@ -301,3 +302,45 @@ def test_one_row_thread_splits() -> None:
     assert gemv_split(1, 48, 512, 128) == 1 and gemv_split(1, 128, 512, 128) == 1 and gemv_split(2, 16, 512, 128) == 1
     assert gemv_split(1, 16, 24, 128) == 8 and gemv_split(1, 16, 12, 128) == 4  # a power of two dividing k
     assert vector_split(4096, 128) == 64 and vector_split(512, 128) == 16 and vector_split(128, 128) == 1
+
+
+LAYER_NORM_768 = """
+tgraph.graph @layer_norm(%x: !tgraph.tensor<[64, 768], f16>, %w: !tgraph.tensor<[1, 768], f16>, %b: !tgraph.tensor<[1, 768], f16>) -> !tgraph.tensor<[64, 768], f16> {
+  %s = tgraph.reduce sum %x dim 1 : !tgraph.tensor<[64, 768], f16> -> !tgraph.tensor<[64, 1], f16>
+  %m = tgraph.scale %s, 0.0013020833333333333 : !tgraph.tensor<[64, 1], f16>
+  %xc = tgraph.sub %x, %m : !tgraph.tensor<[64, 768], f16>, !tgraph.tensor<[64, 1], f16> -> !tgraph.tensor<[64, 768], f16>
+  %sq = tgraph.square %xc : !tgraph.tensor<[64, 768], f16>
+  %ss = tgraph.reduce sum %sq dim 1 : !tgraph.tensor<[64, 768], f16> -> !tgraph.tensor<[64, 1], f16>
+  %v = tgraph.scale %ss, 0.0013020833333333333 : !tgraph.tensor<[64, 1], f16>
+  %ve = tgraph.scalar add %v, 1.000000e-05 : !tgraph.tensor<[64, 1], f16>
+  %r = tgraph.rsqrt %ve : !tgraph.tensor<[64, 1], f16>
+  %n = tgraph.mul %xc, %r : !tgraph.tensor<[64, 768], f16>, !tgraph.tensor<[64, 1], f16> -> !tgraph.tensor<[64, 768], f16>
+  %nw = tgraph.mul %n, %w : !tgraph.tensor<[64, 768], f16>, !tgraph.tensor<[1, 768], f16> -> !tgraph.tensor<[64, 768], f16>
+  %o = tgraph.add %nw, %b : !tgraph.tensor<[64, 768], f16>, !tgraph.tensor<[1, 768], f16> -> !tgraph.tensor<[64, 768], f16>
+  tgraph.output %o : !tgraph.tensor<[64, 768], f16>
+}
+"""
+
+
+def test_wide_row_norm_spreads_rows_over_threads(tmp_path: Path) -> None:
+    """GPT-2's layer_norm ([16, 768] tiles: a width no warp reduction takes whole) computes the graph on
+    shifted inputs too, and its CUDA holds no whole row per thread: its rows were reduced in serial
+    768-step loops, one thread per row, and TileLang laid the tile out after those row values
+    (`float sub[768]` per thread, spilled; 0.02x PyTorch on the H200)."""
+    graph = parse_text(LAYER_NORM_768).body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    path = tmp_path / "layer_norm.py"
+    path.write_text(module_source(module))
+    lower_module(module)
+    rng = np.random.default_rng(0)
+    for mean, std in ((0.0, 1.0), (3.0, 0.25)):  # a large mean: the variance must be of x - mean
+        xs = [(mean + std * rng.standard_normal(s)).astype(np.float16).astype(np.float64) for s in input_shapes(graph)]
+        (ref,) = run_graph(graph, xs)
+        for cand, kernels in candidate_kernels(module):
+            (got,) = run_kernels(kernels, xs)
+            assert max_relative_error(ref, got) <= FP16_TOLERANCE, cand
+    pytest.importorskip("tilelang")
+    [cuda] = lower_all(path).values()
+    rows = [int(n) for n in re.findall(r"float \w+\[(\d+)\];", cuda)]
+    assert rows and max(rows) <= 96, rows  # 16 x 768 fp32 over 128 threads

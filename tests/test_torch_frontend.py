@@ -81,12 +81,44 @@ def test_explain_regions_and_reasons(layer):
     assert plan.regions[1].graph.sym_name.data == plan.regions[2].graph.sym_name.data  # equal q/k projections: one cache entry
     norm = plan.regions[0]
     assert norm.ops() == ["aten.pow", "aten.mean", "aten.add", "aten.rsqrt", "aten.mul", "aten.mul"] and norm.reason == "has a reduce"
-    assert norm.input_names() == ["x", "const 1e-06", "n1"]
+    assert norm.input_names() == ["x", "n1"]  # eps is a `tgraph.scalar add`, not an input
     # head splitting stays in PyTorch, each with its reason
     reasons = {n.name: why for n, why in plan.unsupported.items()}
     assert reasons["view"].startswith("view/reshape that splits, merges or moves dims")
     assert reasons["transpose"].startswith("transpose of other than the last two dims")
     assert all(sum(op != "reshape" for op in r.tgraph_ops()) <= plan.max_ops for r in plan.regions)
+
+
+def test_scalar_constants_stay_in_the_graph():
+    """An eps (or any scalar operand of add/sub/max) is a `tgraph.scalar`, not a graph input: the GPU
+    check fills every input with random normals, and a random eps below -mean(x^2) made the float64
+    reference of llama3's prefill RMSNorm NaN (no candidate ran correctly on the H200)."""
+    from cleave_ir.runtime import random_inputs, torch_reference
+
+    class Norms(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln = nn.LayerNorm(64)
+            self.w = nn.Parameter(torch.rand(64) + 0.5)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            r = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.w
+            return torch.maximum(self.ln(r) - 0.5, torch.zeros(()))
+
+    m, x = Norms().eval(), torch.randn(1, 32, 64)
+    plan = ct.explain(m, (x,), quiet=True)
+    graphs = [r.graph for r in plan.regions if r.graph is not None and r.worth]
+    assert len(graphs) == 2
+    for g in graphs:
+        assert len(g.inputs) == len(next(r for r in plan.regions if r.graph is g).tensor_inputs())
+        assert "tgraph.scalar add" in graph_text(g)
+        for seed in range(24):  # the inputs `cleave compile --gpu` checks candidates on
+            (ref,) = torch_reference(g, random_inputs(g, seed=seed, device="cpu"))
+            assert bool(torch.isfinite(ref).all()), f"@{g.sym_name.data}: seed {seed}"
+    m2 = ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=faster)
+    assert len(custom_ops(m2)) == 2
+    with torch.no_grad():
+        torch.testing.assert_close(m2(x), m(x), rtol=1e-4, atol=1e-5)
 
 
 def test_gate_replaces_when_faster_and_outputs_match(layer):

@@ -11,8 +11,9 @@ used as a ratio into rescaled sums with a running max: online softmax, stable fo
 layer_norm and rms_norm -> reductions, rsqrt and muls, linear -> matmul transpose_b, SDPA -> matmul
 transpose_b, scale, softmax, matmul. A transpose of the last two dims is supported only as the
 second operand of matmuls (it becomes transpose_b); view/reshape/unsqueeze/squeeze only where they add
-or drop size-1 dims. A scalar operand of add/sub/max becomes a graph input holding the constant
-(tgraph has no scalar constant op yet); mul/div by a scalar become `scale`.
+or drop size-1 dims. A scalar operand of add/sub/max becomes `tgraph.scalar` (the constant stays in the
+graph: were it an input, the GPU check would fill it with random values, e.g. a negative norm eps);
+mul/div by a scalar become `scale`.
 """
 
 from __future__ import annotations
@@ -66,12 +67,11 @@ def is_symbolic(d: Any) -> bool:
 
 @dataclass
 class Input:
-    """One input of an emitted graph: an FX node's value, or a scalar constant (shape all ones)."""
+    """One input of an emitted graph: an FX node's value."""
 
-    node: fx.Node | None
-    constant: float | None = None
+    node: fx.Node
     shape: tuple[int, ...] = ()
-    dtype: Any = None  # a torch dtype for a node, the tgraph element type name for a constant
+    dtype: Any = None
     group: int = 1  # > 1: the node's [b, h, s, d] value is passed as [b, h/group, group*s, d] (a view)
     layout: tuple[int | None, ...] | None = None  # the node's value viewed with these of its dims (None: a size-1 dim)
 
@@ -151,14 +151,6 @@ class Emitter:
     def tensor(self, arg: Any) -> SSAValue:
         v = self.value(arg)
         assert isinstance(v, SSAValue)
-        return v
-
-    def constant(self, c: float, like: SSAValue) -> SSAValue:
-        """A graph input of shape [1, ..., 1] (rank of `like`) that will hold the scalar `c`."""
-        t = tgraph.tensor_type(like)
-        shape = (1,) * len(t.shape)
-        v = self.builder.input(f"in{len(self.inputs)}", list(shape), t.element_type)
-        self.inputs.append(Input(None, float(c), shape, dtype=str(t.element_type)))
         return v
 
     # ------------------------------------------------------------ helpers for converters
@@ -287,8 +279,7 @@ def _binary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
                 return cx.builder.scale(x, c)
             if name == "div":
                 return cx.builder.scale(x, 1.0 / c)
-            op, c = ("add", -c) if name == "sub" else (name, c)
-            return cx.builder.binary(op, x, cx.constant(c, x))
+            return cx.builder.scalar(name, x, c)
         y = cx.tensor(b)
         if tgraph.tensor_type(x).element_type != tgraph.tensor_type(y).element_type:
             raise Unsupported(f"{name} of mixed element types")
@@ -432,7 +423,7 @@ def _rms_norm(cx: Emitter, node: fx.Node) -> SSAValue:
         eps = torch.finfo(meta_val(node).dtype).eps
     b = cx.builder
     ms = b.scale(b.reduce("sum", b.square(x), len(cx.shape(x)) - 1), 1.0 / n)
-    y = b.mul(x, b.rsqrt(b.add(ms, cx.constant(eps, ms))))
+    y = b.mul(x, b.rsqrt(b.scalar("add", ms, eps)))
     return _norm_tail(cx, node, y, weight, None)
 
 
@@ -446,7 +437,7 @@ def _layer_norm(cx: Emitter, node: fx.Node) -> SSAValue:
     d = len(cx.shape(x)) - 1
     xc = b.sub(x, b.scale(b.reduce("sum", x, d), 1.0 / n))
     var = b.scale(b.reduce("sum", b.square(xc), d), 1.0 / n)
-    y = b.mul(xc, b.rsqrt(b.add(var, cx.constant(eps, var))))
+    y = b.mul(xc, b.rsqrt(b.scalar("add", var, eps)))
     return _norm_tail(cx, node, y, weight, bias)
 
 

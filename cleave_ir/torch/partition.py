@@ -90,11 +90,11 @@ class Region:
         return [op.name.split(".")[1] for op in self.graph.block.ops if not isinstance(op, tgraph.OutputOp)]
 
     def input_names(self) -> list[str]:
-        return [i.node.name if i.node is not None else f"const {i.constant:g}" for i in self.inputs]
+        return [i.node.name for i in self.inputs]
 
     def tensor_inputs(self) -> list[fx.Node]:
-        """The FX nodes the region reads, in graph-input order (constants excluded)."""
-        return [i.node for i in self.inputs if i.node is not None]
+        """The FX nodes the region reads, in graph-input order."""
+        return [i.node for i in self.inputs]
 
 
 @dataclass
@@ -219,7 +219,7 @@ def _set_signature(graph: tgraph.GraphOp) -> None:
 
 def _squeeze_inputs(graph: tgraph.GraphOp, inputs: Sequence[Input]) -> None:
     """Each input read only through reshapes to one shape that adds or drops size-1 dims takes that
-    shape: a node's value is passed as that view of it (`Input.layout`), a constant at that shape.
+    shape: the node's value is passed as that view of it (`Input.layout`).
     Decode's `[B, 1, K]` activations enter as `[B, K]` rows; a prefill linear's `[N, K]` weight,
     broadcast over the batch as `[1, N, K]`, enters as that view (the search rebuilds no input reshape)."""
     attrs = [dict(graph.arg_attrs.data[i].data) if graph.arg_attrs is not None else {} for i in range(len(inputs))]
@@ -244,8 +244,7 @@ def _squeeze_inputs(graph: tgraph.GraphOp, inputs: Sequence[Input]) -> None:
         if kept:
             attrs[i]["dynamic"] = DenseArrayBase.from_list(i64, kept)
         slot.shape = tuple(int(d) for d in shape)
-        if slot.node is not None:
-            slot.layout = tuple(layout)
+        slot.layout = tuple(layout)
     if any(attrs):
         graph.arg_attrs = ArrayAttr(DictionaryAttr(a) for a in attrs)
     _set_signature(graph)

@@ -24,40 +24,24 @@ _DEFINED: set[str] = set()
 _KERNELS: dict[str, Callable[..., torch.Tensor]] = {}
 _FAKES: dict[str, Callable[..., torch.Tensor]] = {}
 
-_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
-
 
 def bind(region: Region, kernel: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """`kernel` (taking every graph input) as a function of the region's tensor inputs only: scalar
-    constants are filled in, on the inputs' device; grouped and row inputs are viewed (`Input.view`) and
-    the output is viewed back (`Region.unview`)."""
+    """`kernel` as a function of the region's tensor inputs: grouped and row inputs are viewed
+    (`Input.view`) and the output is viewed back (`Region.unview`)."""
     slots = region.inputs
-    constants, views = [i for i in slots if i.node is None], [i for i in slots if i.node is not None]
-    if not constants and region.output_like is None and not region.unsqueeze and all(i.group == 1 and i.layout is None for i in views):
+    if region.output_like is None and not region.unsqueeze and all(i.group == 1 and i.layout is None for i in slots):
         return kernel
-    consts: dict[Any, list[torch.Tensor]] = {}
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
-        device = xs[0].device
-        if device not in consts:
-            consts[device] = [torch.full(i.shape, i.constant, dtype=_DTYPES[i.dtype], device=device) for i in constants]
-        it, ct = iter(zip(views, xs)), iter(consts[device])
-        args = []
-        for i in slots:
-            if i.node is None:
-                args.append(next(ct))
-            else:
-                slot, x = next(it)
-                args.append(slot.view(x))
-        return region.unview(kernel(*args), xs)
+        return region.unview(kernel(*(slot.view(x) for slot, x in zip(slots, xs))), xs)
 
     return run
 
 
 def op_name(region: Region) -> str:
-    """A name per graph and constants, so equal regions share one op."""
+    """A name per graph, so equal regions share one op."""
     assert region.graph is not None
-    text = graph_text(region.graph) + repr([(i.constant, i.dtype) for i in region.inputs if i.node is None])
+    text = graph_text(region.graph)
     return f"{region.name}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
