@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -82,12 +83,18 @@ def form(module: ModuleOp, graph: str) -> Stage | None:
 
 
 def kernel_key(module: ModuleOp) -> Callable[[Unit], Hashable]:
-    """What a unit's kernels look like to the cost model: per kernel its tiles, threads, stages and
-    estimate. Candidates that differ only in operand order or in where a view sits (swiglu's `silu(g)
-    * u` and `u * silu(g)`) get the same key; a unit is kept only if no better one has its key."""
+    """What a unit's kernels are, up to names and views: per kernel its tiles, threads, stages,
+    estimate and the ops it runs in order, reshapes left out. Candidates that differ only in
+    operand order or in where a view sits (swiglu's `silu(g) * u` and `u * silu(g)`) get the same
+    key; a unit is kept only if no better one has its key."""
     kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, (itgraph.KernelOp, tilelang.KernelOp))}
     names = ("cleave.tiles", "cleave.threads", "cleave.stages", "cleave.estimated_us")
-    return lambda u: tuple(tuple(str(kernels[k].attributes.get(n)) for n in names) for k in u[1])
+
+    def key(kernel: Operation) -> Hashable:
+        ops = tuple(o.name for o in kernel.walk() if not isinstance(o, tgraph.ReshapeOp))
+        return (*(str(kernel.attributes.get(n)) for n in names), ops)
+
+    return lambda u: tuple(key(kernels[k]) for k in u[1])
 
 
 # how far (times the best estimate) a form's best may be and still be kept ahead of the rank: the
