@@ -801,8 +801,13 @@ def _fold(is_sum: bool) -> type[arith.AddfOp] | type[arith.MaximumfOp]:
     return arith.AddfOp if is_sum else arith.MaximumfOp
 
 
-# per-thread fp32 registers a deferred row reduction's wide accumulator may take
-DEFERRED_REDUCTION_REGS = 32
+# per-thread fp32 registers a deferred row reduction's wide accumulator may take: 64 covers a
+# 128 x 128 chunk on 256 threads. With 32 that chunk took the other path (a warp reduction and a
+# shared-memory staging in every iteration of the pipelined loop), and gemma_rmsnorm_matmul's
+# rescaled form lowered that way computed wrong results on the H200 (6.9e-2, rejected by the GPU
+# check; correct in the tilelang interpreter): bench/results/models_2026-12-01b_H200.md. Whether
+# this form now runs correctly there is not measured yet.
+DEFERRED_REDUCTION_REGS = 64
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma
 SWIZZLE_PANEL = 10  # blocks per rasterization panel (TileLang's GEMM example)
 # the most bytes per thread of one padded one-row fragment (128 fp32 registers of the 255 a thread
