@@ -585,3 +585,29 @@ def test_decoder_layer_at_decode_has_no_reshape_inside_a_region() -> None:
     with torch.no_grad():
         for x2 in [x, *fresh_inputs(x)]:
             torch.testing.assert_close(m2(x2, mask), m(x2, mask), rtol=1e-5, atol=1e-5)
+
+
+def test_boolean_attention_mask_is_compiled():
+    """SDPA with a boolean mask (True: attend): the mask enters as 0/1 in the region's float type
+    (`Input.cast`) and becomes an additive mask of 0 / MASKED_LOGIT; the stitched function equals
+    PyTorch on causal and sliding-window masks, and the gate keeps the example mask in every input set."""
+    from cleave_ir.torch.aten import MASKED_LOGIT
+
+    def f(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    s = 16
+    q, k, v = (torch.randn(1, 2, s, 8) for _ in range(3))
+    causal = torch.ones(s, s, dtype=torch.bool).tril()
+    plan = ct.explain(f, (q, k, v, causal), quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert [i.cast for i in region.inputs] == [None, None, None, torch.float32]
+    text = graph_text(region.graph)
+    assert "tgraph.scalar add %in3, -1.0" in text and f"{-MASKED_LOGIT:e}" in text, text
+    m2 = ct.optimize(f, (q, k, v, causal), compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave" and row.error < 1e-5, row
+    window = causal & ~torch.ones(s, s, dtype=torch.bool).tril(-4)  # the last 4 keys of each query
+    with torch.no_grad():
+        for mask in (causal, window):
+            torch.testing.assert_close(m2(q, k, v, mask), f(q, k, v, mask), rtol=1e-5, atol=1e-5)

@@ -45,6 +45,16 @@ class Transposed:
 
 
 ELEMENT_TYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32": "f32"}
+# added to the logits a boolean attention mask drops: exp of it underflows to 0 in fp32 after any
+# max shift, and it stays inside fp16's range (PyTorch uses -inf; a row it masks whole is NaN there)
+MASKED_LOGIT = -30000.0
+
+
+def torch_dtype(elt: str) -> Any:
+    """The torch dtype of a tgraph element type (`f16`, `bf16`, `f32`)."""
+    import torch
+
+    return {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[elt]
 
 
 def element_type(dtype: Any) -> str:
@@ -74,9 +84,12 @@ class Input:
     dtype: Any = None
     group: int = 1  # > 1: the node's [b, h, s, d] value is passed as [b, h/group, group*s, d] (a view)
     layout: tuple[int | None, ...] | None = None  # the node's value viewed with these of its dims (None: a size-1 dim)
+    cast: Any = None  # a torch dtype: the node's (boolean) value is passed as 0/1 of this float type
 
     def view(self, x: torch.Tensor) -> torch.Tensor:
         """The tensor the graph input receives for the node's value `x`."""
+        if self.cast is not None:
+            x = x.to(self.cast)
         if self.layout is not None:
             return x.reshape([x.shape[i] if i is not None else 1 for i in self.layout])
         if self.group == 1:
@@ -100,8 +113,9 @@ class Emitter:
     output_like: fx.Node | None = None  # the output is a grouped view of this input's shape (grouped SDPA)
 
     # ------------------------------------------------------------ values
-    def value(self, arg: Any, *, transposed_ok: bool = False) -> SSAValue | Transposed:
-        """The tgraph value of an FX node argument (a new graph input when it is not emitted yet)."""
+    def value(self, arg: Any, *, transposed_ok: bool = False, as_mask: bool = False) -> SSAValue | Transposed:
+        """The tgraph value of an FX node argument (a new graph input when it is not emitted yet);
+        `as_mask`: a boolean input enters as 0/1 in the graph's float type (`Input.cast`)."""
         from torch import fx
 
         if not isinstance(arg, fx.Node):
@@ -110,13 +124,18 @@ class Emitter:
             val = meta_val(arg)
             if not hasattr(val, "shape"):
                 raise Unsupported(f"operand {arg.name} is not a tensor")
-            elt = element_type(val.dtype)
+            cast = None
+            if str(val.dtype) == "torch.bool" and as_mask:  # 0/1 in the graph's float type
+                elt = self.builder.default_element_type
+                cast = torch_dtype(str(elt))
+            else:
+                elt = element_type(val.dtype)
             shape = self.sizes(arg)
             if len(shape) == 0:
                 raise Unsupported(f"operand {arg.name} is a 0-d tensor")
             name = f"in{len(self.inputs)}"
             self.env[arg] = self.builder.input(name, list(shape), elt, dynamic=self._dynamic(val.shape, shape))
-            self.inputs.append(Input(arg, shape=shape, dtype=val.dtype))
+            self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, cast=cast))
         v = self.env[arg]
         if isinstance(v, Transposed) and not transposed_ok:
             raise Unsupported(f"{arg.name} is a transpose, which tgraph has only as matmul transpose_b")
@@ -460,20 +479,22 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
     if a["dropout_p"]:
         raise Unsupported("attention with dropout")
     if a["is_causal"]:
-        raise Unsupported("causal attention without a mask tensor (tgraph has no select yet; pass an additive mask)")
+        raise Unsupported("is_causal=True (no mask tensor to read; pass attn_mask, boolean or additive)")
     if a["enable_gqa"]:
         raise Unsupported("attention with enable_gqa (broadcast the kv heads with unsqueeze instead)")
     else:
         q = cx.tensor(a["query"])
     k, v = cx.tensor(a["key"]), cx.tensor(a["value"])
     mask = a["attn_mask"]
-    if mask is not None and str(meta_val(mask).dtype) == "torch.bool":
-        raise Unsupported("attention with a boolean mask (tgraph has no select yet)")
     scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(_static_dim(a["query"], -1))
     b = cx.builder
     q, k = cx.same_rank(q, k)
     s = b.scale(b.matmul(q, k, transpose_b=True), scale)
-    if mask is not None:
+    if mask is not None and str(meta_val(mask).dtype) == "torch.bool":  # keep where True: an additive 0 / MASKED_LOGIT mask
+        keep = cx.value(mask, as_mask=True)
+        assert isinstance(keep, SSAValue)
+        s = b.add(*cx.same_rank(s, b.scale(b.scalar("add", keep, -1.0), -MASKED_LOGIT)))
+    elif mask is not None:
         s = b.add(*cx.same_rank(s, cx.tensor(mask)))
     p = cx.softmax(s, -1)
     p, v = cx.same_rank(p, v)

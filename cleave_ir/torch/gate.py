@@ -87,12 +87,16 @@ InputSet = tuple[str, list[torch.Tensor]]
 
 def input_sets(example: Sequence[torch.Tensor], other_shapes: Sequence[Sequence[int]] | None = None, seed: int = 0) -> list[InputSet]:
     """(name, tensors): the example values, one random set per distribution of `DISTRIBUTIONS[1:]`,
-    and with `other_shapes` (other sizes of the dynamic dims) a normal(0,1) set of those shapes."""
+    and with `other_shapes` (other sizes of the dynamic dims) a normal(0,1) set of those shapes.
+    A boolean input (an attention mask) keeps its example value; at other shapes it is causal."""
     gen = torch.Generator().manual_seed(seed)
     sets: list[InputSet] = [(DISTRIBUTIONS[0], list(example))]
     for dist in DISTRIBUTIONS[1:]:
         one = []
         for x in example:
+            if x.dtype == torch.bool:
+                one.append(x)
+                continue
             if dist == "uniform(-1,1)":
                 r = torch.rand(x.shape, generator=gen, dtype=torch.float64) * 2 - 1
             else:
@@ -100,9 +104,18 @@ def input_sets(example: Sequence[torch.Tensor], other_shapes: Sequence[Sequence[
             one.append(r.to(device=x.device, dtype=x.dtype))
         sets.append((dist, one))
     if other_shapes is not None:
-        resized = [torch.randn(list(shape), generator=gen, dtype=torch.float64).to(x.device, x.dtype) for shape, x in zip(other_shapes, example)]
+        resized = [
+            causal_mask(list(shape), x.device) if x.dtype == torch.bool else torch.randn(list(shape), generator=gen, dtype=torch.float64).to(x.device, x.dtype)
+            for shape, x in zip(other_shapes, example)
+        ]
         sets.append((f"normal(0,1) at shapes {[list(s) for s in other_shapes]}", resized))
     return sets
+
+
+def causal_mask(shape: list[int], device: Any) -> torch.Tensor:
+    """A boolean mask of `shape` keeping key j for query i when j <= i + (keys - queries): no row empty."""
+    q, k = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[-1])
+    return torch.ones(q, k, dtype=torch.bool, device=device).tril(k - q).expand(shape).contiguous()
 
 
 def default_timer(fn: Callable[..., Any], inputs: Sequence[torch.Tensor], which: str, region: Region) -> float:
@@ -140,7 +153,7 @@ def gate(
     try:
         with torch.no_grad():
             for i, (name, xs) in enumerate(sets):
-                ref = pytorch(*[x.double() for x in xs])
+                ref = pytorch(*[x.double() if x.is_floating_point() else x for x in xs])
                 if i > 0 and not bool(torch.isfinite(ref).all()):
                     continue  # random inputs outside the region's domain (e.g. rsqrt of a negative): no reference
                 got = kernel(*xs)

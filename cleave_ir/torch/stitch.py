@@ -26,10 +26,10 @@ _FAKES: dict[str, Callable[..., torch.Tensor]] = {}
 
 
 def bind(region: Region, kernel: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """`kernel` as a function of the region's tensor inputs: grouped and row inputs are viewed
-    (`Input.view`) and the output is viewed back (`Region.unview`)."""
+    """`kernel` as a function of the region's tensor inputs: grouped and row inputs are viewed and
+    boolean masks cast (`Input.view`), and the output is viewed back (`Region.unview`)."""
     slots = region.inputs
-    if region.output_like is None and not region.unsqueeze and all(i.group == 1 and i.layout is None for i in slots):
+    if region.output_like is None and not region.unsqueeze and all(i.group == 1 and i.layout is None and i.cast is None for i in slots):
         return kernel
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
