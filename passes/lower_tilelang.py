@@ -387,7 +387,10 @@ class _KernelLowering:
         into a larger one (a norm's row values) is read through shared memory. Read from registers,
         TileLang lays the loop out after the small tile, giving each thread whole rows of `out`
         (GPT-2's layer_norm [16, 768]: `float sub[768]` per thread, spilled, each row computed 8 times)."""
-        if buf.scope == tl.Scope.FRAGMENT and 1 < prod(_squeezed(buf.shape)) < prod(_squeezed(out.shape)):  # one value: every thread holds it
+        n = prod(_squeezed(buf.shape))
+        # one value: every thread holds it; and the small tile must be laid out on its own: replicated
+        # (n <= threads) or spread evenly (GPT-2 MLP's [192] bias over 128 threads has no layout alone)
+        if buf.scope == tl.Scope.FRAGMENT and 1 < n < prod(_squeezed(out.shape)) and (n <= self.threads or n % self.threads == 0):
             return self._shared(buf)
         return buf
 

@@ -344,3 +344,39 @@ def test_wide_row_norm_spreads_rows_over_threads(tmp_path: Path) -> None:
     [cuda] = lower_all(path).values()
     rows = [int(n) for n in re.findall(r"float \w+\[(\d+)\];", cuda)]
     assert rows and max(rows) <= 96, rows  # 16 x 768 fp32 over 128 threads
+
+
+# GPT-2 MLP's Split-K combine at the test shape: the [192] bias broadcast into a [16, 192] loop
+BIAS_GELU_PROJ = """
+tgraph.graph @bias_gelu_proj(%partial0: !tgraph.tensor<[2, 64, 192], f32>, %b_fc: !tgraph.tensor<[1, 192], f16>, %w_proj: !tgraph.tensor<[192, 48], f16>) -> !tgraph.tensor<[64, 48], f16> {
+  %0 = tgraph.reshape %b_fc : !tgraph.tensor<[1, 192], f16> -> !tgraph.tensor<[1, 1, 192], f16>
+  %1 = tgraph.reduce sum %partial0 dim 0 : !tgraph.tensor<[2, 64, 192], f32> -> !tgraph.tensor<[1, 64, 192], f32>
+  %2 = tgraph.cast %0 : !tgraph.tensor<[1, 1, 192], f16> -> !tgraph.tensor<[1, 1, 192], f32>
+  %3 = tgraph.add %2, %1 : !tgraph.tensor<[1, 1, 192], f32>, !tgraph.tensor<[1, 64, 192], f32> -> !tgraph.tensor<[1, 64, 192], f32>
+  %4 = tgraph.gelu tanh %3 : !tgraph.tensor<[1, 64, 192], f32>
+  %5 = tgraph.reshape %w_proj : !tgraph.tensor<[192, 48], f16> -> !tgraph.tensor<[1, 192, 48], f16>
+  %6 = tgraph.cast %4 : !tgraph.tensor<[1, 64, 192], f32> -> !tgraph.tensor<[1, 64, 192], f16>
+  %7 = tgraph.matmul %6, %5 : !tgraph.tensor<[1, 64, 192], f16>, !tgraph.tensor<[1, 192, 48], f16> -> !tgraph.tensor<[1, 64, 48], f16>
+  %8 = tgraph.reshape %7 : !tgraph.tensor<[1, 64, 48], f16> -> !tgraph.tensor<[64, 48], f16>
+  tgraph.output %8 : !tgraph.tensor<[64, 48], f16>
+}
+"""
+
+
+def test_broadcast_tile_without_its_own_layout_stays_in_registers(tmp_path: Path) -> None:
+    """A small register tile is read through shared memory only when TileLang can lay it out alone:
+    the [192] bias over 128 threads (neither replicated nor spread evenly) staged that way made
+    TileLang fail with "no available layout found", and `cleave compile` on gpt2_mlp with it."""
+    graph = parse_text(BIAS_GELU_PROJ).body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    path = tmp_path / "bias_gelu_proj.py"
+    path.write_text(module_source(module))
+    lower_module(module)
+    xs = fp16_inputs(graph)
+    (ref,) = run_graph(graph, xs)
+    [(cand, kernels)] = candidate_kernels(module)
+    (got,) = run_kernels(kernels, xs)
+    assert max_relative_error(ref, got) <= FP16_TOLERANCE, cand
+    pytest.importorskip("tilelang")
+    assert all("__global__" in cuda for cuda in lower_all(path).values())
