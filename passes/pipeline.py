@@ -108,7 +108,12 @@ def select_kept(units: Sequence[Unit], keep: int, form_of: Callable[[str], Hasha
     form estimated within `FORM_SLACK` of the best first (best forms first), then the next best of
     any form; in rank order."""
     seen: set[Hashable] = set()
-    units = [u for u in units if not ((key := same(u)) in seen or seen.add(key))]
+    distinct: list[Unit] = []
+    for u in units:
+        if (key := same(u)) not in seen:
+            seen.add(key)
+            distinct.append(u)
+    units = distinct
     firsts: dict[Hashable, Unit] = {}
     for u in units:
         if u[0] <= FORM_SLACK * units[0][0]:

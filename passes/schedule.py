@@ -585,12 +585,7 @@ class SchedulePass(ModulePass):
             except Unschedulable as e:
                 raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}") from None
             pieces[0].sym_name = StringAttr(f"{family}_p0")
-            anchor: Operation = root
-            for piece in pieces:
-                piece.attributes["cleave.candidate_of"] = SymbolRefAttr(family)
-                piece.attributes["cleave.note"] = StringAttr(f"cut into {len(pieces)} kernels (no single kernel schedules)")
-                op.body.block.insert_op_after(piece, anchor)
-                anchor = piece
+            _insert_candidate(op, root, pieces, f"cut into {len(pieces)} kernels (no single kernel schedules)")
             for piece in pieces:
                 if not self._schedule(op, piece, failures):
                     raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{piece.sym_name.data}: {failures[piece.sym_name.data]}")
@@ -617,12 +612,7 @@ class SchedulePass(ModulePass):
         except Unschedulable as e:
             print(f"warning: cleave-schedule: @{family}: no per-matmul cut: {e}", file=sys.stderr)
             return
-        anchor: Operation = root
-        for piece in pieces:
-            piece.attributes["cleave.candidate_of"] = SymbolRefAttr(family)
-            piece.attributes["cleave.note"] = StringAttr(f"one kernel per matmul ({len(pieces)} kernels, intermediates in global memory)")
-            module.body.block.insert_op_after(piece, anchor)
-            anchor = piece
+        _insert_candidate(module, root, pieces, f"one kernel per matmul ({len(pieces)} kernels, intermediates in global memory)")
         if not all([self._schedule(module, piece, failures) for piece in pieces]):
             names = {piece.sym_name.data for piece in pieces}
             for k in [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp) and tgraph.referenced_symbol(k, "cleave.schedule_of") in names]:
@@ -630,7 +620,6 @@ class SchedulePass(ModulePass):
             for piece in pieces:
                 failures.pop(piece.sym_name.data, None)
                 Rewriter.erase_op(piece)
-
 
     def _schedule(self, module: ModuleOp, graph: tgraph.GraphOp, failures: dict[str, str]) -> bool:
         """Insert the top-k kernels of `graph` after it; False (and the reason in `failures`) when none."""
@@ -674,3 +663,13 @@ def matmul_chain(graph: tgraph.GraphOp) -> bool:
         if fed or isinstance(o, tgraph.MatmulOp):
             after_matmul.update(o.results)
     return False
+
+
+def _insert_candidate(module: ModuleOp, root: tgraph.GraphOp, pieces: list[tgraph.GraphOp], note: str) -> None:
+    """Insert the chain `pieces` after `root` as a candidate of it, with `note`."""
+    anchor: Operation = root
+    for piece in pieces:
+        piece.attributes["cleave.candidate_of"] = SymbolRefAttr(root.sym_name.data)
+        piece.attributes["cleave.note"] = StringAttr(note)
+        module.body.block.insert_op_after(piece, anchor)
+        anchor = piece
