@@ -397,7 +397,7 @@ def compile_kernel(module: ModuleType, name: str, *, raw: bool = False, target: 
     meta = module.KERNELS[name]
     n_in = meta["inputs"]
     out_idx = None if raw else list(range(n_in, n_in + meta["outputs"]))
-    return tilelang.compile(getattr(module, name), out_idx=out_idx, target=target)
+    return tilelang.compile(getattr(module, name), out_idx=out_idx, target=target, pass_configs=meta.get("pass_configs"))
 
 
 def compile_candidates(

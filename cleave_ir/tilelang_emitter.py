@@ -332,12 +332,13 @@ def module_source(module: ModuleOp) -> str:
             passthrough = _names(graphs[src_name].attributes.get("cleave.passthrough")) if src_name in graphs else []
         us_text = repr(us) if math.isfinite(us) else 'float("inf")'
         out_names = f"'output_names': {_names(k.attributes['cleave.output_names'])!r}, " if "cleave.output_names" in k.attributes else ""
+        configs = "'pass_configs': {'tl.enable_fast_math': True}, " if "cleave.fast_math" in k.attributes else ""
         names = _names(k.attributes.get("cleave.input_names")) or [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
         types = [tl.buffer_type(a) for a in k.params]
         tiles = cleave.tiles(k)
         meta.append(
             f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'input_names': {names!r}, 'passthrough': {passthrough!r}, 'tiles': {tiles.describe() if tiles else ''!r}, "
-            f"'estimated_us': {us_text}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, {out_names}"
+            f"'estimated_us': {us_text}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, {out_names}{configs}"
             f"'shapes': {[_py_shape(t.shape) for t in types]!r}, 'dtypes': {[_dtype(t) for t in types]!r}}},"
         )
     out.append("KERNELS = {\n" + "\n".join(meta) + "\n}")
@@ -363,7 +364,7 @@ def compile_kernel(name, target="cuda"):
     if name not in _compiled:
         n_in = KERNELS[name]["inputs"]
         outs = list(range(n_in, n_in + KERNELS[name]["outputs"]))
-        _compiled[name] = tilelang.compile(globals()[name], out_idx=outs, target=target)
+        _compiled[name] = tilelang.compile(globals()[name], out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
     return _compiled[name]
 
 

@@ -14,6 +14,7 @@ def mha_c1_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1, 4, 512, 
         acc_1 = T.alloc_fragment((32, 64), "float32")
         acc_h = T.alloc_shared((32, 512), "float16")
         red = T.alloc_fragment((32,), "float32")
+        acc_1_s = T.alloc_shared((32, 64), "float16")
         T.copy(q[0, bx, 32*by:32*by + 32, 0:128], q_1)
         T.copy(k[0, bx, 0:512, 0:128], k_1)
         T.clear(acc)
@@ -32,11 +33,12 @@ def mha_c1_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1, 4, 512, 
         T.reduce_sum(acc, red, dim=1, clear=True)
         for i0, i1 in T.Parallel(32, 64):
             acc_1[i0, i1] = acc_1[i0, i1] / red[i0]
-        T.copy(acc_1, out0[0, bx, 32*by:32*by + 32, 64*bz:64*bz + 64])
+        T.copy(acc_1, acc_1_s)
+        T.copy(acc_1_s, out0[0, bx, 32*by:32*by + 32, 64*bz:64*bz + 64])
 
 
 KERNELS = {
-    'mha_c1_k0': {'graph': 'mha_c1', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 32, 64] reduce=none', 'estimated_us': 9.102, 'inputs': 3, 'outputs': 1, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
+    'mha_c1_k0': {'graph': 'mha_c1', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 32, 64] reduce=none', 'estimated_us': 9.102, 'inputs': 3, 'outputs': 1, 'pass_configs': {'tl.enable_fast_math': True}, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -75,7 +77,7 @@ def compile_kernel(name, target="cuda"):
     if name not in _compiled:
         n_in = KERNELS[name]["inputs"]
         outs = list(range(n_in, n_in + KERNELS[name]["outputs"]))
-        _compiled[name] = tilelang.compile(globals()[name], out_idx=outs, target=target)
+        _compiled[name] = tilelang.compile(globals()[name], out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
     return _compiled[name]
 
 
