@@ -533,9 +533,10 @@ class SchedulePass(ModulePass):
     top_k: int = 3
     iterative_tiling: bool = True
     horizontal_fusion: bool = True
-    # also schedule each input graph with a chain of matmuls cut into one kernel per matmul
-    # (`<graph>_mm`, a candidate of the graph): cuBLAS's form, where fusing the chain recomputes or
-    # re-reads a product for every output tile (gpt2's MLP)
+    # also schedule each input graph with a chain of matmuls, or a reduction feeding a matmul, cut
+    # into one kernel per matmul (`<graph>_mm`, a candidate of the graph), a reduction that feeds a
+    # matmul in a kernel before it: cuBLAS's form, where fusing the chain recomputes or re-reads a
+    # product for every output tile (gpt2's MLP), or sums a norm's rows inside the GEMM loop
     per_matmul_cut: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -592,7 +593,7 @@ class SchedulePass(ModulePass):
             print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)
 
         for root in graphs.values():
-            if self.per_matmul_cut and families.get(root.sym_name.data) and matmul_chain(root):
+            if self.per_matmul_cut and families.get(root.sym_name.data) and (matmul_chain(root) or reduction_feeds_matmul(root)):
                 self._cut_per_matmul(op, root, failures)
 
     def _unschedulable(self, graph: tgraph.GraphOp) -> str | None:
@@ -600,7 +601,11 @@ class SchedulePass(ModulePass):
 
     def _one_matmul(self, graph: tgraph.GraphOp) -> str | None:
         n = sum(isinstance(o, tgraph.MatmulOp) for o in graph.block.ops)
-        return f"{n} matmuls (a piece of the per-matmul cut holds one)" if n > 1 else self._unschedulable(graph)
+        if n > 1:
+            return f"{n} matmuls (a piece of the per-matmul cut holds one)"
+        if reduction_feeds_matmul(graph):
+            return "a reduction feeding its matmul (the per-matmul cut computes it in a kernel before)"
+        return self._unschedulable(graph)
 
     def _cut_per_matmul(self, module: ModuleOp, root: tgraph.GraphOp, failures: dict[str, str]) -> None:
         """Add the candidate `<root>_mm`: `root` cut into a chain of kernels of one matmul each."""
@@ -662,6 +667,18 @@ def matmul_chain(graph: tgraph.GraphOp) -> bool:
             return True
         if fed or isinstance(o, tgraph.MatmulOp):
             after_matmul.update(o.results)
+    return False
+
+
+def reduction_feeds_matmul(graph: tgraph.GraphOp) -> bool:
+    """Whether an operand of some matmul of `graph` is computed from a (non-matmul) reduction."""
+    after_reduce: set[SSAValue] = set()
+    for o in graph.block.ops:
+        fed = any(v in after_reduce for v in o.operands)
+        if isinstance(o, tgraph.MatmulOp) and fed:
+            return True
+        if fed or isinstance(o, tgraph.ReduceOp):
+            after_reduce.update(o.results)
     return False
 
 

@@ -31,3 +31,23 @@ tgraph.graph @gate_up(%x: !tgraph.tensor<[64, 48], f16>, %wg: !tgraph.tensor<[48
   %o = tgraph.mul %g, %u : !tgraph.tensor<[64, 192], f16>, !tgraph.tensor<[64, 192], f16> -> !tgraph.tensor<[64, 192], f16>
   tgraph.output %o : !tgraph.tensor<[64, 192], f16>
 }
+
+// A norm feeding a projection: the row sum of squares is reduced in a kernel before the matmul's
+// (not inside its K loop); what the first kernel computes is passed on by name.
+// CHECK:      tgraph.graph @norm_proj_mm(%x: {{.*}}) -> {{.*}} attributes {{{.*}}cleave.candidate_of = @norm_proj, cleave.note = "one kernel per matmul (2 kernels, intermediates in global memory)"}
+// CHECK:        tgraph.reduce sum
+// CHECK-NOT:    tgraph.matmul
+// CHECK:      tgraph.graph @norm_proj_mm_p1(
+// CHECK-NOT:    tgraph.reduce
+// CHECK:        tgraph.matmul
+// CHECK:      itgraph.kernel @norm_proj_mm_p1_k0
+
+tgraph.graph @norm_proj(%x: !tgraph.tensor<[64, 256], f16>, %w: !tgraph.tensor<[256, 192], f16>) -> !tgraph.tensor<[64, 192], f16> {
+  %sq = tgraph.square %x : !tgraph.tensor<[64, 256], f16>
+  %ss = tgraph.reduce sum %sq dim 1 : !tgraph.tensor<[64, 256], f16> -> !tgraph.tensor<[64, 1], f16>
+  %ms = tgraph.scale %ss, 0.00390625 : !tgraph.tensor<[64, 1], f16>
+  %rs = tgraph.rsqrt %ms : !tgraph.tensor<[64, 1], f16>
+  %n = tgraph.mul %x, %rs : !tgraph.tensor<[64, 256], f16>, !tgraph.tensor<[64, 1], f16> -> !tgraph.tensor<[64, 256], f16>
+  %o = tgraph.matmul %n, %w : !tgraph.tensor<[64, 256], f16>, !tgraph.tensor<[256, 192], f16> -> !tgraph.tensor<[64, 192], f16>
+  tgraph.output %o : !tgraph.tensor<[64, 192], f16>
+}
