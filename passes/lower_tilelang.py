@@ -214,6 +214,10 @@ class _KernelLowering:
         self.deferred: dict[SSAValue, _Buf] = {}
         self.pad = plan_row_padding(kernel, self.threads)
         self.prologue: list[Operation] = []  # clears of padded shared tiles, before the first statement
+        # each loaded shared tile's copy op and the loop depth it sits at; register copies of those
+        # read inside a deeper pipelined loop (`_invariant_operand`)
+        self.loaded_at: dict[SSAValue, tuple[Operation, int]] = {}
+        self.register_copies: dict[SSAValue, _Buf] = {}
 
     # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
@@ -354,7 +358,8 @@ class _KernelLowering:
                 real = self.real_region(op.result) if op.result in self.pad else None
                 if real is not None:  # the real rows into a zeroed padded tile
                     self.prologue.append(tl.ClearOp(buf.value))
-                self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=self.region(op.tmap), dst_region=real, no_tma=real is not None))
+                copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=self.region(op.tmap), dst_region=real, no_tma=real is not None))
+                self.loaded_at[buf.value] = (copy, len(self.block_stack))
             elif isinstance(op, itgraph.StoreOp):
                 src = self.bufs[op.value]
                 if op.value in self.pad:  # the real rows only, through shared memory (as TileLang's decode kernels)
@@ -417,7 +422,7 @@ class _KernelLowering:
         full = self.loop_vars(out.shape)
         s = _Statements()
         laid = any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands)
-        xs = [s.load(self.bufs[o] if laid else self._broadcast_operand(self.bufs[o], out), full) for o in op.operands]
+        xs = [s.load(self._invariant_operand(self.bufs[o] if laid else self._broadcast_operand(self.bufs[o], out), out), full) for o in op.operands]
         s.store(op.semantics().tilelang(s, *xs), out, full)
         self.parallel(out.shape, s)
         if laid:
@@ -434,6 +439,25 @@ class _KernelLowering:
         if buf.scope == tl.Scope.FRAGMENT and 1 < n < prod(_squeezed(out.shape)) and (n <= self.threads or n % self.threads == 0):
             return self._shared(buf)
         return buf
+
+    def _invariant_operand(self, buf: _Buf, out: _Buf) -> _Buf:
+        """`buf` as an operand of a loop over `out` inside a pipelined loop: a smaller tile loaded before
+        that loop (a norm's row scales) is read from a register copy made once after its load.
+
+        Read from shared memory inside TileLang's warp-specialized pipeline, such a tile gave wrong
+        results on the H200 (rmsnorm -> matmul cut at T=128: 2 to 37 elements off by up to 7%,
+        varying between runs; read from registers: exact)."""
+        where = self.loaded_at.get(buf.value)
+        if where is None or where[1] >= len(self.block_stack) or prod(_squeezed(buf.shape)) >= prod(_squeezed(out.shape)):
+            return buf
+        if buf.value not in self.register_copies:
+            copy, _ = where
+            frag = self.alloc(buf.shape, buf.name + "_r", tl.Scope.FRAGMENT, buf.type.element_type)
+            block = copy.parent_block()
+            assert block is not None
+            block.insert_op_after(tl.CopyOp(buf.value, frag.value), copy)
+            self.register_copies[buf.value] = frag
+        return self.register_copies[buf.value]
 
     def reuse(self, op: Operation, element_type: Attribute) -> _Buf | None:
         """An operand's fragment that `op` may overwrite with its element-wise result, else None.

@@ -89,6 +89,29 @@ def test_emitted_kernels_lower_for_sm90a(name: str, tmp_path: Path) -> None:
     mod = load_module_file(path)
     assert mod.CANDIDATES and all(k in mod.KERNELS for _, ks, _ in mod.CANDIDATES for k in ks)
     assert callable(mod.run) and callable(mod.compile_kernel)
+    lowered = pipelined(name, 2, tuple(SCALED.items())).clone()
+    lower_module(lowered)
+    assert not loop_invariant_shared_reads(lowered)
+
+
+def loop_invariant_shared_reads(module: ModuleOp) -> list[str]:
+    """Element-wise reads, inside a pipelined loop, of a shared tile that loop does not write.
+
+    TileLang's warp-specialized pipeline gave wrong results on the H200 for such a read (a norm's row
+    scales, loaded before the loop, read by the GEMM operand's prologue); the lowering reads a
+    register copy instead."""
+    bad = []
+    for loop in module.walk():
+        if not isinstance(loop, tl.PipelinedOp):
+            continue
+        written = {op.dst for op in loop.walk() if isinstance(op, tl.CopyOp)}
+        for load in loop.walk():
+            if isinstance(load, tl.LoadOp) and tl.buffer_type(load.buffer).scope_name == tl.Scope.SHARED and load.buffer not in written:
+                kernel = loop.parent_op()
+                while not isinstance(kernel, tl.KernelOp):
+                    kernel = kernel.parent_op()
+                bad.append(f"@{kernel.sym_name.data}: {load.buffer.name_hint}")
+    return bad
 
 
 @pytest.mark.parametrize("name", ["mha", "gqa_decode", "rmsnorm_matmul"])
@@ -380,3 +403,20 @@ def test_broadcast_tile_without_its_own_layout_stays_in_registers(tmp_path: Path
     assert max_relative_error(ref, got) <= FP16_TOLERANCE, cand
     pytest.importorskip("tilelang")
     assert all("__global__" in cuda for cuda in lower_all(path).values())
+
+
+def test_row_scales_loaded_before_a_pipelined_loop_are_read_from_registers() -> None:
+    """RMSNorm -> matmul at T=128, K=4096: the per-matmul cut's GEMM kernel scales each x tile in its
+    K loop by the rows' rsqrt, loaded before the loop; the loop reads a register copy of it, never the
+    shared tile (wrong results on the H200 otherwise; see `loop_invariant_shared_reads`)."""
+    text = (EXAMPLES / "rmsnorm_matmul.mlir").read_text().replace("tensor<[1, ", "tensor<[128, ")
+    graph = resize_graph(parse_text(text).body.block.first_op, {6144: 512})
+    graph.attributes.pop("constraints", None)
+    graph.bindings = None
+    module = module_of(graph.clone())
+    PipelinePass(top_k=1, keep=3, split_counts=(4,), search_budget=2000).apply(Context(), module)
+    assert "rmsnorm_matmul_mm_p1_k0" in {k.sym_name.data for k in module.walk() if isinstance(k, itgraph.KernelOp)}
+    lower_module(module)
+    assert not loop_invariant_shared_reads(module)
+    (p1,) = [k for k in module.walk() if isinstance(k, tl.KernelOp) and k.sym_name.data == "rmsnorm_matmul_mm_p1_k0"]
+    assert any(isinstance(op, tl.PipelinedOp) for op in p1.walk())
