@@ -332,7 +332,8 @@ def module_source(module: ModuleOp) -> str:
             passthrough = _names(graphs[src_name].attributes.get("cleave.passthrough")) if src_name in graphs else []
         us_text = repr(us) if math.isfinite(us) else 'float("inf")'
         out_names = f"'output_names': {_names(k.attributes['cleave.output_names'])!r}, " if "cleave.output_names" in k.attributes else ""
-        configs = "'pass_configs': {'tl.enable_fast_math': True}, " if "cleave.fast_math" in k.attributes else ""
+        flags = {"tl.enable_fast_math": "cleave.fast_math" in k.attributes, "tl.disable_warp_specialized": "cleave.no_warp_specialization" in k.attributes}
+        configs = f"'pass_configs': {({n: True for n, on in flags.items() if on})!r}, " if any(flags.values()) else ""
         names = _names(k.attributes.get("cleave.input_names")) or [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
         types = [tl.buffer_type(a) for a in k.params]
         tiles = cleave.tiles(k)

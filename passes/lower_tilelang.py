@@ -218,6 +218,12 @@ class _KernelLowering:
         # read inside a deeper pipelined loop (`_invariant_operand`)
         self.loaded_at: dict[SSAValue, tuple[Operation, int]] = {}
         self.register_copies: dict[SSAValue, _Buf] = {}
+        # tiles computed element-wise from tiles a loop loads (a GEMM operand's prologue): TileLang's
+        # warp-specialized pipeline computes wrong results when such a tile feeds a T.gemm (H200,
+        # rmsnorm -> matmul cut: 0.24-1.1 relative error at T=16 and 1024; without warp
+        # specialization, or without TMA for the load, 6e-4), so such a kernel goes without it
+        self.from_loop_loads: set[SSAValue] = set()
+        self.no_warp_specialization = False
 
     # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
@@ -349,6 +355,8 @@ class _KernelLowering:
         # nvcc --use_fast_math (approximate exp2/rsqrt/division, as TileLang's attention examples): on the
         # H200 FlashAttention 553 -> 520 us at S4096 D128; every kernel is checked against float64 anyway
         new.attributes["cleave.fast_math"] = UnitAttr()
+        if self.no_warp_specialization:
+            new.attributes["cleave.no_warp_specialization"] = UnitAttr()
         return new
 
     def body(self, ops) -> None:
@@ -427,6 +435,9 @@ class _KernelLowering:
         self.parallel(out.shape, s)
         if laid:
             self.gemm_laid.add(out.value)
+        depth = len(self.block_stack)
+        if any(self.bufs[o].value in self.from_loop_loads or self.loaded_at.get(self.bufs[o].value, (None, 0))[1] == depth > 1 for o in op.operands):
+            self.from_loop_loads.add(out.value)
 
     def _broadcast_operand(self, buf: _Buf, out: _Buf) -> _Buf:
         """`buf` as an operand of a loop over `out` whose layout no gemm fixes: a register tile broadcast
@@ -624,6 +635,8 @@ class _KernelLowering:
             # a computed A operand stays in registers (cast to fp16) when the gemm has whole
             # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
             # give the fragment both the producer's and this gemm's layout: stage it in shared memory
+            if {a.value, b.value} & self.from_loop_loads:
+                self.no_warp_specialization = True
             a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if m % 64 == 0 else tl.Scope.SHARED)
             b_op = self._operand_fp16(b, tl.Scope.SHARED)
             if clear:

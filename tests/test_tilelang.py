@@ -408,7 +408,8 @@ def test_broadcast_tile_without_its_own_layout_stays_in_registers(tmp_path: Path
 def test_row_scales_loaded_before_a_pipelined_loop_are_read_from_registers() -> None:
     """RMSNorm -> matmul at T=128, K=4096: the per-matmul cut's GEMM kernel scales each x tile in its
     K loop by the rows' rsqrt, loaded before the loop; the loop reads a register copy of it, never the
-    shared tile (wrong results on the H200 otherwise; see `loop_invariant_shared_reads`)."""
+    shared tile (see `loop_invariant_shared_reads`), and the kernel is compiled without warp
+    specialization."""
     text = (EXAMPLES / "rmsnorm_matmul.mlir").read_text().replace("tensor<[1, ", "tensor<[128, ")
     graph = resize_graph(parse_text(text).body.block.first_op, {6144: 512})
     graph.attributes.pop("constraints", None)
@@ -420,3 +421,8 @@ def test_row_scales_loaded_before_a_pipelined_loop_are_read_from_registers() -> 
     assert not loop_invariant_shared_reads(module)
     (p1,) = [k for k in module.walk() if isinstance(k, tl.KernelOp) and k.sym_name.data == "rmsnorm_matmul_mm_p1_k0"]
     assert any(isinstance(op, tl.PipelinedOp) for op in p1.walk())
+    # its GEMM operand is computed from the tile its loop loads: no warp specialization (wrong on the
+    # H200 otherwise); the kernels whose gemms read loaded tiles as they are keep it
+    flagged = {k.sym_name.data for k in module.walk() if isinstance(k, tl.KernelOp) and "cleave.no_warp_specialization" in k.attributes}
+    assert "rmsnorm_matmul_mm_p1_k0" in flagged and "rmsnorm_matmul_mm_k0" not in flagged
+    assert "'tl.disable_warp_specialized': True" in module_source(module)
