@@ -194,6 +194,8 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     moved = flops = smem = accumulators = 0
     iterations = 0
     for op in par.walk():
+        if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
+            continue  # a causal mask tile is computed from its indices: no traffic, no shared memory
         if isinstance(op, itgraph.LoadOp):
             moved += tile_bytes(op.result) * _trips(op)
             smem += tile_bytes(op.result)

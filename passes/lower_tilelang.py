@@ -312,7 +312,9 @@ class _KernelLowering:
 
     def body(self, ops) -> None:
         for op in ops:
-            if isinstance(op, itgraph.LoadOp):
+            if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
+                self.causal_tile(op)
+            elif isinstance(op, itgraph.LoadOp):
                 buf = self.alloc_for(op.result, op.result.name_hint or "tile", tl.Scope.SHARED, tgraph.tensor_type(op.result).element_type)
                 real = self.real_region(op.result) if op.result in self.pad else None
                 if real is not None:  # the real rows into a zeroed padded tile
@@ -425,6 +427,19 @@ class _KernelLowering:
                 self.bufs[res] = buf
                 return buf
         return None
+
+    def causal_tile(self, op: itgraph.LoadOp) -> None:
+        """A tile of a causal mask input, computed from its indices instead of read (the input is
+        never loaded): T.if_then_else(key < query + offset + 1, 1, 0)."""
+        res = op.result
+        out = self.alloc_for(res, res.name_hint or "keep", tl.Scope.FRAGMENT)
+        full = self.loop_vars(out.shape)
+        offsets = [self.expr(o) for o in op.tmap.offset_exprs]
+        row, col = (offsets[a] + (symbol(full[a]) if full[a] is not None else 0) for a in (-2, -1))
+        s = _Statements()
+        keep = s.add(tl.IndexBelowOp(col, row + (op.causal_offset or 0) + 1))
+        s.store(s.add(arith.SelectOp(keep, s.const(1.0, f32), s.const(0.0, f32))), out, full)
+        self.parallel(out.shape, s)
 
     def mask(self, op: itgraph.MaskOp) -> None:
         """Elements at or past the dynamic bound become the fill: T.if_then_else(pos < L, x, fill)."""
