@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type
 from xdsl.ir import Operation
 
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.passes.causal import diagonal_extent, mean_trips
 from cleave_ir.shapes import evaluate
 
 SMS = 132
@@ -50,7 +51,7 @@ class Terms:
 
     memory_s: float  # global-memory traffic of one block at its share of the bandwidth
     compute_s: float  # tensor-core flops of one block at its share of the peak
-    iterations: int  # sequential iterations of one block
+    iterations: float  # sequential iterations of one block (a mean where a causal mask ends loops early)
     waves: int  # ceil(grid / SMs)
 
     def to_json(self) -> dict[str, float]:
@@ -146,12 +147,24 @@ def tile_bytes(value) -> int:
     return _numel(value) * _elt_bytes(value)
 
 
-def _trips(op: Operation) -> int:
-    n = 1
+def loop_trips(loop: itgraph.SequentialOp) -> float:
+    """Iterations of one block's run of `loop`: its extent, or where a causal mask ends it at the
+    diagonal (`passes/causal.py`), the mean over the grid of the iterations left (about half)."""
+    bound = diagonal_extent(loop)
+    return evaluate(loop.extent_dim, {}) if bound is None else mean_trips(loop, bound)
+
+
+def _trips(op: Operation, loops: dict[Operation, float] | None = None) -> float:
+    n: float = 1
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, itgraph.ParallelOp):
         if isinstance(parent, itgraph.SequentialOp):
-            n *= evaluate(parent.extent_dim, {})
+            if loops is None:
+                n *= loop_trips(parent)
+            else:
+                if parent not in loops:
+                    loops[parent] = loop_trips(parent)
+                n *= loops[parent]
         parent = parent.parent_op()
     return n
 
@@ -192,21 +205,24 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     assert isinstance(par, itgraph.ParallelOp)
     grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
     moved = flops = smem = accumulators = 0
-    iterations = 0
+    iterations: float = 0
+    loops: dict[Operation, float] = {}
     for op in par.walk():
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
             continue  # a causal mask tile is computed from its indices: no traffic, no shared memory
         if isinstance(op, itgraph.LoadOp):
-            moved += tile_bytes(op.result) * _trips(op)
+            moved += tile_bytes(op.result) * _trips(op, loops)
             smem += tile_bytes(op.result)
         elif isinstance(op, itgraph.StoreOp):
-            moved += tile_bytes(op.value) * _trips(op)
+            moved += tile_bytes(op.value) * _trips(op, loops)
         elif isinstance(op, tgraph.MatmulOp):
             k = evaluate(tgraph.tensor_type(op.lhs).shape[-1], {})
-            flops += 2 * _numel(op.result) * k * _trips(op)
+            flops += 2 * _numel(op.result) * k * _trips(op, loops)
         elif isinstance(op, (itgraph.SequentialOp,)):
             accumulators += sum(_numel(r) * 4 for r in op.results)
-            iterations += _trips(op) * evaluate(op.extent_dim, {})
+            if op not in loops:
+                loops[op] = loop_trips(op)
+            iterations += _trips(op, loops) * loops[op]
     regs = accumulators + peak_live_bytes(par)
     terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
     us = (calibration or CALIBRATION).kernel_us(terms)

@@ -68,6 +68,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
+from cleave_ir.passes.causal import diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
 from cleave_ir.shapes import Dim, symbol
 
@@ -681,7 +682,9 @@ class _KernelLowering:
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == AccumulateKind.MAX else tl.ClearOp(buf.value))
         var = self.fresh(op.var_name)
         self.subst[symbol(op.var_name)] = symbol(var)
-        loop = tl.PipelinedOp(var, self.expr(op.extent_dim), self.stages)
+        # a causal mask's KV loop stops at the diagonal block (passes/causal.py proves it exact)
+        bound = diagonal_extent(op)
+        loop = tl.PipelinedOp(var, self.expr(op.extent_dim if bound is None else bound), self.stages)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
         online = self._plan_running_max(op, term, accs) if rescaled else None
