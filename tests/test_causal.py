@@ -147,3 +147,17 @@ def test_attribute_round_trips() -> None:
     assert graph.causal_inputs() == {3: 16}
     assert "{cleave.causal = #cleave.causal<offset = 16>}" in str(graph)
     assert parse_text(str(graph)).body.block.first_op.causal_inputs() == {3: 16}
+
+
+def test_gpu_check_inputs_and_reference_hold_the_mask() -> None:
+    """`cleave compile --gpu` checks kernels against `torch_reference` on `random_inputs`: both give a
+    causal input its mask (the reference whatever is passed), so a kernel computing it agrees."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import random_inputs, torch_reference
+
+    graph = parse_text(flash(1, 24, 40, 8, 0)).body.block.first_op
+    xs = random_inputs(graph, device="cpu")
+    assert torch.equal(xs[3][0, 0], torch.ones(24, 40).tril().half())
+    (got,) = torch_reference(graph, [*xs[:3], torch.full_like(xs[3], float("nan"))])
+    want = reference(*(x.double().numpy() for x in xs[:3]), 0)
+    assert np.abs(got.numpy() - want).max() < 1e-12
