@@ -173,7 +173,8 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     """The most fp32 bytes of computed tiles alive at once in one block (registers, before reuse).
 
     A tile lives from its op to its last use; one used inside a sequential loop it was not defined
-    in lives to the loop's end. Loads (shared memory) and the loop's accumulators are not counted here.
+    in lives to the loop's end. Loads (shared memory; a causal mask tile computed from its indices
+    is counted) and the loop's accumulators are not counted here.
     The compiler keeps a T.Parallel tile in registers and reuses dead ones, so the peak, not the sum,
     is what has to fit (bench/tile_sweep.py: 128-row FlashAttention tiles fit and run faster).
     """
@@ -181,7 +182,9 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     end = {op: max((order[o] for o in op.walk()), default=order[op]) for op in order if isinstance(op, itgraph.SequentialOp)}
     events: list[tuple[int, int]] = []
     for op, i in order.items():
-        if isinstance(op, (itgraph.LoadOp, itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
+        if isinstance(op, (itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
+            continue
+        if isinstance(op, itgraph.LoadOp) and op.causal_offset is None:  # a causal mask tile is a register tile
             continue
         last = i
         for use in op.results[0].uses:
