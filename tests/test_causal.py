@@ -161,3 +161,32 @@ def test_gpu_check_inputs_and_reference_hold_the_mask() -> None:
     (got,) = torch_reference(graph, [*xs[:3], torch.full_like(xs[3], float("nan"))])
     want = reference(*(x.double().numpy() for x in xs[:3]), 0)
     assert np.abs(got.numpy() - want).max() < 1e-12
+
+
+CUT = """tgraph.graph @cut(%x: !tgraph.tensor<[128, 64], f16>, %w1: !tgraph.tensor<[64, 64], f16>, %w2: !tgraph.tensor<[64, 128], f16>, %keep: !tgraph.tensor<[128, 128], f16> {cleave.causal = #cleave.causal<offset = 0>}) -> !tgraph.tensor<[128, 128], f16> {
+  %y = tgraph.matmul %x, %w1 : !tgraph.tensor<[128, 64], f16>, !tgraph.tensor<[64, 64], f16> -> !tgraph.tensor<[128, 64], f16>
+  %z = tgraph.matmul %y, %w2 : !tgraph.tensor<[128, 64], f16>, !tgraph.tensor<[64, 128], f16> -> !tgraph.tensor<[128, 128], f16>
+  %o = tgraph.mul %z, %keep : !tgraph.tensor<[128, 128], f16>, !tgraph.tensor<[128, 128], f16> -> !tgraph.tensor<[128, 128], f16>
+  tgraph.output %o : !tgraph.tensor<[128, 128], f16>
+}"""
+
+
+def test_a_later_piece_of_a_cut_keeps_the_promise() -> None:
+    """Cut into one kernel per matmul, the second piece reads the causal input as a passthrough: it
+    keeps `cleave.causal` (computed, not loaded), and every kernel chain agrees with the graph
+    (cleave-run's inputs are random normals: a piece loading them would disagree)."""
+    import io
+
+    from cleave_ir.passes.place_memory import PlaceMemoryPass
+    from cleave_ir.passes.schedule import SchedulePass
+    from cleave_ir.run import run_module
+
+    module = parse_text(CUT)
+    SchedulePass(top_k=1, per_matmul_cut=True).apply(Context(), module)
+    PlaceMemoryPass().apply(Context(), module)
+    lower_module(module)
+    [piece] = [g for g in module.walk() if getattr(g, "sym_name", None) is not None and g.sym_name.data == "cut_mm_p1"]
+    assert piece.causal_inputs() == {2: 0}
+    out = io.StringIO()
+    assert run_module(module, out=out), out.getvalue()
+    assert "@cut_mm_k0 + @cut_mm_p1_k0 vs @cut: agree" in out.getvalue()
