@@ -190,3 +190,28 @@ def test_a_later_piece_of_a_cut_keeps_the_promise() -> None:
     out = io.StringIO()
     assert run_module(module, out=out), out.getvalue()
     assert "@cut_mm_k0 + @cut_mm_p1_k0 vs @cut: agree" in out.getvalue()
+
+
+def test_select_form_is_bounded_too() -> None:
+    """Llama's form, select(keep, logits, keep - 1e4) (examples/models/llama3_causal_attention.mlir),
+    with the mask promised causal: the loop stops at the diagonal and the kernel equals float64."""
+    text = flash(1, 512, 512, 32, 0).replace(
+        f"""  %m1 = tgraph.scalar add %keep, -1.0 : {T(1, 1, 512, 512)}
+  %m2 = tgraph.scale %m1, 30000.0 : {T(1, 1, 512, 512)}
+  %l = tgraph.add %t, %m2 : {T(1, 1, 512, 512)}, {T(1, 1, 512, 512)} -> {T(1, 1, 512, 512)}""",
+        f"""  %fill = tgraph.scalar sub %keep, 1.0e4 : {T(1, 1, 512, 512)}
+  %l = tgraph.select %keep, %t, %fill : {T(1, 1, 512, 512)}, {T(1, 1, 512, 512)}, {T(1, 1, 512, 512)} -> {T(1, 1, 512, 512)}""",
+    )
+    assert "tgraph.select" in text
+    graph = parse_text(text).body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    lower_module(module)
+    [loop] = [o for o in module.walk() if isinstance(o, tl.PipelinedOp)]
+    assert expr_str(loop.extent_expr) == "(16*bx + 15) floordiv 128 + 1"
+    [(_, kernels)] = candidate_kernels(module)
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.standard_normal((1, 1, 512, 32)).astype(np.float16).astype(np.float64) for _ in range(3))
+    (got,) = run_kernels(kernels, [q, k, v, np.full((1, 1, 512, 512), np.nan)])
+    want = reference(q, k, v, 0)
+    assert np.abs(got - want).max() / np.abs(want).max() < 2e-3
