@@ -484,7 +484,6 @@ class LoadOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_tmap(self, self.tmap, tensor_type(self.source), tensor_type(self.result), "source")
-        check_metadata(self)
         if "cleave.causal" in self.attributes and tensor_type(self.source).rank < 2:
             raise VerifyException("itgraph.load: a cleave.causal tile needs a query and a key dim (rank >= 2)")
 
