@@ -215,3 +215,19 @@ def test_select_form_is_bounded_too() -> None:
     (got,) = run_kernels(kernels, [q, k, v, np.full((1, 1, 512, 512), np.nan)])
     want = reference(q, k, v, 0)
     assert np.abs(got - want).max() / np.abs(want).max() < 2e-3
+
+
+def test_causal_kernel_lowers_for_sm90a(tmp_path) -> None:
+    """The emitted kernel (bounded T.Pipelined, T.if_then_else mask) lowers to CUDA for sm_90a."""
+    pytest.importorskip("tilelang")
+    from cleave_ir.tilelang_check import lower_all
+    from cleave_ir.tilelang_emitter import module_source
+
+    module = module_of(parse_text(flash(2, 512, 512, 64, 0)).body.block.first_op.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    path = tmp_path / "causal.py"
+    path.write_text(module_source(module))
+    source = path.read_text()
+    assert "T.Pipelined(((" in source and "T.if_then_else(" in source and "T.copy(keep" not in source
+    [cuda] = lower_all(path).values()
+    assert "__global__" in cuda
