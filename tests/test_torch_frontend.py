@@ -638,7 +638,7 @@ def test_causal_attention_is_compiled(tmp_path):
             torch.testing.assert_close(m2(*xs), f(*xs), rtol=1e-5, atol=1e-5)
 
     qh, kh, vh = (torch.randn(1, 2, 64, 16).half() for _ in range(3))
-    compiler = ct.PipelineCompiler(options=("--cache-dir", str(tmp_path), "-j", "1"), gpu=False)
+    compiler = ct.PipelineCompiler(options=("--cache-dir", str(tmp_path), "-j", "1", "--keep", "1", "--search-budget", "20000"), gpu=False)
     m3 = ct.optimize(f, (qh, kh, vh), compiler=compiler, timer=faster)
     [row] = m3.cleave_report.rows
     assert row.decision == "cleave" and row.error < 1e-2, row
@@ -647,6 +647,10 @@ def test_causal_attention_is_compiled(tmp_path):
     kernel_py = min(compiler.workdir.glob("*.py"))  # the mask (input in3) is computed, never copied
     source = kernel_py.read_text()
     assert "T.if_then_else(" in source and "T.copy(in3," not in source
+    # the search's samples hold the causal mask: the FlashAttention form passed its checks and won
+    # (with the random mask values the search drew before, the -30000 logits overflowed exp and
+    # every candidate was refused)
+    assert 'cleave.note = "div moved after matmul' in source
 
     def refused(*args, **kw):
         plan = ct.explain(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, *args, is_causal=True, **kw), (q, k, v), quiet=True)
