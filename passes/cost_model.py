@@ -154,17 +154,15 @@ def loop_trips(loop: itgraph.SequentialOp) -> float:
     return evaluate(loop.extent_dim, {}) if bound is None else mean_trips(loop, bound)
 
 
-def _trips(op: Operation, loops: dict[Operation, float] | None = None) -> float:
+def _trips(op: Operation, loops: dict[Operation, float]) -> float:
+    """How often one block runs `op`: the product of its enclosing loops' `loop_trips` (cached in `loops`)."""
     n: float = 1
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, itgraph.ParallelOp):
         if isinstance(parent, itgraph.SequentialOp):
-            if loops is None:
-                n *= loop_trips(parent)
-            else:
-                if parent not in loops:
-                    loops[parent] = loop_trips(parent)
-                n *= loops[parent]
+            if parent not in loops:
+                loops[parent] = loop_trips(parent)
+            n *= loops[parent]
         parent = parent.parent_op()
     return n
 

@@ -313,8 +313,8 @@ class _KernelLowering:
 
     def body(self, ops) -> None:
         for op in ops:
-            if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
-                self.causal_tile(op)
+            if isinstance(op, itgraph.LoadOp) and (offset := op.causal_offset) is not None:
+                self.causal_tile(op, offset)
             elif isinstance(op, itgraph.LoadOp):
                 buf = self.alloc_for(op.result, op.result.name_hint or "tile", tl.Scope.SHARED, tgraph.tensor_type(op.result).element_type)
                 real = self.real_region(op.result) if op.result in self.pad else None
@@ -429,7 +429,7 @@ class _KernelLowering:
                 return buf
         return None
 
-    def causal_tile(self, op: itgraph.LoadOp) -> None:
+    def causal_tile(self, op: itgraph.LoadOp, offset: int) -> None:
         """A tile of a causal mask input, computed from its indices instead of read (the input is
         never loaded): T.if_then_else(key < query + offset + 1, 1, 0)."""
         res = op.result
@@ -438,7 +438,7 @@ class _KernelLowering:
         offsets = [self.expr(o) for o in op.tmap.offset_exprs]
         row, col = (offsets[a] + (symbol(full[a]) if full[a] is not None else 0) for a in (-2, -1))
         s = _Statements()
-        keep = s.add(tl.IndexBelowOp(col, row + (op.causal_offset or 0) + 1))
+        keep = s.add(tl.IndexBelowOp(col, row + offset + 1))
         s.store(s.add(arith.SelectOp(keep, s.const(1.0, f32), s.const(0.0, f32))), out, full)
         self.parallel(out.shape, s)
 

@@ -9,7 +9,8 @@ tgraph op is supported by adding one line to `ATEN` (and, where needed, a conver
 Decompositions: mean -> reduce sum + scale, softmax -> exp / sum / div (the scheduler turns exp sums
 used as a ratio into rescaled sums with a running max: online softmax, stable for any logits),
 layer_norm and rms_norm -> reductions, rsqrt and muls, linear -> matmul transpose_b, SDPA -> matmul
-transpose_b, scale, softmax, matmul (`is_causal=True`: plus a `#cleave.causal` mask input, `Emitter.causal_input`). A transpose of the last two dims is supported only as the
+transpose_b, scale, softmax, matmul (`is_causal=True` adds a `#cleave.causal` mask input the region
+makes itself, `Emitter.causal_input`). A transpose of the last two dims is supported only as the
 second operand of matmuls (it becomes transpose_b); view/reshape/unsqueeze/squeeze only where they add
 or drop size-1 dims. A scalar operand of add/sub/max becomes `tgraph.scalar` (the constant stays in the
 graph: were it an input, the GPU check would fill it with random values, e.g. a negative norm eps);
