@@ -4,6 +4,11 @@
 // from its indices (index_below), never copied from %keep. The printer writes the same bound in Python.
 // RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | filecheck %s
 // RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory' -t tilelang 2>/dev/null | filecheck %s --check-prefix=PY
+// The itgraph load keeps the promise in its text; printed generically and parsed back it lowers alike.
+// RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory' 2>/dev/null | filecheck %s --check-prefix=IT
+// RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory' -t tilelang 2>/dev/null > %t.direct.py
+// RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory' 2>/dev/null | cleave-opt --print-op-generic | cleave-opt -t tilelang > %t.reparsed.py
+// RUN: diff %t.direct.py %t.reparsed.py
 
 // CHECK:      tilelang.kernel @causal_k0(
 // CHECK-NOT:  tilelang.copy %keep
@@ -11,6 +16,9 @@
 // CHECK:        tilelang.gemm
 // CHECK:          %{{.*}} = tilelang.index_below 128*r0 + i1 < 16*bx + i0 + 1
 // CHECK-NOT:  tilelang.copy %keep
+
+// IT:      itgraph.sequential r0 in 4 accumulate (rescaled_sum, rescaled_sum, max)
+// IT:        itgraph.load %keep at #itgraph.tmap<[0, 0, 16*p2, 128*r0], [1, 1, 16, 128]> {cleave.causal = #cleave.causal<offset = 0>, cleave.mem = #cleave<mem fragment>}
 
 // PY:      for r0 in T.Pipelined(((16*bx + 15) // 128) + 1, num_stages=
 // PY:      T.if_then_else(i1 + 128*r0 < 16*bx + i0 + 1,
