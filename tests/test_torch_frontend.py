@@ -658,3 +658,25 @@ def test_causal_attention_is_compiled(tmp_path):
 
     assert "with an attn_mask" in refused(torch.ones(24, 40, dtype=torch.bool))
     assert "dropout" in refused(dropout_p=0.5)
+
+
+def test_causal_attention_with_dynamic_dims():
+    """A dynamic batch keeps the causal region (its mask has no dynamic dim) and it equals PyTorch at
+    other batch sizes; a dynamic sequence length leaves the SDPA in PyTorch with the reason."""
+
+    class Causal(nn.Module):
+        def forward(self, q, k, v):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    m = Causal()
+    xs = tuple(torch.randn(2, 4, 16, 8) for _ in range(3))
+    b, s = torch.export.Dim("b", min=1, max=8), torch.export.Dim("s", min=2, max=64)
+    m2 = ct.optimize(m, xs, dynamic_shapes=({0: b},) * 3, compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave", row
+    with torch.no_grad():
+        for n in (1, 3):
+            ys = [torch.randn(n, 4, 16, 8) for _ in range(3)]
+            torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
+    text = ct.explain(m, xs, dynamic_shapes=({2: s},) * 3, quiet=True).text()
+    assert "is_causal=True with a dynamic or padded sequence length" in text
