@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.cleave import CausalMaskAttr
 from cleave_ir.shapes import as_dim
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
@@ -70,8 +71,10 @@ class GraphBuilder:
         *,
         dynamic: Sequence[int] = (),
         reduced: Sequence[int] = (),
+        causal: int | None = None,
     ) -> SSAValue:
-        """A graph input named `name` (dims: ints, symbol names or expressions)."""
+        """A graph input named `name` (dims: ints, symbol names or expressions); `causal`: the
+        offset of the causal 0/1 mask it holds (`#cleave.causal<offset = c>`, its value is not read)."""
         elt = self.default_element_type if element_type is None else globals()["element_type"](element_type)
         t = tgraph.TensorType(shape, elt)
         t.verify()
@@ -82,6 +85,8 @@ class GraphBuilder:
             attrs["dynamic"] = DenseArrayBase.from_list(i64, list(dynamic))
         if reduced:
             attrs["reduced"] = DenseArrayBase.from_list(i64, list(reduced))
+        if causal is not None:
+            attrs["cleave.causal"] = CausalMaskAttr(causal)
         self._arg_attrs.append(attrs)
         return arg
 

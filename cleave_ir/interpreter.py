@@ -26,6 +26,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute, SSAValue
 
 from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.cleave import causal_mask
 from cleave_ir.shapes import evaluate_shape
 
 Mode = Literal["float64", "declared"]
@@ -143,6 +144,14 @@ def input_shapes(
     return [concrete_shape(tgraph.tensor_type(a), b) for a in graph.inputs]
 
 
+def with_causal_masks(graph: tgraph.GraphOp, inputs: Sequence[Any], shapes: Sequence[Sequence[int]]) -> list[Any]:
+    """`inputs` with each `cleave.causal` input replaced by the mask it promises (`causal_mask`)."""
+    out = list(inputs)
+    for i, offset in graph.causal_inputs().items():
+        out[i] = causal_mask(shapes[i], offset)
+    return out
+
+
 def random_inputs(
     graph: tgraph.GraphOp,
     seed: int = 0,
@@ -153,7 +162,8 @@ def random_inputs(
     Inputs are drawn per position in order, so graphs with the same signature get the same inputs.
     """
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(shape) for shape in input_shapes(graph, bindings)]
+    shapes = input_shapes(graph, bindings)
+    return with_causal_masks(graph, [rng.standard_normal(shape) for shape in shapes], shapes)
 
 
 def run_graph(
@@ -166,7 +176,8 @@ def run_graph(
     """Run `graph` on `inputs` (one array per graph input) and return its outputs.
 
     In `declared` mode inputs are first rounded to their declared element types. Input and output
-    shapes are checked against the graph's types under `bindings` (plus the graph's own).
+    shapes are checked against the graph's types under `bindings` (plus the graph's own). A
+    `cleave.causal` input is not read: it holds the causal mask it promises.
     """
     b = graph_bindings(graph, bindings)
     if len(inputs) != len(graph.inputs):
@@ -174,7 +185,8 @@ def run_graph(
             f"@{graph.sym_name.data} takes {len(graph.inputs)} inputs, got {len(inputs)}"
         )
     values: list[np.ndarray] = []
-    for name, arg, x in zip(graph.input_names(), graph.inputs, inputs):
+    causal = graph.causal_inputs()
+    for i, (name, arg, x) in enumerate(zip(graph.input_names(), graph.inputs, inputs)):
         t = tgraph.tensor_type(arg)
         expected = concrete_shape(t, b)
         x = np.asarray(x)
@@ -182,6 +194,8 @@ def run_graph(
             raise InterpretationError(
                 f"@{graph.sym_name.data}: input %{name} has shape {x.shape}, expected {expected}"
             )
+        if i in causal:
+            x = causal_mask(expected, causal[i])
         values.append(round_to(x, t.element_type) if mode == "declared" else x.astype(np.float64))
     module = graph.parent_op()
     interpreter = Interpreter(module if isinstance(module, ModuleOp) else ModuleOp([]))

@@ -117,6 +117,10 @@ class ITGraphFunctions(InterpreterFunctions):
     @impl(itgraph.LoadOp)
     def run_load(self, interpreter: Interpreter, op: itgraph.LoadOp, args: tuple[Any, ...]):
         window = self._window(op.tmap)
+        if (offset := op.causal_offset) is not None:  # the mask it promises, from the tile's indices
+            rows, cols = np.arange(window[-2].start, window[-2].stop)[:, None], np.arange(window[-1].start, window[-1].stop)[None, :]
+            want = concrete_shape(tgraph.tensor_type(op.result), self.bindings)
+            return (np.broadcast_to((cols <= rows + offset).astype(np.float64), want).copy(),)
         tile = args[0][window]
         want = concrete_shape(tgraph.tensor_type(op.result), self.bindings)
         if tile.shape != want:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.cleave import causal_mask
 from cleave_ir.tilelang_check import load_module_file
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -61,10 +62,14 @@ def one_line(e: BaseException) -> str:
 
 
 def torch_reference(graph: tgraph.GraphOp, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    """Evaluate a concrete tgraph graph with torch in float64 (on the inputs' device)."""
+    """Evaluate a concrete tgraph graph with torch in float64 (on the inputs' device); a
+    `cleave.causal` input holds its causal mask whatever is passed (as in every interpreter)."""
     import torch
 
     env = {a: x.double() for a, x in zip(graph.inputs, inputs)}
+    for i, offset in graph.causal_inputs().items():
+        x = inputs[i]
+        env[graph.inputs[i]] = torch.from_numpy(causal_mask(tuple(x.shape), offset)).to(x.device)
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
             return [env[o] for o in op.outputs]
@@ -90,7 +95,8 @@ def torch_reference(graph: tgraph.GraphOp, inputs: Sequence[torch.Tensor]) -> li
 
 
 def random_inputs(graph: tgraph.GraphOp, seed: int = 0, scale: float = 0.5, device: str = "cuda") -> list[torch.Tensor]:
-    """Random normal inputs (times `scale`, never zeros) of the graph's concrete shapes and element types."""
+    """Random normal inputs (times `scale`, never zeros) of the graph's concrete shapes and element types;
+    a `cleave.causal` input gets its causal mask."""
     import torch
 
     gen = torch.Generator(device=device).manual_seed(seed)
@@ -100,6 +106,8 @@ def random_inputs(graph: tgraph.GraphOp, seed: int = 0, scale: float = 0.5, devi
         dtype = getattr(torch, _TORCH_DTYPES[str(t.element_type)])
         x = torch.randn([int(d) for d in t.shape], generator=gen, device=device, dtype=torch.float32) * scale
         out.append(x.to(dtype))
+    for i, offset in graph.causal_inputs().items():
+        out[i] = torch.from_numpy(causal_mask(tuple(out[i].shape), offset)).to(device=device, dtype=out[i].dtype)
     return out
 
 

@@ -9,6 +9,7 @@ string:
     cleave.mem = #cleave<mem shared>                      memory placement of a tile
     cleave.tiles = #cleave.tiles<out = [64, 64], reduce = 32>        a kernel's tile configuration
     cleave.tiles = #cleave.tiles<out = [1, 128], reduce = none, no_fusion>
+    cleave.causal = #cleave.causal<offset = 0>           a graph input (or a load of it) holding the causal 0/1 mask
 
 It also holds the one grammar of symbolic integer expressions (`ExprAttr`, `#cleave.expr<64*p1 + 16>`):
 products and quotients of integers and symbols (the dim grammar of `cleave_ir.shapes`) with `+`,
@@ -24,6 +25,7 @@ from enum import auto
 from functools import cache
 from typing import TypeVar
 
+import numpy as np
 import sympy
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -343,6 +345,51 @@ class TileConfigAttr(ParametrizedAttribute):
         )
 
 
+@irdl_attr_definition
+class CausalMaskAttr(ParametrizedAttribute):
+    """`#cleave.causal<offset = 0>`: a promise that a tensor holds the causal 0/1 mask of its last two dims.
+
+    `keep[..., i, j] = 1 if j <= i + offset else 0` (`causal_mask`); `offset >= 0`, so every query row
+    keeps key 0. On a graph input (argument attribute `cleave.causal`) the value passed is not read:
+    every interpreter level takes `causal_mask` of the input's shape, and a kernel computes its tiles
+    from their indices. On an `itgraph.load` it marks a tile of such an input.
+    """
+
+    name = "cleave.causal"
+
+    offset: IntAttr
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(IntAttr(offset))
+
+    @property
+    def value(self) -> int:
+        return self.offset.data
+
+    def verify(self) -> None:
+        if self.offset.data < 0:
+            raise VerifyException(f"cleave.causal: offset must be >= 0 (a row with no key kept), got {self.offset.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            parser.parse_keyword("offset")
+            parser.parse_punctuation("=")
+            offset = parser.parse_integer(allow_boolean=False, allow_negative=True)
+        return (IntAttr(offset),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<offset = {self.offset.data}>")
+
+
+def causal_mask(shape: Sequence[int], offset: int) -> np.ndarray:
+    """The float64 values a `#cleave.causal<offset>` tensor of `shape` holds: 1 where key <= query + offset."""
+    if len(shape) < 2:
+        raise ValueError(f"a causal mask needs a query and a key dim, got shape {list(shape)}")
+    rows, cols = np.arange(shape[-2])[:, None], np.arange(shape[-1])[None, :]
+    return np.broadcast_to((cols <= rows + offset).astype(np.float64), tuple(shape)).copy()
+
+
 # Every `cleave.*` key that passes exchange, and the attribute type it holds.
 METADATA: dict[str, type[Attribute] | tuple[type[Attribute], ...]] = {
     # graphs: where a candidate comes from and how it was cut
@@ -369,6 +416,7 @@ METADATA: dict[str, type[Attribute] | tuple[type[Attribute], ...]] = {
     "cleave.static_only": StringAttr,  # why a kernel has no dynamic form
     # ops inside kernels
     "cleave.mem": MemoryAttr,
+    "cleave.causal": CausalMaskAttr,  # a load of a causal-mask input (graph inputs carry it as an argument attribute)
 }
 
 _A = TypeVar("_A", bound=Attribute)
@@ -398,6 +446,12 @@ def tiles(op: Operation) -> TileConfigAttr | None:
     return get(op, "cleave.tiles", TileConfigAttr)
 
 
+def causal(op: Operation) -> int | None:
+    """The offset of an op's `cleave.causal` promise (an `itgraph.load` of a causal mask), or None."""
+    attr = get(op, "cleave.causal", CausalMaskAttr)
+    return attr.value if attr is not None else None
+
+
 def check_metadata(op: Operation, nested: bool = False) -> None:
     """Every declared `cleave.*` attribute of `op` (and of its nested ops) holds its declared type."""
     for o in op.walk() if nested else (op,):
@@ -410,4 +464,4 @@ def check_metadata(op: Operation, nested: bool = False) -> None:
                 )
 
 
-Cleave = Dialect("cleave", [], [StageAttr, MemoryAttr, TileConfigAttr, ExprAttr])
+Cleave = Dialect("cleave", [], [StageAttr, MemoryAttr, TileConfigAttr, CausalMaskAttr, ExprAttr])

@@ -43,7 +43,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from cleave_ir.dialects.cleave import ExprAttr, check_metadata, expr_str, parse_expr, parse_expr_text
+from cleave_ir.dialects.cleave import ExprAttr, causal, check_metadata, expr_str, parse_expr, parse_expr_text
 from cleave_ir.dialects.tgraph import TensorType, tensor_type
 from cleave_ir.shapes import Dim, as_dim, dim_str, symbol
 
@@ -484,6 +484,13 @@ class LoadOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_tmap(self, self.tmap, tensor_type(self.source), tensor_type(self.result), "source")
+        if "cleave.causal" in self.attributes and tensor_type(self.source).rank < 2:
+            raise VerifyException("itgraph.load: a cleave.causal tile needs a query and a key dim (rank >= 2)")
+
+    @property
+    def causal_offset(self) -> int | None:
+        """The offset of the causal mask this load reads (`cleave.causal`), or None."""
+        return causal(self)
 
 
 @irdl_op_definition

@@ -87,7 +87,7 @@ from cleave_ir.dialects.semantics import (
     np_erf,
     torch_module,
 )
-from cleave_ir.dialects.cleave import ExprAttr, check_metadata
+from cleave_ir.dialects.cleave import CausalMaskAttr, ExprAttr, check_metadata
 from cleave_ir.shapes import Dim, as_dim, dim_str, is_integral, symbol
 
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
@@ -313,7 +313,9 @@ class GraphOp(IRDLOperation):
 
     Input annotations live in the argument attribute dictionaries:
     `dynamic = array<i64: ...>` (dims that vary at run time) and
-    `reduced = array<i64: ...>` (dims declared eventually-reduced; an override of the analysis).
+    `reduced = array<i64: ...>` (dims declared eventually-reduced; an override of the analysis) and
+    `cleave.causal = #cleave.causal<offset = c>` (the input holds the causal 0/1 mask of its last two
+    dims, `keep[i, j] = j <= i + c`: its value is not read, see `causal_inputs`).
     The optional `bindings` attribute maps symbols to the sizes they stand for.
     """
 
@@ -384,6 +386,17 @@ class GraphOp(IRDLOperation):
             return ()
         return tuple(cast(DenseArrayBase, value).get_values())
 
+    def causal_inputs(self) -> dict[int, int]:
+        """Input index -> offset, for the inputs that carry a `cleave.causal` promise."""
+        if self.arg_attrs is None:
+            return {}
+        out = {}
+        for i, attrs in enumerate(self.arg_attrs.data):
+            attr = attrs.data.get("cleave.causal")
+            if isinstance(attr, CausalMaskAttr):
+                out[i] = attr.value
+        return out
+
     def binding_values(self) -> dict[str, int]:
         if self.bindings is None:
             return {}
@@ -423,6 +436,7 @@ class GraphOp(IRDLOperation):
                                 f"tgraph.graph @{self.sym_name.data}: input {i} '{key}' names dim "
                                 f"{d}, but the input has rank {tensor_type(arg).rank}"
                             )
+                self._verify_causal(i, arg, attrs)
         if self.bindings is not None:
             for k, v in self.bindings.data.items():
                 if not isinstance(v, IntegerAttr) or v.value.data < 1:
@@ -441,6 +455,22 @@ class GraphOp(IRDLOperation):
                 f"({', '.join(map(str, got))}) but the graph declares "
                 f"({', '.join(map(str, self.function_type.outputs.data))})"
             )
+
+    def _verify_causal(self, i: int, arg: SSAValue, attrs: DictionaryAttr) -> None:
+        value = attrs.data.get("cleave.causal")
+        if value is None:
+            return
+        where = f"tgraph.graph @{self.sym_name.data}: input {i} 'cleave.causal'"
+        t = tensor_type(arg)
+        if not isinstance(value, CausalMaskAttr):
+            raise VerifyException(f"{where} must be #cleave.causal<offset = N>, got {value}")
+        if t.rank < 2:
+            raise VerifyException(f"{where} needs a query and a key dim, but the input has rank {t.rank}")
+        if not isinstance(t.element_type, (Float16Type, BFloat16Type, Float32Type, Float64Type)):
+            raise VerifyException(f"{where} must be a float tensor (0/1), got {t.element_type}")
+        dynamic = {d % t.rank for d in (attrs.data["dynamic"].get_values() if isinstance(attrs.data.get("dynamic"), DenseArrayBase) else ())}  # type: ignore[union-attr]
+        if dynamic & {t.rank - 2, t.rank - 1}:
+            raise VerifyException(f"{where}: its query and key dims cannot be dynamic")
 
     @classmethod
     def parse(cls, parser: Parser) -> GraphOp:

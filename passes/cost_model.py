@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type
 from xdsl.ir import Operation
 
 from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.passes.causal import diagonal_extent, mean_trips
 from cleave_ir.shapes import evaluate
 
 SMS = 132
@@ -50,7 +51,7 @@ class Terms:
 
     memory_s: float  # global-memory traffic of one block at its share of the bandwidth
     compute_s: float  # tensor-core flops of one block at its share of the peak
-    iterations: int  # sequential iterations of one block
+    iterations: float  # sequential iterations of one block (a mean where a causal mask ends loops early)
     waves: int  # ceil(grid / SMs)
 
     def to_json(self) -> dict[str, float]:
@@ -146,12 +147,22 @@ def tile_bytes(value) -> int:
     return _numel(value) * _elt_bytes(value)
 
 
-def _trips(op: Operation) -> int:
-    n = 1
+def loop_trips(loop: itgraph.SequentialOp) -> float:
+    """Iterations of one block's run of `loop`: its extent, or where a causal mask ends it at the
+    diagonal (`passes/causal.py`), the mean over the grid of the iterations left (about half)."""
+    bound = diagonal_extent(loop)
+    return evaluate(loop.extent_dim, {}) if bound is None else mean_trips(loop, bound)
+
+
+def _trips(op: Operation, loops: dict[Operation, float]) -> float:
+    """How often one block runs `op`: the product of its enclosing loops' `loop_trips` (cached in `loops`)."""
+    n: float = 1
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, itgraph.ParallelOp):
         if isinstance(parent, itgraph.SequentialOp):
-            n *= evaluate(parent.extent_dim, {})
+            if parent not in loops:
+                loops[parent] = loop_trips(parent)
+            n *= loops[parent]
         parent = parent.parent_op()
     return n
 
@@ -160,7 +171,8 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     """The most fp32 bytes of computed tiles alive at once in one block (registers, before reuse).
 
     A tile lives from its op to its last use; one used inside a sequential loop it was not defined
-    in lives to the loop's end. Loads (shared memory) and the loop's accumulators are not counted here.
+    in lives to the loop's end. Loads (shared memory; a causal mask tile computed from its indices
+    is counted) and the loop's accumulators are not counted here.
     The compiler keeps a T.Parallel tile in registers and reuses dead ones, so the peak, not the sum,
     is what has to fit (bench/tile_sweep.py: 128-row FlashAttention tiles fit and run faster).
     """
@@ -168,7 +180,9 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     end = {op: max((order[o] for o in op.walk()), default=order[op]) for op in order if isinstance(op, itgraph.SequentialOp)}
     events: list[tuple[int, int]] = []
     for op, i in order.items():
-        if isinstance(op, (itgraph.LoadOp, itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
+        if isinstance(op, (itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
+            continue
+        if isinstance(op, itgraph.LoadOp) and op.causal_offset is None:  # a causal mask tile is a register tile
             continue
         last = i
         for use in op.results[0].uses:
@@ -192,19 +206,24 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     assert isinstance(par, itgraph.ParallelOp)
     grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
     moved = flops = smem = accumulators = 0
-    iterations = 0
+    iterations: float = 0
+    loops: dict[Operation, float] = {}
     for op in par.walk():
+        if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
+            continue  # a causal mask tile is computed from its indices: no traffic, no shared memory
         if isinstance(op, itgraph.LoadOp):
-            moved += tile_bytes(op.result) * _trips(op)
+            moved += tile_bytes(op.result) * _trips(op, loops)
             smem += tile_bytes(op.result)
         elif isinstance(op, itgraph.StoreOp):
-            moved += tile_bytes(op.value) * _trips(op)
+            moved += tile_bytes(op.value) * _trips(op, loops)
         elif isinstance(op, tgraph.MatmulOp):
             k = evaluate(tgraph.tensor_type(op.lhs).shape[-1], {})
-            flops += 2 * _numel(op.result) * k * _trips(op)
+            flops += 2 * _numel(op.result) * k * _trips(op, loops)
         elif isinstance(op, (itgraph.SequentialOp,)):
             accumulators += sum(_numel(r) * 4 for r in op.results)
-            iterations += _trips(op) * evaluate(op.extent_dim, {})
+            if op not in loops:
+                loops[op] = loop_trips(op)
+            iterations += _trips(op, loops) * loops[op]
     regs = accumulators + peak_live_bytes(par)
     terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
     us = (calibration or CALIBRATION).kernel_us(terms)

@@ -23,7 +23,7 @@ as a disagreement. A candidate that is inf or nan where the reference is finite 
 An input that is the condition of a `tgraph.select` (a mask) is drawn so that the condition
 matters: 0/1 masks of several densities, a causal (lower-triangular) mask, integer ties (zeros
 among values of both signs) and, on the wide inputs, nonzero reals (every element picks the first
-side). Every row (last dim) of a mask keeps a nonzero element (a mask of one column: not all zero):
+side). A `cleave.causal` input always holds its causal mask (the value it promises). Every row (last dim) of a mask keeps a nonzero element (a mask of one column: not all zero):
 a fully masked row is where the
 max-free softmax (exp of -1e4 logits underflows to 0, then 0 / 0) and the max-subtracted one part
 in float64, although they are equal in exact arithmetic; the kernels shift by the running max.
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cleave_ir.dialects import tgraph
-from cleave_ir.interpreter import InterpretationError, input_shapes, run_graph
+from cleave_ir.interpreter import InterpretationError, input_shapes, run_graph, with_causal_masks
 
 Sampler = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
 
@@ -171,7 +171,7 @@ def sample_inputs(
         mask_rng = np.random.default_rng([seed, 1])
         for i in sorted(masks):
             xs[i] = draw_mask(mask_rng, distribution, shapes[i])
-    return xs
+    return with_causal_masks(graph, xs, shapes)
 
 
 def fingerprint_inputs(
@@ -193,7 +193,7 @@ def fingerprint_inputs(
         normal[i] = draw_mask(mask_rng, "normal", shapes[i])
         negative[i] = draw_mask(mask_rng, "shifted", shapes[i])
         ties[i] = draw_mask(mask_rng, "ties", shapes[i])
-    return [normal, negative, ties]
+    return [with_causal_masks(graph, xs, shapes) for xs in (normal, negative, ties)]
 
 
 def output_error(want: np.ndarray, got: np.ndarray, min_finite: float = 0.5, strict: bool = True) -> float | None:

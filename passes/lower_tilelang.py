@@ -70,6 +70,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
+from cleave_ir.passes.causal import diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
 from cleave_ir.shapes import Dim, symbol
 
@@ -361,7 +362,9 @@ class _KernelLowering:
 
     def body(self, ops) -> None:
         for op in ops:
-            if isinstance(op, itgraph.LoadOp):
+            if isinstance(op, itgraph.LoadOp) and (offset := op.causal_offset) is not None:
+                self.causal_tile(op, offset)
+            elif isinstance(op, itgraph.LoadOp):
                 buf = self.alloc_for(op.result, op.result.name_hint or "tile", tl.Scope.SHARED, tgraph.tensor_type(op.result).element_type)
                 real = self.real_region(op.result) if op.result in self.pad else None
                 if real is not None:  # the real rows into a zeroed padded tile
@@ -501,6 +504,19 @@ class _KernelLowering:
                 self.bufs[res] = buf
                 return buf
         return None
+
+    def causal_tile(self, op: itgraph.LoadOp, offset: int) -> None:
+        """A tile of a causal mask input, computed from its indices instead of read (the input is
+        never loaded): T.if_then_else(key < query + offset + 1, 1, 0)."""
+        res = op.result
+        out = self.alloc_for(res, res.name_hint or "keep", tl.Scope.FRAGMENT)
+        full = self.loop_vars(out.shape)
+        offsets = [self.expr(o) for o in op.tmap.offset_exprs]
+        row, col = (offsets[a] + (symbol(full[a]) if full[a] is not None else 0) for a in (-2, -1))
+        s = _Statements()
+        keep = s.add(tl.IndexBelowOp(col, row + offset + 1))
+        s.store(s.add(arith.SelectOp(keep, s.const(1.0, f32), s.const(0.0, f32))), out, full)
+        self.parallel(out.shape, s)
 
     def mask(self, op: itgraph.MaskOp) -> None:
         """Elements at or past the dynamic bound become the fill: T.if_then_else(pos < L, x, fill)."""
@@ -744,7 +760,9 @@ class _KernelLowering:
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == AccumulateKind.MAX else tl.ClearOp(buf.value))
         var = self.fresh(op.var_name)
         self.subst[symbol(op.var_name)] = symbol(var)
-        loop = tl.PipelinedOp(var, self.expr(op.extent_dim), self.stages)
+        # a causal mask's KV loop stops at the diagonal block (passes/causal.py proves it exact)
+        bound = diagonal_extent(op)
+        loop = tl.PipelinedOp(var, self.expr(op.extent_dim if bound is None else bound), self.stages)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
         online = self._plan_running_max(op, term, accs) if rescaled else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from cleave_ir.dialects import cleave
@@ -122,12 +122,17 @@ class _Cutter:
             block.add_op(op.clone(value_mapper=mapping))
         block.add_op(tgraph.OutputOp([mapping[o] for o in outs]))
         name = g.sym_name.data if index == 0 else f"{g.sym_name.data}_p{index}"
+        arg_attrs = g.arg_attrs
+        if index > 0:  # a causal mask a later piece reads keeps its promise
+            causal = {g.inputs[i]: g.arg_attrs.data[i].data["cleave.causal"] for i in g.causal_inputs()} if g.arg_attrs else {}
+            attrs = [{"cleave.causal": causal[v]} if v in causal else {} for v in args]
+            arg_attrs = ArrayAttr(DictionaryAttr(a) for a in attrs) if any(attrs) else None
         piece = tgraph.GraphOp(
             name,
             [tgraph.tensor_type(v) for v in args],
             [tgraph.tensor_type(v) for v in outs],
             Region(block),
-            arg_attrs=g.arg_attrs if index == 0 else None,
+            arg_attrs=arg_attrs,
         )
         for key in _INHERITED:
             if key in g.attributes:

@@ -61,8 +61,8 @@ def place(kernel: itgraph.KernelOp) -> None:
     hoist_invariant_loads(kernel)
     largest_m = 1
     for op in kernel.walk():
-        if isinstance(op, itgraph.LoadOp):
-            op.attributes["cleave.mem"] = MemoryAttr(Memory.SHARED)
+        if isinstance(op, itgraph.LoadOp):  # a causal mask tile is computed in registers (from its indices)
+            op.attributes["cleave.mem"] = MemoryAttr(Memory.SHARED if op.causal_offset is None else Memory.FRAGMENT)
         elif isinstance(op, tgraph.MatmulOp):
             op.attributes["cleave.mem"] = MemoryAttr(Memory.FRAGMENT)
             largest_m = max(largest_m, int(tgraph.tensor_type(op.result).shape[-2]))
@@ -86,7 +86,7 @@ def place(kernel: itgraph.KernelOp) -> None:
         for seq in kernel.walk()
         if isinstance(seq, itgraph.SequentialOp)
         for op in seq.body.block.ops
-        if isinstance(op, itgraph.LoadOp)
+        if isinstance(op, itgraph.LoadOp) and op.causal_offset is None
     )
     trips = max((evaluate(seq.extent_dim, {}) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)), default=0)
     # three stages where they fit and the loop is long enough to fill them (bench/tile_sweep.py: a

@@ -37,7 +37,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import AccumulateKind as Acc
-from cleave_ir.dialects.cleave import Stage, TileConfigAttr
+from cleave_ir.dialects.cleave import CausalMaskAttr, Stage, TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
@@ -332,6 +332,7 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
     for i, a in enumerate(kblock.args[len(inputs):]):
         a.name_hint = f"out{i}"
     globals_ = dict(zip(graph.inputs, kblock.args))
+    causal = {graph.inputs[i]: offset for i, offset in graph.causal_inputs().items()}
     body = Block()
     in_loop = {op: loop for loop in p.loops for op in loop.inside}
     outer: dict[SSAValue, SSAValue] = {}
@@ -343,6 +344,8 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
             return env[v]
         if v in globals_:  # an input tile: loaded where it is used (again where the tile differs)
             ld = itgraph.LoadOp(globals_[v], _tmap(tiles[v]))
+            if v in causal:  # its tiles are computed from their indices (cleave-lower-tilelang)
+                ld.attributes["cleave.causal"] = CausalMaskAttr(causal[v])
             ld.result.name_hint = v.name_hint
             block.add_op(ld)
             env[v] = ld.result

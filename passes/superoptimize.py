@@ -904,9 +904,10 @@ class Enumerator:
         """The graph of construction `root` with its children's cheapest `mode` constructions."""
         g = self.graph
         b = GraphBuilder(name, self.out_type.element_type)
+        causal = g.causal_inputs()
         args = [
-            b.input(n, tgraph.tensor_type(a).shape, tgraph.tensor_type(a).element_type)
-            for n, a in zip(g.input_names(), g.inputs)
+            b.input(n, tgraph.tensor_type(a).shape, tgraph.tensor_type(a).element_type, causal=causal.get(i))
+            for i, (n, a) in enumerate(zip(g.input_names(), g.inputs))
         ]
         memo: dict[tuple[int, str], SSAValue] = {}
 

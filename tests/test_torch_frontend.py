@@ -611,3 +611,72 @@ def test_boolean_attention_mask_is_compiled():
     with torch.no_grad():
         for mask in (causal, window):
             torch.testing.assert_close(m2(q, k, v, mask), f(q, k, v, mask), rtol=1e-5, atol=1e-5)
+
+
+def test_causal_attention_is_compiled(tmp_path):
+    """SDPA with is_causal=True: the mask is a `#cleave.causal<offset = 0>` graph input the region makes
+    itself (no tensor input of the region; explain names it), and the stitched function equals eager
+    PyTorch, with more keys than queries (PyTorch aligns the diagonal top-left), through the tgraph
+    interpreter and through `cleave compile` and the TileLang interpreter, whose kernels compute the
+    mask from indices. A mask with is_causal, dropout and enable_gqa stay in PyTorch."""
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(1, 2, 24, 8), torch.randn(1, 2, 40, 8), torch.randn(1, 2, 40, 8)
+    plan = ct.explain(f, (q, k, v), quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert [i.causal for i in region.inputs] == [None, None, None, 0] and len(region.tensor_inputs()) == 3
+    assert "{cleave.causal = #cleave.causal<offset = 0>}" in graph_text(region.graph)
+    assert "causal_mask<offset = 0> (made)" in plan.text()
+    m2 = ct.optimize(f, (q, k, v), compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave" and row.error < 1e-5, row
+    with torch.no_grad():
+        for xs in ((q, k, v), (2 * q, k - 1, v)):
+            torch.testing.assert_close(m2(*xs), f(*xs), rtol=1e-5, atol=1e-5)
+
+    qh, kh, vh = (torch.randn(1, 2, 64, 16).half() for _ in range(3))
+    compiler = ct.PipelineCompiler(options=("--cache-dir", str(tmp_path), "-j", "1", "--keep", "1", "--search-budget", "20000"), gpu=False)
+    m3 = ct.optimize(f, (qh, kh, vh), compiler=compiler, timer=faster)
+    [row] = m3.cleave_report.rows
+    assert row.decision == "cleave" and row.error < 1e-2, row
+    with torch.no_grad():
+        torch.testing.assert_close(m3(qh, kh, vh), f(qh, kh, vh), rtol=1e-2, atol=1e-2)
+    kernel_py = min(compiler.workdir.glob("*.py"))  # the mask (input in3) is computed, never copied
+    source = kernel_py.read_text()
+    assert "T.if_then_else(" in source and "T.copy(in3," not in source
+    # the search's samples hold the causal mask: the FlashAttention form passed its checks and won
+    # (with the random mask values the search drew before, the -30000 logits overflowed exp and
+    # every candidate was refused)
+    assert 'cleave.note = "div moved after matmul' in source
+
+    def refused(*args, **kw):
+        plan = ct.explain(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, *args, is_causal=True, **kw), (q, k, v), quiet=True)
+        return plan.text()
+
+    assert "with an attn_mask" in refused(torch.ones(24, 40, dtype=torch.bool))
+    assert "dropout" in refused(dropout_p=0.5)
+
+
+def test_causal_attention_with_dynamic_dims():
+    """A dynamic batch keeps the causal region (its mask has no dynamic dim) and it equals PyTorch at
+    other batch sizes; a dynamic sequence length leaves the SDPA in PyTorch with the reason."""
+
+    class Causal(nn.Module):
+        def forward(self, q, k, v):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    m = Causal()
+    xs = tuple(torch.randn(2, 4, 16, 8) for _ in range(3))
+    b, s = torch.export.Dim("b", min=1, max=8), torch.export.Dim("s", min=2, max=64)
+    m2 = ct.optimize(m, xs, dynamic_shapes=({0: b},) * 3, compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave", row
+    with torch.no_grad():
+        for n in (1, 3):
+            ys = [torch.randn(n, 4, 16, 8) for _ in range(3)]
+            torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
+    text = ct.explain(m, xs, dynamic_shapes=({2: s},) * 3, quiet=True).text()
+    assert "is_causal=True with a dynamic or padded sequence length" in text

@@ -9,7 +9,8 @@ tgraph op is supported by adding one line to `ATEN` (and, where needed, a conver
 Decompositions: mean -> reduce sum + scale, softmax -> exp / sum / div (the scheduler turns exp sums
 used as a ratio into rescaled sums with a running max: online softmax, stable for any logits),
 layer_norm and rms_norm -> reductions, rsqrt and muls, linear -> matmul transpose_b, SDPA -> matmul
-transpose_b, scale, softmax, matmul. A transpose of the last two dims is supported only as the
+transpose_b, scale, softmax, matmul (`is_causal=True` adds a `#cleave.causal` mask input the region
+makes itself, `Emitter.causal_input`). A transpose of the last two dims is supported only as the
 second operand of matmuls (it becomes transpose_b); view/reshape/unsqueeze/squeeze only where they add
 or drop size-1 dims. A scalar operand of add/sub/max becomes `tgraph.scalar` (the constant stays in the
 graph: were it an input, the GPU check would fill it with random values, e.g. a negative norm eps);
@@ -75,16 +76,32 @@ def is_symbolic(d: Any) -> bool:
     return isinstance(d, torch.SymInt) and not isinstance(d.node.maybe_as_int(), int)
 
 
+_MASKS: dict[tuple[Any, ...], Any] = {}  # the causal masks `Input.mask` made: (shape, dtype, offset, device) -> tensor
+
+
 @dataclass
 class Input:
-    """One input of an emitted graph: an FX node's value."""
+    """One input of an emitted graph: an FX node's value, or (`causal`) a mask the region makes itself."""
 
-    node: fx.Node
+    node: fx.Node | None
     shape: tuple[int, ...] = ()
     dtype: Any = None
     group: int = 1  # > 1: the node's [b, h, s, d] value is passed as [b, h/group, group*s, d] (a view)
     layout: tuple[int | None, ...] | None = None  # the node's value viewed with these of its dims (None: a size-1 dim)
     cast: Any = None  # a torch dtype: the node's (boolean) value is passed as 0/1 of this float type
+    causal: int | None = None  # no node: the causal 0/1 mask of this offset (`#cleave.causal`), made by `mask`
+
+    def mask(self, device: Any) -> torch.Tensor:
+        """The causal mask a `causal` input holds, in its dtype on `device` (made once per device)."""
+        import torch
+
+        assert self.causal is not None
+        made = _MASKS.get((self.shape, self.dtype, self.causal, str(device)))
+        if made is None:
+            q, k = self.shape[-2], self.shape[-1]
+            made = torch.ones(q, k, dtype=torch.bool, device=device).tril(self.causal).to(self.dtype).expand(self.shape).contiguous()
+            _MASKS[(self.shape, self.dtype, self.causal, str(device))] = made
+        return made
 
     def view(self, x: torch.Tensor) -> torch.Tensor:
         """The tensor the graph input receives for the node's value `x`."""
@@ -145,6 +162,14 @@ class Emitter:
     def _dynamic(fake: Sequence[Any], shape: Sequence[int]) -> list[int]:
         """Dims that become `dynamic`: symbolic in the fake value, or awkward sizes (`awkward`)."""
         return [i for i, (d, n) in enumerate(zip(fake, shape)) if is_symbolic(d) or awkward(n)]
+
+    def causal_input(self, shape: Sequence[int], offset: int) -> SSAValue:
+        """A graph input holding the causal 0/1 mask of `shape` (`#cleave.causal<offset>`) in the
+        graph's float type: the kernel computes it from indices, the region passes one it makes."""
+        elt = self.builder.default_element_type
+        v = self.builder.input(f"in{len(self.inputs)}", list(shape), elt, causal=offset)
+        self.inputs.append(Input(None, shape=tuple(shape), dtype=torch_dtype(str(elt)), causal=offset))
+        return v
 
     def grouped_input(self, arg: fx.Node, group: int) -> SSAValue:
         """A [b, h, s, d] node as the graph input [b, h/group, group*s, d] (`Input.view`)."""
@@ -478,8 +503,8 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
         cx.output_like = a["query"]
     if a["dropout_p"]:
         raise Unsupported("attention with dropout")
-    if a["is_causal"]:
-        raise Unsupported("is_causal=True (no mask tensor to read; pass attn_mask, boolean or additive)")
+    if a["is_causal"] and a["attn_mask"] is not None:
+        raise Unsupported("is_causal=True with an attn_mask")
     if a["enable_gqa"]:
         raise Unsupported("attention with enable_gqa (broadcast the kv heads with unsqueeze instead)")
     else:
@@ -490,6 +515,13 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
     b = cx.builder
     q, k = cx.same_rank(q, k)
     s = b.scale(b.matmul(q, k, transpose_b=True), scale)
+    if a["is_causal"]:  # PyTorch's is_causal keeps key j for query i when j <= i (top-left aligned)
+        for node in (a["query"], a["key"]):
+            d = meta_val(node).shape[-2]
+            if is_symbolic(d) or awkward(int(d)):
+                raise Unsupported(f"is_causal=True with a dynamic or padded sequence length ({node.name})")
+        keep = cx.causal_input([1] * (len(cx.shape(s)) - 2) + list(cx.shape(s)[-2:]), 0)
+        s = b.add(s, b.scale(b.scalar("add", keep, -1.0), -MASKED_LOGIT))
     if mask is not None and str(meta_val(mask).dtype) == "torch.bool":  # keep where True: an additive 0 / MASKED_LOGIT mask
         keep = cx.value(mask, as_mask=True)
         assert isinstance(keep, SSAValue)

@@ -90,11 +90,11 @@ class Region:
         return [op.name.split(".")[1] for op in self.graph.block.ops if not isinstance(op, tgraph.OutputOp)]
 
     def input_names(self) -> list[str]:
-        return [i.node.name for i in self.inputs]
+        return [i.node.name if i.node is not None else f"causal_mask<offset = {i.causal}> (made)" for i in self.inputs]
 
     def tensor_inputs(self) -> list[fx.Node]:
-        """The FX nodes the region reads, in graph-input order."""
-        return [i.node for i in self.inputs]
+        """The FX nodes the region reads, in graph-input order (a causal mask it makes is none)."""
+        return [i.node for i in self.inputs if i.node is not None]
 
 
 @dataclass

@@ -27,13 +27,18 @@ _FAKES: dict[str, Callable[..., torch.Tensor]] = {}
 
 def bind(region: Region, kernel: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     """`kernel` as a function of the region's tensor inputs: grouped and row inputs are viewed and
-    boolean masks cast (`Input.view`), and the output is viewed back (`Region.unview`)."""
+    boolean masks cast (`Input.view`), a causal mask is made (`Input.mask`, once per device; the
+    kernel computes it from indices), and the output is viewed back (`Region.unview`)."""
     slots = region.inputs
-    if region.output_like is None and not region.unsqueeze and all(i.group == 1 and i.layout is None and i.cast is None for i in slots):
+    if region.output_like is None and not region.unsqueeze and all(
+        i.group == 1 and i.layout is None and i.cast is None and i.causal is None for i in slots
+    ):
         return kernel
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
-        return region.unview(kernel(*(slot.view(x) for slot, x in zip(slots, xs))), xs)
+        it = iter(xs)
+        args = [slot.mask(xs[0].device) if slot.causal is not None else slot.view(next(it)) for slot in slots]
+        return region.unview(kernel(*args), xs)
 
     return run
 

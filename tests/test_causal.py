@@ -1,0 +1,237 @@
+"""`#cleave.causal`: a graph input promising the causal 0/1 mask, computed in-kernel from indices, and
+the FlashAttention loop bounded at the diagonal (passes/causal.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from cleave_ir.builder import module_of
+from cleave_ir.diagnostics import CleaveError
+from cleave_ir.dialects import itgraph
+from cleave_ir.dialects import tilelang as tl
+from cleave_ir.dialects.cleave import causal_mask, expr_str
+from cleave_ir.interpreter import run_graph
+from cleave_ir.interpreter_itgraph import run_kernel as run_itgraph
+from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+from cleave_ir.passes import cost_model
+from cleave_ir.passes.causal import diagonal_extent
+from cleave_ir.passes.lower_tilelang import lower_module
+from cleave_ir.passes.pipeline import PipelinePass
+from cleave_ir.shapes import symbol
+from conftest import parse_text
+
+
+def T(*shape: int) -> str:
+    return f"!tgraph.tensor<[{', '.join(map(str, shape))}], f16>"
+
+
+def flash(h: int, sq: int, sk: int, d: int, offset: int, attrs: str | None = None) -> str:
+    """Causal attention in FlashAttention form (the division after P V), the mask as aten emits it."""
+    attrs = attrs if attrs is not None else f"{{cleave.causal = #cleave.causal<offset = {offset}>}}"
+    return f"""tgraph.graph @causal(%q: {T(1, h, sq, d)}, %k: {T(1, h, sk, d)}, %v: {T(1, h, sk, d)}, %keep: {T(1, 1, sq, sk)} {attrs}) -> {T(1, h, sq, d)} {{
+  %s = tgraph.matmul %q, %k transpose_b : {T(1, h, sq, d)}, {T(1, h, sk, d)} -> {T(1, h, sq, sk)}
+  %t = tgraph.scale %s, 0.125 : {T(1, h, sq, sk)}
+  %m1 = tgraph.scalar add %keep, -1.0 : {T(1, 1, sq, sk)}
+  %m2 = tgraph.scale %m1, 30000.0 : {T(1, 1, sq, sk)}
+  %l = tgraph.add %t, %m2 : {T(1, h, sq, sk)}, {T(1, 1, sq, sk)} -> {T(1, h, sq, sk)}
+  %e = tgraph.exp %l : {T(1, h, sq, sk)}
+  %r = tgraph.reduce sum %e dim 3 : {T(1, h, sq, sk)} -> {T(1, h, sq, 1)}
+  %u = tgraph.matmul %e, %v : {T(1, h, sq, sk)}, {T(1, h, sk, d)} -> {T(1, h, sq, d)}
+  %o = tgraph.div %u, %r : {T(1, h, sq, d)}, {T(1, h, sq, 1)} -> {T(1, h, sq, d)}
+  tgraph.output %o : {T(1, h, sq, d)}
+}}"""
+
+
+def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, offset: int) -> np.ndarray:
+    """softmax(q k^T / 8 with -inf above the diagonal) v in float64, independent of the graph's -30000."""
+    s = q @ np.swapaxes(k, -1, -2) * 0.125
+    s = np.where(causal_mask(s.shape, offset) > 0, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
+DISTRIBUTIONS = {
+    "normal": lambda rng, s: rng.standard_normal(s),
+    "shifted": lambda rng, s: rng.standard_normal(s) + 2.0,
+    "wide": lambda rng, s: 4.0 * rng.standard_normal(s),
+    "uniform": lambda rng, s: rng.uniform(-1.0, 1.0, s),
+}
+
+
+@pytest.mark.parametrize(
+    "sq, sk, offset, bound",
+    [
+        (512, 512, 0, "(16*bx + 15) floordiv 128 + 1"),  # square, 16-row tiles across 128-key blocks
+        (96, 640, 0, "(16*bx + 15) floordiv 64 + 1"),  # more keys than queries, top-left (PyTorch's is_causal)
+        (192, 704, 0, "(16*bx + 15) floordiv 64 + 1"),  # keys not a multiple of the query tile
+        (128, 1536, 1408, "(16*bx + 1423) floordiv 128 + 1"),  # bottom-right: the last query sees every key
+    ],
+)
+def test_causal_kernel_matches_float64(sq: int, sk: int, offset: int, bound: str) -> None:
+    """The lowered kernel stops its KV loop at the diagonal, never reads the mask (NaN passed), and
+    equals the float64 -inf-masked softmax in the TileLang interpreter (four input distributions,
+    two at the large shapes); the graph and the itgraph kernel agree."""
+    graph = parse_text(flash(1, sq, sk, 32, offset)).body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    [kernel] = [k for k in module.walk() if isinstance(k, itgraph.KernelOp)]
+    [seq] = [o for o in kernel.walk() if isinstance(o, itgraph.SequentialOp)]
+    assert diagonal_extent(seq) is not None
+    mean = cost_model.estimate(kernel).terms.iterations
+    lower_module(module)
+    [loop] = [o for o in module.walk() if isinstance(o, tl.PipelinedOp)]
+    assert expr_str(loop.extent_expr) == bound
+    # the cost model counts the iterations the bound leaves, over the grid's 16-row query tiles
+    # (about half from the top-left; none fewer at the bottom-right offset here)
+    left = [int(loop.extent_expr.subs(symbol("bx"), b)) for b in range(sq // 16)]
+    assert mean == pytest.approx(np.mean(left)) and max(left) <= int(seq.extent_dim)
+    [(_, kernels)] = candidate_kernels(module)
+    rng = np.random.default_rng(sq + sk)
+    names = list(DISTRIBUTIONS) if sq * sk <= 192 * 704 else ["shifted", "wide"]  # the large ones: two, for CI time
+    for name in names:
+        draw = DISTRIBUTIONS[name]
+        q, k, v = (draw(rng, s).astype(np.float16).astype(np.float64) for s in ((1, 1, sq, 32), (1, 1, sk, 32), (1, 1, sk, 32)))
+        want = reference(q, k, v, offset)
+        nan_mask = np.full((1, 1, sq, sk), np.nan)
+        (got,) = run_kernels(kernels, [q, k, v, nan_mask])
+        err = np.abs(got - want).max() / np.abs(want).max()
+        assert err < 2e-3, (name, err)
+        (graph_out,) = run_graph(graph, [q, k, v, nan_mask])  # the graph's value ignores what is passed too
+        assert np.abs(graph_out - want).max() / np.abs(want).max() < 1e-9, name
+    (it_out,) = run_itgraph(kernel, [q, k, v, nan_mask])
+    assert np.abs(it_out - want).max() / np.abs(want).max() < 2e-3
+
+
+def test_no_bound_without_the_proven_pattern() -> None:
+    """A plain 0/1 mask input (no promise) is loaded and its loop runs in full; a causal mask added
+    with a small penalty (-100: a masked block's weight exp(-100 + ...) is not surely 0) gets no bound."""
+    plain = parse_text(flash(1, 512, 512, 32, 0, attrs="")).body.block.first_op
+    weak = parse_text(flash(1, 512, 512, 32, 0).replace("30000.0", "100.0")).body.block.first_op
+    from cleave_ir.passes.place_memory import PlaceMemoryPass
+    from cleave_ir.passes.schedule import SchedulePass
+
+    for graph in (plain, weak):
+        module = module_of(graph.clone())
+        SchedulePass(top_k=20).apply(Context(), module)  # the configurations with KV loops too
+        PlaceMemoryPass().apply(Context(), module)
+        seqs = [o for o in module.walk() if isinstance(o, itgraph.SequentialOp)]
+        assert seqs and all(diagonal_extent(seq) is None for seq in seqs)
+        lower_module(module)
+        loops = [o for o in module.walk() if isinstance(o, tl.PipelinedOp)]
+        assert loops and all(loop.extent_expr.is_Integer for loop in loops)
+        copies = [o for o in module.walk() if isinstance(o, tl.CopyOp) and o.src.name_hint == "keep"]
+        assert bool(copies) == (graph is plain)
+
+
+@pytest.mark.parametrize(
+    "attrs, message",
+    [
+        ("{cleave.causal = #cleave.causal<offset = -1>}", "offset must be >= 0"),
+        ("{cleave.causal = 3 : i64}", "must be #cleave.causal<offset = N>"),
+        ("{cleave.causal = #cleave.causal<offset = 0>, dynamic = array<i64: 3>}", "query and key dims cannot be dynamic"),
+    ],
+)
+def test_verifier_rejects_misuse(attrs: str, message: str) -> None:
+    with pytest.raises(CleaveError, match=message):
+        parse_text(flash(1, 64, 64, 32, 0, attrs=attrs))
+
+
+def test_rank_one_causal_input_is_rejected() -> None:
+    text = f"""tgraph.graph @g(%m: !tgraph.tensor<[64], f16> {{cleave.causal = #cleave.causal<offset = 0>}}) -> !tgraph.tensor<[64], f16> {{
+  tgraph.output %m : !tgraph.tensor<[64], f16>
+}}"""
+    with pytest.raises(CleaveError, match="needs a query and a key dim"):
+        parse_text(text)
+
+
+def test_attribute_round_trips() -> None:
+    graph = parse_text(flash(1, 64, 80, 32, 16)).body.block.first_op
+    assert graph.causal_inputs() == {3: 16}
+    assert "{cleave.causal = #cleave.causal<offset = 16>}" in str(graph)
+    assert parse_text(str(graph)).body.block.first_op.causal_inputs() == {3: 16}
+
+
+def test_gpu_check_inputs_and_reference_hold_the_mask() -> None:
+    """`cleave compile --gpu` checks kernels against `torch_reference` on `random_inputs`: both give a
+    causal input its mask (the reference whatever is passed), so a kernel computing it agrees."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import random_inputs, torch_reference
+
+    graph = parse_text(flash(1, 24, 40, 8, 0)).body.block.first_op
+    xs = random_inputs(graph, device="cpu")
+    assert torch.equal(xs[3][0, 0], torch.ones(24, 40).tril().half())
+    (got,) = torch_reference(graph, [*xs[:3], torch.full_like(xs[3], float("nan"))])
+    want = reference(*(x.double().numpy() for x in xs[:3]), 0)
+    assert np.abs(got.numpy() - want).max() < 1e-12
+
+
+CUT = """tgraph.graph @cut(%x: !tgraph.tensor<[128, 64], f16>, %w1: !tgraph.tensor<[64, 64], f16>, %w2: !tgraph.tensor<[64, 128], f16>, %keep: !tgraph.tensor<[128, 128], f16> {cleave.causal = #cleave.causal<offset = 0>}) -> !tgraph.tensor<[128, 128], f16> {
+  %y = tgraph.matmul %x, %w1 : !tgraph.tensor<[128, 64], f16>, !tgraph.tensor<[64, 64], f16> -> !tgraph.tensor<[128, 64], f16>
+  %z = tgraph.matmul %y, %w2 : !tgraph.tensor<[128, 64], f16>, !tgraph.tensor<[64, 128], f16> -> !tgraph.tensor<[128, 128], f16>
+  %o = tgraph.mul %z, %keep : !tgraph.tensor<[128, 128], f16>, !tgraph.tensor<[128, 128], f16> -> !tgraph.tensor<[128, 128], f16>
+  tgraph.output %o : !tgraph.tensor<[128, 128], f16>
+}"""
+
+
+def test_a_later_piece_of_a_cut_keeps_the_promise() -> None:
+    """Cut into one kernel per matmul, the second piece reads the causal input as a passthrough: it
+    keeps `cleave.causal` (computed, not loaded), and every kernel chain agrees with the graph
+    (cleave-run's inputs are random normals: a piece loading them would disagree)."""
+    import io
+
+    from cleave_ir.passes.place_memory import PlaceMemoryPass
+    from cleave_ir.passes.schedule import SchedulePass
+    from cleave_ir.run import run_module
+
+    module = parse_text(CUT)
+    SchedulePass(top_k=1, per_matmul_cut=True).apply(Context(), module)
+    PlaceMemoryPass().apply(Context(), module)
+    lower_module(module)
+    [piece] = [g for g in module.walk() if getattr(g, "sym_name", None) is not None and g.sym_name.data == "cut_mm_p1"]
+    assert piece.causal_inputs() == {2: 0}
+    out = io.StringIO()
+    assert run_module(module, out=out), out.getvalue()
+    assert "@cut_mm_k0 + @cut_mm_p1_k0 vs @cut: agree" in out.getvalue()
+
+
+def test_select_form_is_bounded_too() -> None:
+    """Llama's form, select(keep, logits, keep - 1e4) (examples/models/llama3_causal_attention.mlir),
+    with the mask promised causal: the loop stops at the diagonal and the kernel equals float64."""
+    text = flash(1, 512, 512, 32, 0).replace(
+        f"""  %m1 = tgraph.scalar add %keep, -1.0 : {T(1, 1, 512, 512)}
+  %m2 = tgraph.scale %m1, 30000.0 : {T(1, 1, 512, 512)}
+  %l = tgraph.add %t, %m2 : {T(1, 1, 512, 512)}, {T(1, 1, 512, 512)} -> {T(1, 1, 512, 512)}""",
+        f"""  %fill = tgraph.scalar sub %keep, 1.0e4 : {T(1, 1, 512, 512)}
+  %l = tgraph.select %keep, %t, %fill : {T(1, 1, 512, 512)}, {T(1, 1, 512, 512)}, {T(1, 1, 512, 512)} -> {T(1, 1, 512, 512)}""",
+    )
+    assert "tgraph.select" in text
+    graph = parse_text(text).body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    lower_module(module)
+    [loop] = [o for o in module.walk() if isinstance(o, tl.PipelinedOp)]
+    assert expr_str(loop.extent_expr) == "(16*bx + 15) floordiv 128 + 1"
+    [(_, kernels)] = candidate_kernels(module)
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.standard_normal((1, 1, 512, 32)).astype(np.float16).astype(np.float64) for _ in range(3))
+    (got,) = run_kernels(kernels, [q, k, v, np.full((1, 1, 512, 512), np.nan)])
+    want = reference(q, k, v, 0)
+    assert np.abs(got - want).max() / np.abs(want).max() < 2e-3
+
+
+def test_causal_kernel_lowers_for_sm90a(tmp_path) -> None:
+    """The emitted kernel (bounded T.Pipelined, T.if_then_else mask) lowers to CUDA for sm_90a."""
+    pytest.importorskip("tilelang")
+    from cleave_ir.tilelang_check import lower_all
+    from cleave_ir.tilelang_emitter import module_source
+
+    module = module_of(parse_text(flash(2, 512, 512, 64, 0)).body.block.first_op.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    path = tmp_path / "causal.py"
+    path.write_text(module_source(module))
+    source = path.read_text()
+    assert "T.Pipelined(((" in source and "T.if_then_else(" in source and "T.copy(keep" not in source
+    [cuda] = lower_all(path).values()
+    assert "__global__" in cuda
