@@ -14,16 +14,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LIT_DIR = ROOT / "lit_tests"
-LIT_FILES = sorted(
+ALL_LIT_FILES = sorted(
     p for p in LIT_DIR.rglob("*.mlir") if not {"Inputs", "Output"} & set(p.relative_to(LIT_DIR).parts)
 )
+# whole-pipeline searches of a minute or more (`// REQUIRES: slow`): only under `-m slow`
+SLOW_LIT_FILES = [p for p in ALL_LIT_FILES if "// REQUIRES: slow" in p.read_text()]
+LIT_FILES = [p for p in ALL_LIT_FILES if p not in SLOW_LIT_FILES]
 CHUNKS = 10  # about 5 files (15-20 s of CPU) each
 
 
-def _lit(*args: str) -> subprocess.CompletedProcess[str]:
+def _lit(*args: str, slow: bool = False) -> subprocess.CompletedProcess[str]:
     """`lit` from this interpreter's venv, with its tools (cleave-opt, xdsl-opt, filecheck) on PATH."""
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    if slow:
+        env["CLEAVE_LIT_SLOW"] = "1"
     env.pop("PYTHONWARNINGS", None)
     return subprocess.run([str(Path(bindir) / "lit"), *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
 
@@ -33,7 +38,8 @@ def test_the_chunks_hold_every_test_lit_discovers() -> None:
     assert shown.returncode == 0, shown.stderr
     discovered = sorted(line.split(" :: ", 1)[1] for line in shown.stdout.splitlines() if " :: " in line)
     chunked = sorted(p.relative_to(LIT_DIR).as_posix() for i in range(CHUNKS) for p in LIT_FILES[i::CHUNKS])
-    assert chunked == discovered and len(discovered) >= 40
+    slow = sorted(p.relative_to(LIT_DIR).as_posix() for p in SLOW_LIT_FILES)
+    assert sorted(chunked + slow) == discovered and len(discovered) >= 40 and len(slow) <= 3
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -43,3 +49,10 @@ def test_lit(chunk: int) -> None:
     # lit processes would write at once
     r = _lit("-v", "-j", "1", "--skip-test-time-recording", *(str(p) for p in LIT_FILES[chunk::CHUNKS]))
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.slow
+def test_slow_lit() -> None:
+    """The `// REQUIRES: slow` files pass `lit` with the feature on (`./test.sh -m slow`)."""
+    r = _lit("-v", *(str(p) for p in SLOW_LIT_FILES), slow=True)
+    assert r.returncode == 0 and "UNSUPPORTED" not in r.stdout, r.stdout + r.stderr

@@ -9,6 +9,7 @@
 // ranks first at this size: each split kernel keeps its chunk max (log-sum-exp), the combine
 // rescales. The search costs about as much as the unmasked one (explored 854, pruned 8606 for
 // Inputs/mha_small_max.mlir).
+// REQUIRES: slow
 // RUN: cleave-opt %S/Inputs/mha_small_causal.mlir -p 'cleave-pipeline{keep=20}' 2>&1 | filecheck %s
 
 // CHECK:      cleave-superoptimize @mha_causal: explored 924, pruned 11147, classes 506, candidates 4,

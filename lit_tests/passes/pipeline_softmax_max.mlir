@@ -6,6 +6,7 @@
 // sums with a running max over K/V). L is dynamic: the kept FlashDecoding candidates serve every L
 // (the split kernel loops over L/s; the combine's shapes are the split count's, so it is static);
 // kernels that only serve L=512 (their tile would grow with L) are dropped.
+// REQUIRES: slow
 // RUN: cleave-opt %s -p cleave-pipeline > %t.max 2>&1
 // RUN: cleave-opt %S/pipeline_ablation.mlir -p cleave-pipeline > %t.free 2>&1
 // RUN: filecheck %s --check-prefix=GQA < %t.max
