@@ -177,6 +177,7 @@ def kept_notes(module: ModuleOp) -> set[str]:
     }
 
 
+@pytest.mark.slow  # 20 s of search: under -m slow, with the lit pipeline searches (CI's 8 minutes)
 def test_masked_attention_gets_its_flash_decoding_form(tmp_path: Path) -> None:
     """Causal attention (8 ops) has a FlashDecoding form of 15 (K, V and the mask split, q reshaped,
     two combines, the reshape back), past the search's old fixed limit of 12 ops: the limit grows
