@@ -661,28 +661,26 @@ class SchedulePass(ModulePass):
         return True
 
 
-def matmul_chain(graph: tgraph.GraphOp) -> bool:
-    """Whether an operand of some matmul of `graph` is computed from another matmul's result."""
-    after_matmul: set[SSAValue] = set()
+def _feeds_matmul(graph: tgraph.GraphOp, source: type[Operation]) -> bool:
+    """Whether an operand of some matmul of `graph` is computed from the result of a `source` op."""
+    after: set[SSAValue] = set()
     for o in graph.block.ops:
-        fed = any(v in after_matmul for v in o.operands)
+        fed = any(v in after for v in o.operands)
         if isinstance(o, tgraph.MatmulOp) and fed:
             return True
-        if fed or isinstance(o, tgraph.MatmulOp):
-            after_matmul.update(o.results)
+        if fed or isinstance(o, source):
+            after.update(o.results)
     return False
+
+
+def matmul_chain(graph: tgraph.GraphOp) -> bool:
+    """Whether an operand of some matmul of `graph` is computed from another matmul's result."""
+    return _feeds_matmul(graph, tgraph.MatmulOp)
 
 
 def reduction_feeds_matmul(graph: tgraph.GraphOp) -> bool:
     """Whether an operand of some matmul of `graph` is computed from a (non-matmul) reduction."""
-    after_reduce: set[SSAValue] = set()
-    for o in graph.block.ops:
-        fed = any(v in after_reduce for v in o.operands)
-        if isinstance(o, tgraph.MatmulOp) and fed:
-            return True
-        if fed or isinstance(o, tgraph.ReduceOp):
-            after_reduce.update(o.results)
-    return False
+    return _feeds_matmul(graph, tgraph.ReduceOp)
 
 
 def _insert_candidate(module: ModuleOp, root: tgraph.GraphOp, pieces: list[tgraph.GraphOp], note: str) -> None:
