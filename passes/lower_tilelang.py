@@ -263,6 +263,13 @@ class _KernelLowering:
         used = smem.value.data if isinstance(smem, IntegerAttr) else SMEM_BYTES  # type: ignore[attr-defined]
         return used + staged <= SMEM_BYTES or staged <= self.pipelined_bytes
 
+    def _store_through_shared(self, op: itgraph.StoreOp, src_region: tl.RegionAttr | None = None, no_tma: bool = False) -> None:
+        """`op`'s tile copied into a shared tile of the destination's type, then to global memory."""
+        src = self.bufs[op.value]
+        staged = self.alloc(src.shape, src.name + "_s", tl.Scope.SHARED, tgraph.tensor_type(op.dest).element_type)
+        self.emit(tl.CopyOp(src.value, staged.value))
+        self.emit(tl.CopyOp(staged.value, self.bufs[op.dest].value, src_region=src_region, dst_region=self.region(op.tmap), no_tma=no_tma))
+
     @cached_property
     def pipelined_bytes(self) -> int:
         """Shared bytes of the tiles the kernel's loops load, over all pipelining stages."""
@@ -374,13 +381,9 @@ class _KernelLowering:
             elif isinstance(op, itgraph.StoreOp):
                 src = self.bufs[op.value]
                 if op.value in self.pad:  # the real rows only, through shared memory (as TileLang's decode kernels)
-                    staged = self.alloc(src.shape, src.name + "_s", tl.Scope.SHARED, tgraph.tensor_type(op.dest).element_type)
-                    self.emit(tl.CopyOp(src.value, staged.value))
-                    self.emit(tl.CopyOp(staged.value, self.bufs[op.dest].value, src_region=self.real_region(op.value), dst_region=self.region(op.tmap), no_tma=True))
+                    self._store_through_shared(op, src_region=self.real_region(op.value), no_tma=True)
                 elif self.stage_store(op):  # coalesced: fragment -> shared -> global (TileLang's GEMM epilogue)
-                    staged = self.alloc(src.shape, src.name + "_s", tl.Scope.SHARED, tgraph.tensor_type(op.dest).element_type)
-                    self.emit(tl.CopyOp(src.value, staged.value))
-                    self.emit(tl.CopyOp(staged.value, self.bufs[op.dest].value, dst_region=self.region(op.tmap)))
+                    self._store_through_shared(op)
                 else:
                     self.emit(tl.CopyOp(src.value, self.bufs[op.dest].value, dst_region=self.region(op.tmap)))
             elif isinstance(op, itgraph.SequentialOp):
@@ -438,9 +441,13 @@ class _KernelLowering:
         self.parallel(out.shape, s)
         if laid:
             self.gemm_laid.add(out.value)
-        depth = len(self.block_stack)
-        if any(self.bufs[o].value in self.from_loop_loads or self.loaded_at.get(self.bufs[o].value, (None, 0))[1] == depth > 1 for o in op.operands):
+        if any(self.bufs[o].value in self.from_loop_loads or self._loaded_in_this_loop(self.bufs[o]) for o in op.operands):
             self.from_loop_loads.add(out.value)
+
+    def _loaded_in_this_loop(self, buf: _Buf) -> bool:
+        """Whether `buf` is a tile that the loop being lowered loads (not one loaded outside it)."""
+        where = self.loaded_at.get(buf.value)
+        return len(self.block_stack) > 1 and where is not None and where[1] == len(self.block_stack)
 
     def _broadcast_operand(self, buf: _Buf, out: _Buf) -> _Buf:
         """`buf` as an operand of a loop over `out` whose layout no gemm fixes: a register tile broadcast
