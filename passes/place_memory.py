@@ -8,7 +8,8 @@ Decisions, visible as attributes in the IR:
   it (the Q tile of attention is loaded once per block, not once per KV tile);
 - on the kernel: `cleave.threads` (one warpgroup of 128 threads per 64 rows of the largest matmul
   tile, at most 256) and `cleave.stages` (pipelining of the sequential loop's loads: 3 stages when
-  they fit and the loop has 3+ iterations, else 2 when the loaded tiles fit twice in shared memory),
+  they fit and the loop has 3+ iterations and at most one matmul, else 2 when the loaded tiles fit
+  twice in shared memory),
   and `cleave.smem_bytes` after placement.
 A kernel whose shared tiles exceed the H200's 227 KiB is dropped with a warning naming it, or with
 `strict=true` rejected with an error.
@@ -90,10 +91,17 @@ def place(kernel: itgraph.KernelOp) -> None:
     )
     trips = max((evaluate(seq.extent_dim, {}) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)), default=0)
     # three stages where they fit and the loop is long enough to fill them (bench/tile_sweep.py: a
-    # 4096^3 matmul with 128x128x64 tiles runs 290 us with 3 stages, 347 us with 2)
+    # 4096^3 matmul with 128x128x64 tiles runs 290 us with 3 stages, 347 us with 2); a loop of
+    # back-to-back matmuls (attention's) two, as TileLang's FlashAttention examples
+    # (lowering_probes_2026-12-01: S4096 D128 553 -> 521 us, S8192 D64 1485 -> 1457 us)
+    matmuls_in_loop = max(
+        (sum(isinstance(o, tgraph.MatmulOp) for o in seq.walk()) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)),
+        default=0,
+    )
     stages = 1
     if loop_loads and shared + loop_loads <= SMEM_BYTES:
-        stages = 3 if trips >= 3 and shared + 2 * loop_loads <= SMEM_BYTES else 2
+        deep = trips >= 3 and matmuls_in_loop < 2 and shared + 2 * loop_loads <= SMEM_BYTES
+        stages = 3 if deep else 2
     threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
     if not any(_tensor_core_shaped(op) for op in kernel.walk()):
         # TileLang lays a fragment out over the threads: one of more elements than threads needs a

@@ -23,7 +23,7 @@ Configurations are enumerated (tiles of 16..256 on the last two output dims, red
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 
@@ -595,9 +595,19 @@ class SchedulePass(ModulePass):
                     raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{piece.sym_name.data}: {failures[piece.sym_name.data]}")
             print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)
 
-        for root in graphs.values():
-            if self.per_matmul_cut and families.get(root.sym_name.data) and (matmul_chain(root) or reduction_feeds_matmul(root)):
-                self._cut_per_matmul(op, root, failures)
+        if not self.per_matmul_cut:
+            return
+        # an input graph, and a norm's rewritten forms (its scale moved past the matmul: the cut's
+        # GEMM then rescales in its epilogue); a chain's forms cut alike, and cost as much to schedule
+        cut: set[Hashable] = set()  # the structures already cut: two rewrites can give the same one
+        for g in graphs.values():
+            family = tgraph.referenced_symbol(g, "cleave.candidate_of") or g.sym_name.data
+            wanted = g.sym_name.data == family if matmul_chain(g) else reduction_beside_matmul(g)
+            if families.get(family) and partition_kernels.stage(g) is None and wanted:
+                source = matmul_results_last(shifted_for_cut(g))
+                if (key := structure(source)) not in cut:
+                    cut.add(key)
+                    self._cut_per_matmul(op, source, graphs[family], failures)
 
     def _unschedulable(self, graph: tgraph.GraphOp) -> str | None:
         return unschedulable(graph, self.iterative_tiling, self.horizontal_fusion)
@@ -606,14 +616,14 @@ class SchedulePass(ModulePass):
         n = sum(isinstance(o, tgraph.MatmulOp) for o in graph.block.ops)
         if n > 1:
             return f"{n} matmuls (a piece of the per-matmul cut holds one)"
-        if reduction_feeds_matmul(graph):
-            return "a reduction feeding its matmul (the per-matmul cut computes it in a kernel before)"
+        if n and reduction_beside_matmul(graph):
+            return "a reduction of its inputs beside its matmul (the per-matmul cut computes it in a kernel before)"
         return self._unschedulable(graph)
 
-    def _cut_per_matmul(self, module: ModuleOp, root: tgraph.GraphOp, failures: dict[str, str]) -> None:
-        """Add the candidate `<root>_mm`: `root` cut into a chain of kernels of one matmul each."""
-        family = root.sym_name.data
-        source = shifted_for_cut(root).clone()
+    def _cut_per_matmul(self, module: ModuleOp, source: tgraph.GraphOp, root: tgraph.GraphOp, failures: dict[str, str]) -> None:
+        """Add the candidate `<source>_mm` of the input graph `root`: `source` (`root` or one of its
+        candidates, a copy to consume) cut into a chain of kernels of one matmul each."""
+        family = source.sym_name.data
         source.sym_name = StringAttr(f"{family}_mm")
         try:
             pieces = partition_kernels.partition(source, self._one_matmul)
@@ -678,9 +688,45 @@ def matmul_chain(graph: tgraph.GraphOp) -> bool:
     return _feeds_matmul(graph, tgraph.MatmulOp)
 
 
-def reduction_feeds_matmul(graph: tgraph.GraphOp) -> bool:
-    """Whether an operand of some matmul of `graph` is computed from a (non-matmul) reduction."""
-    return _feeds_matmul(graph, tgraph.ReduceOp)
+def _from_matmuls(graph: tgraph.GraphOp) -> set[Operation]:
+    """The matmuls of `graph` and every op computed from one of their results."""
+    after: set[Operation] = set()
+    for o in graph.block.ops:
+        if isinstance(o, tgraph.MatmulOp) or any(isinstance(v.owner, Operation) and v.owner in after for v in o.operands):
+            after.add(o)
+    return after
+
+
+def reduction_beside_matmul(graph: tgraph.GraphOp) -> bool:
+    """Whether `graph` has a matmul and a (non-matmul) reduction that reads no matmul's result: a
+    norm's statistics, feeding the matmul's operand or rescaling its result, which the per-matmul
+    cut computes in a kernel before the matmul's (not inside its K loop)."""
+    after = _from_matmuls(graph)
+    return bool(after) and any(isinstance(o, tgraph.ReduceOp) and o not in after for o in graph.block.ops)
+
+
+def matmul_results_last(graph: tgraph.GraphOp) -> tgraph.GraphOp:
+    """A copy of `graph` with the ops computed from no matmul first (each group in graph order), so
+    that cutting it in order puts a norm's statistics before the matmul whose result they rescale."""
+    copy = graph.clone()
+    after = _from_matmuls(copy)
+    output = copy.block.last_op
+    for o in [o for o in copy.block.ops if o in after and o is not output]:
+        o.detach()
+        copy.block.insert_op_before(o, output)
+    return copy
+
+
+def structure(graph: tgraph.GraphOp) -> Hashable:
+    """`graph`'s ops, their attributes, result types and operands (by position), names left out."""
+    index: dict[SSAValue, int] = {v: i for i, v in enumerate(graph.inputs)}
+    out = []
+    for o in graph.block.ops:
+        operands = tuple(index[v] for v in o.operands)
+        for r in o.results:
+            index[r] = len(index)
+        out.append((o.name, operands, str(o.properties), str(o.attributes), tuple(str(r.type) for r in o.results)))
+    return tuple(out)
 
 
 def _insert_candidate(module: ModuleOp, root: tgraph.GraphOp, pieces: list[tgraph.GraphOp], note: str) -> None:

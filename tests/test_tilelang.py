@@ -148,7 +148,7 @@ def test_flash_attention_kernel_code(tmp_path: Path) -> None:
     src = Path(__file__).resolve().parent.parent / "lit_tests" / "passes" / "schedule.mlir"
     assert main([str(src), "-p", "cleave-schedule{top-k=1},cleave-place-memory", "-t", "tilelang", "-o", str(out)]) == 0
     text = out.read_text()
-    assert "T.Pipelined(32, num_stages=3)" in text and "threads=256" in text and text.count("T.gemm(") == 2 and "transpose_B=True" in text
+    assert "T.Pipelined(32, num_stages=2)" in text and "threads=256" in text and text.count("T.gemm(") == 2 and "transpose_B=True" in text
     # FlashAttention-2's online softmax: the body shifts by the running max, P @ V accumulates in place
     assert "T.reduce_max(" in text and "alpha" in text and "beta" not in text and "T.exp2(" in text
     assert text.count("T.clear(") == 3  # the two accumulators and the scores, not the P @ V product
@@ -419,7 +419,7 @@ def test_row_scales_loaded_before_a_pipelined_loop_are_read_from_registers() -> 
     graph.attributes.pop("constraints", None)
     graph.bindings = None
     module = module_of(graph.clone())
-    PipelinePass(top_k=1, keep=3, split_counts=(4,), search_budget=2000).apply(Context(), module)
+    PipelinePass(top_k=1, keep=8, split_counts=(4,), search_budget=2000).apply(Context(), module)
     assert "rmsnorm_matmul_mm_p1_k0" in {k.sym_name.data for k in module.walk() if isinstance(k, itgraph.KernelOp)}
     lower_module(module)
     assert not loop_invariant_shared_reads(module)

@@ -19,7 +19,7 @@
 // CHECK:        %acc_acc = tilelang.alloc_fragment : !tilelang.buffer<[128], f32, fragment>
 // CHECK:        tilelang.copy %q at <[bx, 128*by, 0], [1, 128, 64]> to %[[Q]]
 // CHECK:        tilelang.fill %acc_acc, -inf
-// CHECK-NEXT:   tilelang.pipelined r0 in 32 stages 3 {
+// CHECK-NEXT:   tilelang.pipelined r0 in 32 stages 2 {
 // CHECK-NEXT:     tilelang.copy %k at <[bx, 128*r0, 0], [1, 128, 64]> to %[[K:.*]] :
 // CHECK-NEXT:     tilelang.clear %[[S:.*]] :
 // CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b policy FullRow
@@ -47,7 +47,7 @@
 // PY:      @T.prim_func
 // PY-NEXT: def fa_k0(q: T.Tensor((8, 4096, 64), "float16"), k: T.Tensor((8, 4096, 64), "float16"), v: T.Tensor((8, 4096, 64), "float16"), out0: T.Tensor((8, 4096, 64), "float16")):
 // PY-NEXT:     with T.Kernel(8, 32, threads=256) as (bx, by):
-// PY:              for r0 in T.Pipelined(32, num_stages=3):
+// PY:              for r0 in T.Pipelined(32, num_stages=2):
 // PY:                  T.gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
 // PY:                  m_new[i0] = T.max(acc_acc[i0], red[i0])
 // PY-NEXT:             alpha[i0] = T.exp2((acc_acc[i0] - T.max(m_new[i0], -3e+38)) * 1.4426950408889634)

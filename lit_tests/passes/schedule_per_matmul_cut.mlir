@@ -51,3 +51,28 @@ tgraph.graph @norm_proj(%x: !tgraph.tensor<[64, 256], f16>, %w: !tgraph.tensor<[
   %o = tgraph.matmul %n, %w : !tgraph.tensor<[64, 256], f16>, !tgraph.tensor<[256, 192], f16> -> !tgraph.tensor<[64, 192], f16>
   tgraph.output %o : !tgraph.tensor<[64, 192], f16>
 }
+
+// The norm's scale moved past the matmul (a candidate the search finds, written here matmul
+// first): the statistics, computed from no matmul, go first into their own kernel, and the matmul's
+// kernel is a plain GEMM whose epilogue rescales the rows.
+// CHECK:      tgraph.graph @rescaled_proj_mm(%x: {{.*}}) -> !tgraph.tensor<[64, 1], f16> attributes {{{.*}}cleave.candidate_of = @rescaled_proj, cleave.note = "one kernel per matmul (2 kernels, intermediates in global memory)"}
+// CHECK-NEXT:   tgraph.square
+// CHECK-NEXT:   tgraph.reduce sum
+// CHECK-NEXT:   tgraph.scale
+// CHECK-NEXT:   tgraph.rsqrt
+// CHECK-NEXT:   tgraph.output
+// CHECK:      tgraph.graph @rescaled_proj_mm_p1(
+// CHECK-NEXT:   tgraph.matmul
+// CHECK-NEXT:   tgraph.mul
+// CHECK-NEXT:   tgraph.output
+// CHECK:      itgraph.kernel @rescaled_proj_mm_p1_k0
+
+tgraph.graph @rescaled_proj(%x: !tgraph.tensor<[64, 256], f16>, %w: !tgraph.tensor<[256, 192], f16>) -> !tgraph.tensor<[64, 192], f16> {
+  %p = tgraph.matmul %x, %w : !tgraph.tensor<[64, 256], f16>, !tgraph.tensor<[256, 192], f16> -> !tgraph.tensor<[64, 192], f16>
+  %sq = tgraph.square %x : !tgraph.tensor<[64, 256], f16>
+  %ss = tgraph.reduce sum %sq dim 1 : !tgraph.tensor<[64, 256], f16> -> !tgraph.tensor<[64, 1], f16>
+  %ms = tgraph.scale %ss, 0.00390625 : !tgraph.tensor<[64, 1], f16>
+  %rs = tgraph.rsqrt %ms : !tgraph.tensor<[64, 1], f16>
+  %o = tgraph.mul %p, %rs : !tgraph.tensor<[64, 192], f16>, !tgraph.tensor<[64, 1], f16> -> !tgraph.tensor<[64, 192], f16>
+  tgraph.output %o : !tgraph.tensor<[64, 192], f16>
+}
