@@ -225,6 +225,10 @@ class _KernelLowering:
         # specialization, or without TMA for the load, 6e-4), so such a kernel goes without it
         self.from_loop_loads: set[SSAValue] = set()
         self.no_warp_specialization = False
+        # each element-wise result's T.Parallel and the loop depth it sits at; the fp16 gemm operand
+        # made of one computed before a loop is made there, once (`_operand_fp16`)
+        self.computed_at: dict[SSAValue, tuple[Operation, int]] = {}
+        self.fp16_operands: dict[tuple[SSAValue, tl.Scope], SSAValue] = {}
 
     # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
@@ -307,9 +311,9 @@ class _KernelLowering:
     def region(self, tmap: itgraph.TmapAttr) -> tl.RegionAttr:
         return tl.RegionAttr([self.expr(o) for o in tmap.offset_exprs], list(tmap.tile_shape))
 
-    def parallel(self, shape: Sequence[int], stmts: _Statements) -> None:
+    def parallel(self, shape: Sequence[int], stmts: _Statements) -> Operation:
         dims = [d for d in shape if d != 1] or [1]
-        self.emit(tl.ParallelOp([f"i{n}" for n in range(len(dims))], dims, Region(Block(stmts.ops))))
+        return self.emit(tl.ParallelOp([f"i{n}" for n in range(len(dims))], dims, Region(Block(stmts.ops))))
 
     @staticmethod
     def loop_vars(shape: Sequence[int]) -> list[str | None]:
@@ -438,7 +442,7 @@ class _KernelLowering:
         laid = any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands)
         xs = [s.load(self._invariant_operand(self.bufs[o] if laid else self._broadcast_operand(self.bufs[o], out), out), full) for o in op.operands]
         s.store(op.semantics().tilelang(s, *xs), out, full)
-        self.parallel(out.shape, s)
+        self.computed_at[out.value] = (self.parallel(out.shape, s), len(self.block_stack))
         if laid:
             self.gemm_laid.add(out.value)
         if any(self.bufs[o].value in self.from_loop_loads or self._loaded_in_this_loop(self.bufs[o]) for o in op.operands):
@@ -733,9 +737,15 @@ class _KernelLowering:
         return copy
 
     def _operand_fp16(self, buf: _Buf, scope: tl.Scope) -> SSAValue:
+        """`buf` as a gemm operand: fp16, in `scope`. A tile computed before the loop being lowered
+        (a rotary embedding of attention's Q) is converted once, right after it is computed, and
+        the kernel goes without warp specialization."""
         half = isinstance(buf.type.element_type, (Float16Type, BFloat16Type))
         if half and (buf.scope == tl.Scope.SHARED or (scope == tl.Scope.FRAGMENT and buf.scope == tl.Scope.FRAGMENT)):
             return buf.value  # a loaded tile (or a view of one) feeds the tensor cores as it is
+        if (buf.value, scope) in self.fp16_operands:
+            return self.fp16_operands[buf.value, scope]
+        copies: list[Operation] = []
         src = buf
         if scope == tl.Scope.SHARED and buf.scope == tl.Scope.FRAGMENT and buf.shape[-2] == 16 and self.threads > 32:
             # 16 rows over several warps: the fragment is replicated across threads, and written
@@ -743,9 +753,22 @@ class _KernelLowering:
             # makes TileLang hoist a barrier out of that `if` ("[ThreadSync] ... the race remains");
             # through a plain shared tile first (16 rows: little shared memory)
             src = self.alloc(buf.shape, buf.name + "_hs", tl.Scope.SHARED, f16)
-            self.emit(tl.CopyOp(buf.value, src.value))
+            copies.append(tl.CopyOp(buf.value, src.value))
         cast = self.alloc(buf.shape, buf.name + "_h", scope, f16)
-        self.emit(tl.CopyOp(src.value, cast.value))
+        copies.append(tl.CopyOp(src.value, cast.value))
+        where = self.computed_at.get(buf.value)
+        if where is not None and where[1] < len(self.block_stack):
+            # a gemm operand computed before its pipelined loop: 2.3e-2 error on the H200 under
+            # TileLang's warp-specialized pipeline (`place_memory.hoist_invariant_ops`)
+            self.no_warp_specialization = True
+            anchor, _ = where
+            for c in copies:
+                anchor.parent_block().insert_op_after(c, anchor)  # type: ignore[union-attr]
+                anchor = c
+            self.fp16_operands[buf.value, scope] = cast.value
+        else:
+            for c in copies:
+                self.emit(c)
         return cast.value
 
     def sequential(self, op: itgraph.SequentialOp) -> None:

@@ -5,7 +5,9 @@ Decisions, visible as attributes in the IR:
   computed tiles (registers; matmul accumulators in fp32); a computed tile used as a matmul's right
   operand is placed in shared memory (T.gemm takes B from shared memory only);
 - loads inside a sequential loop whose tmap does not depend on the loop variable are hoisted out of
-  it (the Q tile of attention is loaded once per block, not once per KV tile);
+  it (the Q tile of attention is loaded once per block, not once per KV tile); with
+  `hoist-elementwise=true` so are the element-wise ops of values computed outside it (a rotary
+  embedding of Q; off by default, see `hoist_invariant_ops`);
 - on the kernel: `cleave.threads` (one warpgroup of 128 threads per 64 rows of the largest matmul
   tile, at most 256) and `cleave.stages` (pipelining of the sequential loop's loads: 3 stages when
   they fit and the loop has 3+ iterations and at most one matmul, else 2 when the loaded tiles fit
@@ -35,16 +37,33 @@ from cleave_ir.passes.cost_model import SMEM_BYTES, tile_bytes
 from cleave_ir.shapes import evaluate, symbol
 
 
-def hoist_invariant_loads(kernel: itgraph.KernelOp) -> int:
-    """Move loads that do not depend on their sequential loop's variable before the loop."""
+def hoist_invariant_ops(kernel: itgraph.KernelOp, elementwise: bool = False) -> int:
+    """Move the ops of a sequential loop that do not depend on it before the loop: loads whose tile
+    does not move with the loop's variable (attention's Q tile), and with `elementwise`, element-wise
+    ops and views of values computed outside the loop (a rotary embedding of that Q tile), computed
+    once, not once per iteration.
+
+    `elementwise` is off by default: on the H200, a captured Llama-3 attention whose rotated Q tile
+    was computed before the KV loop this way gave a relative error of 2.3e-2 under TileLang 0.1.15's
+    (warp-specialized) pipeline, where the same kernel computing it in the loop was exact to 2.9e-4
+    (bench/results/layers_2026-12-01f_H200.md); the lowering then turns warp specialization off for
+    such a kernel, which is not yet verified on the GPU."""
     moved = 0
     for seq in [op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp)]:
         var = symbol(seq.var_name)
-        for load in [op for op in seq.body.block.ops if isinstance(op, itgraph.LoadOp)]:
-            if any(var in off.free_symbols for off in load.tmap.offset_exprs):
+
+        def invariant(op: Operation) -> bool:
+            if isinstance(op, itgraph.LoadOp):
+                return not any(var in off.free_symbols for off in op.tmap.offset_exprs)
+            if elementwise and isinstance(op, (tgraph.ElementwiseOp, tgraph.ReshapeOp)):
+                return not any(isinstance(v.owner, Operation) and seq.is_ancestor(v.owner) or v.owner is seq.body.block for v in op.operands)
+            return False
+
+        for op in list(seq.body.block.ops):
+            if not invariant(op):
                 continue
-            load.detach()
-            seq.parent_block().insert_op_before(load, seq)  # type: ignore[union-attr]
+            op.detach()
+            seq.parent_block().insert_op_before(op, seq)  # type: ignore[union-attr]
             moved += 1
     return moved
 
@@ -57,9 +76,9 @@ def _tensor_core_shaped(op: Operation) -> bool:
     return out[-2] % 16 == 0 and out[-1] % 8 == 0 and lhs[-1] % 16 == 0
 
 
-def place(kernel: itgraph.KernelOp) -> None:
+def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     """Annotate `kernel` (see the module docstring); raises CleaveError if it cannot fit."""
-    hoist_invariant_loads(kernel)
+    hoist_invariant_ops(kernel, hoist_elementwise)
     largest_m = 1
     for op in kernel.walk():
         if isinstance(op, itgraph.LoadOp):  # a causal mask tile is computed in registers (from its indices)
@@ -92,8 +111,9 @@ def place(kernel: itgraph.KernelOp) -> None:
     trips = max((evaluate(seq.extent_dim, {}) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)), default=0)
     # three stages where they fit and the loop is long enough to fill them (bench/tile_sweep.py: a
     # 4096^3 matmul with 128x128x64 tiles runs 290 us with 3 stages, 347 us with 2); a loop of
-    # back-to-back matmuls (attention's) two, as TileLang's FlashAttention examples
-    # (lowering_probes_2026-12-01: S4096 D128 553 -> 521 us, S8192 D64 1485 -> 1457 us)
+    # two or more matmuls (attention's back-to-back pair, an MLP's gate and up) two, as TileLang's
+    # FlashAttention examples (lowering_probes_2026-12-01: S4096 D128 553 -> 521 us, S8192 D64
+    # 1485 -> 1457 us; gpu_suite_2026-12-01j: swiglu T1 61.4 -> 55.5 us)
     matmuls_in_loop = max(
         (sum(isinstance(o, tgraph.MatmulOp) for o in seq.walk()) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)),
         default=0,
@@ -127,11 +147,12 @@ class PlaceMemoryPass(ModulePass):
     name = "cleave-place-memory"
 
     strict: bool = False  # reject (error) instead of dropping a kernel that does not fit
+    hoist_elementwise: bool = False  # also hoist loop-invariant element-wise ops (`hoist_invariant_ops`)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, itgraph.KernelOp)]:
             try:
-                place(kernel)
+                place(kernel, self.hoist_elementwise)
             except CleaveError as e:
                 if self.strict:
                     raise
