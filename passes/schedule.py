@@ -671,21 +671,16 @@ class SchedulePass(ModulePass):
         return True
 
 
-def _feeds_matmul(graph: tgraph.GraphOp, source: type[Operation]) -> bool:
-    """Whether an operand of some matmul of `graph` is computed from the result of a `source` op."""
+def matmul_chain(graph: tgraph.GraphOp) -> bool:
+    """Whether an operand of some matmul of `graph` is computed from another matmul's result."""
     after: set[SSAValue] = set()
     for o in graph.block.ops:
         fed = any(v in after for v in o.operands)
         if isinstance(o, tgraph.MatmulOp) and fed:
             return True
-        if fed or isinstance(o, source):
+        if fed or isinstance(o, tgraph.MatmulOp):
             after.update(o.results)
     return False
-
-
-def matmul_chain(graph: tgraph.GraphOp) -> bool:
-    """Whether an operand of some matmul of `graph` is computed from another matmul's result."""
-    return _feeds_matmul(graph, tgraph.MatmulOp)
 
 
 def _from_matmuls(graph: tgraph.GraphOp) -> set[Operation]:
