@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +45,23 @@ def lower_all(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str
         return {name: lower(name) for name in names}
     with ThreadPoolExecutor(max_workers=min(jobs, len(names)), thread_name_prefix="cleave-lower") as pool:
         return dict(zip(names, pool.map(lower, names)))
+
+
+def dynamic_shared_bytes(path: str | Path, arch: str = "sm_90a") -> dict[str, int]:
+    """The dynamic shared memory each kernel of the emitted module at `path` allocates once lowered
+    for `arch`: what must fit in the H200's 227 KiB (TileLang packs buffers whose lifetimes do not
+    overlap, such as a pipeline's and an epilogue's, into the same bytes)."""
+    import tilelang
+    from tilelang import tvm
+
+    mod = load_module_file(path)
+    out: dict[str, int] = {}
+    with tvm.target.Target({"kind": "cuda", "arch": arch}):
+        for name in mod.KERNELS:
+            device = str(tilelang.lower(getattr(mod, name)).device_mod)
+            sizes = re.findall(r'buf_dyn_shmem = T\.alloc_buffer\(\((\d+),\)', device)
+            out[name] = max((int(n) for n in sizes), default=0)
+    return out
 
 
 SYNC_WARNING = "[ThreadSync]"

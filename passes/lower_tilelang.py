@@ -265,7 +265,7 @@ class _KernelLowering:
         staged = prod(dims) * width
         smem = self.kernel.attributes.get("cleave.smem_bytes")
         used = smem.value.data if isinstance(smem, IntegerAttr) else SMEM_BYTES  # type: ignore[attr-defined]
-        return used + staged <= SMEM_BYTES or staged <= self.pipelined_bytes
+        return used + staged <= SMEM_BYTES or staged + self.epilogue_bytes <= self.pipelined_bytes
 
     def _store_through_shared(self, op: itgraph.StoreOp, src_region: tl.RegionAttr | None = None, no_tma: bool = False) -> None:
         """`op`'s tile copied into a shared tile of the destination's type, then to global memory."""
@@ -283,6 +283,18 @@ class _KernelLowering:
             if isinstance(loop, itgraph.SequentialOp)
             for o in loop.walk()
             if isinstance(o, itgraph.LoadOp)
+        )
+
+    @cached_property
+    def epilogue_bytes(self) -> int:
+        """Shared bytes of the tiles loaded after the kernel's last loop (in the dead stages' place)."""
+        par = self.kernel.body.block.first_op
+        body = list(par.body.block.ops) if isinstance(par, itgraph.ParallelOp) else []
+        loops = [i for i, o in enumerate(body) if isinstance(o, itgraph.SequentialOp)]
+        return sum(
+            prod(_static(o.result)) * _bits(tgraph.tensor_type(o.result).element_type) // 8
+            for o in (body[loops[-1] + 1 :] if loops else [])
+            if isinstance(o, itgraph.LoadOp) and o.causal_offset is None
         )
 
     def shape(self, value: SSAValue) -> tuple[int, ...]:

@@ -8,6 +8,9 @@ Decisions, visible as attributes in the IR:
   it (the Q tile of attention is loaded once per block, not once per KV tile); with
   `hoist-elementwise=true` so are the element-wise ops of values computed outside it (a rotary
   embedding of Q; off by default, see `hoist_invariant_ops`);
+- ops before a sequential loop whose results only ops after it use (a GEMM epilogue's operand: a
+  residual, silu(gate)) are moved after it; the shared tiles loaded after the last loop are not
+  counted against its pipelining stages (they take the dead stages' bytes);
 - on the kernel: `cleave.threads` (one warpgroup of 128 threads per 64 rows of the largest matmul
   tile, at most 256) and `cleave.stages` (pipelining of the sequential loop's loads: 3 stages when
   they fit and the loop has 3+ iterations and at most one matmul, else 2 when the loaded tiles fit
@@ -68,6 +71,42 @@ def hoist_invariant_ops(kernel: itgraph.KernelOp, elementwise: bool = False) -> 
     return moved
 
 
+def sink_epilogue_ops(kernel: itgraph.KernelOp) -> int:
+    """Move the ops before a sequential loop whose results only ops after it use to right after it.
+
+    A GEMM's epilogue operand (silu(gate) multiplying an up projection, a residual added to a down
+    projection) is then loaded and computed once the loop is done: no register tile held through
+    the K loop beside the accumulator, and its shared tile takes the dead pipeline buffers' place.
+    """
+    moved = 0
+    for seq in [op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp)]:
+        block = seq.parent_block()
+        assert block is not None
+        while True:
+            order = {o: i for i, o in enumerate(block.ops)}
+            here = order[seq]
+
+            def after(user: Operation) -> bool:
+                while user.parent_block() is not block:
+                    user = user.parent_op()  # type: ignore[assignment]
+                return order[user] > here
+
+            sinkable = [
+                o
+                for o in list(block.ops)[:here]
+                if isinstance(o, (itgraph.LoadOp, tgraph.ElementwiseOp, tgraph.ReshapeOp))
+                and any(list(r.uses) for r in o.results)
+                and all(after(u.operation) for r in o.results for u in r.uses)
+            ]
+            if not sinkable:
+                break
+            for o in reversed(sinkable):  # last first: each goes right after the loop, before its users
+                o.detach()
+                block.insert_op_after(o, seq)
+                moved += 1
+    return moved
+
+
 def _tensor_core_shaped(op: Operation) -> bool:
     """A matmul whose tile the lowering may give to T.gemm (rows and depth multiples of 16, columns of 8)."""
     if not isinstance(op, tgraph.MatmulOp):
@@ -79,6 +118,7 @@ def _tensor_core_shaped(op: Operation) -> bool:
 def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     """Annotate `kernel` (see the module docstring); raises CleaveError if it cannot fit."""
     hoist_invariant_ops(kernel, hoist_elementwise)
+    sink_epilogue_ops(kernel)
     largest_m = 1
     for op in kernel.walk():
         if isinstance(op, itgraph.LoadOp):  # a causal mask tile is computed in registers (from its indices)
@@ -91,11 +131,21 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
                 rhs.attributes["cleave.mem"] = MemoryAttr(Memory.SHARED)  # T.gemm's B operand
         elif isinstance(op, itgraph.SequentialOp) or (op.results and op.name.startswith("tgraph.")):
             op.attributes.setdefault("cleave.mem", MemoryAttr(Memory.FRAGMENT))
-    shared = sum(
-        sum(tile_bytes(r) for r in op.results)
-        for op in kernel.walk()
-        if cleave.memory(op) == Memory.SHARED
-    )
+    # the shared tiles loaded after the kernel's last loop (an epilogue's residual) take the place of
+    # its dead pipeline buffers (TileLang reuses shared memory by lifetime): the loop's stages are
+    # chosen without them
+    par = kernel.body.block.first_op
+    body = list(par.body.block.ops) if isinstance(par, itgraph.ParallelOp) else []
+    last_loop = max((i for i, o in enumerate(body) if isinstance(o, itgraph.SequentialOp)), default=None)
+    epilogue_ops = set(body[last_loop + 1 :]) if last_loop is not None else set()
+    shared = epilogue = 0
+    for op in kernel.walk():
+        if cleave.memory(op) == Memory.SHARED:
+            size = sum(tile_bytes(r) for r in op.results)
+            if op in epilogue_ops:
+                epilogue += size
+            else:
+                shared += size
     if shared > SMEM_BYTES:
         raise CleaveError(
             f"error: cleave-place-memory: @{kernel.sym_name.data} needs {shared // 1024} KiB of shared memory "
@@ -137,7 +187,13 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
             threads //= 2
     kernel.attributes["cleave.threads"] = IntegerAttr(threads, i64)
     kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
-    kernel.attributes["cleave.smem_bytes"] = IntegerAttr(shared + (stages - 1) * loop_loads, i64)
+    during_loop, after_loop = shared + (stages - 1) * loop_loads, shared - loop_loads + epilogue
+    if after_loop > SMEM_BYTES:
+        raise CleaveError(
+            f"error: cleave-place-memory: @{kernel.sym_name.data} needs {after_loop // 1024} KiB of shared memory "
+            f"after its loop (limit {SMEM_BYTES // 1024} KiB)"
+        )
+    kernel.attributes["cleave.smem_bytes"] = IntegerAttr(max(during_loop, after_loop), i64)
 
 
 @dataclass(frozen=True)
