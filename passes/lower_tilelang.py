@@ -72,6 +72,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
+from cleave_ir.passes.place_memory import after_last_loop
 from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -106,6 +107,17 @@ def _static(value: SSAValue) -> tuple[int, ...]:
     if not all(d.is_Integer for d in shape):
         raise LoweringError(f"error: cleave-lower-tilelang: tile of symbolic shape [{', '.join(map(str, shape))}]: tiles must be static")
     return tuple(int(d) for d in shape)
+
+
+def _insert_after(anchor: Operation, ops: Sequence[Operation]) -> None:
+    """Insert `ops`, in order, right after `anchor` (where a tile they copy was made)."""
+    block = anchor.parent_block()
+    assert block is not None
+    block.insert_ops_after(list(ops), anchor)
+
+
+def _tile_nbytes(value: SSAValue) -> int:
+    return prod(_static(value)) * _bits(tgraph.tensor_type(value).element_type) // 8
 
 
 def _squeezed(shape: Sequence[int]) -> tuple[int, ...]:
@@ -278,7 +290,7 @@ class _KernelLowering:
     def pipelined_bytes(self) -> int:
         """Shared bytes of the tiles the kernel's loops load, over all pipelining stages."""
         return self.stages * sum(
-            prod(_static(o.result)) * _bits(tgraph.tensor_type(o.result).element_type) // 8
+            _tile_nbytes(o.result)
             for loop in self.kernel.walk()
             if isinstance(loop, itgraph.SequentialOp)
             for o in loop.walk()
@@ -288,12 +300,9 @@ class _KernelLowering:
     @cached_property
     def epilogue_bytes(self) -> int:
         """Shared bytes of the tiles loaded after the kernel's last loop (in the dead stages' place)."""
-        par = self.kernel.body.block.first_op
-        body = list(par.body.block.ops) if isinstance(par, itgraph.ParallelOp) else []
-        loops = [i for i, o in enumerate(body) if isinstance(o, itgraph.SequentialOp)]
         return sum(
-            prod(_static(o.result)) * _bits(tgraph.tensor_type(o.result).element_type) // 8
-            for o in (body[loops[-1] + 1 :] if loops else [])
+            _tile_nbytes(o.result)
+            for o in after_last_loop(self.kernel)
             if isinstance(o, itgraph.LoadOp) and o.causal_offset is None
         )
 
@@ -488,11 +497,8 @@ class _KernelLowering:
         if where is None or where[1] >= len(self.block_stack) or prod(_squeezed(buf.shape)) >= prod(_squeezed(out.shape)):
             return buf
         if buf.value not in self.register_copies:
-            copy, _ = where
             frag = self.alloc(buf.shape, buf.name + "_r", tl.Scope.FRAGMENT, buf.type.element_type)
-            block = copy.parent_block()
-            assert block is not None
-            block.insert_op_after(tl.CopyOp(buf.value, frag.value), copy)
+            _insert_after(where[0], [tl.CopyOp(buf.value, frag.value)])
             self.register_copies[buf.value] = frag
         return self.register_copies[buf.value]
 
@@ -773,10 +779,7 @@ class _KernelLowering:
             # a gemm operand computed before its pipelined loop: 2.3e-2 error on the H200 under
             # TileLang's warp-specialized pipeline (`place_memory.hoist_invariant_ops`)
             self.no_warp_specialization = True
-            anchor, _ = where
-            for c in copies:
-                anchor.parent_block().insert_op_after(c, anchor)  # type: ignore[union-attr]
-                anchor = c
+            _insert_after(where[0], copies)
             self.fp16_operands[buf.value, scope] = cast.value
         else:
             for c in copies:

@@ -107,6 +107,15 @@ def sink_epilogue_ops(kernel: itgraph.KernelOp) -> int:
     return moved
 
 
+def after_last_loop(kernel: itgraph.KernelOp) -> list[Operation]:
+    """The ops of `kernel`'s parallel body after its last sequential loop (none without a loop): its
+    epilogue, whose shared tiles take the place of the loop's dead pipeline buffers."""
+    par = kernel.body.block.first_op
+    body = list(par.body.block.ops) if isinstance(par, itgraph.ParallelOp) else []
+    loops = [i for i, o in enumerate(body) if isinstance(o, itgraph.SequentialOp)]
+    return body[loops[-1] + 1 :] if loops else []
+
+
 def _tensor_core_shaped(op: Operation) -> bool:
     """A matmul whose tile the lowering may give to T.gemm (rows and depth multiples of 16, columns of 8)."""
     if not isinstance(op, tgraph.MatmulOp):
@@ -134,10 +143,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     # the shared tiles loaded after the kernel's last loop (an epilogue's residual) take the place of
     # its dead pipeline buffers (TileLang reuses shared memory by lifetime): the loop's stages are
     # chosen without them
-    par = kernel.body.block.first_op
-    body = list(par.body.block.ops) if isinstance(par, itgraph.ParallelOp) else []
-    last_loop = max((i for i, o in enumerate(body) if isinstance(o, itgraph.SequentialOp)), default=None)
-    epilogue_ops = set(body[last_loop + 1 :]) if last_loop is not None else set()
+    epilogue_ops = set(after_last_loop(kernel))
     shared = epilogue = 0
     for op in kernel.walk():
         if cleave.memory(op) == Memory.SHARED:
