@@ -5,7 +5,8 @@ What the cost model would pick next to what the GPU says, to calibrate it:
     python bench/tile_sweep.py prepare --out DIR matmul swiglu_t4096 mha      # CPU: emit the variants
     python bench/tile_sweep.py run DIR [-j 14]                                 # GPU: compile, check, time
 
-A case is an example (`matmul`, `mha`, ...) or `swiglu_tN` / `rmsnorm_matmul_tN` (the example with T=N).
+A case is an example (`matmul`, `mha`, ...), `swiglu_tN` / `rmsnorm_matmul_tN` (the example with T=N),
+or a `.mlir` file holding one graph (e.g. a region of a captured layer; the case is named by its stem).
 Attention cases use the best candidate of the algebraic search (FlashAttention); the others their
 input graph. Each variant is scheduled with `cleave-schedule`'s plan for one configuration, placed, and
 its thread count / stages overridden; `run` prints one table per case (measured us and TFLOP/s,
@@ -36,6 +37,10 @@ def _graph(case: str):  # type: ignore[no-untyped-def]
     from cleave_ir.passes.symbolize import SymbolizePass
     from cleave_ir.run import load_module
 
+    if case.endswith(".mlir"):
+        graph = load_module(case).body.block.first_op
+        assert isinstance(graph, tgraph.GraphOp), f"{case}: the first op is not a tgraph.graph"
+        return graph
     m = re.fullmatch(r"(swiglu|rmsnorm_matmul)_t(\d+)", case)
     name = m.group(1) if m else case
     text = (EXAMPLES / f"{name}.mlir").read_text()
@@ -68,7 +73,7 @@ def _flops(graph) -> int:  # type: ignore[no-untyped-def]
     return total
 
 
-def prepare(cases: list[str], out: Path, min_tile: int = 64, stage_options: tuple[int, ...] = (1, 2, 3), thread_options: tuple[int, ...] = (128, 256), reduce_options: tuple[int, ...] = (32, 64, 128)) -> None:
+def prepare(cases: list[str], out: Path, min_tile: int = 64, stage_options: tuple[int, ...] = (1, 2, 3), thread_options: tuple[int, ...] = (128, 256), reduce_options: tuple[int | None, ...] = (32, 64, 128)) -> None:
     """Emit one TileLang module per case with every fitting variant; write sweep.json."""
     from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
 
@@ -81,8 +86,9 @@ def prepare(cases: list[str], out: Path, min_tile: int = 64, stage_options: tupl
 
     out.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = json.loads((out / "sweep.json").read_text()) if (out / "sweep.json").exists() else {}
-    for case in cases:
-        graph = _graph(case)
+    for path in cases:
+        graph = _graph(path)
+        case = Path(path).stem if path.endswith(".mlir") else path
         name = graph.sym_name.data
         kernels, rows = [], []
         for cfg in configs(graph):
@@ -181,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--min-tile", type=int, default=64, help="smallest output tile (default 64)")
     a.add_argument("--stages", default="1,2,3", help="pipelining stages to try (default 1,2,3)")
     a.add_argument("--threads", default="128,256", help="threads per block to try (default 128,256)")
-    a.add_argument("--reduce", default="32,64,128", help="reduction tiles to try (default 32,64,128)")
+    a.add_argument("--reduce", default="32,64,128", help="reduction tiles to try, `none` for the whole reduced dim (default 32,64,128)")
     b = sub.add_parser("run")
     b.add_argument("dir", type=Path)
     b.add_argument("-j", "--jobs", type=int, default=8)
@@ -189,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--out", type=Path, help="write the measurements (JSON) here after every case")
     args = p.parse_args(argv)
     if args.cmd == "prepare":
-        prepare(args.cases, args.out, args.min_tile, *(tuple(int(x) for x in v.split(',')) for v in (args.stages, args.threads, args.reduce)))
+        stages, threads = (tuple(int(x) for x in v.split(",")) for v in (args.stages, args.threads))
+        reduce = tuple(None if x == "none" else int(x) for x in args.reduce.split(","))
+        prepare(args.cases, args.out, args.min_tile, stages, threads, reduce)
     else:
         import torch
 

@@ -62,6 +62,7 @@ ABLATIONS: dict[str, tuple[str, bool]] = {
     "no_search": ("--no-search", False),
     "iterative_tiling": ("--no-iterative-tiling", True),
     "horizontal_fusion": ("--no-horizontal-fusion", True),
+    "hoist_elementwise": ("--hoist-elementwise", False),
 }
 
 
@@ -90,6 +91,7 @@ def pipeline_options(args: argparse.Namespace) -> dict[str, Any]:
         "no_search": args.no_search,
         "iterative_tiling": not args.no_iterative_tiling,
         "horizontal_fusion": not args.no_horizontal_fusion,
+        "hoist_elementwise": args.hoist_elementwise,
         "arch": ARCH,
         "cost_calibration": cost_model.CALIBRATION.constants(),  # a refit changes the ranking
     }

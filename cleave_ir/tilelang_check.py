@@ -24,13 +24,24 @@ def load_module_file(path: str | Path) -> ModuleType:
     return mod
 
 
+def lowered(mod: ModuleType, name: str):
+    """Kernel `name` of the emitted module `mod` lowered (a TileLang CompiledArtifact) under the pass
+    configs the module compiles it with on the GPU (`KERNELS[name]["pass_configs"]`), inside the
+    caller's target."""
+    import tilelang
+    from tilelang import tvm
+
+    configs = mod.KERNELS[name].get("pass_configs") or {}
+    with tvm.transform.PassContext(opt_level=3, config=configs):
+        return tilelang.lower(getattr(mod, name))
+
+
 def lower_all(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str, str]:
     """CUDA source of every kernel of the emitted module at `path`, lowered for `arch`.
 
     With `jobs` > 1 the kernels are lowered on that many threads (TVM releases the GIL while it
     lowers); the result is the same, in the module's kernel order. The first failure is raised.
     """
-    import tilelang
     from tilelang import tvm
 
     mod = load_module_file(path)
@@ -38,7 +49,7 @@ def lower_all(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str
 
     def lower(name: str) -> str:
         with target:  # the current target is thread-local in TVM: enter it in every worker
-            return tilelang.lower(getattr(mod, name)).kernel_source
+            return lowered(mod, name).kernel_source
 
     names = list(mod.KERNELS)
     if jobs <= 1 or len(names) <= 1:
@@ -51,14 +62,13 @@ def dynamic_shared_bytes(path: str | Path, arch: str = "sm_90a") -> dict[str, in
     """The dynamic shared memory each kernel of the emitted module at `path` allocates once lowered
     for `arch`: what must fit in the H200's 227 KiB (TileLang packs buffers whose lifetimes do not
     overlap, such as a pipeline's and an epilogue's, into the same bytes)."""
-    import tilelang
     from tilelang import tvm
 
     mod = load_module_file(path)
     out: dict[str, int] = {}
     with tvm.target.Target({"kind": "cuda", "arch": arch}):
         for name in mod.KERNELS:
-            device = str(tilelang.lower(getattr(mod, name)).device_mod)
+            device = str(lowered(mod, name).device_mod)
             sizes = re.findall(r'buf_dyn_shmem = T\.alloc_buffer\(\((\d+),\)', device)
             out[name] = max((int(n) for n in sizes), default=0)
     return out
@@ -95,7 +105,6 @@ def sync_warnings(lines: list[str]) -> list[str]:
 def lower_logged(path: str | Path, arch: str = "sm_90a") -> dict[str, tuple[str, list[str]]]:
     """Every kernel of the emitted module at `path` lowered for `arch`, one at a time (the log is per
     process): kernel -> (CUDA source, the lines TileLang logged meanwhile). The first failure is raised."""
-    import tilelang
     from tilelang import tvm
 
     mod = load_module_file(path)
@@ -104,7 +113,7 @@ def lower_logged(path: str | Path, arch: str = "sm_90a") -> dict[str, tuple[str,
         for name in mod.KERNELS:
             lines: list[str] = []
             with captured_fd2(lines):
-                source = tilelang.lower(getattr(mod, name)).kernel_source
+                source = lowered(mod, name).kernel_source
             out[name] = (source, lines)
     return out
 

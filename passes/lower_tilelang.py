@@ -120,6 +120,16 @@ def _tile_nbytes(value: SSAValue) -> int:
     return prod(_static(value)) * _bits(tgraph.tensor_type(value).element_type) // 8
 
 
+def unstaged_dynamic_loops(kernel: tl.KernelOp) -> None:
+    """Pipelined loops of a kernel without warp specialization whose trip count is not a constant (a
+    causal bound, a dynamic length) run with one stage: TileLang 0.1.15's non-specialized pipeline
+    needs a constant count for the cp.async waits of its last iterations, and otherwise fails in
+    CUDA codegen ("Downcast from tirx.Sub to ir.IntImm failed")."""
+    for loop in kernel.walk():
+        if isinstance(loop, tl.PipelinedOp) and not sympy.sympify(loop.extent_expr).is_Integer:
+            loop.num_stages = IntegerAttr(1, i64)
+
+
 def _squeezed(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(d for d in shape if d != 1) or (1,)
 
@@ -390,6 +400,7 @@ class _KernelLowering:
         new.attributes["cleave.fast_math"] = UnitAttr()
         if self.no_warp_specialization:
             new.attributes["cleave.no_warp_specialization"] = UnitAttr()
+            unstaged_dynamic_loops(new)
         return new
 
     def body(self, ops) -> None:

@@ -141,6 +141,7 @@ class PipelinePass(ModulePass):
     no_search: bool = False
     iterative_tiling: bool = True
     horizontal_fusion: bool = True
+    hoist_elementwise: bool = False  # `cleave-place-memory{hoist-elementwise}`: not yet checked on a GPU
 
     def passes(self) -> list[ModulePass]:
         """The passes this configuration runs, in order (the search is left out under `no-search`)."""
@@ -155,7 +156,7 @@ class PipelinePass(ModulePass):
             PartitionSplitKPass(),
             SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion, per_matmul_cut=not self.no_search),
             DropUnstablePass(),  # candidates whose softmax spans kernels without a shared max
-            PlaceMemoryPass(),
+            PlaceMemoryPass(hoist_elementwise=self.hoist_elementwise),
             DynamicShapesPass(),  # kernels of graphs with dynamic dims serve every size of them
         ]
 

@@ -50,6 +50,9 @@ def test_defaults_and_passes() -> None:
     assert [type(x).__name__ for x in PipelinePass(no_search=True).passes()].count("SuperoptimizePass") == 0
     (search,) = [x for x in PipelinePass(no_split=True).passes() if isinstance(x, SuperoptimizePass)]
     assert search.max_splits == 0
+    placements = [x for x in PipelinePass(hoist_elementwise=True).passes() if type(x).__name__ == "PlaceMemoryPass"]
+    assert [x.hoist_elementwise for x in placements] == [True]
+    assert not PipelinePass().hoist_elementwise
 
 
 def test_no_split_leaves_no_split_candidates() -> None:

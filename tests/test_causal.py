@@ -235,3 +235,37 @@ def test_causal_kernel_lowers_for_sm90a(tmp_path) -> None:
     assert "T.Pipelined(((" in source and "T.if_then_else(" in source and "T.copy(keep" not in source
     [cuda] = lower_all(path).values()
     assert "__global__" in cuda
+
+
+def test_causal_kernel_without_warp_specialization_lowers_for_sm90a(tmp_path) -> None:
+    """K scaled before Q K^T (a gemm operand computed from the loop's load) makes the kernel go without
+    warp specialization; its diagonal-bounded loop then runs one stage (TileLang's unspecialized
+    pipeline fails in CUDA codegen on a trip count that is not a constant), lowered under the pass
+    configs the GPU compiles it with, and the kernel still equals float64."""
+    pytest.importorskip("tilelang")
+    from cleave_ir.tilelang_check import lower_all
+    from cleave_ir.tilelang_emitter import module_source
+
+    text = flash(2, 512, 512, 64, 0).replace(
+        f"""  %s = tgraph.matmul %q, %k transpose_b : {T(1, 2, 512, 64)}, {T(1, 2, 512, 64)} -> {T(1, 2, 512, 512)}
+  %t = tgraph.scale %s, 0.125 : {T(1, 2, 512, 512)}""",
+        f"""  %ks = tgraph.scale %k, 0.125 : {T(1, 2, 512, 64)}
+  %t = tgraph.matmul %q, %ks transpose_b : {T(1, 2, 512, 64)}, {T(1, 2, 512, 64)} -> {T(1, 2, 512, 512)}""",
+    )
+    assert "%ks = tgraph.scale %k" in text
+    module = module_of(parse_text(text).body.block.first_op.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    path = tmp_path / "causal_no_ws.py"
+    path.write_text(module_source(module))
+    source = path.read_text()
+    assert "'tl.disable_warp_specialized': True" in source and "T.Pipelined(((" in source
+    assert "num_stages=1)" in source
+    [cuda] = lower_all(path).values()
+    assert "__global__" in cuda
+    lower_module(module)
+    [(_, kernels)] = candidate_kernels(module)
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.uniform(-2.0, 2.0, (1, 2, 512, 64)).astype(np.float16).astype(np.float64) for _ in range(3))
+    (got,) = run_kernels(kernels, [q, k, v, np.full((1, 1, 512, 512), np.nan)])
+    want = reference(q, k, v, 0)
+    assert np.abs(got - want).max() / np.abs(want).max() < 2e-3

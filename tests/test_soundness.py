@@ -164,7 +164,8 @@ def test_budget_reaches_the_search_from_the_pipeline_and_cleave_compile() -> Non
     search = [p for p in PipelinePass(search_budget=50).passes() if isinstance(p, SuperoptimizePass)]
     assert [p.budget for p in search] == [50]
     args = argparse.Namespace(max_ops=12, search_budget=77, keep=3, top_k=2, split_counts=[2], no_split=False,
-                              no_search=False, no_iterative_tiling=False, no_horizontal_fusion=False)
+                              no_search=False, no_iterative_tiling=False, no_horizontal_fusion=False,
+                              hoist_elementwise=False)
     assert pipeline_pass(pipeline_options(args)).search_budget == 77
 
 
