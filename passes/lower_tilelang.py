@@ -707,6 +707,11 @@ class _KernelLowering:
         a, b = self._shared(a), self._shared(b)
         split = gemv_split(m, n, k, self.threads) if batch_one else 1
         if split > 1:
+            if tt:
+                # B's rows are K-contiguous: each thread takes a 16-byte run of a row (one vector
+                # load from shared memory; eight threads read a row's 128 bytes without bank conflicts)
+                vector = 128 // _bits(b.type.element_type)
+                split *= vector if k % (split * vector) == 0 else 1
             self.gemv(a, b, out, tt, split, clear)
             return
         if clear:
@@ -723,10 +728,11 @@ class _KernelLowering:
 
     def gemv(self, a: _Buf, b: _Buf, out: _Buf, tt: bool, split: int, clear: bool) -> None:
         """A one-row matmul C[n] (+)= sum_k A[k] B[k, n] with the threads splitting both K and N (as
-        TileLang's GEMV example): `split` partial sums per column, thread (s, n) adding up
+        TileLang's GEMV example): `split` partial sums per column, partial (s, n) adding up
         k = kk * split + s over a serial kk (a warp reads consecutive rows of B), then the partials
         summed through shared memory. The contiguous dim of B (n, or k when transposed) is the
-        innermost parallel dim."""
+        innermost parallel dim; `split` may exceed the threads per column (several partials per
+        thread, which TileLang vectorizes along that dim)."""
         n, k = out.shape[-1], a.shape[-1]
         part_shape = (n, split) if tt else (split, n)
         part = self.alloc(part_shape, out.name + "_part", tl.Scope.FRAGMENT)

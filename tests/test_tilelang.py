@@ -504,3 +504,36 @@ def test_epilogue_operand_is_loaded_after_the_k_loop_which_stays_pipelined(tmp_p
     assert "num_stages=2" in text and "num_stages=1" not in text
     assert text.index("T.Pipelined(") < text.index("T.copy(res[")
     assert all(0 < n <= 227 * 1024 for n in dynamic_shared_bytes(out).values())
+
+
+DECODE_LINEAR = """
+tgraph.graph @decode_linear(%x: !tgraph.tensor<[1, 2048], f16>, %w: !tgraph.tensor<[256, 2048], f16>) -> !tgraph.tensor<[1, 256], f16> {
+  %y = tgraph.matmul %x, %w transpose_b : !tgraph.tensor<[1, 2048], f16>, !tgraph.tensor<[256, 2048], f16> -> !tgraph.tensor<[1, 256], f16>
+  tgraph.output %y : !tgraph.tensor<[1, 256], f16>
+}
+"""
+
+
+def test_decode_linear_against_a_row_major_weight_reads_16_byte_runs() -> None:
+    """x @ W^T with W [N, K] (nn.Linear's layout) at one row: the GEMV's partials per column are
+    8 per thread along K (TileLang vectorizes them into one 16-byte shared load), and the lowered
+    kernel computes the graph on normal, positive and wide inputs."""
+    module = module_of(parse_text(DECODE_LINEAR).body.block.first_op.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    lower_module(module)
+    [(_, kernels)] = candidate_kernels(module)
+    [kernel] = kernels
+    gemv = [op for op in kernel.walk() if isinstance(op, tl.ParallelOp) and len(op.extents) == 2]
+    threads = kernel.threads.value.data
+    assert any(e[0] * e[1] == 8 * threads for e in ([int(x.expr) for x in op.extents] for op in gemv)), "no partials 8 per thread"
+    graph = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp))
+    rng = np.random.default_rng(4)
+    shapes = input_shapes(graph)
+    for xs in (
+        fp16_inputs(graph, 5),
+        [rng.uniform(0.0, 1.0, s).astype(np.float16).astype(np.float64) for s in shapes],
+        [(8.0 * rng.standard_normal(s)).astype(np.float16).astype(np.float64) for s in shapes],
+    ):
+        ref = run_graph(graph, xs)
+        (out,) = run_kernels([kernel], xs)
+        assert max_relative_error(ref[0], out) < FP16_TOLERANCE

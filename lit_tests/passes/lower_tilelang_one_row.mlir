@@ -4,7 +4,10 @@
 // 64-row fragments, the silu runs over the padded rows (in place, in the product's fragment), and only the real row is stored, through
 // shared memory. @gemv_k0's padded A tile (64 x 4096 fp16, 512 KiB) would not fit in shared memory:
 // its matmul takes TileLang's GEMV form instead, 8 threads per column each summing every 8th k, the
-// partial sums added through shared memory. @row_sum_k0 reduces its one row of 4096 to one value over
+// partial sums added through shared memory. @gemv_t_k0 is the same GEMV against a weight stored
+// [N, K] (nn.Linear's layout, transpose_b): each thread takes 8 consecutive k of a row (one 16-byte
+// vector load; eight threads cover a row's 128 bytes without shared-memory bank conflicts), 64
+// partials per column. @row_sum_k0 reduces its one row of 4096 to one value over
 // 64 threads (each summing every 64th element), then one pass over their partials.
 // RUN: cleave-opt %s -p cleave-lower-tilelang | filecheck %s
 // RUN: cleave-opt %s -t tilelang | filecheck %s --check-prefix=PY
@@ -29,6 +32,14 @@
 // CHECK:        tilelang.serial kk in 8 {
 // CHECK-NEXT:     tilelang.parallel (i0) in (16) {
 
+// CHECK:      tilelang.kernel @gemv_t_k0
+// CHECK-NOT:    tilelang.gemm
+// CHECK:        %[[PT:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[16, 64], f32, fragment>
+// CHECK:        tilelang.serial kk in 64 {
+// CHECK-NEXT:     tilelang.parallel (i0, i1) in (16, 64) {
+// CHECK:        tilelang.serial kk in 64 {
+// CHECK-NEXT:     tilelang.parallel (i0) in (16) {
+
 // CHECK:      tilelang.kernel @row_sum_k0
 // CHECK:        %[[RP:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64], f32, fragment>
 // CHECK:        tilelang.fill %[[RP]], 0.0
@@ -49,6 +60,10 @@
 // PY:          for kk in T.serial(8):
 // PY-NEXT:         for i0 in T.Parallel(16):
 // PY-NEXT:             acc[i0] += acc_part_s[kk, i0]
+// PY:      def gemv_t_k0(
+// PY:          for kk in T.serial(64):
+// PY-NEXT:         for i0, i1 in T.Parallel(16, 64):
+// PY-NEXT:             acc_part[i0, i1] += x_1[i1 + 64*kk] * w_1[i0, i1 + 64*kk]
 // PY:      def row_sum_k0(
 // PY:              for i0 in T.Parallel(64):
 // PY-NEXT:             s_part[i0] = s_part[i0] + x_1[i0 + 64*kk]
@@ -68,6 +83,14 @@ builtin.module {
       %x_1 = itgraph.load %x at #itgraph.tmap<[p0, 0], [1, 4096]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[1, 4096], f16> -> !tgraph.tensor<[1, 4096], f16>
       %w_1 = itgraph.load %w at #itgraph.tmap<[0, 16*p1], [4096, 16]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[4096, 1024], f16> -> !tgraph.tensor<[4096, 16], f16>
       %acc = tgraph.matmul %x_1, %w_1 {cleave.mem = #cleave<mem fragment>} : !tgraph.tensor<[1, 4096], f16>, !tgraph.tensor<[4096, 16], f16> -> !tgraph.tensor<[1, 16], f16>
+      itgraph.store %acc, %out0 at #itgraph.tmap<[p0, 16*p1], [1, 16]> : !tgraph.tensor<[1, 16], f16>, !tgraph.tensor<[1, 1024], f16>
+    }
+  }
+  itgraph.kernel @gemv_t_k0(%x: !tgraph.tensor<[1, 4096], f16>, %w: !tgraph.tensor<[1024, 4096], f16>, %out0: !tgraph.tensor<[1, 1024], f16>) attributes {num_outputs = 1 : i64, cleave.threads = 128 : i64, cleave.stages = 1 : i64, cleave.smem_bytes = 139264 : i64, cleave.tiles = #cleave.tiles<out = [1, 16], reduce = none>} {
+    itgraph.parallel (p0, p1) in (1, 64) {
+      %x_1 = itgraph.load %x at #itgraph.tmap<[p0, 0], [1, 4096]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[1, 4096], f16> -> !tgraph.tensor<[1, 4096], f16>
+      %w_1 = itgraph.load %w at #itgraph.tmap<[16*p1, 0], [16, 4096]> {cleave.mem = #cleave<mem shared>} : !tgraph.tensor<[1024, 4096], f16> -> !tgraph.tensor<[16, 4096], f16>
+      %acc = tgraph.matmul %x_1, %w_1 transpose_b {cleave.mem = #cleave<mem fragment>} : !tgraph.tensor<[1, 4096], f16>, !tgraph.tensor<[16, 4096], f16> -> !tgraph.tensor<[1, 16], f16>
       itgraph.store %acc, %out0 at #itgraph.tmap<[p0, 16*p1], [1, 16]> : !tgraph.tensor<[1, 16], f16>, !tgraph.tensor<[1, 1024], f16>
     }
   }
