@@ -680,3 +680,63 @@ def test_causal_attention_with_dynamic_dims():
             torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
     text = ct.explain(m, xs, dynamic_shapes=({2: s},) * 3, quiet=True).text()
     assert "is_causal=True with a dynamic or padded sequence length" in text
+
+
+def test_float32_softmax_attention_is_one_region():
+    """Hugging Face's eager attention: scores + mask, softmax computed in float32
+    (`softmax(..., dtype=torch.float32)`), cast back with `.to(q.dtype)`, times V. The casts become
+    `tgraph.cast`, torch.export's dtype assertions do not cut the region, the gate's float64
+    reference keeps float64 through them, and the stitched function equals PyTorch."""
+
+    def attn(q, k, v, mask):
+        w = q @ k.transpose(-1, -2) / 8**0.5 + mask
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        return w @ v
+
+    q, k, v = (torch.randn(1, 2, 16, 8).half() for _ in range(3))
+    mask = torch.zeros(1, 1, 16, 16).half()
+    mask[..., -3:] = -1e4
+    plan = ct.explain(attn, (q, k, v, mask), quiet=True)
+    [region] = plan.regions
+    assert region.worth and [n for n in plan.unsupported] == [], plan.text()
+    assert region.tgraph_ops().count("cast") == 2 and region.tgraph_ops().count("matmul") == 2, region.tgraph_ops()
+    m2 = ct.optimize(attn, (q, k, v, mask), compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave" and row.error < 2e-3, row
+    with torch.no_grad():
+        torch.testing.assert_close(m2(q, k, v, mask), attn(q, k, v, mask), rtol=2e-3, atol=2e-3)
+
+
+def test_float32_norm_keeps_its_casts_in_the_region():
+    """An RMSNorm computed in float32 and cast back (`x.float() ... .type_as(x)`, as Gemma and Llama
+    write it) feeding a projection: one region holding both casts; a float32 input cast to half
+    before a matmul compiles too."""
+
+    class Norm(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(32) * 0.1)
+            self.proj = nn.Linear(32, 16, bias=False)
+
+        def forward(self, x):
+            xf = x.float()
+            y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + self.w.float())).type_as(x)
+            return self.proj(y)
+
+    torch.manual_seed(0)
+    m, x = Norm().half().eval(), torch.randn(4, 32).half()
+    plan = ct.explain(m, (x,), quiet=True)
+    casts = [r.tgraph_ops().count("cast") for r in plan.regions if r.worth]
+    assert sum(casts) >= 2 and not plan.unsupported, plan.text()
+    m2 = ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=faster)
+    assert all(r.decision == "cleave" for r in m2.cleave_report.rows if r.error is not None), m2.cleave_report.rows
+    with torch.no_grad():
+        torch.testing.assert_close(m2(x), m(x), rtol=1e-2, atol=1e-2)
+
+    def mm(a, b):
+        return a.to(torch.float16) @ b
+
+    a, b = torch.randn(16, 8), torch.randn(8, 4).half()
+    m3 = ct.optimize(mm, (a, b), compiler=ct.interpreted_graph, timer=faster)
+    [row] = m3.cleave_report.rows
+    assert row.decision == "cleave", row

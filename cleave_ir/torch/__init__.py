@@ -92,7 +92,8 @@ def optimize(
             continue
         base = None if baseline == "eager" else torch.compile(pytorch, mode=None if baseline == "compile" else baseline)
         row = gate(
-            region, pytorch, kernel, input_sets(region_inputs(captured, region), other_shapes(captured, region)), timer=timer, margin=margin, tolerance=tolerance, baseline=base
+            region, pytorch, kernel, input_sets(region_inputs(captured, region), other_shapes(captured, region)), timer=timer, margin=margin, tolerance=tolerance, baseline=base,
+            reference=region_module(region, float64=True),
         )
         rows.append(row)
         if row.decision == "cleave":

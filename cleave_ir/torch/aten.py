@@ -400,9 +400,17 @@ def _reshape(cx: Emitter, node: fx.Node) -> SSAValue:
     return cx.builder.reshape(cx.tensor(node.args[0]), list(cx.sizes(node)))
 
 
+def _convert(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`x.to(dtype)`, `x.float()`, `x.type_as(y)`: a `tgraph.cast` where the element type changes (the
+    float32 norms and softmaxes of Hugging Face models); a boolean mask enters as 0/1 (`Input.cast`)."""
+    src, dst = meta_val(node.args[0]).dtype, meta_val(node).dtype
+    x = cx.value(node.args[0], as_mask=str(src) == "torch.bool")
+    assert isinstance(x, SSAValue)
+    target = element_type(dst)
+    return x if str(tgraph.tensor_type(x).element_type) == target else cx.builder.cast(x, target)
+
+
 def _identity(cx: Emitter, node: fx.Node) -> SSAValue:
-    if _packet(node) in ("aten._to_copy", "aten.to") and node.kwargs.get("dtype", meta_val(node).dtype) != meta_val(node.args[0]).dtype:
-        raise Unsupported("dtype conversion (tgraph has no cast yet)")
     if _packet(node) == "aten.dropout" and node.args[2:3] == (True,) and node.args[1]:
         raise Unsupported("dropout in training mode")
     return cx.tensor(node.args[0])
@@ -434,11 +442,13 @@ def _reduce(kind: str) -> Callable[[Emitter, fx.Node], SSAValue]:
 
 
 def _softmax(cx: Emitter, node: fx.Node) -> SSAValue:
-    if len(node.args) > 2 and node.args[2] not in (None, False):
-        raise Unsupported("softmax with a dtype change")
-    if node.kwargs.get("dtype") is not None:
-        raise Unsupported("softmax with a dtype change")
-    return cx.softmax(cx.tensor(node.args[0]), node.args[1])
+    """Softmax over a dim. With a dtype (`softmax(x, -1, dtype=torch.float32)`, `_softmax`'s
+    half_to_float) the input is cast to the result's type first, which is how PyTorch computes it."""
+    x = cx.tensor(node.args[0])
+    target = element_type(meta_val(node).dtype)
+    if str(tgraph.tensor_type(x).element_type) != target:
+        x = cx.builder.cast(x, target)
+    return cx.softmax(x, node.args[1])
 
 
 def _norm_tail(cx: Emitter, node: fx.Node, y: SSAValue, weight: Any, bias: Any) -> SSAValue:
@@ -573,8 +583,9 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.contiguous": _identity,
     "aten.alias": _identity,
     "aten.detach": _identity,
-    "aten._to_copy": _identity,
-    "aten.to": _identity,
+    "aten._to_copy": _convert,
+    "aten.to": _convert,
+    "aten.type_as": _convert,
     "aten.dropout": _identity,
     "aten.layer_norm": _layer_norm,
     "aten.rms_norm": _rms_norm,

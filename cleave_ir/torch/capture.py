@@ -69,12 +69,29 @@ def record(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> dict[fx.Node, A
     return values
 
 
+METADATA_CHECKS = ("_assert_tensor_metadata",)
+"""aten ops that only check a tensor's dtype or device when the program runs (torch.export puts one
+in front of every `.to(dtype)`); they compute nothing."""
+
+
+def drop_metadata_checks(gm: fx.GraphModule) -> None:
+    """Erase the `METADATA_CHECKS` nodes: as users of the value they check they would cut it out of
+    every region (a `.float()` softmax would end its attention's region), and a region that computes
+    that value internally leaves them nothing to check."""
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and not n.users and getattr(getattr(n.target, "overloadpacket", None), "__name__", None) in METADATA_CHECKS:
+            gm.graph.erase_node(n)
+    gm.recompile()
+
+
 def capture(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None) -> Captured:
-    """Export `model` (or take an FX GraphModule as it is) and record the example run."""
+    """Export `model` (or take an FX GraphModule as it is), drop its metadata checks
+    (`drop_metadata_checks`), and record the example run."""
     if isinstance(model, fx.GraphModule) and _is_aten(model):
         gm = model
     else:
         gm = export(model, example_inputs, dynamic_shapes)
+    drop_metadata_checks(gm)
     return Captured(gm, record(gm, example_inputs))
 
 

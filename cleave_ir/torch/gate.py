@@ -143,9 +143,11 @@ def gate(
     margin: float = 0.03,
     tolerance: float | None = None,
     baseline: Callable[..., torch.Tensor] | None = None,
+    reference: Callable[..., torch.Tensor] | None = None,
 ) -> Row:
-    """Check `kernel` against `pytorch` in float64 on every input set, then time it against `baseline`
-    (default `pytorch`; e.g. the region under torch.compile); the verdict."""
+    """Check `kernel` against `reference` (default `pytorch`; `region_module(region, float64=True)`
+    where the region converts dtypes) run in float64 on every input set, then time it against
+    `baseline` (default `pytorch`; e.g. the region under torch.compile); the verdict."""
     row = Row(region.index, region.ops(), "pytorch", "", tgraph_ops=region.tgraph_ops())
     dtype = sets[0][1][0].dtype if sets and sets[0][1] else torch.float32
     tol = tolerance if tolerance is not None else TOLERANCE.get(dtype, 1e-2)
@@ -153,7 +155,7 @@ def gate(
     try:
         with torch.no_grad():
             for i, (name, xs) in enumerate(sets):
-                ref = pytorch(*[x.double() if x.is_floating_point() else x for x in xs])
+                ref = (pytorch if reference is None else reference)(*[x.double() if x.is_floating_point() else x for x in xs])
                 if i > 0 and not bool(torch.isfinite(ref).all()):
                     continue  # random inputs outside the region's domain (e.g. rsqrt of a negative): no reference
                 got = kernel(*xs)

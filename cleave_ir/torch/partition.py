@@ -314,8 +314,11 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
     return Plan(captured, regions, unsupported, max_ops)
 
 
-def region_module(region: Region) -> fx.GraphModule:
-    """PyTorch's version of the region: a GraphModule taking its tensor inputs, returning its output."""
+def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
+    """PyTorch's version of the region: a GraphModule taking its tensor inputs, returning its output.
+
+    `float64`: the version the gate's reference runs on float64 inputs: the region's conversions
+    between floating types (`.float()`, `.to(x.dtype)`, softmax's dtype) keep float64 instead."""
     g = fx.Graph()
     env: dict[fx.Node, fx.Node] = {}
     for i, n in enumerate(region.tensor_inputs()):
@@ -323,9 +326,22 @@ def region_module(region: Region) -> fx.GraphModule:
         p.meta = dict(n.meta)
         env[n] = p
     for n in region.nodes:
+        if float64 and float_conversion(n):
+            env[n] = env[n.args[0]]
+            continue
         env[n] = g.node_copy(n, lambda a: env[a])
+        if float64 and op_name(n) in ("aten.softmax", "aten._softmax") and len(n.args) > 2:
+            env[n].args = (*env[n].args[:2], None if op_name(n) == "aten.softmax" else False)
     g.output(env[region.root])
     return fx.GraphModule(torch.nn.Module(), g)
+
+
+def float_conversion(node: fx.Node) -> bool:
+    """A node that converts one floating dtype to another (`aten._to_copy`, `aten.to`, `aten.type_as`)."""
+    if op_name(node) not in ("aten._to_copy", "aten.to", "aten.type_as"):
+        return False
+    src, dst = meta_val(node.args[0]), meta_val(node)
+    return all(getattr(v, "dtype", None) is not None and v.dtype.is_floating_point for v in (src, dst))
 
 
 def example_inputs(captured: Captured, region: Region) -> list[Any]:
