@@ -740,3 +740,56 @@ def test_float32_norm_keeps_its_casts_in_the_region():
     m3 = ct.optimize(mm, (a, b), compiler=ct.interpreted_graph, timer=faster)
     [row] = m3.cleave_report.rows
     assert row.decision == "cleave", row
+
+
+def _attention_variants():
+    def gpt2_where(q, k, v, m):  # transformers' GPT-2 eager attention
+        w = q @ k.transpose(-1, -2) / 8**0.5
+        w = torch.where(m, w, torch.finfo(w.dtype).min)
+        return F.softmax(w, dim=-1).type(v.dtype) @ v
+
+    def masked_fill(q, k, v, m):
+        w = (q @ k.transpose(-1, -2)).masked_fill(m, float("-inf")) * 0.35
+        return torch.softmax(w.float(), -1).half() @ v
+
+    def soft_capped(q, k, v, m):  # Gemma-2's logit soft-capping
+        w = torch.tanh(q @ k.transpose(-1, -2) * 0.35 / 50.0) * 50.0
+        return torch.softmax(w.float(), -1).to(q.dtype) @ v
+
+    return [gpt2_where, masked_fill, soft_capped]
+
+
+@pytest.mark.parametrize("f", _attention_variants(), ids=lambda f: f.__name__)
+def test_where_masked_fill_and_tanh_attention_is_one_region(f):
+    """torch.where / masked_fill with a boolean mask (`tgraph.select`, a scalar branch made from the
+    mask) and tanh soft-capping keep an attention in one region, equal to PyTorch."""
+    q, k, v = (torch.randn(1, 2, 16, 8).half() for _ in range(3))
+    causal = torch.ones(16, 16, dtype=torch.bool).tril()[None, None]
+    mask = ~causal if f.__name__ == "masked_fill" else causal
+    plan = ct.explain(f, (q, k, v, mask), quiet=True)
+    [region] = plan.regions
+    assert region.tgraph_ops().count("matmul") == 2 and not plan.unsupported, plan.text()
+    m2 = ct.optimize(f, (q, k, v, mask), compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave", row
+    with torch.no_grad():
+        torch.testing.assert_close(m2(q, k, v, mask), f(q, k, v, mask), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("act", ["gelu", "gelu_tanh", "relu"])
+def test_mlp_activations_stay_in_the_mlp_region(act):
+    """gelu (erf and tanh) and relu between two linears: one region of two matmuls."""
+    fn = {"gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "relu": F.relu}[act]
+
+    def mlp(x, w1, w2):
+        return F.linear(fn(F.linear(x, w1)), w2)
+
+    torch.manual_seed(0)
+    x, w1, w2 = torch.randn(16, 32).half(), torch.randn(64, 32).half() * 0.2, torch.randn(32, 64).half() * 0.2
+    plan = ct.explain(mlp, (x, w1, w2), quiet=True)
+    [region] = plan.regions
+    assert region.tgraph_ops().count("matmul") == 2, plan.text()
+    m2 = ct.optimize(mlp, (x, w1, w2), compiler=ct.interpreted_graph, timer=faster)
+    assert m2.cleave_report.rows[0].decision == "cleave"
+    with torch.no_grad():
+        torch.testing.assert_close(m2(x, w1, w2), mlp(x, w1, w2), rtol=2e-3, atol=2e-3)

@@ -332,6 +332,49 @@ def _binary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
     return conv
 
 
+def _gelu(cx: Emitter, node: fx.Node) -> SSAValue:
+    approximate = node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none")
+    return cx.builder.gelu(cx.tensor(node.args[0]), "erf" if approximate == "none" else approximate)
+
+
+def _relu(cx: Emitter, node: fx.Node) -> SSAValue:
+    return cx.builder.scalar("max", cx.tensor(node.args[0]), 0.0)
+
+
+def _select(cx: Emitter, cond: Any, a: Any, b: Any) -> SSAValue:
+    """`where(cond, a, b)` of a boolean `cond` (a region input, entering as 0/1) and tensor or
+    scalar branches: `tgraph.select`; a scalar branch is a tensor of it made from the mask (0 * m + c)."""
+    from torch import fx
+
+    if not isinstance(cond, fx.Node) or str(getattr(meta_val(cond), "dtype", None)) != "torch.bool":
+        raise Unsupported("where/masked_fill with a condition that is not a boolean tensor")
+    m = cx.value(cond, as_mask=True)
+    assert isinstance(m, SSAValue)
+    branches = [x for x in (a, b) if _scalar(x) is None]
+    if not branches:
+        raise Unsupported("where with two scalar branches")
+    elt = tgraph.tensor_type(cx.tensor(branches[0])).element_type
+    if str(elt) != str(tgraph.tensor_type(m).element_type):
+        m = cx.builder.cast(m, elt)
+
+    def branch(x: Any) -> SSAValue:
+        c = _scalar(x)
+        return cx.tensor(x) if c is None else cx.builder.scalar("add", cx.builder.scale(m, 0.0), c)
+
+    x, y = branch(a), branch(b)
+    r = max(len(cx.shape(v)) for v in (m, x, y))
+    return cx.builder._add(tgraph.SelectOp(cx.rank_to(m, r), cx.rank_to(x, r), cx.rank_to(y, r)))
+
+
+def _where(cx: Emitter, node: fx.Node) -> SSAValue:
+    return _select(cx, *node.args[:3])
+
+
+def _masked_fill(cx: Emitter, node: fx.Node) -> SSAValue:
+    x, mask, value = node.args[:3]
+    return _select(cx, mask, value, x)
+
+
 def _pow(cx: Emitter, node: fx.Node) -> SSAValue:
     x, e = cx.tensor(node.args[0]), _scalar(node.args[1])
     ops = {2.0: "square", 0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal"}
@@ -561,6 +604,15 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.sigmoid": _unary("sigmoid"),
     "aten.square": _unary("square"),
     "aten.reciprocal": _unary("reciprocal"),
+    "aten.tanh": _unary("tanh"),
+    "aten.log": _unary("log"),
+    "aten.abs": _unary("abs"),
+    "aten.exp2": _unary("exp2"),
+    "aten.gelu": _gelu,
+    "aten.relu": _relu,
+    "aten.where": _where,
+    "aten.masked_fill": _masked_fill,
+    "aten.minimum": _binary("min"),
     "aten.pow": _pow,
     "aten.add": _binary("add"),
     "aten.sub": _binary("sub"),
