@@ -1,5 +1,5 @@
 """Layers of architectures the pipeline was not developed on (Phi-3, Gemma, Falcon, BERT, T5, and
-Llama as `transformers` writes it in eager mode), captured, partitioned, compiled and stitched on
+Llama and GPT-2 as `transformers` writes them in eager mode), captured, partitioned, compiled and stitched on
 the CPU: every region must either compile correctly or stay in PyTorch with a reason, and the
 optimized layer must equal the model. Tiny sizes, fp16.
 
@@ -145,6 +145,38 @@ class HFLlama(nn.Module):  # transformers' eager Llama: float32 RMSNorm, rotary,
         h = self.norm(x, self.n2)
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
 
+class Conv1D(nn.Module):  # transformers' GPT-2 projection: addmm(bias, x, W) with W [in, out]
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.05)
+        self.bias = nn.Parameter(torch.randn(nf) * 0.05)
+        self.nf = nf
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(x.size()[:-1] + (self.nf,))
+
+
+class GPT2HF(nn.Module):  # transformers' eager GPT-2 block: Conv1D, where + finfo.min mask, 0-d scale, gelu_new
+    def __init__(self):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(H); self.c_attn = Conv1D(3 * H, H); self.c_proj = Conv1D(H, H)
+        self.ln_2 = nn.LayerNorm(H); self.c_fc = Conv1D(4 * H, H); self.c_out = Conv1D(H, 4 * H)
+        self.register_buffer("bias", torch.tril(torch.ones(S, S, dtype=torch.bool))[None, None])
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(H, dim=2)
+        q, k, v = (t.view(b, s, NH, HD).permute(0, 2, 1, 3) for t in (q, k, v))
+        w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5, dtype=q.dtype)
+        w = torch.where(self.bias[:, :, :s, :s], w.to(q.dtype), torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype))
+        w = F.softmax(w, dim=-1).type(v.dtype)
+        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, s, H)
+        x = x + self.c_proj(a)
+        h = self.c_fc(self.ln_2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        return x + self.c_out(h)
+
+
 def inputs(name: str) -> tuple[torch.Tensor, ...]:
     x = torch.randn(1, S, H).half()
     if name == "Bert":
@@ -157,7 +189,7 @@ def inputs(name: str) -> tuple[torch.Tensor, ...]:
     return (x,)
 
 
-ARCHITECTURES = ["Phi3", "Gemma", "Falcon", "Bert", "T5", "HFLlama"]
+ARCHITECTURES = ["Phi3", "Gemma", "Falcon", "Bert", "T5", "HFLlama", "GPT2HF"]
 
 
 def optimized(name: str, compiler):  # type: ignore[no-untyped-def]
@@ -185,14 +217,15 @@ def test_unseen_architecture_layer_is_captured_and_stitched(name: str) -> None:
 
 
 def test_transformers_eager_attention_is_one_region() -> None:
-    """Llama's eager attention (rotary Q, scores + mask, float32 softmax, `.to(q.dtype)`, V) and T5's
-    (relative position bias, `.float()` softmax, `.type_as`) each compile as one region."""
-    for name, ops in (("HFLlama", ["matmul", "cast", "matmul"]), ("T5", ["matmul", "add", "cast", "cast", "matmul"])):
+    """Llama's eager attention (rotary Q, scores + mask, float32 softmax, `.to(q.dtype)`, V), T5's
+    (relative position bias, `.float()` softmax, `.type_as`) and GPT-2's (0-d scale, `torch.where` with
+    finfo.min) each compile as one region."""
+    for name, ops in (("HFLlama", ["matmul", "cast", "matmul"]), ("T5", ["matmul", "add", "cast", "cast", "matmul"]), ("GPT2HF", ["matmul", "select", "matmul"])):
         torch.manual_seed(0)
         plan = ct.explain(globals()[name]().half().eval(), inputs(name), quiet=True)
         attention = [r for r in plan.regions if r.graph is not None and "exp" in r.tgraph_ops()]
         assert len(attention) == 1 and attention[0].tgraph_ops().count("matmul") == 2, plan.text()
-        kinds = [k for k in attention[0].tgraph_ops() if k in ("matmul", "add", "cast")]
+        kinds = [k for k in attention[0].tgraph_ops() if k in ("matmul", "add", "cast", "select")]
         assert all(k in kinds for k in ops), kinds
 
 

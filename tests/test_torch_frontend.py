@@ -793,3 +793,23 @@ def test_mlp_activations_stay_in_the_mlp_region(act):
     assert m2.cleave_report.rows[0].decision == "cleave"
     with torch.no_grad():
         torch.testing.assert_close(m2(x, w1, w2), mlp(x, w1, w2), rtol=2e-3, atol=2e-3)
+
+
+def test_addmm_pow3_and_zero_d_constants():
+    """addmm with beta and alpha, pow 3, and 0-d constants (`torch.full([], c)`) read as scalars: one
+    region, equal to PyTorch (the region's own module makes the constants it reads)."""
+
+    def f(b, x, w):
+        y = torch.addmm(b, x, w, beta=0.5, alpha=2.0)
+        y = y / torch.full([], 4.0, dtype=y.dtype)
+        return torch.pow(y, 3.0) @ w.t()
+
+    torch.manual_seed(0)
+    b, x, w = torch.randn(24).half(), torch.randn(8, 16).half(), torch.randn(16, 24).half() * 0.3
+    plan = ct.explain(f, (b, x, w), quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert region.tgraph_ops().count("matmul") == 2, plan.text()
+    m2 = ct.optimize(f, (b, x, w), compiler=ct.interpreted_graph, timer=faster)
+    assert [r.decision for r in m2.cleave_report.rows if r.error is not None] == ["cleave"]
+    with torch.no_grad():
+        torch.testing.assert_close(m2(b, x, w), f(b, x, w), rtol=1e-2, atol=1e-2)

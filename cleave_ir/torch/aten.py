@@ -295,6 +295,18 @@ def _static_dim(node: fx.Node, d: int) -> int:
 
 
 def _scalar(arg: Any) -> float | None:
+    """A Python number, or the value of a 0-d constant (`torch.full([], c)`, `torch.scalar_tensor(c)`:
+    GPT-2's attention scale and mask value) as a float; None for anything else."""
+    from torch import fx
+
+    if isinstance(arg, fx.Node):
+        packet = _packet(arg)
+        if packet == "aten.full" and list(arg.args[0]) == []:
+            arg = arg.args[1]
+        elif packet == "aten.scalar_tensor":
+            arg = arg.args[0]
+        else:
+            return None
     return float(arg) if isinstance(arg, (int, float)) and not isinstance(arg, bool) else None
 
 
@@ -380,8 +392,10 @@ def _pow(cx: Emitter, node: fx.Node) -> SSAValue:
     ops = {2.0: "square", 0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal"}
     if e == 1.0:
         return x
+    if e == 3.0:  # GPT-2's gelu_new: x + 0.044715 x^3
+        return cx.builder.binary("mul", x, cx.builder.unary("square", x))
     if e not in ops:
-        raise Unsupported(f"pow with exponent {node.args[1]!r} (2, 0.5, -0.5, -1 are supported)")
+        raise Unsupported(f"pow with exponent {node.args[1]!r} (2, 3, 0.5, -0.5, -1 are supported)")
     return cx.builder.unary(ops[e], x)
 
 
@@ -394,6 +408,22 @@ def _matmul(cx: Emitter, node: fx.Node) -> SSAValue:
         raise Unsupported("matmul of a 1-d operand")
     a, bv = cx.same_rank(a, bv)
     return cx.builder.matmul(a, bv, transpose_b=tb)
+
+
+def _addmm(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`addmm(bias, a, b, beta=1, alpha=1)` = beta * bias + alpha * (a @ b) (GPT-2's Conv1D)."""
+    bias, a, b = node.args[:3]
+    beta, alpha = node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1)
+    bv = cx.value(b, transposed_ok=True)
+    y = cx.builder.matmul(cx.tensor(a), bv.value if isinstance(bv, Transposed) else bv, transpose_b=isinstance(bv, Transposed))
+    if alpha != 1:
+        y = cx.builder.scale(y, float(alpha))
+    if beta == 0:
+        return y
+    c = cx.tensor(bias)
+    if beta != 1:
+        c = cx.builder.scale(c, float(beta))
+    return cx.builder.binary("add", *cx.same_rank(y, c))
 
 
 def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
@@ -593,6 +623,7 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.mm": _matmul,
     "aten.bmm": _matmul,
     "aten.linear": _linear,
+    "aten.addmm": _addmm,
     "aten.t": _transpose,
     "aten.transpose": _transpose,
     "aten.permute": _transpose,

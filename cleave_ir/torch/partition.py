@@ -325,11 +325,16 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
         p = g.placeholder(f"in{i}")
         p.meta = dict(n.meta)
         env[n] = p
+    def arg(a: fx.Node) -> fx.Node:
+        if a not in env:  # a 0-d constant the region reads as a scalar (`aten._scalar`): made in the module too
+            env[a] = g.node_copy(a, arg)
+        return env[a]
+
     for n in region.nodes:
         if float64 and float_conversion(n):
             env[n] = env[n.args[0]]
             continue
-        env[n] = g.node_copy(n, lambda a: env[a])
+        env[n] = g.node_copy(n, arg)
         if float64 and op_name(n) in ("aten.softmax", "aten._softmax") and len(n.args) > 2:
             env[n].args = (*env[n].args[:2], None if op_name(n) == "aten.softmax" else False)
     g.output(env[region.root])
