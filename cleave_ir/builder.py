@@ -149,6 +149,10 @@ class GraphBuilder:
     def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.binary(tgraph.MinOp, a, b)
 
+    def select(self, mask: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`a` where `mask` is nonzero, else `b` (size-1 broadcasting of all three)."""
+        return self._add(tgraph.SelectOp(mask, a, b))
+
     def scalar(self, kind: str, x: SSAValue, constant: float) -> SSAValue:
         """`kind`(x, constant): add, sub, rsub (c - x), mul, div, rdiv (c / x), max, min."""
         return self._add(tgraph.ScalarOp(kind, x, constant))

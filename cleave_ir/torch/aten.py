@@ -294,19 +294,21 @@ def _static_dim(node: fx.Node, d: int) -> int:
     return int(size)
 
 
+def constant_scalar(node: fx.Node) -> Any:
+    """The value a 0-d constant node makes (`torch.full([], c)`, `torch.scalar_tensor(c)`: GPT-2's
+    attention scale and mask value), else None."""
+    packet = _packet(node)
+    if packet == "aten.full" and list(node.args[0]) == []:
+        return node.args[1]
+    return node.args[0] if packet == "aten.scalar_tensor" else None
+
+
 def _scalar(arg: Any) -> float | None:
-    """A Python number, or the value of a 0-d constant (`torch.full([], c)`, `torch.scalar_tensor(c)`:
-    GPT-2's attention scale and mask value) as a float; None for anything else."""
+    """A Python number or a 0-d constant node's value (`constant_scalar`) as a float; else None."""
     from torch import fx
 
     if isinstance(arg, fx.Node):
-        packet = _packet(arg)
-        if packet == "aten.full" and list(arg.args[0]) == []:
-            arg = arg.args[1]
-        elif packet == "aten.scalar_tensor":
-            arg = arg.args[0]
-        else:
-            return None
+        arg = constant_scalar(arg)
     return float(arg) if isinstance(arg, (int, float)) and not isinstance(arg, bool) else None
 
 
@@ -375,7 +377,7 @@ def _select(cx: Emitter, cond: Any, a: Any, b: Any) -> SSAValue:
 
     x, y = branch(a), branch(b)
     r = max(len(cx.shape(v)) for v in (m, x, y))
-    return cx.builder._add(tgraph.SelectOp(cx.rank_to(m, r), cx.rank_to(x, r), cx.rank_to(y, r)))
+    return cx.builder.select(cx.rank_to(m, r), cx.rank_to(x, r), cx.rank_to(y, r))
 
 
 def _where(cx: Emitter, node: fx.Node) -> SSAValue:

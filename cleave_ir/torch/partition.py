@@ -34,7 +34,8 @@ from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
-    Emitter, Input, Transposed, Unsupported, awkward, convert, element_type, grouped_attention, meta_val, op_name, padded_size,
+    Emitter, Input, Transposed, Unsupported, awkward, constant_scalar, convert, element_type, grouped_attention, meta_val, op_name,
+    padded_size,
 )
 from cleave_ir.torch.capture import Captured
 
@@ -326,7 +327,7 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
         p.meta = dict(n.meta)
         env[n] = p
     def arg(a: fx.Node) -> fx.Node:
-        if a not in env:  # a 0-d constant the region reads as a scalar (`aten._scalar`): made in the module too
+        if a not in env and constant_scalar(a) is not None:  # a 0-d constant the region reads as a scalar
             env[a] = g.node_copy(a, arg)
         return env[a]
 
