@@ -192,6 +192,10 @@ class Emitter:
         rows = next((n for n in shape[:-1] if n != 1), 1)
         return self.builder.reshape(self.tensor(arg), [rows, shape[-1]])
 
+    def as_type(self, x: SSAValue, element_type: Any) -> SSAValue:
+        """`x` in `element_type` (`f16`, or an xDSL type): itself, or a `tgraph.cast` of it."""
+        return x if str(tgraph.tensor_type(x).element_type) == str(element_type) else self.builder.cast(x, element_type)
+
     def tensor(self, arg: Any) -> SSAValue:
         v = self.value(arg)
         assert isinstance(v, SSAValue)
@@ -367,9 +371,7 @@ def _select(cx: Emitter, cond: Any, a: Any, b: Any) -> SSAValue:
     branches = [x for x in (a, b) if _scalar(x) is None]
     if not branches:
         raise Unsupported("where with two scalar branches")
-    elt = tgraph.tensor_type(cx.tensor(branches[0])).element_type
-    if str(elt) != str(tgraph.tensor_type(m).element_type):
-        m = cx.builder.cast(m, elt)
+    m = cx.as_type(m, tgraph.tensor_type(cx.tensor(branches[0])).element_type)
 
     def branch(x: Any) -> SSAValue:
         c = _scalar(x)
@@ -481,8 +483,7 @@ def _convert(cx: Emitter, node: fx.Node) -> SSAValue:
     src, dst = meta_val(node.args[0]).dtype, meta_val(node).dtype
     x = cx.value(node.args[0], as_mask=str(src) == "torch.bool")
     assert isinstance(x, SSAValue)
-    target = element_type(dst)
-    return x if str(tgraph.tensor_type(x).element_type) == target else cx.builder.cast(x, target)
+    return cx.as_type(x, element_type(dst))
 
 
 def _identity(cx: Emitter, node: fx.Node) -> SSAValue:
@@ -519,11 +520,7 @@ def _reduce(kind: str) -> Callable[[Emitter, fx.Node], SSAValue]:
 def _softmax(cx: Emitter, node: fx.Node) -> SSAValue:
     """Softmax over a dim. With a dtype (`softmax(x, -1, dtype=torch.float32)`, `_softmax`'s
     half_to_float) the input is cast to the result's type first, which is how PyTorch computes it."""
-    x = cx.tensor(node.args[0])
-    target = element_type(meta_val(node).dtype)
-    if str(tgraph.tensor_type(x).element_type) != target:
-        x = cx.builder.cast(x, target)
-    return cx.softmax(x, node.args[1])
+    return cx.softmax(cx.as_type(cx.tensor(node.args[0]), element_type(meta_val(node).dtype)), node.args[1])
 
 
 def _norm_tail(cx: Emitter, node: fx.Node, y: SSAValue, weight: Any, bias: Any) -> SSAValue:
