@@ -256,6 +256,7 @@ class Memory(StrEnum):
 
     SHARED = auto()
     FRAGMENT = auto()  # registers
+    GLOBAL = auto()  # not copied in: its one consumer reads it from global memory (a decode GEMV's weight rows)
 
 
 @irdl_attr_definition

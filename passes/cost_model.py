@@ -204,6 +204,8 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     """Estimated time and footprint of `kernel` (concrete shapes), with `calibration` (default `CALIBRATION`)."""
     par = kernel.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
+    from cleave_ir.passes.place_memory import direct_gemv_operand  # placement imports this module
+
     grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
     moved = flops = smem = accumulators = 0
     iterations: float = 0
@@ -213,7 +215,8 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
             continue  # a causal mask tile is computed from its indices: no traffic, no shared memory
         if isinstance(op, itgraph.LoadOp):
             moved += tile_bytes(op.result) * _trips(op, loops)
-            smem += tile_bytes(op.result)
+            if not direct_gemv_operand(op):  # read from global memory by its GEMV, never staged
+                smem += tile_bytes(op.result)
         elif isinstance(op, itgraph.StoreOp):
             moved += tile_bytes(op.value) * _trips(op, loops)
         elif isinstance(op, tgraph.MatmulOp):

@@ -6,7 +6,10 @@ Decisions, all visible in the resulting IR:
 - matmuls whose tiles are 2-D multiples of 16 become `tilelang.gemm`, with computed operands
   staged as fp16 (A in a fragment for whole 64-row warpgroups, else in shared memory; B always in
   shared memory); matmuls of 1..15 rows become such gemms with their row axis padded to a 64-row
-  tile (`plan_row_padding`, as TileLang's decode kernels); other one-row matmuls take TileLang's GEMV
+  tile (`plan_row_padding`, as TileLang's decode kernels); a one-row matmul whose weight rows
+  placement left in global memory (`#cleave<mem global>`, a decode projection) reads them there, a
+  warp of 16-byte vectors per row, the lanes summed by a warp reduction (`direct_gemv`, TileLang's
+  examples/gemv); other one-row matmuls take TileLang's GEMV
   form (threads split K and N, partial sums added through shared memory); the rest are CUDA-core
   `serial` loops over the contracted dim around a `parallel` update, reading their operands from
   shared memory;
@@ -72,7 +75,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
-from cleave_ir.passes.place_memory import after_last_loop
+from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_split
 from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -141,6 +144,8 @@ class _Buf:
     value: SSAValue
     name: str  # the Python name the printer will give it
     shape: tuple[int, ...]  # symbolic only for global tensors
+    # a tile read in place from a global tensor (`#cleave<mem global>`): its offset there, per dim
+    origin: tuple[Dim, ...] | None = None
 
     @property
     def type(self) -> tl.BufferType:
@@ -152,6 +157,8 @@ class _Buf:
 
     def at(self, full_vars: Sequence[str | None]) -> list[Dim]:
         """Element index for the result-space loop variables (None where the result dim is 1)."""
+        if self.origin is not None:
+            return [o + (symbol(v) if v is not None and d != 1 else 0) for o, v, d in zip(self.origin, full_vars, self.shape)]
         idx = [symbol(v) for v, d in zip(full_vars, self.shape) if d != 1 and v is not None]
         return idx or [sympy.Integer(0)]
 
@@ -407,6 +414,9 @@ class _KernelLowering:
         for op in ops:
             if isinstance(op, itgraph.LoadOp) and (offset := op.causal_offset) is not None:
                 self.causal_tile(op, offset)
+            elif isinstance(op, itgraph.LoadOp) and cleave.memory(op) == cleave.Memory.GLOBAL:
+                src = self.bufs[op.source]  # no copy: the one consumer (a direct GEMV) reads it in place
+                self.bufs[op.result] = _Buf(src.value, src.name, _static(op.result), tuple(self.region(op.tmap).offset_exprs))
             elif isinstance(op, itgraph.LoadOp):
                 buf = self.alloc_for(op.result, op.result.name_hint or "tile", tl.Scope.SHARED, tgraph.tensor_type(op.result).element_type)
                 real = self.real_region(op.result) if op.result in self.pad else None
@@ -702,6 +712,9 @@ class _KernelLowering:
             if m == 16 and self.threads > 32:  # one warp of rows: every warp holds a slice of the columns
                 self.cols_split.add((m, n))
             return
+        if b.origin is not None:
+            self.direct_gemv(op, a, b, out, clear)
+            return
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
         # are read from shared memory (a fragment can only be indexed by its owning threads)
         a, b = self._shared(a), self._shared(b)
@@ -742,14 +755,9 @@ class _KernelLowering:
         kexpr = symbol("kk") * split + symbol(s_var)
         ncol = symbol(n_var) if n_var is not None else sympy.Integer(0)
 
-        def at(buf: _Buf, dims: dict[int, Dim]) -> list[Dim]:
-            rank = len(buf.shape)
-            idx = [dims.get(i - rank, sympy.Integer(0)) for i in range(rank)]
-            return [e for e, d in zip(idx, buf.shape) if d != 1] or [sympy.Integer(0)]
-
         st = _Statements()
-        x = st.add(tl.LoadOp(a.value, at(a, {-1: kexpr})))
-        y = st.add(tl.LoadOp(b.value, at(b, {-2: ncol, -1: kexpr} if tt else {-2: kexpr, -1: ncol})))
+        x = st.add(tl.LoadOp(a.value, _operand_index(a, {-1: kexpr})))
+        y = st.add(tl.LoadOp(b.value, _operand_index(b, {-2: ncol, -1: kexpr} if tt else {-2: kexpr, -1: ncol})))
         st.store(st.binary(arith.MulfOp, x, y), part, pv, accumulate=True)
         self.serial("kk", k // split, lambda: self.parallel(part_shape, st))
         part_s = self._shared(part)
@@ -762,6 +770,27 @@ class _KernelLowering:
         y = st.add(tl.LoadOp(part_s.value, [e for e, d in zip(part_idx, part_shape) if d != 1] or [sympy.Integer(0)]))
         st.store(y, out, full, accumulate=True)
         self.serial("kk", split, lambda: self.parallel(out.shape, st))
+
+    def direct_gemv(self, op: tgraph.MatmulOp, a: _Buf, b: _Buf, out: _Buf, clear: bool) -> None:
+        """C[n] (+)= sum_k A[k] W[n, k] with W's rows read straight from global memory (TileLang's
+        examples/gemv form, `place_memory.direct_gemv_split`): partial (n, s) sums k = kk * split + s
+        over a serial kk, `split` being a warp's lanes times one 16-byte vector each (TileLang
+        vectorizes the loads along s), then a warp reduction of each row's partials."""
+        n, k = out.shape[-1], a.shape[-1]
+        split = direct_gemv_split(k, _bits(b.type.element_type))
+        a = self._shared(a)
+        part = self.alloc((n, split), out.name + "_part", tl.Scope.FRAGMENT)
+        self.emit(tl.ClearOp(part.value))
+        kexpr = symbol("kk") * split + symbol("i1")
+        st = _Statements()
+        # products in fp32, as TileLang's example (two fp16 operands would multiply in fp16)
+        x = st.cast(st.add(tl.LoadOp(a.value, _operand_index(a, {-1: kexpr}))), f32)
+        y = st.cast(st.add(tl.LoadOp(b.value, _operand_index(b, {-2: symbol("i0"), -1: kexpr}))), f32)
+        st.store(st.binary(arith.MulfOp, x, y), part, ["i0", "i1"], accumulate=True)
+        self.serial("kk", k // split, lambda: self.parallel(part.shape, st))
+        self.emit(tl.ReduceSumOp(part.value, out.value, 1, clear))
+        if clear:  # the reduction lays the row values out; the rest of the kernel reads them from shared memory
+            self.bufs[op.result] = self._shared(out)
 
     def _shared(self, buf: _Buf) -> _Buf:
         """`buf` itself if it is in shared memory, else a shared copy of it."""
@@ -969,7 +998,6 @@ def _fold(is_sum: bool) -> type[arith.AddfOp] | type[arith.MaximumfOp]:
 # check; correct in the tilelang interpreter): bench/results/models_2026-12-01b_H200.md. Whether
 # this form now runs correctly there is not measured yet.
 DEFERRED_REDUCTION_REGS = 64
-PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma
 SWIZZLE_PANEL = 10  # blocks per rasterization panel (TileLang's GEMM example)
 STAGED_STORE_MIN_ROWS = 16  # fewer rows: the store is too small for staging to pay
 # the most bytes per thread of one padded one-row fragment (128 fp32 registers of the 255 a thread
@@ -1007,6 +1035,8 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         # judged on the padded operands: a one-row A (or result) is 2-D only once padded
         out, a, b = _static(op.result), _static(op.lhs), _static(op.rhs)
         out_p, a_p = (*out[:-2], PAD_ROWS, out[-1]), (*a[:-2], PAD_ROWS, a[-1])
+        if isinstance(op.rhs.owner, itgraph.LoadOp) and cleave.memory(op.rhs.owner) == cleave.Memory.GLOBAL:
+            return False  # placement gave it the direct GEMV form
         return (
             len(_squeezed(out_p)) == 2 and len(_squeezed(a_p)) == 2 and len(_squeezed(b)) == 2
             and all(d == 1 for d in out[:-2] + a[:-2] + b[:-2])
@@ -1164,6 +1194,16 @@ def row_split(rows: int, width: int, threads: int) -> int:
             return split
         split *= 2
     return 1
+
+
+def _operand_index(buf: _Buf, dims: dict[int, Dim]) -> list[Dim]:
+    """The element of `buf` at `dims` (negative dim -> index; other dims 0): squeezed for a tile, in
+    all dims from its offset for one read in place from a global tensor."""
+    rank = len(buf.shape)
+    idx = [dims.get(i - rank, sympy.Integer(0)) for i in range(rank)]
+    if buf.origin is not None:
+        return [o + e for o, e in zip(buf.origin, idx)]
+    return [e for e, d in zip(idx, buf.shape) if d != 1] or [sympy.Integer(0)]
 
 
 def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, col: str | None) -> list[str | None]:

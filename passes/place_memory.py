@@ -3,7 +3,9 @@
 Decisions, visible as attributes in the IR:
 - `cleave.mem = #cleave<mem shared>` on loads (global -> shared copies feed the tensor cores), `fragment` on
   computed tiles (registers; matmul accumulators in fp32); a computed tile used as a matmul's right
-  operand is placed in shared memory (T.gemm takes B from shared memory only);
+  operand is placed in shared memory (T.gemm takes B from shared memory only); `global` on the
+  weight rows of a one-row matmul against a K-contiguous weight (a decode projection through
+  nn.Linear's [N, K] layout): its GEMV reads them straight from global memory (`direct_gemv_split`);
 - loads inside a sequential loop whose tmap does not depend on the loop variable are hoisted out of
   it (the Q tile of attention is loaded once per block, not once per KV tile); with
   `hoist-elementwise=true` so are the element-wise ops of values computed outside it (a rotary
@@ -27,7 +29,7 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -124,6 +126,48 @@ def _tensor_core_shaped(op: Operation) -> bool:
     return out[-2] % 16 == 0 and out[-1] % 8 == 0 and lhs[-1] % 16 == 0
 
 
+PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma (`lower_tilelang.plan_row_padding`)
+GEMV_VECTOR_BYTES = 16  # one vector load per thread and step of a direct GEMV
+GEMV_MIN_ROWS = 16  # its partial sums are reduced by TileLang's warp reduction, which wants 16+ rows
+# and at most 32: a warp's 256 partial sums per row, over a block's 128 threads, 64 registers each
+GEMV_MAX_ROWS = 32
+
+
+def direct_gemv_split(k: int, element_bits: int) -> int:
+    """Elements of each weight row that one step of a direct GEMV reads: a warp's 32 threads (or
+    16 or 8, whichever first divides k) times one 16-byte vector each; 0: none divides k.
+
+    TileLang's examples/gemv form: each thread loads its 16 contiguous bytes of a row straight from
+    global memory into registers, and the lanes of a row are summed by a warp reduction at the end.
+    On the H200 (`bench/results/gemv_idioms_2026-12-02_H200.md`) that reads Llama-3-8B's gate weight
+    at 3.9 TB/s (30.0 us, F.linear 30.5 us), where staging the block's whole 16-row slab in shared
+    memory and reading it back took 47.8 us."""
+    vector = GEMV_VECTOR_BYTES * 8 // element_bits
+    return next((lanes * vector for lanes in (32, 16, 8) if k % (lanes * vector) == 0), 0)
+
+
+def direct_gemv_operand(load: itgraph.LoadOp) -> bool:
+    """Whether a loaded tile is the weight rows of a direct GEMV (`direct_gemv_split`): loaded once per
+    block (not in a loop), used only as the K-contiguous right operand (`transpose_b`) of a matmul
+    of one row and no batch, with 16 to 32 rows whose K divides into whole steps, and a K too long for the
+    lowering's other one-row form (its A operand padded to PAD_ROWS rows for T.gemm would not fit in
+    shared memory: decode attention's query row against a KV tile keeps that form)."""
+    uses = list(load.result.uses)
+    if len(uses) != 1 or isinstance(load.parent_op(), itgraph.SequentialOp) or load.causal_offset is not None:
+        return False
+    mm = uses[0].operation
+    if not isinstance(mm, tgraph.MatmulOp) or mm.rhs is not load.result or mm.transpose_b is None:
+        return False
+    out, rhs = tgraph.tensor_type(mm.result), tgraph.tensor_type(load.result)
+    if any(int(d) != 1 for d in [*out.shape[:-1], *rhs.shape[:-2]]):
+        return False
+    bits = 16 if isinstance(rhs.element_type, (Float16Type, BFloat16Type)) else 32
+    k = int(rhs.shape[-1])
+    padded_a = PAD_ROWS * k * bits // 8
+    rows_ok = GEMV_MIN_ROWS <= int(rhs.shape[-2]) <= GEMV_MAX_ROWS
+    return rows_ok and direct_gemv_split(k, bits) > 0 and padded_a > SMEM_BYTES
+
+
 def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     """Annotate `kernel` (see the module docstring); raises CleaveError if it cannot fit."""
     hoist_invariant_ops(kernel, hoist_elementwise)
@@ -131,7 +175,8 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     largest_m = 1
     for op in kernel.walk():
         if isinstance(op, itgraph.LoadOp):  # a causal mask tile is computed in registers (from its indices)
-            op.attributes["cleave.mem"] = MemoryAttr(Memory.SHARED if op.causal_offset is None else Memory.FRAGMENT)
+            mem = Memory.FRAGMENT if op.causal_offset is not None else Memory.GLOBAL if direct_gemv_operand(op) else Memory.SHARED
+            op.attributes["cleave.mem"] = MemoryAttr(mem)
         elif isinstance(op, tgraph.MatmulOp):
             op.attributes["cleave.mem"] = MemoryAttr(Memory.FRAGMENT)
             largest_m = max(largest_m, int(tgraph.tensor_type(op.result).shape[-2]))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.passes.lower_tilelang import lower_module
 from cleave_ir.passes.pipeline import PipelinePass
@@ -514,18 +514,29 @@ tgraph.graph @decode_linear(%x: !tgraph.tensor<[1, 2048], f16>, %w: !tgraph.tens
 """
 
 
-def test_decode_linear_against_a_row_major_weight_reads_16_byte_runs() -> None:
-    """x @ W^T with W [N, K] (nn.Linear's layout) at one row: the GEMV's partials per column are
-    8 per thread along K (TileLang vectorizes them into one 16-byte shared load), and the lowered
-    kernel computes the graph on normal, positive and wide inputs."""
+def test_decode_linear_against_a_row_major_weight_reads_it_from_global_memory(tmp_path: Path) -> None:
+    """x @ W^T with W [N, K] (nn.Linear's layout) at one row: placement leaves W's rows in global
+    memory (`#cleave<mem global>`), the GEMV reads them there with a warp of threads per row, each
+    taking 8 consecutive k (one 16-byte vector load; TileLang's examples/gemv form), sums the lanes
+    with a warp reduction, and the lowered kernel computes the graph on normal, positive and wide
+    inputs."""
     module = module_of(parse_text(DECODE_LINEAR).body.block.first_op.clone())
     PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    loads = [op for op in module.walk() if isinstance(op, itgraph.LoadOp)]
+    assert [cleave.memory(op) for op in loads] == [cleave.Memory.SHARED, cleave.Memory.GLOBAL]
     lower_module(module)
     [(_, kernels)] = candidate_kernels(module)
     [kernel] = kernels
-    gemv = [op for op in kernel.walk() if isinstance(op, tl.ParallelOp) and len(op.extents) == 2]
-    threads = kernel.threads.value.data
-    assert any(e[0] * e[1] == 8 * threads for e in ([int(x.expr) for x in op.extents] for op in gemv)), "no partials 8 per thread"
+    [gemv] = [op for op in kernel.walk() if isinstance(op, tl.ParallelOp) and len(op.extents) == 2]
+    assert [int(x.expr) for x in gemv.extents][1] == 32 * 8, "not a warp of 16-byte vectors per row"
+    reads = [tl.buffer_type(op.buffer).scope_name for op in gemv.walk() if isinstance(op, tl.LoadOp)]
+    assert reads == [tl.Scope.SHARED, tl.Scope.GLOBAL]
+    assert any(isinstance(op, tl.ReduceSumOp) for op in kernel.walk())
+    assert not any(isinstance(op, tl.AllocSharedOp) and len(tl.buffer_type(op.result).shape) == 2 for op in kernel.walk())
+    path = tmp_path / "decode_linear.py"
+    path.write_text(module_source(module))
+    [cuda] = lower_all(path).values()
+    assert "*(uint4*)(w + " in cuda, "the weight is not read in 16-byte vectors from global memory"
     graph = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp))
     rng = np.random.default_rng(4)
     shapes = input_shapes(graph)

@@ -7,9 +7,9 @@
 
 // -----
 
-"test.op"() {mem = #cleave<mem global>} : () -> ()
+"test.op"() {mem = #cleave<mem local>} : () -> ()
 
-// CHECK: Expected `shared`, or `fragment`.
+// CHECK: Expected `shared`, `fragment`, or `global`.
 
 // -----
 
