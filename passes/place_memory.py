@@ -128,9 +128,13 @@ def _tensor_core_shaped(op: Operation) -> bool:
 
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma (`lower_tilelang.plan_row_padding`)
 GEMV_VECTOR_BYTES = 16  # one vector load per thread and step of a direct GEMV
-GEMV_MIN_ROWS = 16  # its partial sums are reduced by TileLang's warp reduction, which wants 16+ rows
-# and at most 32: a warp's 256 partial sums per row, over a block's 128 threads, 64 registers each
+# rows of weight per block: 4 (a warp each, on 128 threads) to 32 (a warp's 256 partial sums per
+# row, 64 registers a thread). Few rows give small projections enough blocks to keep enough loads
+# in flight (H200, x [1, 4096] @ W^T, W [4096, 4096]: 16 rows a block 14.5 us, F.linear 9.2 us;
+# 4 rows 7.7 us, bench/results/gemv_idioms_2026-12-02_H200.md)
+GEMV_MIN_ROWS = 4
 GEMV_MAX_ROWS = 32
+GEMV_SMALL_TILES = (4, 8)  # the output tiles `cleave-schedule` offers a graph with a direct GEMV beside its usual ones
 
 
 def direct_gemv_split(k: int, element_bits: int) -> int:
@@ -146,26 +150,33 @@ def direct_gemv_split(k: int, element_bits: int) -> int:
     return next((lanes * vector for lanes in (32, 16, 8) if k % (lanes * vector) == 0), 0)
 
 
+def direct_gemv_matmul(mm: tgraph.MatmulOp) -> bool:
+    """Whether a matmul (of a graph or a kernel's tiles) has the direct GEMV's shape: one row and no
+    batch, a K-contiguous right operand (`transpose_b`: nn.Linear's [N, K] weight), and a K that
+    divides into whole steps (`direct_gemv_split`) but is too long for the lowering's other one-row
+    form (its A operand padded to PAD_ROWS rows for T.gemm would not fit in shared memory: decode
+    attention's query row against a KV tile keeps that form)."""
+    out, rhs = tgraph.tensor_type(mm.result), tgraph.tensor_type(mm.rhs)
+    if mm.transpose_b is None or any(not d.is_Integer or int(d) != 1 for d in [*out.shape[:-1], *rhs.shape[:-2]]):
+        return False
+    if not rhs.shape[-1].is_Integer:
+        return False
+    bits = 16 if isinstance(rhs.element_type, (Float16Type, BFloat16Type)) else 32
+    k = int(rhs.shape[-1])
+    return direct_gemv_split(k, bits) > 0 and PAD_ROWS * k * bits // 8 > SMEM_BYTES
+
+
 def direct_gemv_operand(load: itgraph.LoadOp) -> bool:
-    """Whether a loaded tile is the weight rows of a direct GEMV (`direct_gemv_split`): loaded once per
-    block (not in a loop), used only as the K-contiguous right operand (`transpose_b`) of a matmul
-    of one row and no batch, with 16 to 32 rows whose K divides into whole steps, and a K too long for the
-    lowering's other one-row form (its A operand padded to PAD_ROWS rows for T.gemm would not fit in
-    shared memory: decode attention's query row against a KV tile keeps that form)."""
+    """Whether a loaded tile is the weight rows of a direct GEMV: loaded once per block (not in a
+    loop), used only as the right operand of a matmul of its shape (`direct_gemv_matmul`), with
+    GEMV_MIN_ROWS to GEMV_MAX_ROWS rows."""
     uses = list(load.result.uses)
     if len(uses) != 1 or isinstance(load.parent_op(), itgraph.SequentialOp) or load.causal_offset is not None:
         return False
     mm = uses[0].operation
-    if not isinstance(mm, tgraph.MatmulOp) or mm.rhs is not load.result or mm.transpose_b is None:
+    if not isinstance(mm, tgraph.MatmulOp) or mm.rhs is not load.result or not direct_gemv_matmul(mm):
         return False
-    out, rhs = tgraph.tensor_type(mm.result), tgraph.tensor_type(load.result)
-    if any(int(d) != 1 for d in [*out.shape[:-1], *rhs.shape[:-2]]):
-        return False
-    bits = 16 if isinstance(rhs.element_type, (Float16Type, BFloat16Type)) else 32
-    k = int(rhs.shape[-1])
-    padded_a = PAD_ROWS * k * bits // 8
-    rows_ok = GEMV_MIN_ROWS <= int(rhs.shape[-2]) <= GEMV_MAX_ROWS
-    return rows_ok and direct_gemv_split(k, bits) > 0 and padded_a > SMEM_BYTES
+    return GEMV_MIN_ROWS <= int(tgraph.tensor_type(load.result).shape[-2]) <= GEMV_MAX_ROWS
 
 
 def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:

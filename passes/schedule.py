@@ -440,12 +440,16 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
     last = set(range(max(len(shape) - 2, 0), len(shape)))
     big = {d for d, size in enumerate(shape) if size > 1}
     dim_sets = [last] + ([set(sorted(big)[-2:])] if big & last != last else [])
+    # a decode projection read straight from global memory wants few weight rows per block
+    small = place_memory.GEMV_SMALL_TILES if any(
+        isinstance(op, tgraph.MatmulOp) and place_memory.direct_gemv_matmul(op) for op in graph.body.walk()
+    ) else ()
     tiles: list[tuple[int, ...]] = []
     for dims in dim_sets:
         choices: list[list[int]] = []
         for d, size in enumerate(shape):
             if d in dims and size > 1:
-                opts = [t for t in (16, 32, 64, 128, 256) if t < size and size % t == 0]
+                opts = [t for t in (*small, 16, 32, 64, 128, 256) if t < size and size % t == 0]
                 if size <= 256 or wide:
                     opts.append(size)
                 choices.append(opts or [size])
