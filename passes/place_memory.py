@@ -133,6 +133,7 @@ GEMV_VECTOR_BYTES = 16  # one vector load per thread and step of a direct GEMV
 # in flight (H200, x [1, 4096] @ W^T, W [4096, 4096]: 16 rows a block 14.5 us, F.linear 9.2 us;
 # 4 rows 7.7 us, bench/results/gemv_idioms_2026-12-02_H200.md)
 GEMV_MIN_ROWS = 4
+GEMV_THREADS = 128  # the threads `place` gives a kernel whose largest matmul has one row
 GEMV_MAX_ROWS = 32
 GEMV_SMALL_TILES = (4, 8)  # the output tiles `cleave-schedule` offers a graph with a direct GEMV beside its usual ones
 
@@ -169,14 +170,20 @@ def direct_gemv_matmul(mm: tgraph.MatmulOp) -> bool:
 def direct_gemv_operand(load: itgraph.LoadOp) -> bool:
     """Whether a loaded tile is the weight rows of a direct GEMV: loaded once per block (not in a
     loop), used only as the right operand of a matmul of its shape (`direct_gemv_matmul`), with
-    GEMV_MIN_ROWS to GEMV_MAX_ROWS rows."""
+    GEMV_MIN_ROWS to GEMV_MAX_ROWS rows and a 16-byte vector of a row for every thread (K = 2112 takes 8
+    lanes per row, so 16+ rows)."""
     uses = list(load.result.uses)
     if len(uses) != 1 or isinstance(load.parent_op(), itgraph.SequentialOp) or load.causal_offset is not None:
         return False
     mm = uses[0].operation
     if not isinstance(mm, tgraph.MatmulOp) or mm.rhs is not load.result or not direct_gemv_matmul(mm):
         return False
-    return GEMV_MIN_ROWS <= int(tgraph.tensor_type(load.result).shape[-2]) <= GEMV_MAX_ROWS
+    rhs = tgraph.tensor_type(load.result)
+    rows = int(rhs.shape[-2])
+    bits = 16 if isinstance(rhs.element_type, (Float16Type, BFloat16Type)) else 32
+    lanes = direct_gemv_split(int(rhs.shape[-1]), bits) * bits // (8 * GEMV_VECTOR_BYTES)
+    # a lane per thread of the block's GEMV_THREADS: fewer lanes would split a thread's 16-byte vector
+    return GEMV_MIN_ROWS <= rows <= GEMV_MAX_ROWS and rows * lanes >= GEMV_THREADS
 
 
 def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:

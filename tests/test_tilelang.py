@@ -548,3 +548,43 @@ def test_decode_linear_against_a_row_major_weight_reads_it_from_global_memory(tm
         ref = run_graph(graph, xs)
         (out,) = run_kernels([kernel], xs)
         assert max_relative_error(ref[0], out) < FP16_TOLERANCE
+
+
+DECODE_LINEAR_EPILOGUE = """
+tgraph.graph @decode_linear_{epilogue}(%x: !tgraph.tensor<[1, 2048], {t}>, %w: !tgraph.tensor<[128, 2048], {t}>, %r: !tgraph.tensor<[1, 128], {t}>) -> !tgraph.tensor<[1, 128], {t}> {{
+  %y = tgraph.matmul %x, %w transpose_b : !tgraph.tensor<[1, 2048], {t}>, !tgraph.tensor<[128, 2048], {t}> -> !tgraph.tensor<[1, 128], {t}>
+  %o = {op}
+  tgraph.output %o : !tgraph.tensor<[1, 128], {t}>
+}}
+"""
+EPILOGUES = {
+    "residual": "tgraph.add %y, %r : !tgraph.tensor<[1, 128], {t}>, !tgraph.tensor<[1, 128], {t}> -> !tgraph.tensor<[1, 128], {t}>",
+    "silu_gate": "tgraph.mul %s, %r : !tgraph.tensor<[1, 128], {t}>, !tgraph.tensor<[1, 128], {t}> -> !tgraph.tensor<[1, 128], {t}>",
+}
+
+
+@pytest.mark.parametrize(("epilogue", "t"), [("residual", "f16"), ("silu_gate", "bf16")])
+def test_direct_gemv_with_an_epilogue_computes_the_graph(epilogue: str, t: str, tmp_path: Path) -> None:
+    """A decode projection whose result feeds element-wise ops in the same kernel (o_proj + residual in
+    fp16; silu(x @ W^T) * r in bf16): the weight is read from global memory, the row values reach the
+    epilogue through shared memory, the kernel lowers for sm_90a, and it computes the graph on five
+    input distributions."""
+    op = EPILOGUES[epilogue].format(t=t)
+    text = DECODE_LINEAR_EPILOGUE.format(epilogue=epilogue, t=t, op=op)
+    if epilogue == "silu_gate":
+        text = text.replace("  %o = ", f"  %s = tgraph.silu %y : !tgraph.tensor<[1, 128], {t}>\n  %o = ")
+    module = module_of(parse_text(text).body.block.first_op.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    assert cleave.Memory.GLOBAL in [cleave.memory(op) for op in module.walk() if isinstance(op, itgraph.LoadOp)]
+    lower_module(module)
+    [(_, [kernel])] = candidate_kernels(module)
+    path = tmp_path / "decode_linear_epilogue.py"
+    path.write_text(module_source(module))
+    assert "__global__" in next(iter(lower_all(path).values()))
+    graph = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp))
+    rng = np.random.default_rng(7)
+    for dist, draw in DISTRIBUTIONS.items():
+        xs = [draw(rng, s).astype(np.float16).astype(np.float64) for s in input_shapes(graph)]
+        ref = run_graph(graph, xs)
+        (out,) = run_kernels([kernel], xs)
+        assert max_relative_error(ref[0], out) < FP16_TOLERANCE, dist
