@@ -151,6 +151,10 @@ def direct_gemv_split(k: int, element_bits: int) -> int:
     return next((lanes * vector for lanes in (32, 16, 8) if k % (lanes * vector) == 0), 0)
 
 
+def _element_bits(t: tgraph.TensorType) -> int:
+    return 16 if isinstance(t.element_type, (Float16Type, BFloat16Type)) else 32
+
+
 def direct_gemv_matmul(mm: tgraph.MatmulOp) -> bool:
     """Whether a matmul (of a graph or a kernel's tiles) has the direct GEMV's shape: one row and no
     batch, a K-contiguous right operand (`transpose_b`: nn.Linear's [N, K] weight), and a K that
@@ -162,7 +166,7 @@ def direct_gemv_matmul(mm: tgraph.MatmulOp) -> bool:
         return False
     if not rhs.shape[-1].is_Integer:
         return False
-    bits = 16 if isinstance(rhs.element_type, (Float16Type, BFloat16Type)) else 32
+    bits = _element_bits(rhs)
     k = int(rhs.shape[-1])
     return direct_gemv_split(k, bits) > 0 and PAD_ROWS * k * bits // 8 > SMEM_BYTES
 
@@ -180,7 +184,7 @@ def direct_gemv_operand(load: itgraph.LoadOp) -> bool:
         return False
     rhs = tgraph.tensor_type(load.result)
     rows = int(rhs.shape[-2])
-    bits = 16 if isinstance(rhs.element_type, (Float16Type, BFloat16Type)) else 32
+    bits = _element_bits(rhs)
     lanes = direct_gemv_split(int(rhs.shape[-1]), bits) * bits // (8 * GEMV_VECTOR_BYTES)
     # a lane per thread of the block's GEMV_THREADS: fewer lanes would split a thread's 16-byte vector
     return GEMV_MIN_ROWS <= rows <= GEMV_MAX_ROWS and rows * lanes >= GEMV_THREADS
