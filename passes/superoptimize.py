@@ -71,6 +71,7 @@ from cleave_ir.dialects import tgraph
 from cleave_ir.dialects.semantics import Monotone, Reduction
 from cleave_ir.interpreter import run_graph
 from cleave_ir.passes import abstract_expr
+from cleave_ir.passes.elementwise_cones import find_cone, inline, outline
 from cleave_ir.passes.equivalence import Checker, fingerprint_inputs, output_error
 from cleave_ir.passes.matmul_factors import rescaled_forms
 from cleave_ir.passes.reduced_dims import eventually_reduced
@@ -161,6 +162,7 @@ class SearchStats:
     rejected: int = 0  # candidates the equivalence check refused
     duplicates: int = 0  # candidates identical to an earlier one (or the input) after canonicalization
     unjustified: int = 0  # candidates that need an op property the op lacks (see unjustified_nesting)
+    cone_ops: int = 0  # element-wise ops of one input set aside during the search (`elementwise_cones`)
 
     @property
     def work(self) -> int:
@@ -175,6 +177,7 @@ class SearchStats:
             f"explored {self.explored}, pruned {self.pruned}, classes {self.classes}, "
             f"candidates {self.candidates}, rejected {self.rejected} (tests) {self.unjustified} (op properties), "
             f"duplicates {self.duplicates}, {self.seconds:.1f} s{stop}"
+            + (f"; a cone of {self.cone_ops} element-wise ops of one input set aside" if self.cone_ops else "")
         )
 
 
@@ -1285,8 +1288,13 @@ def superoptimize_graph(
         symbolize(work)
     if len(work.function_type.outputs.data) != 1:
         raise CleaveError(f"error: cleave-superoptimize: @{graph.sym_name.data} must have exactly one output")
-    en = Enumerator(work, max_ops=max_ops, max_splits=max_splits, time_limit=time_limit, seed=seed,
+    # a decomposed activation of one input is searched as that input, and put back in front of
+    # every candidate (passes/elementwise_cones.py); candidates are checked against the whole graph
+    cone = find_cone(work)
+    searched = outline(work, cone) if cone is not None else work
+    en = Enumerator(searched, max_ops=max_ops, max_splits=max_splits, time_limit=time_limit, seed=seed,
                     progress=progress, budget=budget)
+    en.stats.cone_ops = len(cone.ops) if cone is not None else 0
     hits = en.run()
     if progress:
         print(file=sys.stderr)
@@ -1319,7 +1327,7 @@ def superoptimize_graph(
             break
         cand = en.build(node, mode, f"{base}_c{len(found) + 1}")
         if cand is not None:
-            consider(cand)
+            consider(inline(cand, cone) if cone is not None else cand)
     # the rescale-after-matmul forms (passes/matmul_factors.py), whether or not the budget reached them
     for cand, note in rescaled_forms(work):
         if len(found) >= max_candidates:

@@ -230,9 +230,7 @@ def test_transformers_eager_attention_is_one_region() -> None:
 
 
 @pytest.mark.slow
-# GPT2HF is left out: its gelu_new region (12 element-wise ops around a matmul) took over 5 minutes
-# of search on 2 cores under pytest (a run by hand finished, correct); the fast test covers it
-@pytest.mark.parametrize("name", [a for a in ARCHITECTURES if a != "GPT2HF"])
+@pytest.mark.parametrize("name", ARCHITECTURES)
 def test_unseen_architecture_layer_through_the_real_pipeline(name: str, tmp_path) -> None:
     compiler = ct.PipelineCompiler(options=("--cache-dir", str(tmp_path), "-j", "1", "--keep", "2"), gpu=False)
     check(*optimized(name, compiler))
