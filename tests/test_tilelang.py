@@ -588,3 +588,21 @@ def test_direct_gemv_with_an_epilogue_computes_the_graph(epilogue: str, t: str, 
         ref = run_graph(graph, xs)
         (out,) = run_kernels([kernel], xs)
         assert max_relative_error(ref[0], out) < FP16_TOLERANCE, dist
+
+
+def test_direct_gemv_with_a_dynamic_row_count_runs_each_row() -> None:
+    """A decode projection whose row count is dynamic (`dynamic = array<i64: 0>`, as the PyTorch front
+    end marks a sequence length): one block row per input row, the weight read from global memory, and
+    the interpreted kernel computes x @ W^T at 1, 3 and 6 rows."""
+    text = DECODE_LINEAR.replace("%x: !tgraph.tensor<[1, 2048], f16>", "%x: !tgraph.tensor<[1, 2048], f16> {dynamic = array<i64: 0>}")
+    module = module_of(parse_text(text).body.block.first_op.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    assert cleave.Memory.GLOBAL in [cleave.memory(op) for op in module.walk() if isinstance(op, itgraph.LoadOp)]
+    lower_module(module)
+    [(_, kernels)] = candidate_kernels(module)
+    rng = np.random.default_rng(3)
+    for rows in (1, 3, 6):
+        x = rng.standard_normal((rows, 2048)).astype(np.float16).astype(np.float64)
+        w = rng.uniform(-1.0, 1.0, (256, 2048)).astype(np.float16).astype(np.float64)
+        (out,) = run_kernels(kernels, [x, w])
+        assert out.shape == (rows, 256) and max_relative_error(x @ w.T, out) < FP16_TOLERANCE
