@@ -567,8 +567,8 @@ EPILOGUES = {
 def test_direct_gemv_with_an_epilogue_computes_the_graph(epilogue: str, t: str, tmp_path: Path) -> None:
     """A decode projection whose result feeds element-wise ops in the same kernel (o_proj + residual in
     fp16; silu(x @ W^T) * r in bf16): the weight is read from global memory, the row values reach the
-    epilogue through shared memory, the kernel lowers for sm_90a, and it computes the graph on five
-    input distributions."""
+    epilogue through shared memory, the kernel lowers for sm_90a without TileLang's race warning,
+    and it computes the graph on five input distributions."""
     op = EPILOGUES[epilogue].format(t=t)
     text = DECODE_LINEAR_EPILOGUE.format(epilogue=epilogue, t=t, op=op)
     if epilogue == "silu_gate":
@@ -580,7 +580,8 @@ def test_direct_gemv_with_an_epilogue_computes_the_graph(epilogue: str, t: str, 
     [(_, [kernel])] = candidate_kernels(module)
     path = tmp_path / "decode_linear_epilogue.py"
     path.write_text(module_source(module))
-    assert "__global__" in next(iter(lower_all(path).values()))
+    [(cuda, log)] = lower_logged(path).values()
+    assert "__global__" in cuda and not sync_warnings(log), sync_warnings(log)  # no "[ThreadSync] ... race"
     graph = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp))
     rng = np.random.default_rng(7)
     for dist, draw in DISTRIBUTIONS.items():
