@@ -96,3 +96,13 @@ def test_the_search_sets_the_cone_aside_and_checks_candidates_against_the_whole_
     for c in plain:
         xs = _inputs(graph, 11)
         assert max_relative_error(run_graph(graph, xs)[0], run_graph(c.graph, xs)[0]) < 1e-9
+
+
+def test_a_graph_that_is_all_cone_searches_to_itself() -> None:
+    """Only the activation (its root is the graph's output): the search runs on a graph of no ops and
+    offers nothing but the input graph, without failing."""
+    lines = [line for line in GELU_NEW.strip().splitlines() if not any(line.strip().startswith(f"%{i} ") for i in (9, 10, 11))]
+    text = "\n".join(lines).replace("tgraph.output %11 : !tgraph.tensor<[16, 64], f16>", f"tgraph.output %8 : {T}")
+    graph = _graph(text.replace("-> !tgraph.tensor<[16, 64], f16> {", f"-> {T} {{", 1))
+    cands, stats = superoptimize_graph(graph, max_ops=12)
+    assert stats.cone_ops == 9 and cands == []
