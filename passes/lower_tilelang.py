@@ -75,7 +75,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
-from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_split
+from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_operand, direct_gemv_split
 from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -415,6 +415,11 @@ class _KernelLowering:
             if isinstance(op, itgraph.LoadOp) and (offset := op.causal_offset) is not None:
                 self.causal_tile(op, offset)
             elif isinstance(op, itgraph.LoadOp) and cleave.memory(op) == cleave.Memory.GLOBAL:
+                if not direct_gemv_operand(op):  # (hand-written IR) any other reader would need a copy
+                    raise LoweringError(
+                        "error: cleave-lower-tilelang: itgraph.load: #cleave<mem global> is only for the weight rows "
+                        "of a one-row matmul's direct GEMV (place_memory.direct_gemv_operand)"
+                    )
                 src = self.bufs[op.source]  # no copy: the one consumer (a direct GEMV) reads it in place
                 self.bufs[op.result] = _Buf(src.value, src.name, _static(op.result), tuple(self.region(op.tmap).offset_exprs))
             elif isinstance(op, itgraph.LoadOp):
