@@ -200,24 +200,11 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     return peak
 
 
-def _gemv_input_row(load: itgraph.LoadOp, grid_vars: set[str]) -> bool:
-    """Whether `load` is the input row of a direct GEMV that every block reads alike: it comes from DRAM
-    once and from L2 for the other blocks, so many blocks of few weight rows cost no more traffic.
-
-    Only there: counting every grid-invariant tile once (a norm's weight, MQA's shared K/V) changed the
-    model's picks for five of the twelve examples, which was not re-measured."""
-    from cleave_ir.passes.place_memory import direct_gemv_matmul  # placement imports this module
-
-    if any(set(map(str, off.free_symbols)) & grid_vars for off in load.tmap.offset_exprs):
-        return False
-    return any(isinstance(u.operation, tgraph.MatmulOp) and u.operation.lhs is load.result and direct_gemv_matmul(u.operation) for u in load.result.uses)
-
-
 def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -> Estimate:
     """Estimated time and footprint of `kernel` (concrete shapes), with `calibration` (default `CALIBRATION`)."""
     par = kernel.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
-    from cleave_ir.passes.place_memory import direct_gemv_operand  # placement imports this module
+    from cleave_ir.passes.place_memory import direct_gemv_input_row, direct_gemv_operand  # placement imports this module
 
     grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
     grid_vars = {v for v, e in zip(par.var_names, par.extent_dims) if e != 1}
@@ -228,7 +215,7 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
             continue  # a causal mask tile is computed from its indices: no traffic, no shared memory
         if isinstance(op, itgraph.LoadOp):
-            moved += tile_bytes(op.result) * _trips(op, loops) / (grid if _gemv_input_row(op, grid_vars) else 1)
+            moved += tile_bytes(op.result) * _trips(op, loops) / (grid if direct_gemv_input_row(op, grid_vars) else 1)
             if not direct_gemv_operand(op):  # read from global memory by its GEMV, never staged
                 smem += tile_bytes(op.result)
         elif isinstance(op, itgraph.StoreOp):

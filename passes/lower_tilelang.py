@@ -157,8 +157,6 @@ class _Buf:
 
     def at(self, full_vars: Sequence[str | None]) -> list[Dim]:
         """Element index for the result-space loop variables (None where the result dim is 1)."""
-        if self.origin is not None:
-            return [o + (symbol(v) if v is not None and d != 1 else 0) for o, v, d in zip(self.origin, full_vars, self.shape)]
         idx = [symbol(v) for v, d in zip(full_vars, self.shape) if d != 1 and v is not None]
         return idx or [sympy.Integer(0)]
 

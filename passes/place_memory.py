@@ -147,8 +147,16 @@ def direct_gemv_split(k: int, element_bits: int) -> int:
     On the H200 (`bench/results/gemv_idioms_2026-12-02_H200.md`) that reads Llama-3-8B's gate weight
     at 3.9 TB/s (30.0 us, F.linear 30.5 us), where staging the block's whole 16-row slab in shared
     memory and reading it back took 47.8 us."""
-    vector = GEMV_VECTOR_BYTES * 8 // element_bits
-    return next((lanes * vector for lanes in (32, 16, 8) if k % (lanes * vector) == 0), 0)
+    return direct_gemv_lanes(k, element_bits) * _vector(element_bits)
+
+
+def direct_gemv_lanes(k: int, element_bits: int) -> int:
+    """Threads per weight row of a direct GEMV: 32, 16 or 8, the most whose 16-byte vectors divide k; 0: none."""
+    return next((lanes for lanes in (32, 16, 8) if k % (lanes * _vector(element_bits)) == 0), 0)
+
+
+def _vector(element_bits: int) -> int:
+    return GEMV_VECTOR_BYTES * 8 // element_bits
 
 
 def _element_bits(t: tgraph.TensorType) -> int:
@@ -184,10 +192,20 @@ def direct_gemv_operand(load: itgraph.LoadOp) -> bool:
         return False
     rhs = tgraph.tensor_type(load.result)
     rows = int(rhs.shape[-2])
-    bits = _element_bits(rhs)
-    lanes = direct_gemv_split(int(rhs.shape[-1]), bits) * bits // (8 * GEMV_VECTOR_BYTES)
     # a lane per thread of the block's GEMV_THREADS: fewer lanes would split a thread's 16-byte vector
-    return GEMV_MIN_ROWS <= rows <= GEMV_MAX_ROWS and rows * lanes >= GEMV_THREADS
+    return GEMV_MIN_ROWS <= rows <= GEMV_MAX_ROWS and rows * direct_gemv_lanes(int(rhs.shape[-1]), _element_bits(rhs)) >= GEMV_THREADS
+
+
+def direct_gemv_input_row(load: itgraph.LoadOp, grid_vars: set[str]) -> bool:
+    """Whether `load` is the input row of a direct GEMV that every block reads alike (its offsets use
+    none of the grid's variables): the cost model counts it from DRAM once and from L2 for the other
+    blocks, so many blocks of few weight rows cost no more traffic.
+
+    Only there: counting every grid-invariant tile once (a norm's weight, MQA's shared K/V) changed the
+    model's picks for five of the twelve examples, which was not re-measured."""
+    if any(set(map(str, off.free_symbols)) & grid_vars for off in load.tmap.offset_exprs):
+        return False
+    return any(isinstance(u.operation, tgraph.MatmulOp) and u.operation.lhs is load.result and direct_gemv_matmul(u.operation) for u in load.result.uses)
 
 
 def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
