@@ -135,8 +135,16 @@ def model_rows() -> list[Row]:
     return [Row(p.stem, p.stem, 1, gpu_resize(p)) for p in sorted(MODELS.glob("*.mlir"))]
 
 
+def model_path(example: str) -> Path | None:
+    """The tgraph file of a model row: a subgraph of examples/models, or any `.mlir` file named by its path."""
+    for path in (MODELS / f"{example}.mlir", Path(example)):
+        if path.suffix == ".mlir" and path.is_file():
+            return path
+    return None
+
+
 def is_model(example: str) -> bool:
-    return (MODELS / f"{example}.mlir").exists()
+    return model_path(example) is not None
 
 
 def graph_text(row: Row, scale: bool = False) -> str:
@@ -147,8 +155,9 @@ def graph_text(row: Row, scale: bool = False) -> str:
     from cleave_ir.dialects import tgraph
     from cleave_ir.run import make_context, resize_graph
 
-    if is_model(row.example):
-        module = parse_module_text(make_context(), (MODELS / f"{row.example}.mlir").read_text(), f"{row.example}.mlir")
+    path = model_path(row.example)
+    if path is not None:
+        module = parse_module_text(make_context(), path.read_text(), path.name)
         graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp))
         graph = graph.clone() if scale else resize_graph(graph, row.resize)
         graph.attributes.pop("constraints", None)

@@ -2,6 +2,7 @@
 
     bash bench/on_device.sh python bench/racecheck.py --out $OUT/rc          # the GPU machine, ~4 minutes
     python bench/racecheck.py --out DIR --suite SUITE                         # kernels prepared elsewhere
+    python bench/racecheck.py --out DIR --rows '^$' --graphs bench/probes/llama3_decode_*_proj.mlir  # just these graphs
 
 A family is an example of bench/gpu_suite.py's table (its first row; with `--models`, also every model
 subgraph). Without `--suite` the rows are prepared here at the suite's scaled-down shapes (`prepare
@@ -25,7 +26,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_suite  # noqa: E402  (bench/ is not a package)
@@ -36,12 +37,14 @@ ERROR_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
 LAUNCHED = "racecheck-launch: ok"
 
 
-def families(models: bool = False, pattern: str | None = None) -> list[gpu_suite.Row]:
-    """The first row of every example of the suite's table (and every model row with `models`)."""
+def families(models: bool = False, pattern: str | None = None, graphs: Sequence[str] = ()) -> list[gpu_suite.Row]:
+    """The first row of every example of the suite's table (and every model row with `models`, and a
+    row per tgraph file of `graphs`, at the shapes written there)."""
     seen: dict[str, gpu_suite.Row] = {}
     for r in gpu_suite.rows() + (gpu_suite.model_rows() if models else []):
         seen.setdefault(r.example, r)
-    return [r for r in seen.values() if pattern is None or re.search(pattern, r.name)]
+    chosen = [r for r in seen.values() if pattern is None or re.search(pattern, r.name)]
+    return chosen + [gpu_suite.Row(Path(g).stem, str(Path(g).resolve())) for g in graphs]
 
 
 def kernels_to_check(manifest: dict[str, Any]) -> list[tuple[str, str]]:
@@ -162,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--suite", help="a directory `gpu_suite.py prepare` wrote (default: prepare the families here, scaled down)")
     p.add_argument("--rows", help="only families whose first row's name matches this regex")
     p.add_argument("--models", action="store_true", help="also one family per model subgraph (examples/models)")
+    p.add_argument("--graphs", nargs="+", default=[], metavar="FILE", help="also one family per tgraph file (e.g. bench/probes/*.mlir), at its written shapes")
     p.add_argument("-j", "--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1), help="prepare workers, compile threads and concurrent sanitizer runs")
     p.add_argument("--timeout", type=float, default=150.0, help="seconds per sanitizer run")
     args = p.parse_args(argv)
@@ -177,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         manifest = json.loads((suite / "manifest.json").read_text())
     else:
         suite = out / "suite"
-        manifest = gpu_suite.prepare(suite, args.jobs, scale=True, keep=1, top_k=1, only=families(args.models, args.rows))
+        manifest = gpu_suite.prepare(suite, args.jobs, scale=True, keep=1, top_k=1, only=families(args.models, args.rows, args.graphs))
     todo = kernels_to_check(manifest)
     print(f"racecheck: {len(todo)} kernels ({time.perf_counter() - t0:.0f} s)", flush=True)
 

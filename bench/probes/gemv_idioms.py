@@ -13,6 +13,7 @@ cleave_ir.runtime.time_us and checked against a float64 reference:
 
     bash bench/on_device.sh python bench/probes/gemv_idioms.py     # writes $OUT/gemv_idioms.json
     python bench/probes/gemv_idioms.py --lower                      # CPU: only lower every variant for sm_90a
+    ... gemv_idioms.py [--lower] --only emitted simt                # just the variants with these name prefixes
 """
 import json
 import os
@@ -99,6 +100,37 @@ def reducer(N: int, K: int, rows: int = 128, bk: int = 128, stages: int = 2, thr
     return main
 
 
+def emitted(N: int, K: int, rows: int = 4, x_global: bool = False, unroll: bool = False):
+    """The form `lower_tilelang.direct_gemv` emits: a T.Parallel(rows, split) of fp32 products into a
+    (rows, split) fragment over a serial K loop, then T.reduce_sum. `x_global`: the input row read
+    from global memory in the loop instead of a shared copy made first; `unroll`: the K loop unrolled."""
+    split = 256
+    threads = rows * 32
+
+    @T.prim_func
+    def main(x: T.Tensor((1, K), "float16"), w: T.Tensor((N, K), "float16"), y: T.Tensor((1, N), "float16")):
+        with T.Kernel(N // rows, threads=threads) as (bx,):
+            x_s = T.alloc_shared((K,), "float16")
+            acc = T.alloc_fragment((rows,), "float32")
+            part = T.alloc_fragment((rows, split), "float32")
+            acc_s = T.alloc_shared((rows,), "float32")
+            if not x_global:
+                T.copy(x[0, 0:K], x_s)
+            T.clear(part)
+            loop = T.unroll if unroll else T.serial
+            for kk in loop(K // split):
+                for i0, i1 in T.Parallel(rows, split):
+                    if x_global:
+                        part[i0, i1] += T.Cast("float32", x[0, i1 + split * kk]) * T.Cast("float32", w[rows * bx + i0, i1 + split * kk])
+                    else:
+                        part[i0, i1] += T.Cast("float32", x_s[i1 + split * kk]) * T.Cast("float32", w[rows * bx + i0, i1 + split * kk])
+            T.reduce_sum(part, acc, dim=1, clear=True)
+            T.copy(acc, acc_s)
+            T.copy(acc_s, y[0, rows * bx:rows * bx + rows])
+
+    return main
+
+
 VARIANTS = {
     "smem-whole t128": (smem_whole, dict()),
     "smem-whole t256": (smem_whole, dict(threads=256)),
@@ -110,6 +142,12 @@ VARIANTS = {
     "simt r16 l16": (simt, dict(rows=16, lanes=16)),
     "simt r4 l32 v16": (simt, dict(rows=4, lanes=32, vec=16)),
     "simt r8 l32 v16": (simt, dict(rows=8, lanes=32, vec=16)),
+    "emitted r4": (emitted, dict()),
+    "emitted r2": (emitted, dict(rows=2)),
+    "emitted r4 xg": (emitted, dict(x_global=True)),
+    "emitted r2 xg": (emitted, dict(rows=2, x_global=True)),
+    "emitted r4 unroll": (emitted, dict(unroll=True)),
+    "emitted r2 xg unroll": (emitted, dict(rows=2, x_global=True, unroll=True)),
     "reducer 128x128 s2 t256": (reducer, dict()),
     "reducer 128x128 s3 t256": (reducer, dict(stages=3)),
     "reducer 64x256 s3 t256": (reducer, dict(rows=64, bk=256, stages=3)),
@@ -119,6 +157,10 @@ VARIANTS = {
 
 
 def main() -> None:
+    if "--only" in sys.argv:  # --only PREFIX...: just the variants whose names start with a PREFIX
+        prefixes = sys.argv[sys.argv.index("--only") + 1:]
+        for name in [v for v in VARIANTS if not v.startswith(tuple(prefixes))]:
+            del VARIANTS[name]
     if "--lower" in sys.argv:
         from tvm.target import Target
 
