@@ -189,7 +189,7 @@ class _KernelPrinter:
                 fn = op.name.split(".")[1]
                 self.emit(indent, f"T.{fn}({self.py[op.src]}, {self.py[op.dst]}, dim={op.dim.value.data}, clear={op.clear is not None})")
             elif isinstance(op, tl.SerialOp):
-                self.emit(indent, f"for {op.var_name} in T.serial({py_expr(op.extent_expr)}):")
+                self.emit(indent, f"for {op.var_name} in T.{'unroll' if op.unroll is not None else 'serial'}({py_expr(op.extent_expr)}):")
                 self.block(op.body.block.ops, indent + 1)
             elif isinstance(op, tl.PipelinedOp):
                 self.emit(indent, f"for {op.var_name} in T.Pipelined({py_expr(op.extent_expr)}, num_stages={op.num_stages.value.data}):")

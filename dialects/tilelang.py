@@ -727,25 +727,34 @@ class _SequentialLoop(IRDLOperation):
 
 @irdl_op_definition
 class SerialOp(_SequentialLoop):
-    """`for kk in T.serial(n):` block-level ops, once per iteration."""
+    """`for kk in T.serial(n):` block-level ops, once per iteration; `unroll`: `T.unroll(n)`, the
+    iterations written out so that each thread has the loads of several in flight."""
 
     name = "tilelang.serial"
 
-    def __init__(self, var: str, extent: Dim | int, body: Region | None = None) -> None:
+    unroll = opt_prop_def(UnitAttr)
+
+    def __init__(self, var: str, extent: Dim | int, body: Region | None = None, unroll: bool = False) -> None:
         super().__init__(
-            properties={"var": StringAttr(var), "extent": ExprAttr(extent)},
+            properties={"var": StringAttr(var), "extent": ExprAttr(extent), "unroll": UnitAttr() if unroll else None},
             regions=[body if body is not None else Region(Block())],
         )
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.unroll is not None and not self.extent_expr.is_Integer:
+            raise VerifyException(f"tilelang.serial: an unrolled loop needs a constant extent, not {expr_str(self.extent_expr)}")
 
     @classmethod
     def parse(cls, parser: Parser) -> SerialOp:
         var = parser.parse_identifier()
         parser.parse_keyword("in")
         extent = parse_expr(parser)
-        return SerialOp(var, extent, parser.parse_region())
+        unroll = parser.parse_optional_keyword("unroll") is not None
+        return SerialOp(var, extent, parser.parse_region(), unroll)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.var_name} in {expr_str(self.extent_expr)}")
+        printer.print_string(f" {self.var_name} in {expr_str(self.extent_expr)}{' unroll' if self.unroll is not None else ''}")
         _print_loop_body(printer, self.body)
 
 

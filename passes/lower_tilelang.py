@@ -75,7 +75,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
-from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_operand, direct_gemv_split
+from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_columns, direct_gemv_operand, direct_gemv_split
 from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -415,7 +415,7 @@ class _KernelLowering:
             elif isinstance(op, itgraph.LoadOp) and cleave.memory(op) == cleave.Memory.GLOBAL:
                 if not direct_gemv_operand(op):  # (hand-written IR) any other reader would need a copy
                     raise LoweringError(
-                        "error: cleave-lower-tilelang: itgraph.load: #cleave<mem global> is only for the weight rows "
+                        "error: cleave-lower-tilelang: itgraph.load: #cleave<mem global> is only for the weight "
                         "of a one-row matmul's direct GEMV (place_memory.direct_gemv_operand)"
                     )
                 src = self.bufs[op.source]  # no copy: the one consumer (a direct GEMV) reads it in place
@@ -461,6 +461,9 @@ class _KernelLowering:
         if _squeezed(_static(src)) != _squeezed(_static(res)):
             raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: only adds or drops size-1 dims in a kernel")
         b = self.bufs[src]
+        if b.origin is not None:  # a direct GEMV's weight read in place: its last two dims stay (`place_memory.weight_view`)
+            self.bufs[res] = b
+            return
         self.bufs[res] = _Buf(b.value, b.name, self.shape(res))  # same buffer, other view
 
     def split(self, op: tgraph.SplitOp) -> None:
@@ -670,8 +673,8 @@ class _KernelLowering:
         s.store(s.binary(combine, acc, x), out, full)
         self.serial("kk", extent, lambda: self.parallel(out.shape, s))
 
-    def serial(self, var: str, extent: int, body) -> None:
-        loop = tl.SerialOp(var, extent)
+    def serial(self, var: str, extent: int, body, unroll: bool = False) -> None:
+        loop = tl.SerialOp(var, extent, unroll=unroll)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
         body()
@@ -700,6 +703,9 @@ class _KernelLowering:
         tt = op.transpose_b is not None
         m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
         batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
+        if b.origin is not None:  # placement left the weight in global memory
+            (self.direct_gemv if tt else self.direct_gemv_columns)(op, a, b, out, clear)
+            return
         if batch_one and len(ta) == 2 and len(tb) == 2 and k % 16 == 0 and gemm_warps_fit(m, n, self.threads):
             # a computed A operand stays in registers (cast to fp16) when the gemm has whole
             # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
@@ -714,9 +720,6 @@ class _KernelLowering:
             self.gemm_laid.add(out.value)
             if m == 16 and self.threads > 32:  # one warp of rows: every warp holds a slice of the columns
                 self.cols_split.add((m, n))
-            return
-        if b.origin is not None:
-            self.direct_gemv(op, a, b, out, clear)
             return
         # CUDA-core matmul: C[.., m, n] += A[.., m, kk] * B[.., kk, n] over a serial kk; operands
         # are read from shared memory (a fragment can only be indexed by its owning threads)
@@ -790,9 +793,33 @@ class _KernelLowering:
         x = st.cast(st.add(tl.LoadOp(a.value, _operand_index(a, {-1: kexpr}))), f32)
         y = st.cast(st.add(tl.LoadOp(b.value, _operand_index(b, {-2: symbol("i0"), -1: kexpr}))), f32)
         st.store(st.binary(arith.MulfOp, x, y), part, ["i0", "i1"], accumulate=True)
-        self.serial("kk", k // split, lambda: self.parallel(part.shape, st))
+        # unrolled: each thread then has the loads of several steps in flight (H200, W [4096, 14336]:
+        # 33.8 -> 28.8 us; `gemv_forms_2026-12-02_H200.md`)
+        self.serial("kk", k // split, lambda: self.parallel(part.shape, st), unroll=True)
         self.emit(tl.ReduceSumOp(part.value, out.value, 1, clear))
         if clear:  # the reduction lays the row values out; the rest of the kernel reads them from shared memory
+            self.bufs[op.result] = self._shared(out)
+
+    def direct_gemv_columns(self, op: tgraph.MatmulOp, a: _Buf, b: _Buf, out: _Buf, clear: bool) -> None:
+        """C[n] (+)= sum_k A[k] W[k, n] with W's [k, n] tile read straight from global memory
+        (`place_memory.direct_gemv_columns`): each step the block reads `rows` whole rows of the
+        tile, every thread one 16-byte vector of a row (TileLang vectorizes the loads along n), into
+        partial sums part[r, n] over k = kk * rows + r; then a reduction over r."""
+        n, k = out.shape[-1], a.shape[-1]
+        rows = direct_gemv_columns(n, k, _bits(b.type.element_type), self.threads)
+        if not rows:
+            raise LoweringError(f"error: cleave-lower-tilelang: no column GEMV step of {self.threads} threads divides a [{k}, {n}] weight tile")
+        a = self._shared(a)
+        part = self.alloc((rows, n), out.name + "_part", tl.Scope.FRAGMENT)
+        self.emit(tl.ClearOp(part.value))
+        kexpr = symbol("kk") * rows + symbol("i0")
+        st = _Statements()
+        x = st.cast(st.add(tl.LoadOp(a.value, _operand_index(a, {-1: kexpr}))), f32)
+        y = st.cast(st.add(tl.LoadOp(b.value, _operand_index(b, {-2: kexpr, -1: symbol("i1")}))), f32)
+        st.store(st.binary(arith.MulfOp, x, y), part, ["i0", "i1"], accumulate=True)
+        self.serial("kk", k // rows, lambda: self.parallel(part.shape, st))
+        self.emit(tl.ReduceSumOp(part.value, out.value, 0, clear))
+        if clear:
             self.bufs[op.result] = self._shared(out)
 
     def _shared(self, buf: _Buf) -> _Buf:
@@ -1038,7 +1065,10 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         # judged on the padded operands: a one-row A (or result) is 2-D only once padded
         out, a, b = _static(op.result), _static(op.lhs), _static(op.rhs)
         out_p, a_p = (*out[:-2], PAD_ROWS, out[-1]), (*a[:-2], PAD_ROWS, a[-1])
-        if isinstance(op.rhs.owner, itgraph.LoadOp) and cleave.memory(op.rhs.owner) == cleave.Memory.GLOBAL:
+        rhs = op.rhs.owner
+        while isinstance(rhs, tgraph.ReshapeOp):  # (`place_memory.weight_view`)
+            rhs = rhs.operands[0].owner
+        if isinstance(rhs, itgraph.LoadOp) and cleave.memory(rhs) == cleave.Memory.GLOBAL:
             return False  # placement gave it the direct GEMV form
         return (
             len(_squeezed(out_p)) == 2 and len(_squeezed(a_p)) == 2 and len(_squeezed(b)) == 2

@@ -4,8 +4,9 @@ Decisions, visible as attributes in the IR:
 - `cleave.mem = #cleave<mem shared>` on loads (global -> shared copies feed the tensor cores), `fragment` on
   computed tiles (registers; matmul accumulators in fp32); a computed tile used as a matmul's right
   operand is placed in shared memory (T.gemm takes B from shared memory only); `global` on the
-  weight rows of a one-row matmul against a K-contiguous weight (a decode projection through
-  nn.Linear's [N, K] layout): its GEMV reads them straight from global memory (`direct_gemv_split`);
+  weight of a one-row matmul (a decode projection): its GEMV reads it straight from global memory,
+  K-contiguous rows of nn.Linear's [N, K] layout (`direct_gemv_split`) or N-contiguous columns of
+  an [K, N] weight matrix (`direct_gemv_columns`);
 - loads inside a sequential loop whose tmap does not depend on the loop variable are hoisted out of
   it (the Q tile of attention is loaded once per block, not once per KV tile); with
   `hoist-elementwise=true` so are the element-wise ops of values computed outside it (a rotary
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp, i64
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -180,20 +181,82 @@ def direct_gemv_matmul(mm: tgraph.MatmulOp) -> bool:
 
 
 def direct_gemv_operand(load: itgraph.LoadOp) -> bool:
-    """Whether a loaded tile is the weight rows of a direct GEMV: loaded once per block (not in a
-    loop), used only as the right operand of a matmul of its shape (`direct_gemv_matmul`), with
-    GEMV_MIN_ROWS to GEMV_MAX_ROWS rows and a 16-byte vector of a row for every thread (K = 2112 takes 8
-    lanes per row, so 16+ rows)."""
-    uses = list(load.result.uses)
-    if len(uses) != 1 or isinstance(load.parent_op(), itgraph.SequentialOp) or load.causal_offset is not None:
+    """Whether a loaded tile is the weight of a direct GEMV, read from global memory by a one-row
+    matmul: loaded once per block (not in a loop) and used only as that matmul's right operand,
+    either K-contiguous rows (`transpose_b`, `direct_gemv_rows_operand`) or N-contiguous columns
+    of a weight matrix (`direct_gemv_columns_operand`)."""
+    if isinstance(load.parent_op(), itgraph.SequentialOp) or load.causal_offset is not None:
+        return False
+    value = weight_view(load)
+    uses = list(value.uses)
+    if len(uses) != 1:
         return False
     mm = uses[0].operation
-    if not isinstance(mm, tgraph.MatmulOp) or mm.rhs is not load.result or not direct_gemv_matmul(mm):
+    if not isinstance(mm, tgraph.MatmulOp) or mm.rhs is not value:
+        return False
+    return direct_gemv_rows_operand(load, mm) if mm.transpose_b is not None else direct_gemv_columns_operand(load, mm)
+
+
+def weight_view(load: itgraph.LoadOp) -> SSAValue:
+    """The loaded tile as its matmul reads it: through reshapes that only add leading size-1 dims (a
+    Split-K kernel's [1, k, n] part of a [k, n] weight tile), which the direct GEMV reads in place."""
+    value: SSAValue = load.result
+    while len(uses := list(value.uses)) == 1 and isinstance(r := uses[0].operation, tgraph.ReshapeOp):
+        src, res = tgraph.tensor_type(value).shape, tgraph.tensor_type(r.result).shape
+        if len(src) < 2 or len(res) < 2 or tuple(src[-2:]) != tuple(res[-2:]) or any(d != 1 for d in [*src[:-2], *res[:-2]]):
+            break
+        value = r.result
+    return value
+
+
+def direct_gemv_rows_operand(load: itgraph.LoadOp, mm: tgraph.MatmulOp) -> bool:
+    """A tile of weight rows ([N, K], nn.Linear's layout) of a matmul of the direct GEMV's shape
+    (`direct_gemv_matmul`), with GEMV_MIN_ROWS to GEMV_MAX_ROWS rows and a 16-byte vector of a row
+    for every thread (K = 2112 takes 8 lanes per row, so 16+ rows)."""
+    if not direct_gemv_matmul(mm):
         return False
     rhs = tgraph.tensor_type(load.result)
     rows = int(rhs.shape[-2])
     # a lane per thread of the block's GEMV_THREADS: fewer lanes would split a thread's 16-byte vector
     return GEMV_MIN_ROWS <= rows <= GEMV_MAX_ROWS and rows * direct_gemv_lanes(int(rhs.shape[-1]), _element_bits(rhs)) >= GEMV_THREADS
+
+
+def direct_gemv_columns(n: int, k: int, element_bits: int, threads: int = GEMV_THREADS) -> int:
+    """Rows of a [k, n] weight tile that one step of a column GEMV reads: each of the block's
+    `threads` loads one 16-byte vector of a row, n / vector threads per row; 0: no such step."""
+    vector = _vector(element_bits)
+    if n % vector or threads % (n // vector):
+        return 0
+    rows = threads // (n // vector)
+    return rows if k % rows == 0 else 0
+
+
+def direct_gemv_columns_operand(load: itgraph.LoadOp, mm: tgraph.MatmulOp) -> bool:
+    """A [k, n] tile of a weight matrix (x @ W with W [K, N]: GPT-2's Conv1D, the suite's rmsnorm_matmul
+    and swiglu) under a one-row matmul in a kernel whose matmuls all have one row (`GEMV_THREADS`
+    threads): each step the block reads a slab of whole 16-byte vectors of its rows straight from global
+    memory into registers (`direct_gemv_columns`); partial sums per row of the slab are added up once at
+    the end. Staging the tile in shared memory for a T.gemm padded to 64 rows only adds a round trip: on
+    the H200 a Split-K GEMV of x [1, 4096] @ W [4096, 6144] this way takes 11.2 us, x @ W (cuBLAS) 14.8 us
+    and the padded T.gemm form 20.5 us (`gemv_forms_2026-12-02_H200.md`).
+
+    Only a rank-2 source (a weight matrix): decode attention's value tile (of a [B, H, L, D] cache) keeps
+    the tensor-core form its kernels were tuned with."""
+    out, rhs = tgraph.tensor_type(mm.result), tgraph.tensor_type(load.result)
+    if len(tgraph.tensor_type(load.source).shape) != 2:
+        return False
+    if any(not d.is_Integer or int(d) != 1 for d in [*out.shape[:-1], *rhs.shape[:-2]]):
+        return False
+    if not (rhs.shape[-1].is_Integer and rhs.shape[-2].is_Integer):
+        return False
+    kernel = load.parent_op()
+    while kernel is not None and not isinstance(kernel, itgraph.KernelOp):
+        kernel = kernel.parent_op()
+    if kernel is None or any(
+        isinstance(op, tgraph.MatmulOp) and tgraph.tensor_type(op.result).shape[-2] != 1 for op in kernel.walk()
+    ):
+        return False
+    return direct_gemv_columns(int(rhs.shape[-1]), int(rhs.shape[-2]), _element_bits(rhs)) > 0
 
 
 def direct_gemv_input_row(load: itgraph.LoadOp, grid_vars: set[str]) -> bool:
@@ -205,7 +268,11 @@ def direct_gemv_input_row(load: itgraph.LoadOp, grid_vars: set[str]) -> bool:
     model's picks for five of the twelve examples, which was not re-measured."""
     if any(set(map(str, off.free_symbols)) & grid_vars for off in load.tmap.offset_exprs):
         return False
-    return any(isinstance(u.operation, tgraph.MatmulOp) and u.operation.lhs is load.result and direct_gemv_matmul(u.operation) for u in load.result.uses)
+    return any(
+        isinstance(mm := u.operation, tgraph.MatmulOp) and mm.lhs is load.result
+        and (direct_gemv_matmul(mm) or (isinstance(w := mm.rhs.owner, itgraph.LoadOp) and direct_gemv_operand(w)))
+        for u in load.result.uses
+    )
 
 
 def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:

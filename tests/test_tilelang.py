@@ -591,6 +591,62 @@ def test_direct_gemv_with_an_epilogue_computes_the_graph(epilogue: str, t: str, 
         assert max_relative_error(ref[0], out) < FP16_TOLERANCE, dist
 
 
+DECODE_LINEAR_KN = """
+tgraph.graph @decode_linear_kn(%x: !tgraph.tensor<[1, 2048], {t}>, %w: !tgraph.tensor<[2048, 512], {t}>) -> !tgraph.tensor<[1, 512], {t}> {{
+  %y = tgraph.matmul %x, %w : !tgraph.tensor<[1, 2048], {t}>, !tgraph.tensor<[2048, 512], {t}> -> !tgraph.tensor<[1, 512], {t}>
+  tgraph.output %y : !tgraph.tensor<[1, 512], {t}>
+}}
+"""
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_decode_linear_against_a_kn_weight_reads_its_columns_from_global_memory(t: str, tmp_path: Path) -> None:
+    """x @ W with W [K, N] (GPT-2's Conv1D, the suite's rmsnorm_matmul) at one row, searched: every
+    candidate (the one-kernel forms and the Split-K ones, whose weight tile reaches the matmul through a
+    reshape) reads W's tile straight from global memory in 16-byte vectors of its rows, sums the slab's
+    rows with a reduction over dim 0, lowers for sm_90a without TileLang's race warning, and computes the
+    graph on five input distributions."""
+    module = module_of(parse_text(DECODE_LINEAR_KN.format(t=t)).body.block.first_op.clone())
+    PipelinePass(top_k=1, keep=3).apply(Context(), module)
+    weights = [op for op in module.walk() if isinstance(op, itgraph.LoadOp) and op.source.name_hint == "w"]
+    assert weights and all(cleave.memory(op) == cleave.Memory.GLOBAL for op in weights)
+    lower_module(module)
+    candidates = candidate_kernels(module)
+    assert len(candidates) >= 2 and any(len(kernels) == 2 for _, kernels in candidates), "no Split-K candidate"
+    for _, kernels in candidates:
+        assert any(isinstance(op, tl.ReduceSumOp) and op.dim.value.data == 0 for k in kernels for op in k.walk())
+        assert not any(isinstance(op, tl.GemmOp) for k in kernels for op in k.walk())
+    path = tmp_path / "decode_linear_kn.py"
+    path.write_text(module_source(module))
+    for name, (cuda, log) in lower_logged(path).items():
+        assert not sync_warnings(log), (name, sync_warnings(log))
+        if "combine" not in name:  # the kernels that read W
+            assert "*(uint4*)(w + " in cuda, f"{name}: the weight is not read in 16-byte vectors"
+    graph = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp))
+    rng = np.random.default_rng(11)
+    for dist, draw in DISTRIBUTIONS.items():
+        xs = [draw(rng, s).astype(np.float16).astype(np.float64) for s in input_shapes(graph)]
+        ref = run_graph(graph, xs)
+        for name, kernels in candidates:
+            (out,) = run_kernels(kernels, xs)
+            assert max_relative_error(ref[0], out) < FP16_TOLERANCE, (name, dist)
+
+
+def test_a_decode_attention_value_tile_keeps_its_shared_memory_form() -> None:
+    """P @ V at one query row against a [B, H, L, D] cache has the column GEMV's shape, but V is not a
+    weight matrix (rank 4): it stays a shared tile for T.gemm, as decode attention's kernels were tuned."""
+    text = """
+tgraph.graph @pv(%p: !tgraph.tensor<[1, 8, 1, 512], f16>, %v: !tgraph.tensor<[1, 8, 512, 128], f16>) -> !tgraph.tensor<[1, 8, 1, 128], f16> {
+  %o = tgraph.matmul %p, %v : !tgraph.tensor<[1, 8, 1, 512], f16>, !tgraph.tensor<[1, 8, 512, 128], f16> -> !tgraph.tensor<[1, 8, 1, 128], f16>
+  tgraph.output %o : !tgraph.tensor<[1, 8, 1, 128], f16>
+}
+"""
+    module = module_of(parse_text(text).body.block.first_op.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    loads = [op for op in module.walk() if isinstance(op, itgraph.LoadOp)]
+    assert loads and cleave.Memory.GLOBAL not in [cleave.memory(op) for op in loads]
+
+
 def test_direct_gemv_with_a_dynamic_row_count_runs_each_row() -> None:
     """A decode projection whose row count is dynamic (`dynamic = array<i64: 0>`, as the PyTorch front
     end marks a sequence length): one block row per input row, the weight read from global memory, and

@@ -5,7 +5,7 @@
 // SYM: error: cleave-lower-tilelang: tile of symbolic shape [1, N]: tiles must be static
 // NONE: error: -t tilelang: the module holds no itgraph.kernel or tilelang.kernel (run cleave-schedule first)
 // RUN: not cleave-opt %S/Inputs/global_not_gemv.mlir -p cleave-lower-tilelang 2>&1 | filecheck %s --check-prefix=GLOBAL
-// GLOBAL: error: cleave-lower-tilelang: itgraph.load: #cleave<mem global> is only for the weight rows of a one-row matmul's direct GEMV (place_memory.direct_gemv_operand)
+// GLOBAL: error: cleave-lower-tilelang: itgraph.load: #cleave<mem global> is only for the weight of a one-row matmul's direct GEMV (place_memory.direct_gemv_operand)
 
 itgraph.kernel @k(%x: !tgraph.tensor<[4, N], f32>, %y: !tgraph.tensor<[4, N], f32>) attributes {num_outputs = 1 : i64} {
   itgraph.parallel (p0) in (4) {

@@ -8,26 +8,22 @@ x_d0 = T.dynamic("x_d0")
 def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 512), "float16"), out0: T.Tensor((x_d0, 512), "float16")):
     with T.Kernel(x_d0, 32, threads=128) as (bx, by):
         x_1 = T.alloc_shared((512,), "float16")
-        w_1 = T.alloc_shared((512, 16), "float16")
         acc = T.alloc_fragment((16,), "float32")
-        acc_part = T.alloc_fragment((8, 16), "float32")
-        acc_part_s = T.alloc_shared((8, 16), "float32")
+        acc_part = T.alloc_fragment((64, 16), "float32")
+        acc_s = T.alloc_shared((16,), "float32")
         square = T.alloc_fragment((512,), "float32")
         red = T.alloc_fragment((1,), "float32")
         square_s = T.alloc_shared((512,), "float32")
         red_part = T.alloc_fragment((16,), "float32")
         red_part_s = T.alloc_shared((16,), "float32")
+        mul = T.alloc_fragment((16,), "float32")
         T.copy(x[bx, 0:512], x_1)
-        T.copy(w[0:512, 16*by:16*by + 16], w_1)
         T.clear(acc_part)
-        for kk in T.serial(64):
-            for i0, i1 in T.Parallel(8, 16):
-                acc_part[i0, i1] += x_1[i0 + 8*kk] * w_1[i0 + 8*kk, i1]
-        T.copy(acc_part, acc_part_s)
-        T.clear(acc)
         for kk in T.serial(8):
-            for i0 in T.Parallel(16):
-                acc[i0] += acc_part_s[kk, i0]
+            for i0, i1 in T.Parallel(64, 16):
+                acc_part[i0, i1] += T.Cast("float32", x_1[i0 + 64*kk]) * T.Cast("float32", w[i0 + 64*kk, 16*by + i1])
+        T.reduce_sum(acc_part, acc, dim=0, clear=True)
+        T.copy(acc, acc_s)
         for i0 in T.Parallel(512):
             square[i0] = x_1[i0] * x_1[i0]
         for i0 in T.Parallel(512):
@@ -45,12 +41,12 @@ def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 
         for i0 in T.Parallel(1):
             red[0] = T.rsqrt(red[0])
         for i0 in T.Parallel(16):
-            acc[i0] = acc[i0] * red[0]
-        T.copy(acc, out0[bx, 16*by:16*by + 16])
+            mul[i0] = acc_s[i0] * red[0]
+        T.copy(mul, out0[bx, 16*by:16*by + 16])
 
 
 KERNELS = {
-    'rmsnorm_matmul_c1_k0': {'graph': 'rmsnorm_matmul_c1', 'input_names': ['x', 'w'], 'passthrough': [], 'tiles': 'out=[1, 16] reduce=none', 'estimated_us': 4.628, 'inputs': 2, 'outputs': 1, 'pass_configs': {'tl.enable_fast_math': True}, 'shapes': [('x_d0', 512), (512, 512), ('x_d0', 512)], 'dtypes': ['float16', 'float16', 'float16']},
+    'rmsnorm_matmul_c1_k0': {'graph': 'rmsnorm_matmul_c1', 'input_names': ['x', 'w'], 'passthrough': [], 'tiles': 'out=[1, 16] reduce=none', 'estimated_us': 4.605, 'inputs': 2, 'outputs': 1, 'pass_configs': {'tl.enable_fast_math': True}, 'shapes': [('x_d0', 512), (512, 512), ('x_d0', 512)], 'dtypes': ['float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -79,7 +75,7 @@ tgraph.graph @rmsnorm_matmul_c1(%x: !tgraph.tensor<[1, 512], f16>, %w: !tgraph.t
 }
 
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
-CANDIDATES = [(4.628, ['rmsnorm_matmul_c1_k0'], 'rmsnorm_matmul_c1')]
+CANDIDATES = [(4.605, ['rmsnorm_matmul_c1_k0'], 'rmsnorm_matmul_c1')]
 
 _compiled = {}
 

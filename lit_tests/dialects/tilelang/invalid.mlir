@@ -131,3 +131,16 @@ tilelang.kernel @shared_symbolic(%x: !tilelang.buffer<[L], f32, global>) grid (b
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: error: "4" should be of base attribute cleave.expr
+
+// -----
+
+// An unrolled loop is written out when TileLang compiles it: its extent must be a constant.
+"tilelang.kernel"() <{sym_name = "unroll_symbolic", grid_vars = ["bx"], grid = [#cleave.expr<1>], threads = 128 : i64, num_outputs = 1 : i64}> ({
+^bb0(%x: !tilelang.buffer<[L], f32, global>):
+  "tilelang.serial"() <{var = "kk", extent = #cleave.expr<L>, unroll}> ({
+  ^bb1:
+  }) : () -> ()
+}) : () -> ()
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.serial: an unrolled loop needs a constant extent, not L

@@ -2,7 +2,7 @@
 // RUN: ROUNDTRIP
 
 // A row-softmax-weighted matmul with every construct: allocations, region copies, a gemm, a
-// warp reduction, a pipelined loop, a serial loop, element-wise statements, and a symbolic dim L.
+// warp reduction, a pipelined loop, an unrolled serial loop, element-wise statements, and a symbolic dim L.
 // CHECK-LABEL: tilelang.kernel @k(%x: !tilelang.buffer<[L, 64], f16, global>, %w: !tilelang.buffer<[64, 32], f16, global>, %y: !tilelang.buffer<[L, 32], f16, global>)
 // CHECK-SAME:    grid (bx) in (L ceildiv 64) threads 128 outputs 1 attributes {cleave.note = "hand-written"} {
 // CHECK-NEXT:    %[[XS:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
@@ -19,7 +19,7 @@
 // CHECK-NEXT:    tilelang.gemm %[[XS]], %[[WS]], %[[ACC]] policy FullRow : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
 // CHECK-NEXT:    tilelang.reduce_max %[[ACC]], %[[M]] dim 1 clear : !tilelang.buffer<[64, 32], f32, fragment>, !tilelang.buffer<[64], f32, fragment>
 // CHECK-NEXT:    tilelang.fill %[[M]], -inf : !tilelang.buffer<[64], f32, fragment>
-// CHECK-NEXT:    tilelang.serial kk in 4 {
+// CHECK-NEXT:    tilelang.serial kk in 4 unroll {
 // CHECK-NEXT:      tilelang.parallel (i0, i1) in (64, 32) {
 // CHECK-NEXT:        %[[A:.*]] = tilelang.load %[[ACC]][i0, i1] : !tilelang.buffer<[64, 32], f32, fragment>
 // CHECK-NEXT:        %[[B:.*]] = tilelang.load %[[M]][i0] : !tilelang.buffer<[64], f32, fragment>
@@ -45,7 +45,7 @@ tilelang.kernel @k(%x: !tilelang.buffer<[L, 64], f16, global>, %w: !tilelang.buf
   tilelang.gemm %xs, %ws, %acc policy FullRow : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[64, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
   tilelang.reduce_max %acc, %m dim 1 clear : !tilelang.buffer<[64, 32], f32, fragment>, !tilelang.buffer<[64], f32, fragment>
   tilelang.fill %m, -inf : !tilelang.buffer<[64], f32, fragment>
-  tilelang.serial kk in 4 {
+  tilelang.serial kk in 4 unroll {
     tilelang.parallel (i0, i1) in (64, 32) {
       %a = tilelang.load %acc[i0, i1] : !tilelang.buffer<[64, 32], f32, fragment>
       %b = tilelang.load %m[i0] : !tilelang.buffer<[64], f32, fragment>
