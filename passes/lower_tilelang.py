@@ -806,7 +806,7 @@ class _KernelLowering:
         tile, every thread one 16-byte vector of a row (TileLang vectorizes the loads along n), into
         partial sums part[r, n] over k = kk * rows + r; then a reduction over r."""
         n, k = out.shape[-1], a.shape[-1]
-        rows = direct_gemv_columns(n, k, _bits(b.type.element_type), self.threads)
+        rows = direct_gemv_columns(n, k, _bits(b.type.element_type), self.threads, max_steps=None)
         if not rows:
             raise LoweringError(f"error: cleave-lower-tilelang: no column GEMV step of {self.threads} threads divides a [{k}, {n}] weight tile")
         a = self._shared(a)

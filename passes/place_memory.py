@@ -221,14 +221,21 @@ def direct_gemv_rows_operand(load: itgraph.LoadOp, mm: tgraph.MatmulOp) -> bool:
     return GEMV_MIN_ROWS <= rows <= GEMV_MAX_ROWS and rows * direct_gemv_lanes(int(rhs.shape[-1]), _element_bits(rhs)) >= GEMV_THREADS
 
 
-def direct_gemv_columns(n: int, k: int, element_bits: int, threads: int = GEMV_THREADS) -> int:
+GEMV_COLUMN_MAX_STEPS = 32
+
+
+def direct_gemv_columns(n: int, k: int, element_bits: int, threads: int = GEMV_THREADS, max_steps: int | None = GEMV_COLUMN_MAX_STEPS) -> int:
     """Rows of a [k, n] weight tile that one step of a column GEMV reads: each of the block's
-    `threads` loads one 16-byte vector of a row, n / vector threads per row; 0: no such step."""
+    `threads` loads one 16-byte vector of a row, n / vector threads per row; 0: no such step, or more
+    than GEMV_COLUMN_MAX_STEPS of them. A block's loads are in flight one step at a time, so a long
+    loop is latency-bound (H200, x [1, 4096] @ W [4096, 6144]: 32 steps a block under an 8-way Split-K
+    11.2 us; 256 steps 25.5 us; the suite's rmsnorm_matmul T1 with 64 steps of 16 columns 35.9 us,
+    its 16-way Split-K of 32 steps 16.5 us: `gemv_forms_2026-12-02_H200.md`, `gpu_suite_2026-12-02l`)."""
     vector = _vector(element_bits)
     if n % vector or threads % (n // vector):
         return 0
     rows = threads // (n // vector)
-    return rows if k % rows == 0 else 0
+    return rows if k % rows == 0 and (max_steps is None or k // rows <= max_steps) else 0
 
 
 def direct_gemv_columns_operand(load: itgraph.LoadOp, mm: tgraph.MatmulOp) -> bool:

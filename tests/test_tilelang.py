@@ -255,8 +255,10 @@ ONE_ROW = {
     "mha_decode": ("mha_decode", {8192: 256, 32: 2}, {"pad"}),  # c1 and its Split-K form padded to 64-row T.gemm
     # a KV loop (online softmax over padded one-row accumulators), whole and split along L
     "mha_decode_loop": ("mha_decode", {8192: 2048, 32: 1}, {"pad"}),
-    "swiglu": ("swiglu", SCALED, {"pad"}),  # x @ Wg, x @ Wu as padded T.gemm
-    "rmsnorm_matmul": ("rmsnorm_matmul", SCALED, {"gemv"}),  # the padded rms chain would need 256 registers a thread: GEMV form
+    # x @ Wg, x @ Wu against [K, N] weights of 512 rows: the column direct GEMV (weights read from global memory)
+    "swiglu": ("swiglu", SCALED, {"direct"}),
+    # the padded rms chain would need 256 registers a thread: the column direct GEMV (W [512, 512] from global memory)
+    "rmsnorm_matmul": ("rmsnorm_matmul", SCALED, {"direct"}),
 }
 DISTRIBUTIONS = {
     "normal": lambda rng, s: rng.standard_normal(s),
@@ -268,8 +270,10 @@ DISTRIBUTIONS = {
 
 
 def one_row_forms(kernel: itgraph.KernelOp) -> dict[str, str]:
-    """How each one-row matmul of an itgraph kernel is lowered: "pad" (a 64-row T.gemm), "gemv", "loop"."""
+    """How each one-row matmul of an itgraph kernel is lowered: "pad" (a 64-row T.gemm), "direct" (its
+    weight read from global memory, `place_memory.direct_gemv_operand`), "gemv", "loop"."""
     from cleave_ir.passes.lower_tilelang import _static, gemv_split, plan_row_padding
+    from cleave_ir.passes.place_memory import weight_view
 
     threads = kernel.attributes["cleave.threads"].value.data
     pad = plan_row_padding(kernel, threads)
@@ -277,7 +281,13 @@ def one_row_forms(kernel: itgraph.KernelOp) -> dict[str, str]:
     for op in kernel.walk():
         if isinstance(op, tgraph.MatmulOp) and _static(op.result)[-2] == 1:
             out, k = _static(op.result), _static(op.lhs)[-1]
-            forms[op.result.name_hint or str(len(forms))] = "pad" if op.result in pad else "gemv" if gemv_split(1, out[-1], k, threads) > 1 else "loop"
+            rhs = op.rhs.owner
+            while isinstance(rhs, tgraph.ReshapeOp):
+                rhs = rhs.operands[0].owner
+            direct = isinstance(rhs, itgraph.LoadOp) and weight_view(rhs) is op.rhs and cleave.memory(rhs) == cleave.Memory.GLOBAL
+            forms[op.result.name_hint or str(len(forms))] = (
+                "direct" if direct else "pad" if op.result in pad else "gemv" if gemv_split(1, out[-1], k, threads) > 1 else "loop"
+            )
     return forms
 
 
