@@ -704,7 +704,7 @@ class _KernelLowering:
         m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
         batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
         if b.origin is not None:  # placement left the weight in global memory
-            (self.direct_gemv if tt else self.direct_gemv_columns)(op, a, b, out, clear)
+            self.direct_gemv(op, a, b, out, clear)
             return
         if batch_one and len(ta) == 2 and len(tb) == 2 and k % 16 == 0 and gemm_warps_fit(m, n, self.threads):
             # a computed A operand stays in registers (cast to fp16) when the gemm has whole
@@ -778,48 +778,36 @@ class _KernelLowering:
         self.serial("kk", split, lambda: self.parallel(out.shape, st))
 
     def direct_gemv(self, op: tgraph.MatmulOp, a: _Buf, b: _Buf, out: _Buf, clear: bool) -> None:
-        """C[n] (+)= sum_k A[k] W[n, k] with W's rows read straight from global memory (TileLang's
-        examples/gemv form, `place_memory.direct_gemv_split`): partial (n, s) sums k = kk * split + s
-        over a serial kk, `split` being a warp's lanes times one 16-byte vector each (TileLang
-        vectorizes the loads along s), then a warp reduction of each row's partials."""
+        """C[n] (+)= sum_k A[k] W(k, n) with W's tile read straight from global memory (TileLang's
+        examples/gemv form): each step every thread loads one 16-byte vector of a weight row
+        (TileLang vectorizes the loads along the row) into fp32 partial sums, which one reduction
+        adds up at the end.
+        - Rows (nn.Linear's [N, K], `transpose_b`; `place_memory.direct_gemv_split`): partial (n, s)
+          sums k = kk * split + s, `split` a warp's lanes times one vector each; a warp reduction
+          over s. The K loop is unrolled: each thread then has the loads of several steps in flight
+          (H200, W [4096, 14336]: 33.8 -> 28.8 us; `gemv_forms_2026-12-02_H200.md`).
+        - Columns ([K, N]; `place_memory.direct_gemv_columns`): partial (r, n) sums k = kk * rows + r,
+          a slab of `rows` whole rows per step; a reduction over r. Not unrolled: its loops are short
+          (Split-K parts), where unrolling lost (`gemv_forms_2026-12-02_H200.md`)."""
         n, k = out.shape[-1], a.shape[-1]
-        split = direct_gemv_split(k, _bits(b.type.element_type))
+        bits = _bits(b.type.element_type)
+        rows_of_w = op.transpose_b is not None
+        step = direct_gemv_split(k, bits) if rows_of_w else direct_gemv_columns(n, k, bits, self.threads, max_steps=None)
+        if not step:
+            raise LoweringError(f"error: cleave-lower-tilelang: no direct GEMV step of {self.threads} threads divides a weight tile of {k} x {n}")
         a = self._shared(a)
-        part = self.alloc((n, split), out.name + "_part", tl.Scope.FRAGMENT)
+        part = self.alloc((n, step) if rows_of_w else (step, n), out.name + "_part", tl.Scope.FRAGMENT)
         self.emit(tl.ClearOp(part.value))
-        kexpr = symbol("kk") * split + symbol("i1")
+        kexpr = symbol("kk") * step + symbol("i1" if rows_of_w else "i0")
         st = _Statements()
         # products in fp32, as TileLang's example (two fp16 operands would multiply in fp16)
         x = st.cast(st.add(tl.LoadOp(a.value, _operand_index(a, {-1: kexpr}))), f32)
-        y = st.cast(st.add(tl.LoadOp(b.value, _operand_index(b, {-2: symbol("i0"), -1: kexpr}))), f32)
+        w_at = {-2: symbol("i0"), -1: kexpr} if rows_of_w else {-2: kexpr, -1: symbol("i1")}
+        y = st.cast(st.add(tl.LoadOp(b.value, _operand_index(b, w_at))), f32)
         st.store(st.binary(arith.MulfOp, x, y), part, ["i0", "i1"], accumulate=True)
-        # unrolled: each thread then has the loads of several steps in flight (H200, W [4096, 14336]:
-        # 33.8 -> 28.8 us; `gemv_forms_2026-12-02_H200.md`)
-        self.serial("kk", k // split, lambda: self.parallel(part.shape, st), unroll=True)
-        self.emit(tl.ReduceSumOp(part.value, out.value, 1, clear))
+        self.serial("kk", k // step, lambda: self.parallel(part.shape, st), unroll=rows_of_w)
+        self.emit(tl.ReduceSumOp(part.value, out.value, 1 if rows_of_w else 0, clear))
         if clear:  # the reduction lays the row values out; the rest of the kernel reads them from shared memory
-            self.bufs[op.result] = self._shared(out)
-
-    def direct_gemv_columns(self, op: tgraph.MatmulOp, a: _Buf, b: _Buf, out: _Buf, clear: bool) -> None:
-        """C[n] (+)= sum_k A[k] W[k, n] with W's [k, n] tile read straight from global memory
-        (`place_memory.direct_gemv_columns`): each step the block reads `rows` whole rows of the
-        tile, every thread one 16-byte vector of a row (TileLang vectorizes the loads along n), into
-        partial sums part[r, n] over k = kk * rows + r; then a reduction over r."""
-        n, k = out.shape[-1], a.shape[-1]
-        rows = direct_gemv_columns(n, k, _bits(b.type.element_type), self.threads, max_steps=None)
-        if not rows:
-            raise LoweringError(f"error: cleave-lower-tilelang: no column GEMV step of {self.threads} threads divides a [{k}, {n}] weight tile")
-        a = self._shared(a)
-        part = self.alloc((rows, n), out.name + "_part", tl.Scope.FRAGMENT)
-        self.emit(tl.ClearOp(part.value))
-        kexpr = symbol("kk") * rows + symbol("i0")
-        st = _Statements()
-        x = st.cast(st.add(tl.LoadOp(a.value, _operand_index(a, {-1: kexpr}))), f32)
-        y = st.cast(st.add(tl.LoadOp(b.value, _operand_index(b, {-2: kexpr, -1: symbol("i1")}))), f32)
-        st.store(st.binary(arith.MulfOp, x, y), part, ["i0", "i1"], accumulate=True)
-        self.serial("kk", k // rows, lambda: self.parallel(part.shape, st))
-        self.emit(tl.ReduceSumOp(part.value, out.value, 0, clear))
-        if clear:
             self.bufs[op.result] = self._shared(out)
 
     def _shared(self, buf: _Buf) -> _Buf:
