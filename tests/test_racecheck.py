@@ -29,6 +29,17 @@ def test_one_family_per_example(rc) -> None:  # type: ignore[no-untyped-def]
     assert [r.name for r in rc.families(pattern="decode")] == ["gqa_decode_b1_l4096", "mha_decode_b1_l8192", "mla_decode_b1_l4096"]
 
 
+def test_graph_files_are_families_at_their_written_shapes(rc) -> None:  # type: ignore[no-untyped-def]
+    """`--graphs FILE...` adds one family per tgraph file (the decode projection probes), whatever `--rows`
+    selects of the suite; the file's graph is prepared as written (a model row read from its path)."""
+    probe = BENCH / "probes" / "llama3_decode_k_proj.mlir"
+    fams = rc.families(pattern="^$", graphs=[str(probe)])
+    assert [(r.name, Path(r.example)) for r in fams] == [("llama3_decode_k_proj", probe)]
+    assert rc.gpu_suite.is_model(fams[0].example)
+    text = rc.gpu_suite.graph_text(fams[0], scale=True)
+    assert "tgraph.tensor<[1024, 4096], f16>" in text and "transpose_b" in text
+
+
 def test_kernels_of_the_first_candidate(rc) -> None:  # type: ignore[no-untyped-def]
     manifest = {"entries": {
         "a__full": {"status": "ok", "candidates": [{"kernels": ["a_split", "a_combine"]}, {"kernels": ["a_k0"]}]},
