@@ -476,8 +476,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     t_start = time.perf_counter()
     disabled = logging.root.manager.disable
-    if not args.verbose:  # before TileLang is imported (lazily, by the lowering): its INFO and WARNING logs stay off
-        logging.disable(logging.WARNING)
+    if not args.verbose:  # before TileLang is imported (lazily, by the lowering): its log records stay off,
+        # CRITICAL ones too (a failed lowering's dump of TileLang's internals: the one-line error says it)
+        logging.disable(logging.CRITICAL)
     bars = _stderr_terminal() if args.progress or sys.stderr.isatty() else None
     try:
         _check_args(args)

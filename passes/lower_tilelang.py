@@ -706,7 +706,7 @@ class _KernelLowering:
         if b.origin is not None:  # placement left the weight in global memory
             self.direct_gemv(op, a, b, out, clear)
             return
-        if batch_one and len(ta) == 2 and len(tb) == 2 and k % 16 == 0 and gemm_warps_fit(m, n, self.threads):
+        if batch_one and len(ta) == 2 and len(tb) == 2 and k % 16 == 0 and gemm_warps_fit(m, n, self.threads, tt):
             # a computed A operand stays in registers (cast to fp16) when the gemm has whole
             # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
             # give the fragment both the producer's and this gemm's layout: stage it in shared memory
@@ -1061,7 +1061,7 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         return (
             len(_squeezed(out_p)) == 2 and len(_squeezed(a_p)) == 2 and len(_squeezed(b)) == 2
             and all(d == 1 for d in out[:-2] + a[:-2] + b[:-2])
-            and a[-1] % 16 == 0 and gemm_warps_fit(PAD_ROWS, out[-1], threads)
+            and a[-1] % 16 == 0 and gemm_warps_fit(PAD_ROWS, out[-1], threads, op.transpose_b is not None)
         )
 
     for op in kernel.walk():
@@ -1166,14 +1166,18 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
     return pad if used + extra <= SMEM_BYTES else {}
 
 
-def gemm_warps_fit(m: int, n: int, threads: int) -> bool:
+def gemm_warps_fit(m: int, n: int, threads: int, transpose_b: bool = True) -> bool:
     """Whether T.gemm can split an m x n tile over `threads` (TileLang's warp partition, sm_90).
 
     Each of the m_warp x n_warp warps owns a multiple of 16 rows and 8 columns; with 64+ rows and whole
-    warpgroups TileLang picks wgmma, which also needs m_warp to be a multiple of 4.
+    warpgroups TileLang picks wgmma, which also needs m_warp to be a multiple of 4, and a B operand
+    whose rows are N-contiguous (not `transpose_b`) at least 16 columns wide (x [1, 256] @ W [256, 8]
+    padded to 64 rows failed TileLang 0.1.15's lowering: "WGMMA operand layout contiguity ... disagrees").
     """
     warps = threads // 32
     wgmma = m >= 64 and warps % 4 == 0
+    if wgmma and not transpose_b and n % 16:
+        return False
     return any(
         warps % mw == 0 and m % (16 * mw) == 0 and n % (8 * (warps // mw)) == 0 and (not wgmma or mw % 4 == 0)
         for mw in range(1, warps + 1)

@@ -154,6 +154,21 @@ def test_gemm_warp_partition_rule() -> None:
     assert gemm_warps_fit(16, 32, 128) and gemm_warps_fit(32, 16, 128) and gemm_warps_fit(64, 16, 128)
     assert not gemm_warps_fit(32, 16, 256)
     assert not gemm_warps_fit(64, 8, 256) and gemm_warps_fit(64, 16, 256) and gemm_warps_fit(128, 8, 256)
+    # wgmma with an N-contiguous B ([K, N], not transposed) needs 16+ columns
+    assert gemm_warps_fit(64, 8, 128) and not gemm_warps_fit(64, 8, 128, transpose_b=False)
+    assert gemm_warps_fit(64, 16, 128, transpose_b=False) and gemm_warps_fit(16, 32, 128, transpose_b=False)
+
+
+def test_one_row_matmul_against_eight_columns_lowers(tmp_path: Path) -> None:
+    """x [1, 256] @ W [256, 8] (W's rows N-contiguous): the padded 64-row T.gemm form would hand wgmma a
+    B operand 8 columns wide, which TileLang 0.1.15 cannot lower; every kept candidate lowers and is
+    exact against the graph."""
+    b = GraphBuilder("narrow")
+    graph = b.build(b.matmul(b.input("x", [1, 256]), b.input("w", [256, 8])))
+    module = compile_graph(graph, search=True)
+    assert len(candidate_kernels(module)) >= 2
+    check_interpreted(graph, module)
+    check_lowers(module, tmp_path / "k.py")
 
 
 def test_unschedulable_op_is_named() -> None:
