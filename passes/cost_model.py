@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -142,6 +143,17 @@ def _elt_bytes(value) -> int:
     return 2 if isinstance(tgraph.tensor_type(value).element_type, (Float16Type, BFloat16Type)) else 4
 
 
+THREAD_COUNTS = (256, 128, 64, 32)
+
+
+def layout_threads(fragment_sizes: Sequence[int], most: int = 256) -> int:
+    """The most threads (a power of two from `most` down to a warp) over which TileLang lays out
+    fragments of these element counts, or 0: a fragment of n elements needs n <= threads or a multiple
+    of them (TileLang 0.1.15: "no available layout found" for 200 elements on 32 or 128 threads, and
+    for 48 on 32; 48 on 128 and 96 on 32 lower)."""
+    return next((t for t in THREAD_COUNTS if t <= most and all(n <= t or n % t == 0 for n in fragment_sizes)), 0)
+
+
 def tile_bytes(value) -> int:
     """Bytes of a (concrete) tile at its element type: 2 for f16/bf16, 4 otherwise."""
     return _numel(value) * _elt_bytes(value)
@@ -232,8 +244,12 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
     us = (calibration or CALIBRATION).kernel_us(terms)
     reason = ""
+    computed = [_numel(r) for op in par.walk() if isinstance(op, itgraph.SequentialOp) or (op.results and op.name.startswith("tgraph.")) for r in op.results]
     if smem > SMEM_BYTES:
         reason = f"loaded tiles need {smem // 1024} KiB of shared memory (limit {SMEM_BYTES // 1024} KiB)"
+    elif not layout_threads(computed):
+        odd = sorted({n for n in computed if n > THREAD_COUNTS[-1] and n % THREAD_COUNTS[-1]})
+        reason = f"computed tiles of {odd} elements have no register layout over {THREAD_COUNTS[-1]}-{THREAD_COUNTS[0]} threads"
     elif regs > REGISTER_BYTES:
         reason = f"computed tiles need {regs // 1024} KiB of registers (limit {REGISTER_BYTES // 1024} KiB per SM)"
     elif accumulators > ACCUMULATOR_BYTES:

@@ -39,7 +39,7 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave
 from cleave_ir.dialects.cleave import Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.passes.cost_model import SMEM_BYTES, tile_bytes
+from cleave_ir.passes.cost_model import SMEM_BYTES, layout_threads, tile_bytes
 from cleave_ir.shapes import evaluate, symbol
 
 
@@ -348,8 +348,13 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
             if cleave.memory(op) == Memory.FRAGMENT
             for r in op.results
         ]
-        while threads > 32 and any(n > threads and n % threads for n in sizes):
-            threads //= 2
+        fitting = layout_threads(sizes, threads) or layout_threads(sizes)  # fewer threads, else up to 256
+        if not fitting:
+            raise CleaveError(
+                f"error: cleave-place-memory: @{kernel.sym_name.data}: its computed tiles ({sorted(set(sizes))} elements) "
+                "have no register layout over 32-256 threads"
+            )
+        threads = fitting
     kernel.attributes["cleave.threads"] = IntegerAttr(threads, i64)
     kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
     during_loop, after_loop = shared + (stages - 1) * loop_loads, shared - loop_loads + epilogue

@@ -450,9 +450,14 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
         for d, size in enumerate(shape):
             if d in dims and size > 1:
                 opts = [t for t in (*small, 16, 32, 64, 128, 256) if t < size and size % t == 0]
-                if size <= 256 or wide:
+                if not opts:
+                    # no power of two from 16 divides it (200 or 1000 columns): its largest power-of-two
+                    # divisor and its largest divisor up to 256, which TileLang can lay out in registers
+                    # (`cost_model.layout_threads`) where the whole dim may not be
+                    opts = sorted({size & -size, max(t for t in range(1, 257) if size % t == 0)} - {1, size})
+                if size <= 256 or wide or not opts:
                     opts.append(size)
-                choices.append(opts or [size])
+                choices.append(opts)
             else:
                 choices.append([1])
         tiles += [t for t in product(*choices) if t not in tiles]

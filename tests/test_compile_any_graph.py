@@ -8,7 +8,7 @@ with TileLang itself. Graphs that no single kernel can schedule are cut into sev
 are checked explicitly.
 
 The random sweep runs 6 derandomized examples; the `slow` marker runs 60 more, with the algebraic
-search on (a small budget):
+search on (a small budget), and `cleave compile` on 36 shapes of silu(x @ W) + r:
 `python -m pytest tests/test_compile_any_graph.py -m slow -n 0`.
 """
 
@@ -31,6 +31,7 @@ from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
 from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
+from cleave_ir.passes.cost_model import layout_threads
 from cleave_ir.passes.lower_tilelang import gemm_warps_fit, lower_module
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
@@ -171,6 +172,26 @@ def test_one_row_matmul_against_eight_columns_lowers(tmp_path: Path) -> None:
     check_lowers(module, tmp_path / "k.py")
 
 
+def test_fragment_layout_rule() -> None:
+    """TileLang 0.1.15 lays a fragment of n elements over t threads when n <= t or t divides n (200
+    elements: 256 threads; 1000: none, so such a tile is not scheduled)."""
+    assert layout_threads([200]) == 256 and layout_threads([48], 128) == 128 and layout_threads([96, 64], 128) == 128 and layout_threads([160], 128) == 32
+    assert layout_threads([1000]) == 0 and layout_threads([200, 600]) == 0
+
+
+@pytest.mark.parametrize("m, n, transpose", [(1, 200, False), (3, 200, True), (1, 1000, True)])
+def test_matmul_with_columns_no_power_of_two_divides(m: int, n: int, transpose: bool, tmp_path: Path) -> None:
+    """x [m, 768] @ W with 200 or 1000 output columns (a classifier head): the schedule offers tiles
+    TileLang can lay out in registers (8 or 250 columns, or 200 on 256 threads), so every kept candidate
+    lowers for sm_90a and is exact against the graph."""
+    b = GraphBuilder("odd_columns")
+    w = b.input("w", [n, 768] if transpose else [768, n])
+    graph = b.build(b.matmul(b.input("x", [m, 768]), w, transpose_b=transpose))
+    module = compile_graph(graph)
+    check_interpreted(graph, module)
+    check_lowers(module, tmp_path / "k.py")
+
+
 def test_unschedulable_op_is_named() -> None:
     """When even one op alone does not schedule, the error names the op, its value and the reason."""
     graph = softmax_of_matmul()
@@ -305,3 +326,31 @@ def test_random_graphs_compile(tmp_path_factory, graph: tgraph.GraphOp) -> None:
 @given(random_graph(), st.booleans())
 def test_random_graphs_compile_slow(tmp_path_factory, graph: tgraph.GraphOp, search: bool) -> None:
     _check_random(graph, search, tmp_path_factory.mktemp("lower"))
+
+
+MATMUL_EPILOGUE = """
+tgraph.graph @g(%x: !tgraph.tensor<[{m}, {k}], f16>, %w: !tgraph.tensor<{w}, f16>, %r: !tgraph.tensor<[{m}, {n}], f16>) -> !tgraph.tensor<[{m}, {n}], f16> {{
+  %y = tgraph.matmul %x, %w{tb} : !tgraph.tensor<[{m}, {k}], f16>, !tgraph.tensor<{w}, f16> -> !tgraph.tensor<[{m}, {n}], f16>
+  %s = tgraph.silu %y : !tgraph.tensor<[{m}, {n}], f16>
+  %o = tgraph.add %s, %r : !tgraph.tensor<[{m}, {n}], f16>, !tgraph.tensor<[{m}, {n}], f16> -> !tgraph.tensor<[{m}, {n}], f16>
+  tgraph.output %o : !tgraph.tensor<[{m}, {n}], f16>
+}}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("n", [8, 24, 200])
+@pytest.mark.parametrize("k", [100, 768])
+@pytest.mark.parametrize("m", [1, 3, 48])
+def test_matmul_epilogue_shapes_compile(m: int, k: int, n: int, transpose: bool, tmp_path: Path) -> None:
+    """`cleave compile` (the whole pipeline, every kept candidate lowered for sm_90a) on
+    silu(x [m, k] @ W) + r over row counts, depths and column counts the examples do not have, with W
+    [k, n] or [n, k]: 10 of these 36 failed TileLang's lowering before the fragment layout rule and
+    the wgmma column rule."""
+    from cleave_ir.compile import main
+
+    w = f"[{n}, {k}]" if transpose else f"[{k}, {n}]"
+    src = tmp_path / "g.mlir"
+    src.write_text(MATMUL_EPILOGUE.format(m=m, k=k, n=n, w=w, tb=" transpose_b" if transpose else ""))
+    assert main(["compile", str(src), "-o", str(tmp_path / "g.py"), "--no-cache"]) == 0
