@@ -146,12 +146,14 @@ def _elt_bytes(value) -> int:
 THREAD_COUNTS = (256, 128, 64, 32)
 
 
-def layout_threads(fragment_sizes: Sequence[int], most: int = 256) -> int:
+def layout_threads(fragment_shapes: Sequence[Sequence[int]], most: int = 256) -> int:
     """The most threads (a power of two from `most` down to a warp) over which TileLang lays out
-    fragments of these element counts, or 0: a fragment of n elements needs n <= threads or a multiple
-    of them (TileLang 0.1.15: "no available layout found" for 200 elements on 32 or 128 threads, and
-    for 48 on 32; 48 on 128 and 96 on 32 lower)."""
-    return next((t for t in THREAD_COUNTS if t <= most and all(n <= t or n % t == 0 for n in fragment_sizes)), 0)
+    fragments of these shapes, or 0. Each n elements, and for rank 3 and more also the last two dims'
+    n elements, need n <= threads or a multiple of them (TileLang 0.1.15: "no available layout found"
+    for 200 elements on 32 or 128 threads, 48 on 32, and [4, 25, 8] on 32; 48 on 128, 96 on 32,
+    [100, 8] and [4, 24, 8] on 32 lower)."""
+    sizes = [n for shape in fragment_shapes for n in ([math.prod(shape)] + ([math.prod(shape[-2:])] if len(shape) > 2 else []))]
+    return next((t for t in THREAD_COUNTS if t <= most and all(n <= t or n % t == 0 for n in sizes)), 0)
 
 
 def tile_bytes(value) -> int:
@@ -244,12 +246,17 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
     us = (calibration or CALIBRATION).kernel_us(terms)
     reason = ""
-    computed = [_numel(r) for op in par.walk() if isinstance(op, itgraph.SequentialOp) or (op.results and op.name.startswith("tgraph.")) for r in op.results]
+    computed = [
+        tuple(evaluate(d, {}) for d in tgraph.tensor_type(r).shape)
+        for op in par.walk()
+        if isinstance(op, itgraph.SequentialOp) or (op.results and op.name.startswith("tgraph."))
+        for r in op.results
+    ]
     if smem > SMEM_BYTES:
         reason = f"loaded tiles need {smem // 1024} KiB of shared memory (limit {SMEM_BYTES // 1024} KiB)"
     elif not layout_threads(computed):
-        odd = sorted({n for n in computed if n > THREAD_COUNTS[-1] and n % THREAD_COUNTS[-1]})
-        reason = f"computed tiles of {odd} elements have no register layout over {THREAD_COUNTS[-1]}-{THREAD_COUNTS[0]} threads"
+        odd = sorted({s for s in computed if not layout_threads([s])})
+        reason = f"computed tiles {odd} have no register layout over {THREAD_COUNTS[-1]}-{THREAD_COUNTS[0]} threads"
     elif regs > REGISTER_BYTES:
         reason = f"computed tiles need {regs // 1024} KiB of registers (limit {REGISTER_BYTES // 1024} KiB per SM)"
     elif accumulators > ACCUMULATOR_BYTES:

@@ -338,23 +338,25 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         deep = trips >= 3 and matmuls_in_loop < 2 and shared + 2 * loop_loads <= SMEM_BYTES
         stages = 3 if deep else 2
     threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
-    if not any(_tensor_core_shaped(op) for op in kernel.walk()):
-        # TileLang lays a fragment out over the threads: one of more elements than threads needs a
-        # multiple of them ("no available layout found" for a 16x12 tile on 128 threads); kernels
-        # whose matmuls may become T.gemm keep their warps (the gemm's warp partition needs them)
-        sizes = [
-            math.prod(int(d) for d in tgraph.tensor_type(r).shape)
-            for op in kernel.walk()
-            if cleave.memory(op) == Memory.FRAGMENT
-            for r in op.results
-        ]
-        fitting = layout_threads(sizes, threads) or layout_threads(sizes)  # fewer threads, else up to 256
-        if not fitting:
-            raise CleaveError(
-                f"error: cleave-place-memory: @{kernel.sym_name.data}: its computed tiles ({sorted(set(sizes))} elements) "
-                "have no register layout over 32-256 threads"
-            )
-        threads = fitting
+    # TileLang lays a fragment out over the threads: one of more elements than threads needs a
+    # multiple of them ("no available layout found" for a 16x12 tile on 128 threads); kernels whose
+    # matmuls may become T.gemm keep their warps (the gemm's warp partition needs them)
+    # (a split's parts are copied into a fragment first, wherever placement puts them)
+    sizes = [
+        tuple(int(d) for d in tgraph.tensor_type(r).shape)
+        for op in kernel.walk()
+        if cleave.memory(op) == Memory.FRAGMENT or isinstance(op, tgraph.SplitOp)
+        for r in op.results
+    ]
+    keep_warps = any(_tensor_core_shaped(op) for op in kernel.walk())
+    fitting = layout_threads(sizes, threads) if not keep_warps else threads if layout_threads(sizes, threads) == threads else 0
+    fitting = fitting or (0 if keep_warps else layout_threads(sizes))  # fewer threads, else up to 256
+    if not fitting:
+        raise CleaveError(
+            f"error: cleave-place-memory: @{kernel.sym_name.data}: its computed tiles {sorted(set(sizes))} "
+            f"have no register layout over {'its ' + str(threads) if keep_warps else '32-256'} threads"
+        )
+    threads = fitting
     kernel.attributes["cleave.threads"] = IntegerAttr(threads, i64)
     kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
     during_loop, after_loop = shared + (stages - 1) * loop_loads, shared - loop_loads + epilogue

@@ -8,7 +8,8 @@ with TileLang itself. Graphs that no single kernel can schedule are cut into sev
 are checked explicitly.
 
 The random sweep runs 6 derandomized examples; the `slow` marker runs 60 more, with the algebraic
-search on (a small budget), and `cleave compile` on 36 shapes of silu(x @ W) + r:
+search on (a small budget), and `cleave compile` on 36 shapes of silu(x @ W) + r, 8 of RMSNorm then a
+matmul and 8 of attention:
 `python -m pytest tests/test_compile_any_graph.py -m slow -n 0`.
 """
 
@@ -175,8 +176,9 @@ def test_one_row_matmul_against_eight_columns_lowers(tmp_path: Path) -> None:
 def test_fragment_layout_rule() -> None:
     """TileLang 0.1.15 lays a fragment of n elements over t threads when n <= t or t divides n (200
     elements: 256 threads; 1000: none, so such a tile is not scheduled)."""
-    assert layout_threads([200]) == 256 and layout_threads([48], 128) == 128 and layout_threads([96, 64], 128) == 128 and layout_threads([160], 128) == 32
-    assert layout_threads([1000]) == 0 and layout_threads([200, 600]) == 0
+    assert layout_threads([(200,)]) == 256 and layout_threads([(48,)], 128) == 128 and layout_threads([(96,), (64,)], 128) == 128
+    assert layout_threads([(160,)], 128) == 32 and layout_threads([(100, 8)], 32) == 32 and not layout_threads([(4, 25, 8)], 32)
+    assert layout_threads([(1000,)]) == 0 and layout_threads([(200,), (600,)]) == 0
 
 
 @pytest.mark.parametrize("m, n, transpose", [(1, 200, False), (3, 200, True), (1, 1000, True)])
@@ -348,9 +350,63 @@ def test_matmul_epilogue_shapes_compile(m: int, k: int, n: int, transpose: bool,
     silu(x [m, k] @ W) + r over row counts, depths and column counts the examples do not have, with W
     [k, n] or [n, k]: 10 of these 36 failed TileLang's lowering before the fragment layout rule and
     the wgmma column rule."""
+    w = f"[{n}, {k}]" if transpose else f"[{k}, {n}]"
+    _compiles(MATMUL_EPILOGUE.format(m=m, k=k, n=n, w=w, tb=" transpose_b" if transpose else ""), tmp_path)
+
+
+RMSNORM_MATMUL = """
+tgraph.graph @rn(%x: !tgraph.tensor<[{m}, {k}], f16>, %g: !tgraph.tensor<[1, {k}], f16>, %w: !tgraph.tensor<[{k}, {n}], f16>) -> !tgraph.tensor<[{m}, {n}], f16> {{
+  %sq = tgraph.square %x : !tgraph.tensor<[{m}, {k}], f16>
+  %ss = tgraph.reduce sum %sq dim 1 : !tgraph.tensor<[{m}, {k}], f16> -> !tgraph.tensor<[{m}, 1], f16>
+  %ms = tgraph.scale %ss, {inv} : !tgraph.tensor<[{m}, 1], f16>
+  %rs = tgraph.rsqrt %ms : !tgraph.tensor<[{m}, 1], f16>
+  %n = tgraph.mul %x, %rs : !tgraph.tensor<[{m}, {k}], f16>, !tgraph.tensor<[{m}, 1], f16> -> !tgraph.tensor<[{m}, {k}], f16>
+  %ng = tgraph.mul %n, %g : !tgraph.tensor<[{m}, {k}], f16>, !tgraph.tensor<[1, {k}], f16> -> !tgraph.tensor<[{m}, {k}], f16>
+  %o = tgraph.matmul %ng, %w : !tgraph.tensor<[{m}, {k}], f16>, !tgraph.tensor<[{k}, {n}], f16> -> !tgraph.tensor<[{m}, {n}], f16>
+  tgraph.output %o : !tgraph.tensor<[{m}, {n}], f16>
+}}
+"""
+
+ATTENTION = """
+tgraph.graph @att(%q: {Q}, %k: {K}, %v: {K}) -> {Q} {{
+  %s = tgraph.matmul %q, %k transpose_b : {Q}, {K} -> {S}
+  %t = tgraph.scale %s, {scale} : {S}
+  %m = tgraph.reduce max %t dim 3 : {S} -> {R}
+  %u = tgraph.sub %t, %m : {S}, {R} -> {S}
+  %e = tgraph.exp %u : {S}
+  %r = tgraph.reduce sum %e dim 3 : {S} -> {R}
+  %p = tgraph.div %e, %r : {S}, {R} -> {S}
+  %o = tgraph.matmul %p, %v : {S}, {K} -> {Q}
+  tgraph.output %o : {Q}
+}}
+"""
+
+
+def _compiles(text: str, tmp_path: Path) -> None:
     from cleave_ir.compile import main
 
-    w = f"[{n}, {k}]" if transpose else f"[{k}, {n}]"
     src = tmp_path / "g.mlir"
-    src.write_text(MATMUL_EPILOGUE.format(m=m, k=k, n=n, w=w, tb=" transpose_b" if transpose else ""))
+    src.write_text(text)
     assert main(["compile", str(src), "-o", str(tmp_path / "g.py"), "--no-cache"]) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [24, 200])
+@pytest.mark.parametrize("k", [100, 1000])
+@pytest.mark.parametrize("m", [1, 5])
+def test_rmsnorm_matmul_shapes_compile(m: int, k: int, n: int, tmp_path: Path) -> None:
+    """`cleave compile` on RMSNorm (with a gain) then x @ W at widths the examples do not have: 1000
+    wide rows failed TileLang's lowering (a Split-K part of [4, 250, 8] in registers) before the
+    fragment layout rule counted split parts and the last two dims."""
+    _compiles(RMSNORM_MATMUL.format(m=m, k=k, n=n, inv=1.0 / k), tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("d", [40, 80])
+@pytest.mark.parametrize("kv", [100, 200])
+@pytest.mark.parametrize("lq", [1, 100])
+def test_attention_shapes_compile(lq: int, kv: int, d: int, tmp_path: Path) -> None:
+    """`cleave compile` on softmax(Q K^T / sqrt(d)) V with 3 heads, 1 or 100 queries, 100 or 200 keys and
+    head dims 40 or 80 (the examples have 32+ heads, powers of two, and 64, 128 or 576)."""
+    t = "!tgraph.tensor<[1, 3, {}, {}], f16>".format
+    _compiles(ATTENTION.format(Q=t(lq, d), K=t(kv, d), S=t(lq, kv), R=t(lq, 1), scale=d**-0.5), tmp_path)
