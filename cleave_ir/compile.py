@@ -49,7 +49,7 @@ from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
 from cleave_ir.run import load_module
 from cleave_ir.runtime import default_jobs, one_line, torch_reference
-from cleave_ir.tilelang_check import lower_all
+from cleave_ir.tilelang_check import lower_each
 from cleave_ir.tilelang_emitter import module_source
 
 __all__ = ["CleaveError", "compile_graph", "main", "torch_reference"]  # torch_reference lived here before cleave_ir.runtime
@@ -284,7 +284,18 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
     with tempfile.TemporaryDirectory(prefix="cleave-") as d:  # -o is written once it lowers
         staged = Path(d) / Path(args.output).name
         staged.write_text(source)
-        lowered = _lower(job, staged)
+        lowered, failed = _lower(job, staged)
+        if failed:  # such kernels are dropped; the candidates left (another configuration of a graph) ship
+            _drop_kernels(module, failed)
+            candidates = [[u, ks, g] for u, ks, g in rank_candidates(module)]
+            if not candidates:
+                name, e = next(iter(failed.items()))
+                raise CleaveError(f"error: {args.output}: lowering for {ARCH} failed: {one_line(e)}")
+            for name, e in failed.items():
+                print(f"warning: cleave compile: dropped kernel @{name}: lowering for {ARCH} failed: {one_line(e)}", file=sys.stderr)
+            _report_candidates(job, candidates)
+            source = module_source(module)
+            staged.write_text(source)
         write_atomically(args.output, source)
     job.say(f"emit: {emit_s:.1f} s; kernel module written to {args.output}")
     job.say(f"lower ({ARCH}, {args.jobs} jobs): {len(lowered)} kernels in {job.lower_s:.1f} s")
@@ -323,16 +334,28 @@ def _report_candidates(job: Job, candidates: list[list[Any]]) -> None:
         job.say(f"  #{i} @{g}: {len(ks)} kernel{'s' if len(ks) > 1 else ''} ({', '.join(ks)}), estimated {us:.1f} us")
 
 
-def _lower(job: Job, path: Path) -> dict[str, str]:
-    """Lower every kernel of the module at `path` (the staged `-o`) for ARCH."""
+def _lower(job: Job, path: Path) -> tuple[dict[str, str], dict[str, Exception]]:
+    """Lower every kernel of the module at `path` (the staged `-o`) for ARCH: the CUDA sources, and
+    the kernels that failed with why."""
     t0 = time.perf_counter()
     try:
         with job.phase(f"lower ({ARCH})", tilelang=True):
-            lowered = lower_all(path, ARCH, jobs=job.args.jobs)
+            results = lower_each(path, ARCH, jobs=job.args.jobs)
     except Exception as e:  # one line for the user, whatever TileLang raised
         raise CleaveError(f"error: {job.args.output}: lowering for {ARCH} failed: {one_line(e)}") from None
     job.lower_s = time.perf_counter() - t0
-    return lowered
+    failed = {n: r for n, r in results.items() if isinstance(r, Exception)}
+    return {n: r for n, r in results.items() if not isinstance(r, Exception)}, failed
+
+
+def _drop_kernels(module: ModuleOp, names: Sequence[str] | dict[str, Any]) -> None:
+    """Erase the kernels `names` from the pipeline's module (a candidate without all its kernels is no
+    longer ranked: `rank_candidates`)."""
+    from xdsl.rewriter import Rewriter
+
+    for op in [op for op in module.body.block.ops if getattr(op, "sym_name", None) is not None and op.sym_name.data in names]:
+        if op.name.endswith(".kernel"):
+            Rewriter.erase_op(op)
 
 
 def _gpu(job: Job, t_start: float) -> None:

@@ -42,14 +42,26 @@ def lower_all(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str
     With `jobs` > 1 the kernels are lowered on that many threads (TVM releases the GIL while it
     lowers); the result is the same, in the module's kernel order. The first failure is raised.
     """
+    out = lower_each(path, arch, jobs)
+    for result in out.values():
+        if isinstance(result, Exception):
+            raise result
+    return out  # type: ignore[return-value]
+
+
+def lower_each(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str, str | Exception]:
+    """As `lower_all`, with each kernel's failure in its place instead of raised."""
     from tilelang import tvm
 
     mod = load_module_file(path)
     target = tvm.target.Target({"kind": "cuda", "arch": arch})
 
-    def lower(name: str) -> str:
-        with target:  # the current target is thread-local in TVM: enter it in every worker
-            return lowered(mod, name).kernel_source
+    def lower(name: str) -> str | Exception:
+        try:
+            with target:  # the current target is thread-local in TVM: enter it in every worker
+                return lowered(mod, name).kernel_source
+        except Exception as e:  # noqa: BLE001 - recorded per kernel; the caller decides
+            return e
 
     names = list(mod.KERNELS)
     if jobs <= 1 or len(names) <= 1:

@@ -564,14 +564,14 @@ COMPILE_SMALL = ["--no-cache", "--keep", "1", "--top-k", "1", "--search-budget",
 NOISY_COMPILE = """
 import logging, os, sys
 import cleave_ir.compile as c
-real = c.lower_all
-def lower_all(*args, **kwargs):
+real = c.lower_each
+def lower_each(*args, **kwargs):
     import tilelang
     logging.getLogger("tilelang.jit.kernel").info("TileLang begins to compile kernel (test)")
     logging.getLogger("tilelang.cache").warning("kernel cache warning (test)")
     os.write(2, b"[00:00:00] /src/tvm/pass.cc:1: Warning: native log line (test)\\n")
     return {"k0": "__global__"} if fake else real(*args, **kwargs)
-c.lower_all = lower_all
+c.lower_each = lower_each
 fake = sys.argv.pop(1) == "fake"
 sys.exit(c.main(sys.argv[1:]))
 """
@@ -673,7 +673,7 @@ def test_cleave_compile_failure_leaves_no_file_and_keeps_an_earlier_one(failure:
             assert Path(path) != out and Path(path).read_text().startswith('"""')  # a staged copy is lowered
             raise RuntimeError("TVM error\n  at some/where.cc\nValueError: lowering exploded")
 
-        monkeypatch.setattr(compile_mod, "lower_all", fail)
+        monkeypatch.setattr(compile_mod, "lower_each", fail)
         message = f"error: {out}: lowering for sm_90a failed: ValueError: lowering exploded"
     argv = ["compile", str(src), "-o", str(out), *COMPILE_SMALL]
     capsys.readouterr()
@@ -695,7 +695,7 @@ def test_cleave_compile_writes_output_after_lowering(tmp_path: Path, capsys, mon
         assert not out.exists()
         return {"k0": "__global__"}
 
-    monkeypatch.setattr(compile_mod, "lower_all", lower)
+    monkeypatch.setattr(compile_mod, "lower_each", lower)
     assert compile_mod.main(["compile", str(src), "-o", str(out), *COMPILE_SMALL]) == 0
     assert "CANDIDATES" in out.read_text() and oct(out.stat().st_mode & 0o777) != "0o600"
     assert "lower (sm_90a, 1 jobs): 1 kernels in" in capsys.readouterr().out
@@ -703,7 +703,7 @@ def test_cleave_compile_writes_output_after_lowering(tmp_path: Path, capsys, mon
 
 def test_compile_graph_and_cleave_compile_share_one_code_path(tmp_path: Path, capsys, monkeypatch):
     """The same report, module and cache entry from the command and from the Python API."""
-    monkeypatch.setattr(compile_mod, "lower_all", lambda path, arch, jobs=1: {"k0": "__global__"})
+    monkeypatch.setattr(compile_mod, "lower_each", lambda path, arch, jobs=1: {"k0": "__global__"})
     src = tmp_path / "rowsum.mlir"
     src.write_text(ROWSUM_SMALL)
     options = ["--keep", "1", "--top-k", "1", "--search-budget", "100", "--split-counts", "2", "-j", "1", "--cache-dir", str(tmp_path / "cache")]
