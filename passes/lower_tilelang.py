@@ -75,7 +75,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
-from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_columns, direct_gemv_operand, direct_gemv_split
+from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
 from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -1053,10 +1053,8 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         # judged on the padded operands: a one-row A (or result) is 2-D only once padded
         out, a, b = _static(op.result), _static(op.lhs), _static(op.rhs)
         out_p, a_p = (*out[:-2], PAD_ROWS, out[-1]), (*a[:-2], PAD_ROWS, a[-1])
-        rhs = op.rhs.owner
-        while isinstance(rhs, tgraph.ReshapeOp):  # (`place_memory.weight_view`)
-            rhs = rhs.operands[0].owner
-        if isinstance(rhs, itgraph.LoadOp) and cleave.memory(rhs) == cleave.Memory.GLOBAL:
+        rhs = weight_load(op.rhs)
+        if rhs is not None and cleave.memory(rhs) == cleave.Memory.GLOBAL:
             return False  # placement gave it the direct GEMV form
         return (
             len(_squeezed(out_p)) == 2 and len(_squeezed(a_p)) == 2 and len(_squeezed(b)) == 2

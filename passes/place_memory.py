@@ -197,6 +197,14 @@ def direct_gemv_operand(load: itgraph.LoadOp) -> bool:
     return direct_gemv_rows_operand(load, mm) if mm.transpose_b is not None else direct_gemv_columns_operand(load, mm)
 
 
+def weight_load(value: SSAValue) -> itgraph.LoadOp | None:
+    """The load a matmul operand comes from through unit reshapes (`weight_view`'s reverse), if any."""
+    op = value.owner
+    while isinstance(op, tgraph.ReshapeOp):
+        op = op.operands[0].owner
+    return op if isinstance(op, itgraph.LoadOp) else None
+
+
 def weight_view(load: itgraph.LoadOp) -> SSAValue:
     """The loaded tile as its matmul reads it: through reshapes that only add leading size-1 dims (a
     Split-K kernel's [1, k, n] part of a [k, n] weight tile), which the direct GEMV reads in place."""

@@ -273,7 +273,7 @@ def one_row_forms(kernel: itgraph.KernelOp) -> dict[str, str]:
     """How each one-row matmul of an itgraph kernel is lowered: "pad" (a 64-row T.gemm), "direct" (its
     weight read from global memory, `place_memory.direct_gemv_operand`), "gemv", "loop"."""
     from cleave_ir.passes.lower_tilelang import _static, gemv_split, plan_row_padding
-    from cleave_ir.passes.place_memory import weight_view
+    from cleave_ir.passes.place_memory import weight_load, weight_view
 
     threads = kernel.attributes["cleave.threads"].value.data
     pad = plan_row_padding(kernel, threads)
@@ -281,10 +281,8 @@ def one_row_forms(kernel: itgraph.KernelOp) -> dict[str, str]:
     for op in kernel.walk():
         if isinstance(op, tgraph.MatmulOp) and _static(op.result)[-2] == 1:
             out, k = _static(op.result), _static(op.lhs)[-1]
-            rhs = op.rhs.owner
-            while isinstance(rhs, tgraph.ReshapeOp):
-                rhs = rhs.operands[0].owner
-            direct = isinstance(rhs, itgraph.LoadOp) and weight_view(rhs) is op.rhs and cleave.memory(rhs) == cleave.Memory.GLOBAL
+            rhs = weight_load(op.rhs)
+            direct = rhs is not None and weight_view(rhs) is op.rhs and cleave.memory(rhs) == cleave.Memory.GLOBAL
             forms[op.result.name_hint or str(len(forms))] = (
                 "direct" if direct else "pad" if op.result in pad else "gemv" if gemv_split(1, out[-1], k, threads) > 1 else "loop"
             )
