@@ -186,17 +186,29 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
 
     A tile lives from its op to its last use; one used inside a sequential loop it was not defined
     in lives to the loop's end. Loads (shared memory; a causal mask tile computed from its indices
-    is counted) and the loop's accumulators are not counted here.
+    is counted), the loop's accumulators and the matmul products a `T.gemm` accumulates into them
+    (`SequentialOp.in_place_products`) are not counted here, nor an element-wise op's result that
+    overwrites an accumulator at its last use.
     The compiler keeps a T.Parallel tile in registers and reuses dead ones, so the peak, not the sum,
     is what has to fit (bench/tile_sweep.py: 128-row FlashAttention tiles fit and run faster).
     """
     order = {op: i for i, op in enumerate(par.walk())}
+    in_place = {v for seq in order if isinstance(seq, itgraph.SequentialOp) for v in seq.in_place_products()}
+    accumulated = {r for seq in order if isinstance(seq, itgraph.SequentialOp) for r in seq.results}
     end = {op: max((order[o] for o in op.walk()), default=order[op]) for op in order if isinstance(op, itgraph.SequentialOp)}
     events: list[tuple[int, int]] = []
     for op, i in order.items():
         if isinstance(op, (itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
             continue
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is None:  # a causal mask tile is a register tile
+            continue
+        if op.results[0] in in_place:  # a T.gemm into its loop's accumulator
+            continue
+        if isinstance(op, tgraph.ElementwiseOp) and any(
+            v in accumulated and v.type == op.results[0].type and all(order.get(u.operation, i) <= i for u in v.uses)
+            for v in op.operands
+        ):  # overwrites an accumulator at its last use, as the lowering's `reuse` does (the epilogue's divide)
+            accumulated.add(op.results[0])
             continue
         last = i
         for use in op.results[0].uses:

@@ -707,12 +707,14 @@ class _KernelLowering:
             self.direct_gemv(op, a, b, out, clear)
             return
         if batch_one and len(ta) == 2 and len(tb) == 2 and k % 16 == 0 and gemm_warps_fit(m, n, self.threads, tt):
-            # a computed A operand stays in registers (cast to fp16) when the gemm has whole
-            # warpgroups of 64 rows (wgmma takes A from a fragment); below that, TileLang cannot
-            # give the fragment both the producer's and this gemm's layout: stage it in shared memory
+            # a computed A operand stays in registers (cast to fp16) when the gemm has a whole
+            # warpgroup of 64 rows per 128 threads (wgmma takes A from a fragment); below that (fewer
+            # rows, or warpgroups that split the columns: MLA's [64, 512] tile on 256 threads), TileLang
+            # cannot give the fragment both the producer's and this gemm's layout: stage it in shared memory
             if {a.value, b.value} & self.from_loop_loads:
                 self.no_warp_specialization = True
-            a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if m % 64 == 0 else tl.Scope.SHARED)
+            in_registers = m % 64 == 0 and m // 64 >= self.threads // 128
+            a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if in_registers else tl.Scope.SHARED)
             b_op = self._operand_fp16(b, tl.Scope.SHARED)
             if clear:
                 self.emit(tl.ClearOp(out.value))
@@ -936,26 +938,13 @@ class _KernelLowering:
         `acc * alpha + part`, and a matmul part accumulates in place (`T.gemm` into the rescaled
         accumulator, no second fp32 tile). Otherwise None (the chunk-max form, alpha/beta after the body).
         """
-        kinds = op.accumulate_kinds
-        mi = kinds.index(AccumulateKind.MAX)
-        m_part = term.values[mi]
-        if not isinstance(m_part.owner, tgraph.ReduceOp) or m_part.owner.parent_block() is not op.body.block:
+        if not op.running_max_form():
             return None
-        for use in m_part.uses:
-            user = use.operation
-            if user is term:
-                continue
-            if not (isinstance(user, tgraph.SubOp) and use.index == 1 and user.results[0].uses
-                    and all(isinstance(u.operation, tgraph.ExpOp) for u in user.results[0].uses)):
-                return None
+        mi = op.accumulate_kinds.index(AccumulateKind.MAX)
+        m_part = term.values[mi]
         m_acc = accs[mi]
         alpha = self.alloc(m_acc.shape, "alpha", tl.Scope.FRAGMENT)
-        in_place: dict[SSAValue, _Buf] = {}
-        for acc, kind, value in zip(accs, kinds, term.values):
-            owner = value.owner
-            if (kind == AccumulateKind.RESCALED_SUM and isinstance(owner, tgraph.MatmulOp) and value.has_one_use()
-                    and _squeezed(self.shape(value)) == _squeezed(acc.shape)):
-                in_place[value] = acc
+        in_place = {value: accs[i] for value, i in op.in_place_products().items()}
         self.running_max = _RunningMax(m_part, m_acc, alpha, in_place)
         return self.running_max
 

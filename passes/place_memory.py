@@ -134,6 +134,7 @@ GEMV_VECTOR_BYTES = 16  # one vector load per thread and step of a direct GEMV
 # in flight (H200, x [1, 4096] @ W^T, W [4096, 4096]: 16 rows a block 14.5 us, F.linear 9.2 us;
 # 4 rows 7.7 us, bench/results/gemv_idioms_2026-12-02_H200.md)
 GEMV_MIN_ROWS = 4
+ACCUMULATOR_BYTES_PER_THREAD = 512  # 128 fp32 registers of a thread's 255 for its loops' accumulators
 GEMV_THREADS = 128  # the threads `place` gives a kernel whose largest matmul has one row
 GEMV_MAX_ROWS = 32
 GEMV_SMALL_TILES = (4, 8)  # the output tiles `cleave-schedule` offers a graph with a direct GEMV beside its usual ones
@@ -346,6 +347,11 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         deep = trips >= 3 and matmuls_in_loop < 2 and shared + 2 * loop_loads <= SMEM_BYTES
         stages = 3 if deep else 2
     threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
+    # a wide accumulator ([64, 512] fp32 of MLA's latent values) takes a second warpgroup, which the
+    # gemms split along N, so that each thread holds at most 128 of its fp32 registers, not 256 (spills)
+    accumulator_bytes = sum(4 * math.prod(int(d) for d in tgraph.tensor_type(r).shape) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp) for r in seq.results)
+    while threads < 256 and accumulator_bytes > threads * ACCUMULATOR_BYTES_PER_THREAD:
+        threads *= 2
     # TileLang lays a fragment out over the threads: one of more elements than threads needs a
     # multiple of them ("no available layout found" for a 16x12 tile on 128 threads); kernels whose
     # matmuls may become T.gemm keep their warps (the gemm's warp partition needs them)

@@ -22,6 +22,7 @@ Configurations are enumerated (tiles of 16..256 on the last two output dims, red
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -429,6 +430,16 @@ def _rebuild(op: Operation, xs: list[SSAValue], result_type: tgraph.TensorType) 
     raise Unschedulable(f"{op.name}: cannot be scheduled")
 
 
+# Output tiles the last dim is also offered under tensor-core rows (64 or more; a one-row GEMV's
+# column tiles stay powers of two, which its 16-byte vectors divide), at most
+# WIDE_LAST_MAX_ELEMENTS (128 x 256) per tile:
+# 192 columns make 2 full waves of 8 x 32 tiles where 128 x 256 tiles leave a wave 45% full (1024 x
+# 6144 outputs on 132 SMs); a 512-wide value tile computes an attention's scores once, not once per
+# 256-column half (MLA decode's 512-wide latent values, as TileLang's deepseek_mla example tiles them)
+WIDE_LAST_TILES = (192, 512)
+WIDE_LAST_MAX_ELEMENTS = 128 * 256
+
+
 def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False) -> list[Config]:
     """Tile-size candidates (Roller-style: powers of two on the last two output dims).
 
@@ -444,6 +455,7 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
     small = place_memory.GEMV_SMALL_TILES if any(
         isinstance(op, tgraph.MatmulOp) and place_memory.direct_gemv_matmul(op) for op in graph.body.walk()
     ) else ()
+    reduced = {concrete(op.input)[op.axis] for op in graph.body.walk() if isinstance(op, tgraph.ReduceOp)}
     tiles: list[tuple[int, ...]] = []
     for dims in dim_sets:
         choices: list[list[int]] = []
@@ -461,6 +473,14 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
             else:
                 choices.append([1])
         tiles += [t for t in product(*choices) if t not in tiles]
+        # (a whole row that a reduction needs stays the `wide` fallback's)
+        size = shape[-1]
+        extra = [t for t in WIDE_LAST_TILES if size % t == 0 and t not in choices[-1] and (t < size or size not in reduced)]
+        if extra and not wide and len(shape) > 1:
+            tiles += [
+                (*t, last) for t in product(*choices[:-1]) for last in extra
+                if t[-1] >= 64 and math.prod(t) * last <= WIDE_LAST_MAX_ELEMENTS and (*t, last) not in tiles
+            ]
     reduce_tiles: list[int | None] = [None, 32, 64, 128] if iterative else [None]
     out = [Config(tuple(t), r, fusion) for t in tiles for r in reduce_tiles]
     if wide:

@@ -224,3 +224,28 @@ def test_unschedulable_graph_reports_the_reasons_its_configurations_were_dropped
     assert not SchedulePass()._schedule(module_of(g), g, failures)
     assert failures == {"g": "outputs of different ranks cannot share one grid"}
     assert capsys.readouterr().err == "warning: cleave-schedule: skipped @g: outputs of different ranks cannot share one grid\n"
+
+
+def _matmul(m: int, k: int, n: int) -> tgraph.GraphOp:
+    text = f"""
+tgraph.graph @mm(%x: !tgraph.tensor<[{m}, {k}], f16>, %w: !tgraph.tensor<[{k}, {n}], f16>) -> !tgraph.tensor<[{m}, {n}], f16> {{
+  %o = tgraph.matmul %x, %w : !tgraph.tensor<[{m}, {k}], f16>, !tgraph.tensor<[{k}, {n}], f16> -> !tgraph.tensor<[{m}, {n}], f16>
+  tgraph.output %o : !tgraph.tensor<[{m}, {n}], f16>
+}}
+"""
+    from conftest import parse_text
+
+    return parse_text(text).body.block.first_op
+
+
+def test_192_column_tiles_fill_the_last_wave() -> None:
+    """1024 x 6144 outputs: 128 x 256 tiles make 192 blocks, a second wave of 132 SMs 45% full; 128 x 192
+    tiles make 256, two full waves (gpu_suite_2026-12-02n: rmsnorm_matmul T1024 99.2 -> 84.0 us). The
+    schedule offers 192 (and 512) columns only under 64+ rows and up to 128 x 256 elements; a one-row
+    GEMV keeps power-of-two column tiles (its 16-byte vectors divide them)."""
+    best, _ = schedule_graph(_matmul(1024, 4096, 6144))
+    assert best[0].config.out_tile == (128, 192)
+    tiles = {c.out_tile for c in configs(_matmul(1024, 4096, 6144))}
+    assert {(64, 192), (128, 192), (64, 512)} <= tiles
+    assert not {(256, 192), (128, 512)} & tiles
+    assert not any(t[-1] in (192, 512) for c in configs(_matmul(1, 4096, 6144)) for t in [c.out_tile])

@@ -671,3 +671,44 @@ def test_direct_gemv_with_a_dynamic_row_count_runs_each_row() -> None:
         w = rng.uniform(-1.0, 1.0, (256, 2048)).astype(np.float16).astype(np.float64)
         (out,) = run_kernels(kernels, [x, w])
         assert out.shape == (rows, 256) and max_relative_error(x @ w.T, out) < FP16_TOLERANCE
+
+
+def test_mla_decode_value_tile_spans_the_latent_width_on_two_warpgroups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLA decode's 64 heads x 512 latent values in one tile (TileLang's deepseek_mla structure): the
+    scores are computed once, not once per 256-column half. The schedule offers the tile, the cost model
+    fits it (the P @ V product accumulates in place and the epilogue divide overwrites the
+    accumulator: neither takes registers of its own), placement gives its 128 KiB fp32 accumulator two
+    warpgroups, and the lowering then stages P in shared memory (the gemm's warps split the columns, so
+    P cannot keep the first gemm's register layout). The kernel lowers for sm_90a and computes the graph."""
+    from cleave_ir.passes import schedule
+
+    graph = load_module(str(EXAMPLES / "mla_decode.mlir")).body.block.first_op
+    small = resize_graph(graph, {128: 64, 4096: 128})
+    small.attributes.pop("constraints", None)
+    small.bindings = None
+    module = module_of(small.clone())
+    configs = schedule.configs
+
+    def wide_only(g: tgraph.GraphOp, *args: object, **kwargs: object) -> list[schedule.Config]:
+        got = configs(g, *args, **kwargs)
+        wide = [c for c in got if c.out_tile[-2:] == (64, 512) and c.reduce_tile == 64]
+        return wide or got
+
+    monkeypatch.setattr(schedule, "configs", wide_only)
+    PipelinePass(top_k=1, keep=1, no_split=True).apply(Context(), module)
+    (kernel,) = [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)]
+    assert cleave.tiles(kernel).out_tile[-2:] == (64, 512)  # scheduled: the cost model found it fits
+    assert kernel.attributes["cleave.threads"].value.data == 256
+    lower_module(module)
+    gemms = [op for op in module.walk() if isinstance(op, tl.GemmOp)]
+    assert [g.a.type.scope_name for g in gemms] == [tl.Scope.SHARED, tl.Scope.SHARED]
+    path = tmp_path / "mla_decode_wide.py"
+    path.write_text(module_source(module))
+    lower_all(path)
+    g = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp))
+    (_, kernels), = candidate_kernels(module)
+    rng = np.random.default_rng(5)
+    for dist in ("normal", "shifted", "sparse"):
+        xs = [DISTRIBUTIONS[dist](rng, s).astype(np.float16).astype(np.float64) for s in input_shapes(g)]
+        (out,) = run_kernels(kernels, xs)
+        assert max_relative_error(run_graph(g, xs)[0], out) < FP16_TOLERANCE, dist
