@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes.causal import diagonal_extent, mean_trips
@@ -185,8 +185,8 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     """The most fp32 bytes of computed tiles alive at once in one block (registers, before reuse).
 
     A tile lives from its op to its last use; one used inside a sequential loop it was not defined
-    in lives to the loop's end. Loads (shared memory; a causal mask tile computed from its indices
-    is counted), the loop's accumulators and the matmul products a `T.gemm` accumulates into them
+    in lives to the loop's end. Loads and reshapes of them (shared memory; a causal mask tile computed
+    from its indices is counted), the loop's accumulators and the matmul products a `T.gemm` accumulates into them
     (`SequentialOp.in_place_products`) are not counted here, nor an element-wise op's result that
     overwrites an accumulator at its last use.
     The compiler keeps a T.Parallel tile in registers and reuses dead ones, so the peak, not the sum,
@@ -195,12 +195,17 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     order = {op: i for i, op in enumerate(par.walk())}
     in_place = {v for seq in order if isinstance(seq, itgraph.SequentialOp) for v in seq.in_place_products()}
     accumulated = {r for seq in order if isinstance(seq, itgraph.SequentialOp) for r in seq.results}
+    loaded: set[SSAValue] = set()
     end = {op: max((order[o] for o in op.walk()), default=order[op]) for op in order if isinstance(op, itgraph.SequentialOp)}
     events: list[tuple[int, int]] = []
     for op, i in order.items():
         if isinstance(op, (itgraph.ParallelOp, itgraph.SequentialOp, itgraph.KernelOp)) or not op.results:
             continue
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is None:  # a causal mask tile is a register tile
+            loaded.add(op.results[0])
+            continue
+        if isinstance(op, tgraph.ReshapeOp) and op.operands[0] in loaded:  # a view of the shared tile
+            loaded.add(op.results[0])
             continue
         if op.results[0] in in_place:  # a T.gemm into its loop's accumulator
             continue

@@ -249,3 +249,28 @@ def test_192_column_tiles_fill_the_last_wave() -> None:
     assert {(64, 192), (128, 192), (64, 512)} <= tiles
     assert not {(256, 192), (128, 512)} & tiles
     assert not any(t[-1] in (192, 512) for c in configs(_matmul(1, 4096, 6144)) for t in [c.out_tile])
+
+
+def test_register_estimate_counts_computed_tiles_only() -> None:
+    """The cost model's register peak (`cost_model.peak_live_bytes`) leaves out what the lowering keeps
+    elsewhere: a reshape of a loaded tile (a view of the shared tile: Split-K kernels reshape every
+    operand), the P @ V product that T.gemm accumulates into its rescaled accumulator, and the epilogue's
+    divide, which overwrites the accumulator. MLA decode B1's Split-K kernel at 64 heads was rejected
+    for 352 KiB of "registers", 288 of them those three."""
+    from cleave_ir.passes import cost_model
+
+    from cleave_ir.passes.pipeline import PipelinePass
+
+    module = module_of(resize_graph(load_module(str(EXAMPLES / "mla_decode.mlir")).body.block.first_op, {4096: 256}))
+    passes = PipelinePass(split_counts=(2,)).passes()
+    for p in passes[: [type(p) for p in passes].index(SchedulePass)]:  # the search, up to the schedule
+        p.apply(Context(), module)
+    graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp) and g.sym_name.data == "mla_decode_c4_s2_split")
+    kernel = build_kernel(plan(graph, Config((1, 1, 64, 1), 32, True)), "k")
+    par = kernel.body.block.first_op
+    (loop,) = [op for op in par.walk() if isinstance(op, itgraph.SequentialOp)]
+    assert loop.running_max_form() and len(loop.in_place_products()) == 1
+    # computed tiles: the [64, 32] scores and what follows them, in fp32 (no 64 x 576 query view, no
+    # 64 x 512 product or quotient)
+    assert cost_model.peak_live_bytes(par) <= 3 * 64 * 32 * 4
+    assert cost_model.estimate(kernel).fits
