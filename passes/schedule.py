@@ -441,7 +441,8 @@ WIDE_LAST_MAX_ELEMENTS = 128 * 256
 
 
 def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False) -> list[Config]:
-    """Tile-size candidates (Roller-style: powers of two on the last two output dims).
+    """Tile-size candidates (Roller-style: powers of two on the last two output dims, and
+    `WIDE_LAST_TILES` columns under 64+ rows).
 
     `wide`: only tiles that span a whole dim over 256 (a row that a reduction needs whole), the
     fallback when no ordinary configuration schedules.
@@ -478,8 +479,8 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
         extra = [t for t in WIDE_LAST_TILES if size % t == 0 and t not in choices[-1] and (t < size or size not in reduced)]
         if extra and not wide and len(shape) > 1:
             tiles += [
-                (*t, last) for t in product(*choices[:-1]) for last in extra
-                if t[-1] >= 64 and math.prod(t) * last <= WIDE_LAST_MAX_ELEMENTS and (*t, last) not in tiles
+                (*t, cols) for t in product(*choices[:-1]) for cols in extra
+                if t[-1] >= 64 and math.prod(t) * cols <= WIDE_LAST_MAX_ELEMENTS and (*t, cols) not in tiles
             ]
     reduce_tiles: list[int | None] = [None, 32, 64, 128] if iterative else [None]
     out = [Config(tuple(t), r, fusion) for t in tiles for r in reduce_tiles]
