@@ -44,7 +44,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from cleave_ir.dialects.cleave import ExprAttr, causal, check_metadata, expr_str, parse_expr, parse_expr_text
-from cleave_ir.dialects.tgraph import TensorType, tensor_type
+from cleave_ir.dialects.tgraph import ExpOp, MatmulOp, ReduceOp, SubOp, TensorType, tensor_type
 from cleave_ir.shapes import Dim, as_dim, dim_str, symbol
 
 
@@ -418,42 +418,33 @@ class SequentialOp(IRDLOperation):
         every use of that chunk max in the body is a shift `x - m` feeding `exp`, the body may
         subtract the running max instead, so each rescaled sum is `acc * alpha + part`.
         """
-        from cleave_ir.dialects import tgraph  # the tensor ops; this dialect imports only their types
-
         kinds = self.accumulate_kinds
         term = self.body.block.last_op
         if AccumulateKind.MAX not in kinds or not isinstance(term, YieldOp):
             return False
         chunk_max = term.values[kinds.index(AccumulateKind.MAX)]
-        if not isinstance(chunk_max.owner, tgraph.ReduceOp) or chunk_max.owner.parent_block() is not self.body.block:
+        if not isinstance(chunk_max.owner, ReduceOp) or chunk_max.owner.parent_block() is not self.body.block:
             return False
         return all(
             use.operation is term
-            or (isinstance(use.operation, tgraph.SubOp) and use.index == 1 and bool(use.operation.results[0].uses)
-                and all(isinstance(u.operation, tgraph.ExpOp) for u in use.operation.results[0].uses))
+            or (isinstance(use.operation, SubOp) and use.index == 1 and bool(use.operation.results[0].uses)
+                and all(isinstance(u.operation, ExpOp) for u in use.operation.results[0].uses))
             for use in chunk_max.uses
         )
 
     def in_place_products(self) -> dict[SSAValue, int]:
         """Matmul products that accumulate in place into their rescaled accumulator (value -> result index).
 
-        In the running-max form, a matmul part with one use and its accumulator's shape is a `T.gemm`
-        into the rescaled accumulator: it takes no fp32 register tile of its own.
+        In the running-max form, a matmul part with one use (the yield, which gives it its
+        accumulator's type) is a `T.gemm` into the rescaled accumulator: no fp32 register tile of its own.
         """
-        from cleave_ir.dialects import tgraph
-
         if not self.running_max_form():
             return {}
         term = self.body.block.last_op
         assert isinstance(term, YieldOp)
-
-        def squeezed(t: Attribute) -> tuple[object, ...]:
-            return tuple(d for d in tensor_type(t).shape if d != 1)
-
         return {
             value: i for i, (kind, value) in enumerate(zip(self.accumulate_kinds, term.values))
-            if kind == AccumulateKind.RESCALED_SUM and isinstance(value.owner, tgraph.MatmulOp)
-            and value.has_one_use() and squeezed(value.type) == squeezed(self.results[i].type)
+            if kind == AccumulateKind.RESCALED_SUM and isinstance(value.owner, MatmulOp) and value.has_one_use()
         }
 
     def verify_(self) -> None:

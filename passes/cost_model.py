@@ -156,6 +156,11 @@ def layout_threads(fragment_shapes: Sequence[Sequence[int]], most: int = 256) ->
     return next((t for t in THREAD_COUNTS if t <= most and all(n <= t or n % t == 0 for n in sizes)), 0)
 
 
+def accumulator_bytes(op: Operation) -> int:
+    """fp32 bytes of the accumulators of the sequential loops in `op` (registers for the whole loop)."""
+    return sum(_numel(r) * 4 for seq in op.walk() if isinstance(seq, itgraph.SequentialOp) for r in seq.results)
+
+
 def tile_bytes(value) -> int:
     """Bytes of a (concrete) tile at its element type: 2 for f16/bf16, 4 otherwise."""
     return _numel(value) * _elt_bytes(value)
@@ -239,7 +244,7 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
 
     grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
     grid_vars = {v for v, e in zip(par.var_names, par.extent_dims) if e != 1}
-    moved = flops = smem = accumulators = 0
+    moved = flops = smem = 0
     iterations: float = 0
     loops: dict[Operation, float] = {}
     for op in par.walk():
@@ -255,10 +260,10 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
             k = evaluate(tgraph.tensor_type(op.lhs).shape[-1], {})
             flops += 2 * _numel(op.result) * k * _trips(op, loops)
         elif isinstance(op, (itgraph.SequentialOp,)):
-            accumulators += sum(_numel(r) * 4 for r in op.results)
             if op not in loops:
                 loops[op] = loop_trips(op)
             iterations += _trips(op, loops) * loops[op]
+    accumulators = accumulator_bytes(par)
     regs = accumulators + peak_live_bytes(par)
     terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
     us = (calibration or CALIBRATION).kernel_us(terms)

@@ -930,13 +930,9 @@ class _KernelLowering:
         return elements % self.threads == 0 and elements // self.threads <= DEFERRED_REDUCTION_REGS
 
     def _plan_running_max(self, op: itgraph.SequentialOp, term: itgraph.YieldOp, accs: list[_Buf]) -> _RunningMax | None:
-        """FlashAttention-2's form of an online softmax, where it applies.
-
-        The chunk's rescaled sums are homogeneous in exp(-m) for the max m they subtract (that is what
-        `rescaled_sum` means). When every use of the chunk max in the body is such a shift `x - m`
-        feeding `exp`, the body may subtract the running max instead: then the accumulators need only
-        `acc * alpha + part`, and a matmul part accumulates in place (`T.gemm` into the rescaled
-        accumulator, no second fp32 tile). Otherwise None (the chunk-max form, alpha/beta after the body).
+        """FlashAttention-2's form of an online softmax, where it applies (`SequentialOp.running_max_form`):
+        the accumulators need only `acc * alpha + part`, and its matmul parts accumulate in place
+        (`SequentialOp.in_place_products`). Otherwise None (the chunk-max form, alpha/beta after the body).
         """
         if not op.running_max_form():
             return None

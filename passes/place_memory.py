@@ -39,7 +39,7 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave
 from cleave_ir.dialects.cleave import Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.passes.cost_model import SMEM_BYTES, layout_threads, tile_bytes
+from cleave_ir.passes.cost_model import SMEM_BYTES, accumulator_bytes, layout_threads, tile_bytes
 from cleave_ir.shapes import evaluate, symbol
 
 
@@ -349,8 +349,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
     # a wide accumulator ([64, 512] fp32 of MLA's latent values) takes a second warpgroup, which the
     # gemms split along N, so that each thread holds at most 128 of its fp32 registers, not 256 (spills)
-    accumulator_bytes = sum(4 * math.prod(int(d) for d in tgraph.tensor_type(r).shape) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp) for r in seq.results)
-    while threads < 256 and accumulator_bytes > threads * ACCUMULATOR_BYTES_PER_THREAD:
+    while threads < 256 and accumulator_bytes(kernel) > threads * ACCUMULATOR_BYTES_PER_THREAD:
         threads *= 2
     # TileLang lays a fragment out over the threads: one of more elements than threads needs a
     # multiple of them ("no available layout found" for a 16x12 tile on 128 threads); kernels whose

@@ -475,8 +475,8 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
                 choices.append([1])
         tiles += [t for t in product(*choices) if t not in tiles]
         # (a whole row that a reduction needs stays the `wide` fallback's)
-        size = shape[-1]
-        extra = [t for t in WIDE_LAST_TILES if size % t == 0 and t not in choices[-1] and (t < size or size not in reduced)]
+        n = shape[-1]
+        extra = [t for t in WIDE_LAST_TILES if n % t == 0 and t not in choices[-1] and (t < n or n not in reduced)]
         if extra and not wide and len(shape) > 1:
             tiles += [
                 (*t, cols) for t in product(*choices[:-1]) for cols in extra
