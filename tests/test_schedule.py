@@ -274,3 +274,16 @@ def test_register_estimate_counts_computed_tiles_only() -> None:
     # 64 x 512 product or quotient)
     assert cost_model.peak_live_bytes(par) <= 3 * 64 * 32 * 4
     assert cost_model.estimate(kernel).fits
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform", "sparse"])
+def test_192_column_tiles_compute_the_matmul(dist: str) -> None:
+    """A [128, 192] tile of a 256 x 576 output (2 x 3 blocks, K of 96 in 3 steps of 32)
+    computes x @ W, run by the itgraph interpreter against the graph on fresh inputs."""
+    graph = _matmul(256, 96, 576)
+    assert Config((128, 192), 32, True) in configs(graph)
+    kernel = build_kernel(plan(graph, Config((128, 192), 32, True)), "k")
+    rng = np.random.default_rng(3)
+    draw = {"normal": rng.standard_normal, "uniform": lambda s: rng.uniform(-2, 2, s), "sparse": lambda s: rng.standard_normal(s) * (rng.uniform(size=s) < 0.1)}[dist]
+    xs = [draw((256, 96)), draw((96, 576))]
+    assert max_relative_error(run_graph(graph, xs)[0], run_kernel(kernel, xs)[0]) < 1e-9
