@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
@@ -58,7 +58,7 @@ from cleave_ir.passes import cost_model, partition_kernels
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.pipeline import rank_candidates
 from cleave_ir.passes.place_memory import place
-from cleave_ir.passes.schedule import Config, build_kernel, configs, plan
+from cleave_ir.passes.schedule import FALLBACKS, Config, build_kernel, configs, plan
 from cleave_ir.passes.tmap_propagation import Unschedulable
 
 THREADS = (128, 256)
@@ -161,7 +161,7 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
     """
     out: list[tuple[Choice, itgraph.KernelOp]] = []
     seen: set[str] = set()
-    cfgs = [c for wide in (False, True) for c in configs(graph, True, base.fusion, wide) if _near(c, base)]
+    cfgs = [c for wide, few in FALLBACKS for c in configs(graph, True, base.fusion, wide, few) if _near(c, base)]
     if base not in cfgs:
         cfgs.insert(0, base)
     for cfg in dict.fromkeys(cfgs):
@@ -214,11 +214,24 @@ def _int_attr(op: itgraph.KernelOp, name: str, default: int) -> int:
     return a.value.data if isinstance(a, IntegerAttr) else default
 
 
-def neighbourhood(module: ModuleOp, limit: int, calibration: cost_model.Calibration | None = None) -> Space:
+def neighbourhood(
+    module: ModuleOp,
+    limit: int,
+    calibration: cost_model.Calibration | None = None,
+    measured: Mapping[str, float | None] | None = None,
+) -> Space:
     """Up to `limit` variants of the kept candidates of a pipeline module: the pipeline's own
     configurations first, then the others by estimated time (fewest changes first on ties), those
-    over the cost model's register bound last."""
+    over the cost model's register bound last.
+
+    `measured` (a kept candidate's graph -> its measured us, None where it failed its check) scales
+    each candidate's estimates by its measured / estimated ratio, so that the neighbourhood of the
+    measured winner is tuned first, not that of the candidate the cost model favours (rmsnorm_matmul
+    T128 on the H200: 28 of 30 variants went to a Split-K form estimated 39 us and measured 27, none
+    near the 23 us one-kernel winner); a candidate that failed is tuned last."""
     space = Space(module)
+    ratio: dict[int, float] = {}  # candidate rank -> measured / estimated
+    failed: set[int] = set()
     graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
     kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
     others: list[tuple[bool, float, int, Variant]] = []  # (over the register bound, estimate, changes, variant)
@@ -247,14 +260,20 @@ def neighbourhood(module: ModuleOp, limit: int, calibration: cost_model.Calibrat
             space.notes.append(f"candidate #{rank} @{head}: not tuned: {str(e).removeprefix('error: ')}")
             continue
         space.variants.append(Variant(0, rank, head, base, base=True))
+        if measured is not None and head in measured:
+            us = measured[head]
+            if us is None:
+                failed.add(rank)
+            else:
+                ratio[rank] = us / max(space.variants[-1].estimated_us, 1e-9)
         for pos, opts in enumerate(options):
             for c in opts:
                 if c == base[pos]:
                     continue
                 changes = (c.config != base[pos].config) + (c.threads != base[pos].threads) + (c.stages != base[pos].stages)
                 v = Variant(0, rank, head, base[:pos] + [c] + base[pos + 1 :])
-                others.append((not all(x.fits for x in v.choices), v.estimated_us, changes, v))
-    others.sort(key=lambda t: t[:3])
+                others.append((not all(x.fits for x in v.choices), rank, changes, v))
+    others.sort(key=lambda t: (t[0], t[1] in failed, t[3].estimated_us * ratio.get(t[1], 1.0), t[2]))
     space.variants = (space.variants + [t[3] for t in others])[: max(limit, len(space.variants))]
     for i, v in enumerate(space.variants):
         v.index = i
@@ -631,13 +650,15 @@ def tune(
     command: Callable[[Path, Path], list[str]] | None = None,
     clock: Callable[[], float] = time.time,
     limit: int | None = None,
+    measured: Mapping[str, float | None] | None = None,
 ) -> tuple[Tuning, dict[int, Path]]:
     """Tune the kept candidates of the pipeline module `module` within `budget_s` seconds, over at
-    most `limit` variants (default: as many as the budget should cover)."""
+    most `limit` variants (default: as many as the budget should cover), nearest the candidates
+    that `measured` (see `neighbourhood`) found fastest first."""
     t0 = clock()
     deadline = t0 + budget_s
     limit = limit if limit is not None else max(4, int(budget_s / SECONDS_PER_VARIANT))
-    space = neighbourhood(module, limit)
+    space = neighbourhood(module, limit, measured=measured)
     paths, results = emit_variants(space, workdir / "variants", t0 + EMIT_SHARE * budget_s, clock)
     tuning = Tuning(device, budget_s, space.variants, dict(results), notes=list(space.notes))
     todo = [{"index": i, "path": str(p)} for i, p in sorted(paths.items())]
@@ -727,7 +748,9 @@ def tune_job(job: Any, elapsed_s: float) -> None:
     if job.cache is not None:
         job.cache.use_tilelang_cache()  # children inherit it: compiled kernels are shared
     with tempfile.TemporaryDirectory(prefix="cleave-tune-") as d:
-        tuning, paths = tune(module, job.source, budget, Path(d), device=device, jobs=args.jobs)
+        m = getattr(job, "measurement", None)
+        measured = {r.graph: (r.us if r.ok else None) for r in m.rows} if m is not None else None
+        tuning, paths = tune(module, job.source, budget, Path(d), device=device, jobs=args.jobs, measured=measured)
         winner, base = tuning.winner, tuning.base_best
         buf = io.StringIO()
         print_table(tuning, buf)

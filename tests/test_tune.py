@@ -375,3 +375,22 @@ def test_tuned_output_makes_its_only_candidate_the_winner(tmp_path: Path) -> Non
     job = SimpleNamespace(args=SimpleNamespace(output=str(tmp_path / "k.py")), measurement=m)
     tune._replace_output(job, b"CANDIDATES = [(1.0, ['g_k0'], 'g')]\n")
     assert m.winner == 0 and (tmp_path / "k.py").read_bytes().startswith(b"CANDIDATES")
+
+
+def test_neighbourhood_follows_the_measured_candidates(decode_module: ModuleOp) -> None:
+    """Measured times reorder the variants: the neighbourhood of the candidate measured fastest
+    (relative to its estimate) comes first, that of a candidate that failed its check last."""
+    plain = tune.neighbourhood(decode_module, 1000)
+    heads = [v.head for v in plain.variants if v.base]
+    assert len(heads) >= 2
+    first, last = heads[0], heads[-1]
+    estimates = {v.head: v.estimated_us for v in plain.variants if v.base}
+    # the cost model's last candidate measured 10x faster than estimated, its first one failed
+    measured: dict[str, float | None] = {h: estimates[h] for h in heads}
+    measured[last], measured[first] = estimates[last] / 10, None
+    space = tune.neighbourhood(decode_module, 1000, measured=measured)
+    assert len(space.variants) == len(plain.variants)
+    others = [v for v in space.variants if not v.base and all(c.fits for c in v.choices)]
+    assert others[0].head == last
+    assert [v.head == first for v in others] == sorted(v.head == first for v in others)  # failed: last
+    assert [v.describe() for v in space.variants if v.base] == [v.describe() for v in plain.variants if v.base]
