@@ -613,17 +613,17 @@ class _KernelLowering:
         width = dims[-1]
         warp_op = tl.ReduceSumOp if is_sum else tl.ReduceMaxOp
         if (
-            len(dims) == 2 and axis == 1 and src.scope == tl.Scope.FRAGMENT and dims[0] >= 16
+            len(dims) == 2 and axis == 1 and src.scope == tl.Scope.FRAGMENT
             and width >= 8 and width & (width - 1) == 0 and tuple(dims) not in self.cols_split
         ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
             if src.value in self.gemm_laid:
                 out = self.alloc_for(result, name, tl.Scope.FRAGMENT)
-                self.emit(warp_op(src.value, out.value, 1, True))
+                self.emit(warp_op(src.value, out.value, axis, True))
                 return
             # a fragment laid out by its own T.Parallel loop: its row values reach the rest of the
             # kernel through shared memory, where no gemm's fragment layout has to agree with theirs
             rows = self.alloc(self.shape(result), name + "_w", tl.Scope.FRAGMENT)
-            self.emit(warp_op(src.value, rows.value, 1, True))
+            self.emit(warp_op(src.value, rows.value, axis, True))
             self.bufs[result] = self._shared(rows)
             return
         combine = _fold(is_sum)
@@ -1197,7 +1197,7 @@ def row_split(rows: int, width: int, threads: int) -> int:
     whose partials give every thread the same number of them; 1 = none (under 16 rows, as for the
     warp reduction itself)."""
     split = 8
-    while rows >= 16 and split < width and width % split == 0:
+    while split < width and width % split == 0:
         if rows * split % threads == 0:
             return split
         split *= 2

@@ -39,7 +39,7 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave
 from cleave_ir.dialects.cleave import Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.passes.cost_model import SMEM_BYTES, accumulator_bytes, layout_threads, tile_bytes
+from cleave_ir.passes.cost_model import SMEM_BYTES, TILE_BYTES_PER_THREAD, accumulator_bytes, layout_threads, peak_live_bytes, tile_bytes
 from cleave_ir.shapes import evaluate, symbol
 
 
@@ -351,6 +351,13 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     # gemms split along N, so that each thread holds at most 128 of its fp32 registers, not 256 (spills)
     while threads < 256 and accumulator_bytes(kernel) > threads * ACCUMULATOR_BYTES_PER_THREAD:
         threads *= 2
+    if not any(isinstance(op, tgraph.MatmulOp) for op in kernel.walk()):
+        # no matmul: rows of a norm or softmax wider than 128 registers per thread take more threads
+        par = kernel.body.block.first_op
+        assert isinstance(par, itgraph.ParallelOp)
+        live = accumulator_bytes(kernel) + peak_live_bytes(par)
+        while threads < 256 and live > threads * TILE_BYTES_PER_THREAD:
+            threads *= 2
     # TileLang lays a fragment out over the threads: one of more elements than threads needs a
     # multiple of them ("no available layout found" for a 16x12 tile on 128 threads); kernels whose
     # matmuls may become T.gemm keep their warps (the gemm's warp partition needs them)

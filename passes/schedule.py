@@ -438,14 +438,21 @@ def _rebuild(op: Operation, xs: list[SSAValue], result_type: tgraph.TensorType) 
 # 256-column half (MLA decode's 512-wide latent values, as TileLang's deepseek_mla example tiles them)
 WIDE_LAST_TILES = (192, 512)
 WIDE_LAST_MAX_ELEMENTS = 128 * 256
+WIDE_FEW_ROWS = (1, 2, 4, 8)
+"""Row tiles of the last fallback, when no `wide` tile of 16 or more rows fits: a norm or softmax over
+rows too wide for 16 of them in registers (4096 columns) then runs in one kernel, not only as a
+Split-K pair that reads x twice."""
 
 
-def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False) -> list[Config]:
+def configs(
+    graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False, few_rows: bool = False
+) -> list[Config]:
     """Tile-size candidates (Roller-style: powers of two on the last two output dims, and
     `WIDE_LAST_TILES` columns under 64+ rows).
 
     `wide`: only tiles that span a whole dim over 256 (a row that a reduction needs whole), the
-    fallback when no ordinary configuration schedules.
+    fallback when no ordinary configuration schedules; with `few_rows`, whole rows `WIDE_FEW_ROWS` at a
+    time, the fallback when no `wide` tile fits either.
     """
     shape = concrete(graph.output_op.outputs[0])
     # the last two dims; where one of them is 1 (decode's [B, 1, N]), also the last two dims over 1
@@ -470,6 +477,8 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
                     opts = sorted({size & -size, max(t for t in range(1, 257) if size % t == 0)} - {1, size})
                 if size <= 256 or wide or not opts:
                     opts.append(size)
+                if few_rows:  # a few whole rows per block: 16 rows of 4096 are 256 KiB in fp32
+                    opts = [t for t in WIDE_FEW_ROWS if t < size and size % t == 0] + ([size] if size > 256 else [])
                 choices.append(opts)
             else:
                 choices.append([1])
@@ -484,9 +493,13 @@ def configs(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, 
             ]
     reduce_tiles: list[int | None] = [None, 32, 64, 128] if iterative else [None]
     out = [Config(tuple(t), r, fusion) for t in tiles for r in reduce_tiles]
-    if wide:
+    if wide or few_rows:
         out = [c for c in out if any(t == s > 256 for t, s in zip(c.out_tile, shape))]
     return out
+
+
+FALLBACKS = ((False, False), (True, False), (False, True))
+"""(wide, few_rows) of `configs`, in the order `schedule_graph` tries them until one schedules."""
 
 
 @dataclass
@@ -518,15 +531,16 @@ def schedule_graph(
 ) -> tuple[list[Scheduled], list[tuple[Config, str]]]:
     """The top-k kernels of `graph` by estimated time, and the other configurations with why each was dropped.
 
-    Tiles spanning a whole dim over 256 are tried only when no other configuration schedules.
+    Tiles spanning a whole dim over 256 are tried only when no other configuration schedules, a few
+    such rows at a time only when no tile of 16 or more of them does (`FALLBACKS`).
     """
     ranked: list[Scheduled] = []
     dropped: list[tuple[Config, str]] = []
     seen: set[str] = set()
-    for wide in (False, True):
+    for wide, few in FALLBACKS:
         if ranked:
             break
-        for cfg in configs(graph, iterative, fusion, wide):
+        for cfg in configs(graph, iterative, fusion, wide, few):
             got = _attempt(graph, cfg)
             if isinstance(got, str):
                 dropped.append((cfg, got))
@@ -546,8 +560,8 @@ def unschedulable(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = 
     """None when some configuration of `graph` schedules (stops at the first), else the reasons."""
     reasons: list[str] = []
     try:
-        for wide in (False, True):
-            for cfg in configs(graph, iterative, fusion, wide):
+        for wide, few in FALLBACKS:
+            for cfg in configs(graph, iterative, fusion, wide, few):
                 got = _attempt(graph, cfg)
                 if not isinstance(got, str):
                     return None

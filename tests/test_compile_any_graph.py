@@ -135,16 +135,27 @@ def test_softmax_of_matmul_compiles(tmp_path: Path) -> None:
 
 
 def test_long_row_softmax_is_online(tmp_path: Path) -> None:
-    """A softmax over 8192 columns: a row does not fit one tile; the max and the sum are computed
-    in one pass (running max, rescaled sum), then a second kernel normalizes: two kernels, no
-    intermediate as large as the input."""
-    graph = long_softmax(8192)
+    """A softmax over 65536 columns: not even one row fits a tile's registers (256 KiB in fp32); the
+    max and the sum are computed in one pass (running max, rescaled sum), then a second kernel
+    normalizes: two kernels, no intermediate as large as the input."""
+    graph = long_softmax(65536)
     module = compile_graph(graph)
     best = kernels_of(module)
     assert len(best) == 2, best
     first = next(k for k in module.walk() if isinstance(k, tl.KernelOp) and k.sym_name.data == best[0])
     assert len(first.inputs) == 1 and len(first.outputs) == 2  # reads x; writes the row max and the row sum
     assert any(isinstance(op, tl.PipelinedOp) for op in first.walk())  # one pass over the row
+    check_interpreted(graph, module)
+    check_lowers(module, tmp_path / "k.py", best)
+
+
+def test_softmax_of_rows_that_fit_one_at_a_time_is_one_kernel(tmp_path: Path) -> None:
+    """A softmax over 8192 columns: 16 rows do not fit a tile, a few whole rows do (`WIDE_FEW_ROWS`):
+    one kernel reads each row once, as PyTorch's softmax does, not the online pair that reads it twice."""
+    graph = long_softmax(8192)
+    module = compile_graph(graph)
+    best = kernels_of(module)
+    assert len(best) == 1, best
     check_interpreted(graph, module)
     check_lowers(module, tmp_path / "k.py", best)
 

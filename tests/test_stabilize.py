@@ -439,11 +439,15 @@ def test_split_k_partial_maxima_and_sums_are_f32() -> None:
     assert max_relative_error(stable_reference("gqa_decode", *xs), got) < 2e-3  # 1.0e-3 measured (1.9e-3 with f16 partials)
 
 
-def test_softmax_of_a_product_cut_into_kernels_stays_finite() -> None:
+def test_softmax_of_a_product_cut_into_kernels_stays_finite(monkeypatch: pytest.MonkeyPatch) -> None:
     """softmax(x @ w) written with its max: the default pipeline (canonicalize on) cuts some candidates
-    into kernel chains; the max goes back in before the cut, so every exp of every chain reads x - max."""
-    from cleave_ir.passes import partition_kernels
+    into kernel chains; the max goes back in before the cut, so every exp of every chain reads x - max.
+    (Chains arise where not even a few whole rows fit a tile; at this small size only without the
+    few-row fallback, which the test turns off.)"""
+    from cleave_ir.passes import partition_kernels, schedule
     from cleave_ir.passes.stabilize_exp import chain_unshifted_exps
+
+    monkeypatch.setattr(schedule, "FALLBACKS", schedule.FALLBACKS[:2])
 
     b = GraphBuilder("sm", "f16")
     x = b.input("x", [64, 256])

@@ -419,11 +419,15 @@ def test_broadcast_tile_without_its_own_layout_stays_in_registers(tmp_path: Path
     assert all("__global__" in cuda for cuda in lower_all(path).values())
 
 
-def test_row_scales_loaded_before_a_pipelined_loop_are_read_from_registers() -> None:
+def test_row_scales_loaded_before_a_pipelined_loop_are_read_from_registers(monkeypatch: pytest.MonkeyPatch) -> None:
     """RMSNorm -> matmul at T=128, K=4096: the per-matmul cut's GEMM kernel scales each x tile in its
     K loop by the rows' rsqrt, loaded before the loop; the loop reads a register copy of it, never the
     shared tile (see `loop_invariant_shared_reads`), and the kernel is compiled without warp
-    specialization."""
+    specialization. (The cut's first kernel computes the row scales only where not even a few whole
+    rows fit a tile; at K=4096 it would normalize x a row at a time, so the test turns that off.)"""
+    from cleave_ir.passes import schedule
+
+    monkeypatch.setattr(schedule, "FALLBACKS", schedule.FALLBACKS[:2])
     text = (EXAMPLES / "rmsnorm_matmul.mlir").read_text().replace("tensor<[1, ", "tensor<[128, ")
     graph = resize_graph(parse_text(text).body.block.first_op, {6144: 512})
     graph.attributes.pop("constraints", None)
@@ -708,6 +712,51 @@ def test_mla_decode_value_tile_spans_the_latent_width_on_two_warpgroups(tmp_path
     g = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp))
     (_, kernels), = candidate_kernels(module)
     rng = np.random.default_rng(5)
+    for dist in ("normal", "shifted", "sparse"):
+        xs = [DISTRIBUTIONS[dist](rng, s).astype(np.float16).astype(np.float64) for s in input_shapes(g)]
+        (out,) = run_kernels(kernels, xs)
+        assert max_relative_error(run_graph(g, xs)[0], out) < FP16_TOLERANCE, dist
+
+
+def test_norm_of_rows_too_wide_for_16_runs_in_one_kernel(tmp_path: Path) -> None:
+    """A norm whose rows are too wide for 16 of them in registers (16 x 2048 fp32 is 128 KiB per
+    tile) gets a few-row tile from the `wide` fallback, not only a Split-K pair that reads x twice:
+    its rows are summed by TileLang's warp reduction (under 16 rows too), placement gives the 256
+    threads that keep each thread's tiles within 128 registers, and the kernel lowers for sm_90a and
+    computes the graph (LayerNorm with a weight, a shape no example has)."""
+    from cleave_ir.passes.cost_model import TILE_BYTES_PER_THREAD, accumulator_bytes, peak_live_bytes
+
+    (g,) = parse_text(
+        """
+tgraph.graph @layer_norm(%x: !tgraph.tensor<[24, 2048], f16>, %w: !tgraph.tensor<[1, 2048], f16>) -> !tgraph.tensor<[24, 2048], f16> {
+  %s = tgraph.reduce sum %x dim 1 : !tgraph.tensor<[24, 2048], f16> -> !tgraph.tensor<[24, 1], f16>
+  %m = tgraph.scale %s, 0.00048828125 : !tgraph.tensor<[24, 1], f16>
+  %c = tgraph.sub %x, %m : !tgraph.tensor<[24, 2048], f16>, !tgraph.tensor<[24, 1], f16> -> !tgraph.tensor<[24, 2048], f16>
+  %q = tgraph.square %c : !tgraph.tensor<[24, 2048], f16>
+  %v = tgraph.reduce sum %q dim 1 : !tgraph.tensor<[24, 2048], f16> -> !tgraph.tensor<[24, 1], f16>
+  %vm = tgraph.scale %v, 0.00048828125 : !tgraph.tensor<[24, 1], f16>
+  %r = tgraph.rsqrt %vm : !tgraph.tensor<[24, 1], f16>
+  %y = tgraph.mul %c, %r : !tgraph.tensor<[24, 2048], f16>, !tgraph.tensor<[24, 1], f16> -> !tgraph.tensor<[24, 2048], f16>
+  %z = tgraph.mul %y, %w : !tgraph.tensor<[24, 2048], f16>, !tgraph.tensor<[1, 2048], f16> -> !tgraph.tensor<[24, 2048], f16>
+  tgraph.output %z : !tgraph.tensor<[24, 2048], f16>
+}
+"""
+    ).body.block.ops
+    module = module_of(g.clone())
+    PipelinePass(top_k=1, keep=1, no_split=True).apply(Context(), module)
+    (kernel,) = [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)]
+    rows, cols = cleave.tiles(kernel).out_tile
+    assert cols == 2048 and rows < 16
+    threads = kernel.attributes["cleave.threads"].value.data
+    par = kernel.body.block.first_op
+    assert accumulator_bytes(kernel) + peak_live_bytes(par) <= threads * TILE_BYTES_PER_THREAD
+    lower_module(module)
+    assert any(isinstance(op, tl.ReduceSumOp) for op in module.walk())  # no serial loop of a few threads
+    path = tmp_path / "layer_norm.py"
+    path.write_text(module_source(module))
+    lower_all(path)
+    (_, kernels), = candidate_kernels(module)
+    rng = np.random.default_rng(11)
     for dist in ("normal", "shifted", "sparse"):
         xs = [DISTRIBUTIONS[dist](rng, s).astype(np.float16).astype(np.float64) for s in input_shapes(g)]
         (out,) = run_kernels(kernels, xs)
