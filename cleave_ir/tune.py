@@ -234,7 +234,7 @@ def neighbourhood(
     failed: set[int] = set()
     graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
     kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
-    others: list[tuple[bool, float, int, Variant]] = []  # (over the register bound, estimate, changes, variant)
+    others: list[tuple[bool, int, int, Variant]] = []  # (over the register bound, candidate rank, changes, variant)
     for rank, (_, names, head) in enumerate(rank_candidates(module)):
         chain = partition_kernels.chain(graphs[head], graphs) or [graphs[head]]
         base: list[Choice] = []

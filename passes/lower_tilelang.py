@@ -1194,8 +1194,7 @@ def vector_split(k: int, threads: int) -> int:
 def row_split(rows: int, width: int, threads: int) -> int:
     """How many threads share each row of a `rows` x `width` tile reduced along its rows when no warp
     reduction takes the rows whole: the fewest (a power of two, 8 or more, below and dividing `width`)
-    whose partials give every thread the same number of them; 1 = none (under 16 rows, as for the
-    warp reduction itself)."""
+    whose partials give every thread the same number of them; 1 = none."""
     split = 8
     while split < width and width % split == 0:
         if rows * split % threads == 0:

@@ -352,7 +352,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     while threads < 256 and accumulator_bytes(kernel) > threads * ACCUMULATOR_BYTES_PER_THREAD:
         threads *= 2
     if not any(isinstance(op, tgraph.MatmulOp) for op in kernel.walk()):
-        # no matmul: rows of a norm or softmax wider than 128 registers per thread take more threads
+        # no matmul: a norm's or softmax's rows over 192 fp32 registers per thread take more threads
         par = kernel.body.block.first_op
         assert isinstance(par, itgraph.ParallelOp)
         live = accumulator_bytes(kernel) + peak_live_bytes(par)
