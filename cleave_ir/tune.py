@@ -748,7 +748,7 @@ def tune_job(job: Any, elapsed_s: float) -> None:
     if job.cache is not None:
         job.cache.use_tilelang_cache()  # children inherit it: compiled kernels are shared
     with tempfile.TemporaryDirectory(prefix="cleave-tune-") as d:
-        m = getattr(job, "measurement", None)
+        m = job.measurement
         measured = {r.graph: (r.us if r.ok else None) for r in m.rows} if m is not None else None
         tuning, paths = tune(module, job.source, budget, Path(d), device=device, jobs=args.jobs, measured=measured)
         winner, base = tuning.winner, tuning.base_best

@@ -468,7 +468,9 @@ def configs(
     for dims in dim_sets:
         choices: list[list[int]] = []
         for d, size in enumerate(shape):
-            if d in dims and size > 1:
+            if d in dims and size > 1 and few_rows:  # a few whole rows per block: 16 rows of 4096 are 256 KiB in fp32
+                choices.append([t for t in WIDE_FEW_ROWS if t < size and size % t == 0] + ([size] if size > 256 else []))
+            elif d in dims and size > 1:
                 opts = [t for t in (*small, 16, 32, 64, 128, 256) if t < size and size % t == 0]
                 if not opts:
                     # no power of two from 16 divides it (200 or 1000 columns): its largest power-of-two
@@ -477,8 +479,6 @@ def configs(
                     opts = sorted({size & -size, max(t for t in range(1, 257) if size % t == 0)} - {1, size})
                 if size <= 256 or wide or not opts:
                     opts.append(size)
-                if few_rows:  # a few whole rows per block: 16 rows of 4096 are 256 KiB in fp32
-                    opts = [t for t in WIDE_FEW_ROWS if t < size and size % t == 0] + ([size] if size > 256 else [])
                 choices.append(opts)
             else:
                 choices.append([1])
@@ -486,7 +486,7 @@ def configs(
         # (a whole row that a reduction needs stays the `wide` fallback's)
         n = shape[-1]
         extra = [t for t in WIDE_LAST_TILES if n % t == 0 and t not in choices[-1] and (t < n or n not in reduced)]
-        if extra and not wide and len(shape) > 1:
+        if extra and not (wide or few_rows) and len(shape) > 1:
             tiles += [
                 (*t, cols) for t in product(*choices[:-1]) for cols in extra
                 if t[-1] >= 64 and math.prod(t) * cols <= WIDE_LAST_MAX_ELEMENTS and (*t, cols) not in tiles
