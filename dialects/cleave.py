@@ -412,6 +412,7 @@ METADATA: dict[str, type[Attribute] | tuple[type[Attribute], ...]] = {
     "cleave.smem_bytes": IntegerAttr,
     "cleave.threads": IntegerAttr,
     "cleave.stages": IntegerAttr,  # software-pipelining stages of the kernel's loop
+    "cleave.raster": StringAttr,  # the parallel dim launched fastest (blockIdx.x) where not the first
     "cleave.dynamic": DictionaryAttr,  # dynamic dim -> its quantum
     "cleave.representative": DictionaryAttr,  # dynamic dim -> the size it was scheduled at
     "cleave.static_only": StringAttr,  # why a kernel has no dynamic form

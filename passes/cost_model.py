@@ -178,7 +178,7 @@ def loop_trips(loop: itgraph.SequentialOp) -> float:
     return evaluate(loop.extent_dim, {}) if bound is None else mean_trips(loop, bound)
 
 
-def _trips(op: Operation, loops: dict[Operation, float]) -> float:
+def block_trips(op: Operation, loops: dict[Operation, float]) -> float:
     """How often one block runs `op`: the product of its enclosing loops' `loop_trips` (cached in `loops`)."""
     n: float = 1
     parent = op.parent_op()
@@ -256,18 +256,18 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
             continue  # a causal mask tile is computed from its indices: no traffic, no shared memory
         if isinstance(op, itgraph.LoadOp):
-            moved += tile_bytes(op.result) * _trips(op, loops) / (grid if direct_gemv_input_row(op, grid_vars) else 1)
+            moved += tile_bytes(op.result) * block_trips(op, loops) / (grid if direct_gemv_input_row(op, grid_vars) else 1)
             if not direct_gemv_operand(op):  # read from global memory by its GEMV, never staged
                 smem += tile_bytes(op.result)
         elif isinstance(op, itgraph.StoreOp):
-            moved += tile_bytes(op.value) * _trips(op, loops)
+            moved += tile_bytes(op.value) * block_trips(op, loops)
         elif isinstance(op, tgraph.MatmulOp):
             k = evaluate(tgraph.tensor_type(op.lhs).shape[-1], {})
-            flops += 2 * _numel(op.result) * k * _trips(op, loops)
+            flops += 2 * _numel(op.result) * k * block_trips(op, loops)
         elif isinstance(op, (itgraph.SequentialOp,)):
             if op not in loops:
                 loops[op] = loop_trips(op)
-            iterations += _trips(op, loops) * loops[op]
+            iterations += block_trips(op, loops) * loops[op]
     accumulators = accumulator_bytes(par)
     regs = accumulators + peak_live_bytes(par)
     terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))

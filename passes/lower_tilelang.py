@@ -31,8 +31,12 @@ Decisions, all visible in the resulting IR:
   tile (`reuse`): a chain such as scale, mask, subtract the max, exp updates one fragment in place,
   as TileLang's own attention kernels do, instead of holding a tile per step;
 - exp is exp2 of x * log2(e) (one fast instruction on the GPU);
-- the grid keeps its non-1 dims; past three, the leading ones are linearized into `bx`
-  (`(bx floordiv s) mod e`).
+- an element-wise result whose users are element-wise ops over a tile of its shape is computed in
+  their loop, not in a tile of its own (`inline`: normalize, weight and bias in one pass); a positive
+  scale read by a row max is applied to the max (attention's exp(c s - max(c s)) is one pass,
+  exp2(s * (c log2 e) - m * log2 e), one FMA per element);
+- the grid keeps its non-1 dims, the `cleave.raster` dim of placement first (launched fastest);
+  past three, the leading ones are linearized into `bx` (`(bx floordiv s) mod e`, the first fastest).
 The kernel keeps the metadata the module printer records (`cleave.schedule_of`, `cleave.tiles`,
 `cleave.estimated_us`, `cleave.smem_bytes`, `cleave.input_names`, `cleave.passthrough`).
 Python names are chosen here (as SSA name hints) in the order the printer re-derives them.
@@ -256,6 +260,8 @@ class _KernelLowering:
         # made of one computed before a loop is made there, once (`_operand_fp16`)
         self.computed_at: dict[SSAValue, tuple[Operation, int]] = {}
         self.fp16_operands: dict[tuple[SSAValue, tl.Scope], SSAValue] = {}
+        # element-wise results computed inside their users' loops, not in a tile of their own (`inline`)
+        self.inlined: dict[SSAValue, tgraph.ElementwiseOp] = {}
 
     # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
@@ -371,11 +377,13 @@ class _KernelLowering:
             new.name_hint = name
             self.bufs[arg] = _Buf(new, name, tgraph.tensor_type(arg).shape)  # type: ignore[arg-type]
         grid = [(v, e) for v, e in zip(par.var_names, par.extent_dims) if e != 1]
+        if (raster := cleave.get(k, "cleave.raster", StringAttr)) is not None:  # launched fastest: bx
+            grid.sort(key=lambda ve: ve[0] != raster.data)
         bx, by, bz = (symbol(v) for v in tl.GRID_VARS)
-        if len(grid) > 3:  # T.Kernel has three grid dims: the leading ones share bx
+        if len(grid) > 3:  # T.Kernel has three grid dims: the leading ones share bx, the first fastest
             merged, grid = grid[: len(grid) - 2], grid[len(grid) - 2 :]
             stride = 1
-            for v, e in reversed(merged):
+            for v, e in merged:
                 self.subst[symbol(v)] = sympy.Mod(sympy.floor(bx / stride) if stride > 1 else bx, e)
                 stride *= e
             grid = [("_merged", stride), *grid]
@@ -392,7 +400,7 @@ class _KernelLowering:
         else:
             block.add_ops([*self.allocs, *self.prologue])
         new = tl.KernelOp(k.sym_name.data, [self.expr(e) for _, e in grid] or [1], self.threads, len(k.outputs), Region(block))
-        new.attributes |= {n: a for n, a in k.attributes.items() if n not in ("cleave.threads", "cleave.stages")}
+        new.attributes |= {n: a for n, a in k.attributes.items() if n not in ("cleave.threads", "cleave.stages", "cleave.raster")}
         new.attributes["cleave.input_names"] = ArrayAttr(StringAttr(a.name_hint or f"arg{i}") for i, a in enumerate(k.inputs))
         new.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(n) for n in self.passthrough)
         extents = [sympy.sympify(e) for _, e in grid]
@@ -482,19 +490,86 @@ class _KernelLowering:
 
     def elementwise(self, op: tgraph.ElementwiseOp) -> None:
         res = op.results[0]
+        if self.inline(op):
+            self.inlined[res] = op
+            return
+        leaves = self.leaves(op.operands)
         # a cast's result is stored in its own type (the rounding it asks for); others compute in fp32
         elt = tgraph.tensor_type(res).element_type if isinstance(op, tgraph.CastOp) else f32
-        out = self.reuse(op, elt) or self.alloc_for(res, res.name_hint or op.short_name(), tl.Scope.FRAGMENT, elt)
+        out = self.reuse(op, elt, leaves) or self.alloc_for(res, res.name_hint or op.short_name(), tl.Scope.FRAGMENT, elt)
         full = self.loop_vars(out.shape)
         s = _Statements()
-        laid = any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in op.operands)
-        xs = [s.load(self._invariant_operand(self.bufs[o] if laid else self._broadcast_operand(self.bufs[o], out), out), full) for o in op.operands]
-        s.store(op.semantics().tilelang(s, *xs), out, full)
+        laid = any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in leaves)
+
+        def read(value: SSAValue) -> SSAValue:
+            buf = self.bufs[value]
+            return s.load(self._invariant_operand(buf if laid else self._broadcast_operand(buf, out), out), full)
+
+        if isinstance(op, tgraph.ExpOp) and op.input in self.inlined:
+            s.store(s.add(math.Exp2Op(self._times(s, op.input, tgraph.LOG2E, read))), out, full)
+        else:
+            s.store(op.semantics().tilelang(s, *(self._value(s, o, read) for o in op.operands)), out, full)
         self.computed_at[out.value] = (self.parallel(out.shape, s), len(self.block_stack))
         if laid:
             self.gemm_laid.add(out.value)
-        if any(self.bufs[o].value in self.from_loop_loads or self._loaded_in_this_loop(self.bufs[o]) for o in op.operands):
+        if any(self.bufs[o].value in self.from_loop_loads or self._loaded_in_this_loop(self.bufs[o]) for o in leaves):
             self.from_loop_loads.add(out.value)
+
+    def inline(self, op: tgraph.ElementwiseOp) -> bool:
+        """Whether `op`'s result is better computed inside its users' loops than in a tile of its own.
+
+        So it is where every user is an element-wise op of this block over a tile of the same shape
+        and `op` is either their only input from it or cheap (a multiply by a constant; one instruction
+        again per user), or where a positive scale's user is a row max, which is then taken of the
+        unscaled tile and scaled after (max(c x) = c max(x) for c > 0, exactly: rounding is monotone).
+        Attention's `exp(c s - max(c s))` then is one pass over the score tile, `exp2(s * (c log2 e)
+        - m * log2 e)`, one FMA per element, instead of three passes (H200, `bench/probes/fa_order.py`:
+        S4096 D128 544 -> 504 us, S8192 D64 1584 -> 1433 us).
+        """
+        res = op.results[0]
+        if isinstance(op, tgraph.CastOp) or not res.uses:
+            return False
+        users = [u.operation for u in res.uses]
+        cheap = isinstance(op, tgraph.ScaleOp)
+        if not cheap and len(users) > 1:
+            return False
+        for user in users:
+            if user.parent_block() is not op.parent_block():
+                return False
+            if isinstance(user, tgraph.ElementwiseOp) and self.shape(user.results[0]) == self.shape(res):
+                continue
+            if (
+                cheap and isinstance(user, tgraph.ReduceOp) and user.kind.data == tgraph.ReduceKind.MAX
+                and user.result not in self.deferred and op.value > 0 and op.input not in self.inlined
+            ):
+                continue
+            return False
+        return True
+
+    def leaves(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """The values with a tile of their own that `values` are computed from (through inlined ops)."""
+        out: list[SSAValue] = []
+        for v in values:
+            out += self.leaves(self.inlined[v].operands) if v in self.inlined else [v]
+        return out
+
+    def _value(self, s: _Statements, value: SSAValue, read) -> SSAValue:
+        """`value` at the loop's index: a load of its tile, or its inlined op's expression."""
+        op = self.inlined.get(value)
+        if op is None:
+            return read(value)
+        return op.semantics().tilelang(s, *(self._value(s, o, read) for o in op.operands))
+
+    def _times(self, s: _Statements, value: SSAValue, factor: float, read) -> SSAValue:
+        """`value * factor`, the factor distributed over inlined sums, differences and scales, so that
+        exp2's argument `(c s - m) * log2 e` is one FMA, `s * (c log2 e) - m * log2 e`."""
+        op = self.inlined.get(value)
+        if isinstance(op, tgraph.ScaleOp):
+            return s.binary(arith.MulfOp, self._value(s, op.input, read), s.const(op.value * factor, f32))
+        if isinstance(op, (tgraph.SubOp, tgraph.AddOp)):
+            cls = arith.SubfOp if isinstance(op, tgraph.SubOp) else arith.AddfOp
+            return s.binary(cls, self._times(s, op.lhs, factor, read), self._times(s, op.rhs, factor, read))
+        return s.binary(arith.MulfOp, self._value(s, value, read), s.const(factor, f32))
 
     def _loaded_in_this_loop(self, buf: _Buf) -> bool:
         """Whether `buf` is a tile that the loop being lowered loads (not one loaded outside it)."""
@@ -529,7 +604,7 @@ class _KernelLowering:
             self.register_copies[buf.value] = frag
         return self.register_copies[buf.value]
 
-    def reuse(self, op: Operation, element_type: Attribute) -> _Buf | None:
+    def reuse(self, op: Operation, element_type: Attribute, operands: Sequence[SSAValue] | None = None) -> _Buf | None:
         """An operand's fragment that `op` may overwrite with its element-wise result, else None.
 
         A chain of element-wise ops then updates one register tile in place (as TileLang's own
@@ -551,12 +626,14 @@ class _KernelLowering:
             return position[user] <= here
 
         res = op.results[0]
-        for operand in op.operands:
+        for operand in op.operands if operands is None else operands:
             buf = self.bufs[operand]
             if buf.scope != tl.Scope.FRAGMENT or buf.type.element_type != element_type or buf.shape != self.shape(res):
                 continue
             views = [v for v, b in self.bufs.items() if b.value == buf.value]
-            if all(done(use.operation) for v in views for use in v.uses):
+            # (an inlined op reads its inputs where its users are lowered: those must be done too)
+            readers = [v for v in self.inlined if any(self.bufs[x].value == buf.value for x in self.leaves([v]))]
+            if all(done(use.operation) for v in views + readers for use in v.uses):
                 self.bufs[res] = buf
                 return buf
         return None
@@ -591,6 +668,15 @@ class _KernelLowering:
             self.gemm_laid.add(out.value)
 
     def reduce(self, op: tgraph.ReduceOp) -> None:
+        if (scale := self.inlined.get(op.input)) is not None:  # the max of c x is c times the max of x (`inline`)
+            assert isinstance(scale, tgraph.ScaleOp)
+            self._reduce(self.bufs[scale.input], op.axis, False, op.result)
+            out = self.bufs[op.result]
+            full = self.loop_vars(out.shape)
+            s = _Statements()
+            s.store(s.binary(arith.MulfOp, s.load(out, full), s.const(scale.value, f32)), out, full)
+            self.parallel(out.shape, s)
+            return
         src = self.bufs[op.input]
         is_sum = op.kind.data == tgraph.ReduceKind.SUM
         if (wide := self.deferred.get(op.result)) is not None:

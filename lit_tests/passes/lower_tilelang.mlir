@@ -1,7 +1,8 @@
 // cleave-lower-tilelang: the placed FlashAttention kernel of schedule.mlir as a tilelang kernel. Every
 // decision is in the IR: the hoisted Q tile copied once into shared memory, a pipelined KV loop, two
 // gemms (the P operand cast to an fp16 fragment for 128 rows), warp reductions, and the online softmax
-// in FlashAttention-2's form (running max, alpha, P @ V accumulated in place), exp as exp2.
+// in FlashAttention-2's form (running max, alpha, P @ V accumulated in place), exp as exp2. The query
+// blocks of one batch entry launch next to each other (bx): they read the same K and V (`cleave.raster`).
 // RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | filecheck %s
 // The printer gives the same Python from the lowered IR, from its textual form, and from itgraph directly.
 // RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory' -t tilelang 2>/dev/null > %t.direct.py
@@ -11,16 +12,16 @@
 
 // CHECK-NOT:  itgraph.kernel
 // CHECK:      tilelang.kernel @fa_k0(%q: !tilelang.buffer<[8, 4096, 64], f16, global>, %k: {{.*}}, %v: {{.*}}, %out0: !tilelang.buffer<[8, 4096, 64], f16, global>)
-// CHECK-SAME: grid (bx, by) in (8, 32) threads 256 outputs 1
+// CHECK-SAME: grid (bx, by) in (32, 8) threads 256 outputs 1
 // CHECK-SAME: cleave.schedule_of = @fa
 // CHECK-SAME: cleave.input_names = ["q", "k", "v"], cleave.passthrough = []
 // CHECK-NEXT:   %[[Q:.*]] = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
 // CHECK-NEXT:   %[[O:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[128, 64], f32, fragment>
 // CHECK:        %acc_acc = tilelang.alloc_fragment : !tilelang.buffer<[128], f32, fragment>
-// CHECK:        tilelang.copy %q at <[bx, 128*by, 0], [1, 128, 64]> to %[[Q]]
+// CHECK:        tilelang.copy %q at <[by, 128*bx, 0], [1, 128, 64]> to %[[Q]]
 // CHECK:        tilelang.fill %acc_acc, -inf
 // CHECK-NEXT:   tilelang.pipelined r0 in 32 stages 2 {
-// CHECK-NEXT:     tilelang.copy %k at <[bx, 128*r0, 0], [1, 128, 64]> to %[[K:.*]] :
+// CHECK-NEXT:     tilelang.copy %k at <[by, 128*r0, 0], [1, 128, 64]> to %[[K:.*]] :
 // CHECK-NEXT:     tilelang.clear %[[S:.*]] :
 // CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b policy FullRow
 // CHECK-NEXT:     tilelang.reduce_max %[[S]], %[[RED:.*]] dim 1 clear
@@ -37,24 +38,26 @@
 // CHECK-NEXT:       tilelang.store {{.*}}, %acc_acc[i0]
 // CHECK-NEXT:     }
 // CHECK-NOT:      beta
+// exp2's argument one FMA (x log2 e - m log2 e); the row sum of P before P @ V, V's tile next to it
+// CHECK:          math.exp2
+// CHECK:          tilelang.reduce_sum %[[E:[a-z_0-9]+]], %{{.*}} dim 1 clear
+// CHECK-NEXT:     tilelang.copy %v at
 // the output accumulator is rescaled, then P @ V accumulates into it (no clear, no second tile)
 // CHECK:          tilelang.store {{.*}}, %[[O]][i0, i1]
-// CHECK:          tilelang.copy %[[E:.*]] to %[[EH:.*]] : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
+// CHECK:          tilelang.copy %[[E]] to %[[EH:.*]] : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
 // CHECK-NEXT:     tilelang.gemm %[[EH]], %{{.*}}, %[[O]] policy FullRow
-// CHECK-NEXT:     tilelang.reduce_sum %[[E]], %{{.*}} dim 1 clear
-// CHECK:        tilelang.copy %{{.*}} to %out0 at <[bx, 128*by, 0], [1, 128, 64]>
+// CHECK:        tilelang.copy %{{.*}} to %out0 at <[by, 128*bx, 0], [1, 128, 64]>
 
 // PY:      @T.prim_func
 // PY-NEXT: def fa_k0(q: T.Tensor((8, 4096, 64), "float16"), k: T.Tensor((8, 4096, 64), "float16"), v: T.Tensor((8, 4096, 64), "float16"), out0: T.Tensor((8, 4096, 64), "float16")):
-// PY-NEXT:     with T.Kernel(8, 32, threads=256) as (bx, by):
+// PY-NEXT:     with T.Kernel(32, 8, threads=256) as (bx, by):
 // PY:              for r0 in T.Pipelined(32, num_stages=2):
 // PY:                  T.gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
 // PY:                  m_new[i0] = T.max(acc_acc[i0], red[i0])
 // PY-NEXT:             alpha[i0] = T.exp2((acc_acc[i0] - T.max(m_new[i0], -3e+38)) * 1.4426950408889634)
 // PY-NEXT:             red[i0] = T.max(m_new[i0], -3e+38)
 // PY-NEXT:             acc_acc[i0] = m_new[i0]
-// PY:                  s[i0, i1] = s[i0, i1] - red[i0]
-// PY:                  s[i0, i1] = T.exp2(s[i0, i1] * 1.4426950408889634)
+// PY:                  s[i0, i1] = T.exp2(s[i0, i1] * 1.4426950408889634 - red[i0] * 1.4426950408889634)
 // PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0]
 // PY-NEXT:         T.copy(s, s_h)
 // PY-NEXT:         T.gemm(s_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)

@@ -19,9 +19,11 @@
 // CHECK-NEXT:     xc[i0, i1] = x_1[i0, i1] - m_s[i0]
 // CHECK:      for kk in T.serial(48):
 // CHECK:      T.reduce_sum(ss_part, ss_w, dim=1, clear=True)
-// CHECK:      T.copy(v, v_s)
+// the variance's scale, epsilon and rsqrt in one row loop; normalize, weight and bias in one pass
+// CHECK:      r[i0] = T.rsqrt(ss_w_s[i0] * 0.0013020833333333333 + 1e-05)
+// CHECK:      T.copy(r, r_s)
 // CHECK-NEXT: for i0, i1 in T.Parallel(16, 768):
-// CHECK-NEXT:     xc[i0, i1] = xc[i0, i1] * v_s[i0]
+// CHECK-NEXT:     xc[i0, i1] = xc[i0, i1] * r_s[i0] * w_1[i1] + b_1[i1]
 // CHECK-NOT:  T.serial(768)
 
 // CMP: @layer_norm_k0 vs @layer_norm: agree

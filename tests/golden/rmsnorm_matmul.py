@@ -11,9 +11,9 @@ def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 
         acc = T.alloc_fragment((16,), "float32")
         acc_part = T.alloc_fragment((64, 16), "float32")
         acc_s = T.alloc_shared((16,), "float32")
-        square = T.alloc_fragment((512,), "float32")
+        scale = T.alloc_fragment((512,), "float32")
         red = T.alloc_fragment((1,), "float32")
-        square_s = T.alloc_shared((512,), "float32")
+        scale_s = T.alloc_shared((512,), "float32")
         red_part = T.alloc_fragment((16,), "float32")
         red_part_s = T.alloc_shared((16,), "float32")
         mul = T.alloc_fragment((16,), "float32")
@@ -25,14 +25,12 @@ def rmsnorm_matmul_c1_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 
         T.reduce_sum(acc_part, acc, dim=0, clear=True)
         T.copy(acc, acc_s)
         for i0 in T.Parallel(512):
-            square[i0] = x_1[i0] * x_1[i0]
-        for i0 in T.Parallel(512):
-            square[i0] = square[i0] * 0.000244140625
-        T.copy(square, square_s)
+            scale[i0] = x_1[i0] * x_1[i0] * 0.000244140625
+        T.copy(scale, scale_s)
         T.fill(red_part, 0.0)
         for kk in T.serial(32):
             for i0 in T.Parallel(16):
-                red_part[i0] = red_part[i0] + square_s[i0 + 16*kk]
+                red_part[i0] = red_part[i0] + scale_s[i0 + 16*kk]
         T.copy(red_part, red_part_s)
         T.fill(red, 0.0)
         for kk in T.serial(16):
