@@ -209,6 +209,8 @@ class _RunningMax:
     m_acc: _Buf  # the running max accumulator
     alpha: _Buf  # exp(old running max - new running max), per row
     in_place: dict[SSAValue, _Buf]  # matmul parts accumulated straight into their rescaled accumulator
+    updated: dict[SSAValue, _Buf]  # other rescaled parts -> their accumulator, `acc * alpha + part` right after the part
+    alpha_ready: bool = False  # alpha is computed (right after the chunk max)
 
 
 class _KernelLowering:
@@ -461,8 +463,13 @@ class _KernelLowering:
                 self.mask(op)
             else:
                 raise LoweringError(f"error: cleave-lower-tilelang: {op.name}: no TileLang lowering")
-            if self.running_max is not None and self.running_max.chunk_max in op.results:
-                self._update_running_max(self.running_max)
+            if (rm := self.running_max) is not None:
+                if rm.chunk_max in op.results:
+                    self._update_running_max(rm)
+                    rm.alpha_ready = True
+                for r in op.results:
+                    if r in rm.updated and rm.alpha_ready:  # as TileLang's examples: the row sum's update next to it
+                        self._rescaled_update(rm.updated.pop(r), self.bufs[r], rm.alpha)
 
     def reshape(self, op: Operation) -> None:
         src, res = op.operands[0], op.results[0]
@@ -804,6 +811,7 @@ class _KernelLowering:
             b_op = self._operand_fp16(b, tl.Scope.SHARED)
             if clear:
                 self.emit(tl.ClearOp(out.value))
+            self._copy_last(b_op)
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
             self.gemm_laid.add(out.value)
             if m == 16 and self.threads > 32:  # one warp of rows: every warp holds a slice of the columns
@@ -832,6 +840,21 @@ class _KernelLowering:
         s = _Statements()
         s.store(s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars)), out, full, accumulate=True)
         self.serial("kk", k, lambda: self.parallel(out.shape, s))
+
+    def _copy_last(self, tile: SSAValue) -> None:
+        """Move the copy that loads `tile` in the block being lowered to its end, right before the gemm
+        that reads it (after P's rescale and cast: TileLang's attention examples' order, which the
+        H200 ran 1-3% faster, `bench/results/fa_order_2026-12-02_H200.md`)."""
+        where = self.loaded_at.get(tile)
+        block = self.block_stack[-1]
+        if where is None or where[0].parent_block() is not block or where[0] is block.last_op:
+            return
+        copy = where[0]
+        later = list(block.ops)[list(block.ops).index(copy) + 1 :]
+        if any(tile in o.operands for op in later for o in op.walk()):  # read before this gemm (MLA's K is its V)
+            return
+        copy.detach()
+        block.add_op(copy)
 
     def gemv(self, a: _Buf, b: _Buf, out: _Buf, tt: bool, split: int, clear: bool) -> None:
         """A one-row matmul C[n] (+)= sum_k A[k] B[k, n] with the threads splitting both K and N (as
@@ -976,12 +999,8 @@ class _KernelLowering:
             self._rescale_after(accs, parts, kinds)
         for acc, part, kind, value in zip(accs, parts, kinds, term.values):
             if kind == AccumulateKind.RESCALED_SUM and online is not None:
-                if value not in online.in_place:  # already relative to the running max: acc * alpha + part
-                    full = self.loop_vars(acc.shape)
-                    s = _Statements()
-                    old = s.binary(arith.MulfOp, s.load(acc, full), s.load(online.alpha, full))
-                    s.store(s.binary(arith.AddfOp, old, s.load(part, full)), acc, full)
-                    self.parallel(acc.shape, s)
+                if value in online.updated:  # not updated in the body yet: acc * alpha + part
+                    self._rescaled_update(online.updated.pop(value), part, online.alpha)
                 continue
             if kind == AccumulateKind.RESCALED_SUM or (kind == AccumulateKind.MAX and rescaled) or value in summed or value in self.deferred:
                 continue
@@ -1027,7 +1046,11 @@ class _KernelLowering:
         m_acc = accs[mi]
         alpha = self.alloc(m_acc.shape, "alpha", tl.Scope.FRAGMENT)
         in_place = {value: accs[i] for value, i in op.in_place_products().items()}
-        self.running_max = _RunningMax(m_part, m_acc, alpha, in_place)
+        updated = {
+            value: acc for acc, kind, value in zip(accs, op.accumulate_kinds, term.values)
+            if kind == AccumulateKind.RESCALED_SUM and value not in in_place
+        }
+        self.running_max = _RunningMax(m_part, m_acc, alpha, in_place, updated)
         return self.running_max
 
     def _update_running_max(self, rm: _RunningMax) -> None:
@@ -1040,6 +1063,14 @@ class _KernelLowering:
         s.store(ref, part, full)
         s.store(s.load(m_new, full), rm.m_acc, full)
         self.parallel(rm.m_acc.shape, s)
+
+    def _rescaled_update(self, acc: _Buf, part: _Buf, alpha: _Buf) -> None:
+        """acc = acc * alpha + part: a rescaled sum's part, already relative to the running max."""
+        full = self.loop_vars(acc.shape)
+        s = _Statements()
+        old = s.binary(arith.MulfOp, s.load(acc, full), s.load(alpha, full))
+        s.store(s.binary(arith.AddfOp, old, s.load(part, full)), acc, full)
+        self.parallel(acc.shape, s)
 
     def _rescale_after(self, accs: list[_Buf], parts: list[_Buf], kinds: Sequence[AccumulateKind]) -> None:
         """The chunk-max form: m = max(m_acc, chunk max), acc = acc * exp(m_acc - m) + part * exp(chunk max - m)."""

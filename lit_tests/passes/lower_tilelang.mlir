@@ -21,8 +21,8 @@
 // CHECK:        tilelang.copy %q at <[by, 128*bx, 0], [1, 128, 64]> to %[[Q]]
 // CHECK:        tilelang.fill %acc_acc, -inf
 // CHECK-NEXT:   tilelang.pipelined r0 in 32 stages 2 {
-// CHECK-NEXT:     tilelang.copy %k at <[by, 128*r0, 0], [1, 128, 64]> to %[[K:.*]] :
-// CHECK-NEXT:     tilelang.clear %[[S:.*]] :
+// CHECK-NEXT:     tilelang.clear %[[S:[a-z_0-9]+]] :
+// CHECK-NEXT:     tilelang.copy %k at <[by, 128*r0, 0], [1, 128, 64]> to %[[K:[a-z_0-9]+]] :
 // CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b policy FullRow
 // CHECK-NEXT:     tilelang.reduce_max %[[S]], %[[RED:.*]] dim 1 clear
 // FlashAttention-2's form: the running max right after the chunk max; the body shifts by it
@@ -38,13 +38,16 @@
 // CHECK-NEXT:       tilelang.store {{.*}}, %acc_acc[i0]
 // CHECK-NEXT:     }
 // CHECK-NOT:      beta
-// exp2's argument one FMA (x log2 e - m log2 e); the row sum of P before P @ V, V's tile next to it
+// exp2's argument one FMA (x log2 e - m log2 e); the row sum of P and its running update before P @ V
 // CHECK:          math.exp2
-// CHECK:          tilelang.reduce_sum %[[E:[a-z_0-9]+]], %{{.*}} dim 1 clear
-// CHECK-NEXT:     tilelang.copy %v at
-// the output accumulator is rescaled, then P @ V accumulates into it (no clear, no second tile)
+// CHECK:          tilelang.reduce_sum %[[E:[a-z_0-9]+]], %[[L:[a-z_0-9]+]] dim 1 clear
+// CHECK-NEXT:     tilelang.parallel (i0) in (128) {
+// CHECK:            tilelang.load %[[L]][i0]
+// the output accumulator is rescaled, then P @ V accumulates into it (no clear, no second tile); V's
+// tile is copied right before that gemm
 // CHECK:          tilelang.store {{.*}}, %[[O]][i0, i1]
 // CHECK:          tilelang.copy %[[E]] to %[[EH:.*]] : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
+// CHECK-NEXT:     tilelang.copy %v at
 // CHECK-NEXT:     tilelang.gemm %[[EH]], %{{.*}}, %[[O]] policy FullRow
 // CHECK:        tilelang.copy %{{.*}} to %out0 at <[by, 128*bx, 0], [1, 128, 64]>
 
@@ -60,4 +63,5 @@
 // PY:                  s[i0, i1] = T.exp2(s[i0, i1] * 1.4426950408889634 - red[i0] * 1.4426950408889634)
 // PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0]
 // PY-NEXT:         T.copy(s, s_h)
+// PY-NEXT:         T.copy(v[by, 128*r0:128*r0 + 128, 0:64], v_1)
 // PY-NEXT:         T.gemm(s_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)

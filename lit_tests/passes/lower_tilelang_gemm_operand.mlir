@@ -10,12 +10,14 @@
 // CHECK:      tilelang.kernel @mla_decode_c2_s2_combine_k0
 // CHECK:        tilelang.copy %[[A:.*]] to %[[HS:.*]] : !tilelang.buffer<[16, 128], f32, fragment>, !tilelang.buffer<[16, 128], f16, shared>
 // CHECK-NEXT:   tilelang.copy %[[HS]] to %[[H:.*]] : !tilelang.buffer<[16, 128], f16, shared>, !tilelang.buffer<[16, 128], f16, shared>
+// CHECK-NEXT:   tilelang.copy %v at
 // CHECK-NEXT:   tilelang.gemm %[[H]], %{{.*}}, %{{.*}} policy FullRow
 // CHECK-NOT:    tilelang.copy {{.*}} fragment>, !tilelang.buffer<[16, 128], f16, shared>
 // CHECK:        tilelang.copy %{{.*}} to %out0
 
 // PY:      T.copy(red, red_hs)
 // PY-NEXT: T.copy(red_hs, red_h)
+// PY-NEXT: T.copy(v[0, 128*r0:128*r0 + 128, 32*by:32*by + 32], v_1)
 // PY-NEXT: T.gemm(red_h, v_1, acc_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
 
 builtin.module {

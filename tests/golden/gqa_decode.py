@@ -17,17 +17,17 @@ def gqa_decode_c1_k0(q: T.Tensor((1, 8, 4, 128), "float16"), k: T.Tensor((1, 8, 
         acc_1_s = T.alloc_shared((64, 16), "float16")
         T.clear(q_1)
         T.copy(q[0, by, 0:4, 0:128], q_1[0:4, 0:128], annotations={"disable_tma": True})
-        T.copy(k[0, by, 0:512, 0:128], k_1)
         T.clear(acc)
+        T.copy(k[0, by, 0:512, 0:128], k_1)
         T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
         T.reduce_max(acc, row_max, dim=1, clear=True)
         for i0 in T.Parallel(64):
             row_max[i0] = row_max[i0] * 0.08838834764831845
         for i0, i1 in T.Parallel(64, 512):
             acc[i0, i1] = T.exp2(acc[i0, i1] * 0.12751743082459868 - row_max[i0] * 1.4426950408889634)
-        T.copy(v[0, by, 0:512, 16*bx:16*bx + 16], v_1)
         T.copy(acc, acc_h)
         T.clear(acc_1)
+        T.copy(v[0, by, 0:512, 16*bx:16*bx + 16], v_1)
         T.gemm(acc_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
         T.reduce_sum(acc, red, dim=1, clear=True)
         for i0, i1 in T.Parallel(64, 16):

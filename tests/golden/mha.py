@@ -16,17 +16,17 @@ def mha_c1_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1, 4, 512, 
         red = T.alloc_fragment((32,), "float32")
         acc_1_s = T.alloc_shared((32, 64), "float16")
         T.copy(q[0, by, 32*bx:32*bx + 32, 0:128], q_1)
-        T.copy(k[0, by, 0:512, 0:128], k_1)
         T.clear(acc)
+        T.copy(k[0, by, 0:512, 0:128], k_1)
         T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
         T.reduce_max(acc, row_max, dim=1, clear=True)
         for i0 in T.Parallel(32):
             row_max[i0] = row_max[i0] * 0.08838834764831845
         for i0, i1 in T.Parallel(32, 512):
             acc[i0, i1] = T.exp2(acc[i0, i1] * 0.12751743082459868 - row_max[i0] * 1.4426950408889634)
-        T.copy(v[0, by, 0:512, 64*bz:64*bz + 64], v_1)
         T.copy(acc, acc_h)
         T.clear(acc_1)
+        T.copy(v[0, by, 0:512, 64*bz:64*bz + 64], v_1)
         T.gemm(acc_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
         T.reduce_sum(acc, red, dim=1, clear=True)
         for i0, i1 in T.Parallel(32, 64):
