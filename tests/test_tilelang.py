@@ -766,3 +766,44 @@ tgraph.graph @layer_norm(%x: !tgraph.tensor<[24, 2048], f16>, %w: !tgraph.tensor
         xs = [DISTRIBUTIONS[dist](rng, s).astype(np.float16).astype(np.float64) for s in input_shapes(g)]
         (out,) = run_kernels(kernels, xs)
         assert max_relative_error(run_graph(g, xs)[0], out) < FP16_TOLERANCE, dist
+
+
+SHARED_KV = """
+tgraph.graph @kv(%q: !tgraph.tensor<[1, 64, 64], f16>, %k: !tgraph.tensor<[1, 512, 64], f16>) -> !tgraph.tensor<[1, 64, 64], f16> {
+  %s = tgraph.matmul %q, %k transpose_b : !tgraph.tensor<[1, 64, 64], f16>, !tgraph.tensor<[1, 512, 64], f16> -> !tgraph.tensor<[1, 64, 512], f16>
+  %t = tgraph.scale %s, 0.125 : !tgraph.tensor<[1, 64, 512], f16>
+  %e = tgraph.exp %t : !tgraph.tensor<[1, 64, 512], f16>
+  %o = tgraph.matmul %e, %k : !tgraph.tensor<[1, 64, 512], f16>, !tgraph.tensor<[1, 512, 64], f16> -> !tgraph.tensor<[1, 64, 64], f16>
+  %l = tgraph.reduce sum %e dim 2 : !tgraph.tensor<[1, 64, 512], f16> -> !tgraph.tensor<[1, 64, 1], f16>
+  %r = tgraph.div %o, %l : !tgraph.tensor<[1, 64, 64], f16>, !tgraph.tensor<[1, 64, 1], f16> -> !tgraph.tensor<[1, 64, 64], f16>
+  tgraph.output %r : !tgraph.tensor<[1, 64, 64], f16>
+}
+"""
+
+
+def test_a_tile_both_gemms_read_is_copied_before_the_first() -> None:
+    """Attention whose keys are also its values (MLA's latent): the lowering copies a gemm's operand
+    tile right before that gemm, except where an earlier op reads it, so the one K tile is copied
+    before Q K^T (not moved behind it to P @ K), and every kernel with a KV loop computes the graph."""
+    from cleave_ir.passes.place_memory import PlaceMemoryPass
+    from cleave_ir.passes.schedule import SchedulePass
+
+    module = parse_text(SHARED_KV)
+    SchedulePass(top_k=8).apply(Context(), module)
+    PlaceMemoryPass().apply(Context(), module)
+    lower_module(module)
+    graph = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp))
+    looped = [k for k in module.walk() if isinstance(k, tl.KernelOp) and any(isinstance(op, tl.PipelinedOp) for op in k.walk())]
+    assert looped, "no schedule with a KV loop"
+    rng = np.random.default_rng(5)
+    xs = [rng.uniform(-2.0, 2.0, s).astype(np.float16).astype(np.float64) for s in input_shapes(graph)]
+    ref = run_graph(graph, xs)
+    for kernel in looped:
+        loop = _first(kernel, tl.PipelinedOp)
+        body = list(loop.body.block.ops)
+        gemms = [i for i, op in enumerate(body) if isinstance(op, tl.GemmOp)]
+        copies = [i for i, op in enumerate(body) if isinstance(op, tl.CopyOp) and op.operands[0].name_hint == "k"]
+        if len(gemms) == 2 and copies:
+            assert copies[0] < gemms[0], f"@{kernel.sym_name.data}: K is copied after the gemm that reads it first"
+        (out,) = run_kernels([kernel], xs)
+        assert max_relative_error(ref[0], out) < FP16_TOLERANCE, kernel.sym_name.data
