@@ -141,13 +141,7 @@ def order_loop_bodies(kernel: itgraph.KernelOp) -> int:
                 moved += 1
         for load in [op for op in block.ops if isinstance(op, itgraph.LoadOp)]:
             order = {o: i for i, o in enumerate(block.ops)}
-            users = []
-            for u in load.result.uses:
-                user = u.operation
-                while user is not None and user.parent_block() is not block:
-                    user = user.parent_op()
-                if user is not None:
-                    users.append(user)
+            users = [a for u in load.result.uses if (a := block.find_ancestor_op_in_block(u.operation)) is not None]
             first = min(users, key=lambda o: order[o], default=None)
             if first is not None and order[first] > order[load] + 1:
                 load.detach()
