@@ -227,6 +227,10 @@ class TileLangFunctions(InterpreterFunctions):
         c += np.einsum(spec, a.astype(np.float32), b.astype(np.float32))
         return ()
 
+    @impl(tl.WaitGemmOp)
+    def run_wait_gemm(self, interpreter: Interpreter, op: tl.WaitGemmOp, args: tuple[Any, ...]):
+        return ()  # async gemms run to completion when interpreted: their result is the same
+
     @impl(tl.ClearOp)
     def run_clear(self, interpreter: Interpreter, op: tl.ClearOp, args: tuple[Any, ...]):
         args[0][...] = 0

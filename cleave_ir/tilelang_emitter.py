@@ -154,6 +154,10 @@ class _KernelPrinter:
         panel = k.attributes.get("cleave.swizzle_panel")
         if isinstance(panel, IntegerAttr):
             self.emit(2, f"T.use_swizzle(panel_size={panel.value.data})")
+        self.holds: dict[str, str] = {}
+        for t in sorted({_dtype(tl.buffer_type(x)) for op in k.walk() if isinstance(op, tl.WaitGemmOp) for x in op.retired}):
+            self.holds[t] = self.fresh("hold")
+            self.emit(2, f"{self.holds[t]} = T.alloc_local((1,), \"{t}\")")
         self.block(k.body.block.ops, 2)
         names = k.grid_var_names
         symbols = sorted(tl.shape_symbols(k))
@@ -176,9 +180,14 @@ class _KernelPrinter:
             elif isinstance(op, tl.GemmOp):
                 self.emit(
                     indent,
-                    f"T.gemm({self.py[op.a]}, {self.py[op.b]}, {self.py[op.c]}, transpose_B={op.transpose_b is not None}, "
-                    f"policy=T.GemmWarpPolicy.{op.warp_policy.value})",
+                    f"T.{'wgmma_gemm' if op.is_async is not None else 'gemm'}({self.py[op.a]}, {self.py[op.b]}, {self.py[op.c]}, "
+                    f"transpose_B={op.transpose_b is not None}, policy=T.GemmWarpPolicy.{op.warp_policy.value})",
                 )
+            elif isinstance(op, tl.WaitGemmOp):
+                self.emit(indent, f"T.wait_wgmma({op.pending_count})")
+                for tile in op.retired:  # a read after the wait: TileLang releases the tile after it
+                    t = tl.buffer_type(tile)
+                    self.emit(indent, f"{self.hold(t)}[0] = {self.py[tile]}[{', '.join('0' * t.rank)}]")
             elif isinstance(op, tl.ClearOp):
                 self.emit(indent, f"T.clear({self.py[op.buffer]})")
             elif isinstance(op, tl.FillOp):
@@ -199,6 +208,10 @@ class _KernelPrinter:
                 self.statements(op, indent + 1)
             else:
                 raise LoweringError(f"error: -t tilelang: {op.name} has no TileLang form at block level")
+
+    def hold(self, t: tl.BufferType) -> str:
+        """The one-element local that reads of retired tiles of `t`'s dtype go to."""
+        return self.holds[_dtype(t)]
 
     def side(self, value: SSAValue, region: tl.RegionAttr | None) -> str:
         if region is None:

@@ -63,6 +63,7 @@ from xdsl.irdl import (
     region_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -507,7 +508,12 @@ class CopyOp(IRDLOperation):
 
 @irdl_op_definition
 class GemmOp(IRDLOperation):
-    """`T.gemm(A, B, C, transpose_B=..., policy=T.GemmWarpPolicy.FullRow)`: C += A @ B on the tensor cores."""
+    """`T.gemm(A, B, C, transpose_B=..., policy=T.GemmWarpPolicy.FullRow)`: C += A @ B on the tensor cores.
+
+    `async`: `T.wgmma_gemm`, Hopper's WGMMA issued without waiting for it. Until a
+    `tilelang.wait_gemm` retires it, its tensor cores read A and B and write C in the background:
+    nothing may write A or B or touch C in between. Its result is the same as the synchronous one.
+    """
 
     name = "tilelang.gemm"
 
@@ -515,16 +521,30 @@ class GemmOp(IRDLOperation):
     b = operand_def(BufferType)
     c = operand_def(BufferType)
     transpose_b = opt_prop_def(UnitAttr)
+    is_async = opt_prop_def(UnitAttr)
     policy = prop_def(_EnumOf(WarpPolicyAttr, "tilelang.gemm: policy"))
 
-    assembly_format = "$a `,` $b `,` $c (`transpose_b` $transpose_b^)? `policy` $policy attr-dict `:` type($a) `,` type($b) `,` type($c)"
+    assembly_format = (
+        "$a `,` $b `,` $c (`transpose_b` $transpose_b^)? (`async` $is_async^)? `policy` $policy attr-dict "
+        "`:` type($a) `,` type($b) `,` type($c)"
+    )
 
     def __init__(
-        self, a: SSAValue, b: SSAValue, c: SSAValue, transpose_b: bool, policy: WarpPolicy | str = WarpPolicy.FULL_ROW
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        transpose_b: bool,
+        policy: WarpPolicy | str = WarpPolicy.FULL_ROW,
+        is_async: bool = False,
     ) -> None:
         super().__init__(
             operands=[a, b, c],
-            properties={"transpose_b": UnitAttr() if transpose_b else None, "policy": WarpPolicyAttr(WarpPolicy(policy))},
+            properties={
+                "transpose_b": UnitAttr() if transpose_b else None,
+                "is_async": UnitAttr() if is_async else None,
+                "policy": WarpPolicyAttr(WarpPolicy(policy)),
+            },
         )
 
     @property
@@ -547,6 +567,38 @@ class GemmOp(IRDLOperation):
             raise VerifyException(f"tilelang.gemm: A {fmt_shape(ta.shape)} and B {fmt_shape(tb.shape)}{tt} differ in the contracted dim")
         if tc.shape != (m, n):
             raise VerifyException(f"tilelang.gemm: C is {fmt_shape(tc.shape)}, expected [{dim_str(m)}, {dim_str(n)}]")
+
+
+@irdl_op_definition
+class WaitGemmOp(IRDLOperation):
+    """`T.wait_wgmma(pending)`: wait until at most `pending` of this thread group's async gemms are
+    still running (they finish in issue order).
+
+    `retires` names the shared tiles that only the finished gemms read: TileLang's warp-specialized
+    pipeline hands a loaded tile back to its producer after the last statement that reads it, so the
+    emitted code reads one element of each after the wait, which keeps the tile until here.
+    """
+
+    name = "tilelang.wait_gemm"
+
+    retired = var_operand_def(BufferType)
+    pending = prop_def(IntegerAttr[i64])
+
+    assembly_format = "$pending (`retires` $retired^ `:` type($retired))? attr-dict"
+
+    def __init__(self, pending: int, retired: Sequence[SSAValue] = ()) -> None:
+        super().__init__(operands=[list(retired)], properties={"pending": IntegerAttr(pending, i64)})
+
+    @property
+    def pending_count(self) -> int:
+        return self.pending.value.data
+
+    def verify_(self) -> None:
+        if self.pending_count < 0:
+            raise VerifyException(f"tilelang.wait_gemm: pending must be at least 0, got {self.pending_count}")
+        for value in self.retired:
+            if buffer_type(value).scope_name != Scope.SHARED:
+                raise VerifyException(f"tilelang.wait_gemm: retires shared tiles, got a {buffer_type(value).scope_name} buffer")
 
 
 @irdl_op_definition
@@ -942,6 +994,36 @@ class IndexBelowOp(IRDLOperation):
         printer.print_string(f" {expr_str(self.index_expr)} < {expr_str(self.bound_expr)}")
 
 
+def buffer_effects(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
+    """The buffers `op` (with the ops nested in it) reads and writes, each op's own meaning: a copy
+    reads its source and writes its destination, a gemm reads A, B and C and writes C, a reduce
+    reads its source (and its destination when it accumulates), clear and fill write, a parallel
+    body's loads read and stores write (an accumulating store also reads)."""
+    reads: set[SSAValue] = set()
+    writes: set[SSAValue] = set()
+    for x in op.walk():
+        if isinstance(x, CopyOp):
+            reads.add(x.src)
+            writes.add(x.dst)
+        elif isinstance(x, GemmOp):
+            reads.update((x.a, x.b, x.c))
+            writes.add(x.c)
+        elif isinstance(x, _ReduceOp):
+            reads.add(x.src)
+            if x.clear is None:
+                reads.add(x.dst)
+            writes.add(x.dst)
+        elif isinstance(x, (ClearOp, FillOp)):
+            writes.add(x.buffer)
+        elif isinstance(x, LoadOp):
+            reads.add(x.buffer)
+        elif isinstance(x, StoreOp):
+            writes.add(x.buffer)
+            if x.accumulate is not None:
+                reads.add(x.buffer)
+    return reads, writes
+
+
 TileLang = Dialect(
     "tilelang",
     [
@@ -951,6 +1033,7 @@ TileLang = Dialect(
         AllocFragmentOp,
         CopyOp,
         GemmOp,
+        WaitGemmOp,
         ClearOp,
         FillOp,
         ReduceSumOp,

@@ -68,6 +68,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return LowerTileLangPass
 
+    def overlap_gemms() -> type[ModulePass]:
+        from cleave_ir.passes.overlap_gemms import OverlapGemmsPass
+
+        return OverlapGemmsPass
+
     def dynamic_shapes() -> type[ModulePass]:
         from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 
@@ -83,6 +88,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-place-memory": place_memory,
         "cleave-dynamic-shapes": dynamic_shapes,
         "cleave-lower-tilelang": lower_tilelang,
+        "cleave-overlap-gemms": overlap_gemms,
         "cleave-schedule": schedule,
         "cleave-drop-unstable": drop_unstable,
         "cleave-partition-split-k": partition_split_k,

@@ -79,6 +79,7 @@ from xdsl.rewriter import Rewriter
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
+from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
 from cleave_ir.shapes import Dim, symbol
 
@@ -1342,21 +1343,28 @@ def lower_kernel(kernel: itgraph.KernelOp, passthrough: Sequence[str] = ()) -> t
     return _KernelLowering(kernel, passthrough).lower()
 
 
-def lower_module(module: ModuleOp) -> None:
-    """Replace every itgraph kernel of `module` by its tilelang kernel, in place."""
+def lower_module(module: ModuleOp, overlap_gemms: bool = True) -> None:
+    """Replace every itgraph kernel of `module` by its tilelang kernel, in place; with
+    `overlap_gemms`, a loop's second gemm then overlaps the next iteration's work (`cleave-overlap-gemms`)."""
     graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
     for kernel in [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]:
         graph = graphs.get(tgraph.referenced_symbol(kernel, "cleave.schedule_of") or "")
         attr = graph.attributes.get("cleave.passthrough") if graph is not None else None
         passthrough = [a.data for a in attr.data] if isinstance(attr, ArrayAttr) else []  # type: ignore[union-attr]
-        Rewriter.replace_op(kernel, lower_kernel(kernel, passthrough))
+        lowered = lower_kernel(kernel, passthrough)
+        if overlap_gemms:
+            overlap_kernel(lowered)
+        Rewriter.replace_op(kernel, lowered)
 
 
 @dataclass(frozen=True)
 class LowerTileLangPass(ModulePass):
-    """Every itgraph kernel becomes a tilelang kernel (one `T.prim_func` each)."""
+    """Every itgraph kernel becomes a tilelang kernel (one `T.prim_func` each); `overlap-gemms=false`
+    leaves each loop's gemms synchronous, in the order the itgraph kernel has them."""
 
     name = "cleave-lower-tilelang"
 
+    overlap_gemms: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op)
+        lower_module(op, self.overlap_gemms)

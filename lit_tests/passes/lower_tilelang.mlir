@@ -3,6 +3,8 @@
 // gemms (the P operand cast to an fp16 fragment for 128 rows), warp reductions, and the online softmax
 // in FlashAttention-2's form (running max, alpha, P @ V accumulated in place), exp as exp2. The query
 // blocks of one batch entry launch next to each other (bx): they read the same K and V (`cleave.raster`).
+// P @ V runs one iteration late, beside the next softmax (cleave-overlap-gemms, part of this pass:
+// lit_tests/passes/overlap_gemms.mlir).
 // RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | filecheck %s
 // The printer gives the same Python from the lowered IR, from its textual form, and from itgraph directly.
 // RUN: cleave-opt %S/schedule.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory' -t tilelang 2>/dev/null > %t.direct.py
@@ -20,10 +22,14 @@
 // CHECK:        %acc_acc = tilelang.alloc_fragment : !tilelang.buffer<[128], f32, fragment>
 // CHECK:        tilelang.copy %q at <[by, 128*bx, 0], [1, 128, 64]> to %[[Q]]
 // CHECK:        tilelang.fill %acc_acc, -inf
+// CHECK-NEXT:   tilelang.clear %[[EH:[a-z_0-9]+]] :
 // CHECK-NEXT:   tilelang.pipelined r0 in 32 stages 2 {
 // CHECK-NEXT:     tilelang.clear %[[S:[a-z_0-9]+]] :
 // CHECK-NEXT:     tilelang.copy %k at <[by, 128*r0, 0], [1, 128, 64]> to %[[K:[a-z_0-9]+]] :
-// CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b policy FullRow
+// CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b async policy FullRow
+// CHECK-NEXT:     tilelang.copy %v at <[by, 128*((r0 + 31) mod 32), 0], [1, 128, 64]> to %[[V:[a-z_0-9]+]] :
+// CHECK-NEXT:     tilelang.gemm %[[EH]], %[[V]], %[[O]] async policy FullRow
+// CHECK-NEXT:     tilelang.wait_gemm 1 retires %[[K]]
 // CHECK-NEXT:     tilelang.reduce_max %[[S]], %[[RED:.*]] dim 1 clear
 // FlashAttention-2's form: the running max right after the chunk max; the body shifts by it
 // CHECK-NEXT:     tilelang.parallel (i0) in (128) {
@@ -43,25 +49,33 @@
 // CHECK:          tilelang.reduce_sum %[[E:[a-z_0-9]+]], %[[L:[a-z_0-9]+]] dim 1 clear
 // CHECK-NEXT:     tilelang.parallel (i0) in (128) {
 // CHECK:            tilelang.load %[[L]][i0]
-// the output accumulator is rescaled, then P @ V accumulates into it (no clear, no second tile); V's
-// tile is copied right before that gemm
-// CHECK:          tilelang.store {{.*}}, %[[O]][i0, i1]
-// CHECK:          tilelang.copy %[[E]] to %[[EH:.*]] : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
-// CHECK-NEXT:     tilelang.copy %v at
-// CHECK-NEXT:     tilelang.gemm %[[EH]], %{{.*}}, %[[O]] policy FullRow
+// the output accumulator is rescaled once P @ V of the last iteration is done, then P is cast to fp16
+// CHECK:          tilelang.wait_gemm 0 retires %[[V]]
+// CHECK-NEXT:     tilelang.parallel (i0, i1) in (128, 64) {
+// CHECK:            tilelang.store {{.*}}, %[[O]][i0, i1]
+// CHECK:          tilelang.copy %[[E]] to %[[EH]] : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   tilelang.copy %v at <[by, 3968, 0], [1, 128, 64]> to %[[VL:[a-z_0-9]+]] :
+// CHECK-NEXT:   tilelang.gemm %[[EH]], %[[VL]], %[[O]] policy FullRow
 // CHECK:        tilelang.copy %{{.*}} to %out0 at <[by, 128*bx, 0], [1, 128, 64]>
 
 // PY:      @T.prim_func
 // PY-NEXT: def fa_k0(q: T.Tensor((8, 4096, 64), "float16"), k: T.Tensor((8, 4096, 64), "float16"), v: T.Tensor((8, 4096, 64), "float16"), out0: T.Tensor((8, 4096, 64), "float16")):
 // PY-NEXT:     with T.Kernel(32, 8, threads=256) as (bx, by):
 // PY:              for r0 in T.Pipelined(32, num_stages=2):
-// PY:                  T.gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+// PY:                  T.wgmma_gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+// PY-NEXT:             T.copy(v[by, 128*(((r0 + 31) % 32)):128*(((r0 + 31) % 32)) + 128, 0:64], v_1)
+// PY-NEXT:             T.wgmma_gemm(s_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+// PY-NEXT:             T.wait_wgmma(1)
+// PY-NEXT:             hold[0] = k_1[0, 0]
 // PY:                  m_new[i0] = T.max(acc_acc[i0], red[i0])
 // PY-NEXT:             alpha[i0] = T.exp2((acc_acc[i0] - T.max(m_new[i0], -3e+38)) * 1.4426950408889634)
 // PY-NEXT:             red[i0] = T.max(m_new[i0], -3e+38)
 // PY-NEXT:             acc_acc[i0] = m_new[i0]
 // PY:                  s[i0, i1] = T.exp2(s[i0, i1] * 1.4426950408889634 - red[i0] * 1.4426950408889634)
+// PY:                  T.wait_wgmma(0)
+// PY-NEXT:             hold[0] = v_1[0, 0]
 // PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0]
-// PY-NEXT:         T.copy(s, s_h)
-// PY-NEXT:         T.copy(v[by, 128*r0:128*r0 + 128, 0:64], v_1)
-// PY-NEXT:         T.gemm(s_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+// PY-NEXT:             T.copy(s, s_h)
+// PY-NEXT:         T.copy(v[by, 3968:3968 + 128, 0:64], v_last)
+// PY-NEXT:         T.gemm(s_h, v_last, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)

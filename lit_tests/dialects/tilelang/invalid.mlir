@@ -144,3 +144,14 @@ tilelang.kernel @shared_symbolic(%x: !tilelang.buffer<[L], f32, global>) grid (b
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: error: tilelang.serial: an unrolled loop needs a constant extent, not L
+
+// -----
+
+// A wait retires shared tiles (what TileLang's producer refills); a fragment is the threads' own.
+tilelang.kernel @wait_retires_fragment(%x: !tilelang.buffer<[64, 64], f16, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %c = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+  tilelang.wait_gemm 0 retires %c : !tilelang.buffer<[64, 64], f32, fragment>
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.wait_gemm: retires shared tiles, got a fragment buffer
