@@ -148,10 +148,12 @@ def test_flash_attention_kernel_code(tmp_path: Path) -> None:
     src = Path(__file__).resolve().parent.parent / "lit_tests" / "passes" / "schedule.mlir"
     assert main([str(src), "-p", "cleave-schedule{top-k=1},cleave-place-memory", "-t", "tilelang", "-o", str(out)]) == 0
     text = out.read_text()
-    assert "T.Pipelined(32, num_stages=2)" in text and "threads=256" in text and text.count("T.gemm(") == 2 and "transpose_B=True" in text
+    assert "T.Pipelined(32, num_stages=2)" in text and "threads=256" in text and "transpose_B=True" in text
+    # both gemms async in the loop (cleave-overlap-gemms), the last tile's P @ V after it
+    assert text.count("T.wgmma_gemm(") == 2 and text.count("T.gemm(") == 1 and text.count("T.wait_wgmma(") == 2
     # FlashAttention-2's online softmax: the body shifts by the running max, P @ V accumulates in place
     assert "T.reduce_max(" in text and "alpha" in text and "beta" not in text and "T.exp2(" in text
-    assert text.count("T.clear(") == 3  # the two accumulators and the scores, not the P @ V product
+    assert text.count("T.clear(") == 4  # the two accumulators, the scores and P (0 before the loop), not the P @ V product
     assert "__global__" in lower_all(out)["fa_k0"]
 
 

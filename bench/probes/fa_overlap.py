@@ -10,12 +10,14 @@ the GEMMs, before they finish: a race, timed only to bound what the schedule cou
 it (`tl.disable_warp_specialized`: every wait precedes the next prefetch in program order). Each is
 checked against float64 SDPA.
 
-    bash bench/on_device.sh bash -c 'cd /tmp && python $OLDPWD/bench/probes/fa_overlap.py'   # $OUT/fa_overlap.json
+    bash bench/on_device.sh bash -c 'cd /tmp && python $OLDPWD/bench/probes/fa_overlap.py'   # $OUT/fa_overlap_ab.json
+    ... fa_overlap.py --text-edit   # the first probe: $OUT/fa_overlap.json
 """
 
 import json
 import os
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -64,7 +66,70 @@ def overlap(text: str, touch: bool = False, reuse: bool = False) -> str:
     return text.replace(alloc, "\n".join([alloc, *extra]), 1)
 
 
+def emitted(row: str, overlap_gemms: bool) -> str:
+    """Our one-kernel attention candidate as the pipeline emits it, with or without cleave-overlap-gemms."""
+    from xdsl.context import Context
+
+    from cleave_ir.passes.lower_tilelang import lower_module
+    from cleave_ir.passes.pipeline import PipelinePass
+    from cleave_ir.tilelang_emitter import module_source
+    from gpu_suite import graph_text, parse_graph, rows
+
+    r = next(r for r in rows() if r.name == row)
+    module = parse_graph(graph_text(r)).parent_op()
+    PipelinePass(keep=1, top_k=1).apply(Context(), module)
+    lower_module(module, overlap_gemms)
+    return kernel_text(module_source(module))
+
+
+def clear_accum(text: str) -> str:
+    """The scores' T.clear folded into the first async gemm (`clear_accum=True`: WGMMA's scale-d 0)."""
+    lines = text.splitlines()
+    g = next(n for n, l in enumerate(lines) if "T.wgmma_gemm(q_1" in l)
+    acc = lines[g].split("(")[1].split(",")[2].strip()
+    c = next(n for n in range(g - 1, -1, -1) if lines[n].strip() == f"T.clear({acc})")
+    lines[g] = lines[g].rstrip()[:-1] + ", clear_accum=True)"
+    del lines[c]
+    return "\n".join(lines)
+
+
 def main() -> None:
+    """A/B on one machine, interleaved: the pipeline's kernel without and with cleave-overlap-gemms,
+    and with the scores' clear folded into the gemm. `--text-edit` runs the first probe instead."""
+    import tilelang
+
+    if "--text-edit" in sys.argv:
+        return text_edit_main()
+    fast = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}
+    out: dict[str, dict[str, object]] = {}
+    for row in ROWS:
+        on = emitted(row, True)
+        variants = {"overlap off": emitted(row, False), "overlap on": on, "overlap on, clear_accum": clear_accum(on)}
+        shape = tuple(int(x) for x in re.search(r"q: T.Tensor\(\(([0-9, ]+)\)", on).group(1).split(","))
+        q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+        ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+        flops = 4 * shape[0] * shape[1] * shape[2] * shape[2] * shape[3]
+        kernels = {}
+        for name, t in variants.items():
+            kern = tilelang.compile(load(t, f"v{len(out)}{len(kernels)}"), out_idx=[3], pass_configs=fast)
+            err = ((kern(q, k, v).double() - ref).norm() / ref.norm()).item()
+            kernels[name] = kern
+            out[f"{row} {name}"] = {"err": err, "us": []}
+        with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.CUDNN_ATTENTION):
+            kernels["sdpa cudnn"] = lambda q, k, v: F.scaled_dot_product_attention(q, k, v)
+            out[f"{row} sdpa cudnn"] = {"us": []}
+            for _ in range(5):  # rounds: each variant once per round, the median of the rounds
+                for name, kern in kernels.items():
+                    out[f"{row} {name}"]["us"].append(round(bench(lambda: kern(q, k, v)), 1))
+        for name in kernels:
+            r = out[f"{row} {name}"]
+            r["median_us"] = statistics.median(r["us"])
+            r["tflops"] = round(flops / r["median_us"] * 1e-6, 1)
+            print(f"{row} {name}: {r}", flush=True)
+    Path(os.environ.get("OUT", "."), "fa_overlap_ab.json").write_text(json.dumps(out, indent=1))
+
+
+def text_edit_main() -> None:
     import tilelang
 
     fast = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}

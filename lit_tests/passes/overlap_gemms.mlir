@@ -16,11 +16,11 @@
 // CHECK-NEXT: %[[VL:v_last]] = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
 // CHECK-NEXT: %[[P:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[128, 128], f16, fragment>
 // CHECK:      tilelang.clear %[[P]]
-// CHECK-NEXT: tilelang.pipelined r0 in 4 stages 2 {
+// CHECK-NEXT: tilelang.pipelined r0 in 8 stages 2 {
 // CHECK-NEXT:   tilelang.clear %[[S:[a-z_0-9]+]]
 // CHECK-NEXT:   tilelang.copy %k at <[by, 128*r0, 0], [1, 128, 64]> to %[[K:[a-z_0-9]+]]
 // CHECK-NEXT:   tilelang.gemm %q_1, %[[K]], %[[S]] transpose_b async policy FullRow
-// CHECK-NEXT:   tilelang.copy %v at <[by, 128*((r0 + 3) mod 4), 0], [1, 128, 64]> to %[[V]]
+// CHECK-NEXT:   tilelang.copy %v at <[by, 128*((r0 + 7) mod 8), 0], [1, 128, 64]> to %[[V]]
 // CHECK-NEXT:   tilelang.gemm %[[P]], %[[V]], %[[O:[a-z_0-9]+]] async policy FullRow
 // CHECK-NEXT:   tilelang.wait_gemm 1 retires %[[K]]
 // CHECK-NEXT:   tilelang.reduce_max %[[S]]
@@ -30,16 +30,16 @@
 // CHECK:          tilelang.store {{.*}}, %[[O]][i0, i1]
 // CHECK:        tilelang.copy %[[S]] to %[[P]]
 // CHECK-NEXT: }
-// CHECK-NEXT: tilelang.copy %v at <[by, 384, 0], [1, 128, 64]> to %[[VL]]
+// CHECK-NEXT: tilelang.copy %v at <[by, 896, 0], [1, 128, 64]> to %[[VL]]
 // CHECK-NEXT: tilelang.gemm %[[P]], %[[VL]], %[[O]] policy FullRow
 // CHECK-NOT:  async
 
 // CMP: @fa_k0 vs @fa: agree
 
 // PY:      hold = T.alloc_local((1,), "float16")
-// PY:      for r0 in T.Pipelined(4, num_stages=2):
+// PY:      for r0 in T.Pipelined(8, num_stages=2):
 // PY:          T.wgmma_gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-// PY-NEXT:     T.copy(v[by, 128*(((r0 + 3) % 4)):128*(((r0 + 3) % 4)) + 128, 0:64], v_1)
+// PY-NEXT:     T.copy(v[by, 128*(((r0 + 7) % 8)):128*(((r0 + 7) % 8)) + 128, 0:64], v_1)
 // PY-NEXT:     T.wgmma_gemm(s_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
 // PY-NEXT:     T.wait_wgmma(1)
 // PY-NEXT:     hold[0] = k_1[0, 0]
@@ -52,7 +52,7 @@
 // KEEP-LABEL: @rows_64
 // KEEP-NOT:   async
 // KEEP-NOT:   wait_gemm
-tilelang.kernel @rows_64(%q: !tilelang.buffer<[64, 64], f16, global>, %k: !tilelang.buffer<[512, 64], f16, global>, %v: !tilelang.buffer<[512, 64], f16, global>, %out: !tilelang.buffer<[64, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
+tilelang.kernel @rows_64(%q: !tilelang.buffer<[64, 64], f16, global>, %k: !tilelang.buffer<[1024, 64], f16, global>, %v: !tilelang.buffer<[1024, 64], f16, global>, %out: !tilelang.buffer<[64, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
   %qs = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
   %ks = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %vs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
@@ -61,12 +61,12 @@ tilelang.kernel @rows_64(%q: !tilelang.buffer<[64, 64], f16, global>, %k: !tilel
   %o = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
   tilelang.copy %q to %qs : !tilelang.buffer<[64, 64], f16, global>, !tilelang.buffer<[64, 64], f16, shared>
   tilelang.clear %o : !tilelang.buffer<[64, 64], f32, fragment>
-  tilelang.pipelined r0 in 4 stages 2 {
+  tilelang.pipelined r0 in 8 stages 2 {
     tilelang.clear %s : !tilelang.buffer<[64, 128], f32, fragment>
-    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[512, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
     tilelang.gemm %qs, %ks, %s transpose_b policy FullRow : !tilelang.buffer<[64, 64], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[64, 128], f32, fragment>
     tilelang.copy %s to %p : !tilelang.buffer<[64, 128], f32, fragment>, !tilelang.buffer<[64, 128], f16, fragment>
-    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[512, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
     tilelang.gemm %p, %vs, %o policy FullRow : !tilelang.buffer<[64, 128], f16, fragment>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[64, 64], f32, fragment>
   }
   tilelang.copy %o to %out : !tilelang.buffer<[64, 64], f32, fragment>, !tilelang.buffer<[64, 64], f16, global>
@@ -77,7 +77,7 @@ tilelang.kernel @rows_64(%q: !tilelang.buffer<[64, 64], f16, global>, %k: !tilel
 // P is read after the loop: the late gemm would leave it one iteration behind there.
 // KEEP-LABEL: @p_read_after
 // KEEP-NOT:   async
-tilelang.kernel @p_read_after(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[512, 64], f16, global>, %v: !tilelang.buffer<[512, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
+tilelang.kernel @p_read_after(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[1024, 64], f16, global>, %v: !tilelang.buffer<[1024, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
   %qs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %ks = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %vs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
@@ -86,12 +86,12 @@ tilelang.kernel @p_read_after(%q: !tilelang.buffer<[128, 64], f16, global>, %k: 
   %o = tilelang.alloc_fragment : !tilelang.buffer<[128, 64], f32, fragment>
   tilelang.copy %q to %qs : !tilelang.buffer<[128, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
   tilelang.clear %o : !tilelang.buffer<[128, 64], f32, fragment>
-  tilelang.pipelined r0 in 4 stages 2 {
+  tilelang.pipelined r0 in 8 stages 2 {
     tilelang.clear %s : !tilelang.buffer<[128, 128], f32, fragment>
-    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[512, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
     tilelang.gemm %qs, %ks, %s transpose_b policy FullRow : !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 128], f32, fragment>
     tilelang.copy %s to %p : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
-    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[512, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
     tilelang.gemm %p, %vs, %o policy FullRow : !tilelang.buffer<[128, 128], f16, fragment>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f32, fragment>
   }
   tilelang.copy %p to %s : !tilelang.buffer<[128, 128], f16, fragment>, !tilelang.buffer<[128, 128], f32, fragment>
@@ -104,7 +104,7 @@ tilelang.kernel @p_read_after(%q: !tilelang.buffer<[128, 64], f16, global>, %k: 
 // neither P nor O: running it after wait(0) would reorder the two.
 // KEEP-LABEL: @order_kept
 // KEEP-NOT:   async
-tilelang.kernel @order_kept(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[512, 64], f16, global>, %v: !tilelang.buffer<[512, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
+tilelang.kernel @order_kept(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[1024, 64], f16, global>, %v: !tilelang.buffer<[1024, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
   %qs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %ks = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %vs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
@@ -114,9 +114,9 @@ tilelang.kernel @order_kept(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !t
   %a = tilelang.alloc_fragment : !tilelang.buffer<[128], f32, fragment>
   tilelang.copy %q to %qs : !tilelang.buffer<[128, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
   tilelang.clear %o : !tilelang.buffer<[128, 64], f32, fragment>
-  tilelang.pipelined r0 in 4 stages 2 {
+  tilelang.pipelined r0 in 8 stages 2 {
     tilelang.clear %s : !tilelang.buffer<[128, 128], f32, fragment>
-    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[512, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
     tilelang.gemm %qs, %ks, %s transpose_b policy FullRow : !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 128], f32, fragment>
     tilelang.reduce_sum %o, %a dim 1 clear : !tilelang.buffer<[128, 64], f32, fragment>, !tilelang.buffer<[128], f32, fragment>
     tilelang.parallel (i0, i1) in (128, 128) {
@@ -126,7 +126,7 @@ tilelang.kernel @order_kept(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !t
       tilelang.store %z, %s[i0, i1] : f32, !tilelang.buffer<[128, 128], f32, fragment>
     }
     tilelang.copy %s to %p : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
-    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[512, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
     tilelang.gemm %p, %vs, %o policy FullRow : !tilelang.buffer<[128, 128], f16, fragment>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f32, fragment>
   }
   tilelang.copy %o to %out : !tilelang.buffer<[128, 64], f32, fragment>, !tilelang.buffer<[128, 64], f16, global>
@@ -137,7 +137,32 @@ tilelang.kernel @order_kept(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !t
 // Kernels compiled without TileLang's warp specialization keep synchronous gemms.
 // KEEP-LABEL: @no_warp_specialization
 // KEEP-NOT:   async
-tilelang.kernel @no_warp_specialization(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[512, 64], f16, global>, %v: !tilelang.buffer<[512, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 attributes {cleave.no_warp_specialization} {
+tilelang.kernel @no_warp_specialization(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[1024, 64], f16, global>, %v: !tilelang.buffer<[1024, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 attributes {cleave.no_warp_specialization} {
+  %qs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
+  %ks = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
+  %vs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
+  %s = tilelang.alloc_fragment : !tilelang.buffer<[128, 128], f32, fragment>
+  %p = tilelang.alloc_fragment : !tilelang.buffer<[128, 128], f16, fragment>
+  %o = tilelang.alloc_fragment : !tilelang.buffer<[128, 64], f32, fragment>
+  tilelang.copy %q to %qs : !tilelang.buffer<[128, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+  tilelang.clear %o : !tilelang.buffer<[128, 64], f32, fragment>
+  tilelang.pipelined r0 in 8 stages 2 {
+    tilelang.clear %s : !tilelang.buffer<[128, 128], f32, fragment>
+    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.gemm %qs, %ks, %s transpose_b policy FullRow : !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 128], f32, fragment>
+    tilelang.copy %s to %p : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
+    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.gemm %p, %vs, %o policy FullRow : !tilelang.buffer<[128, 128], f16, fragment>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f32, fragment>
+  }
+  tilelang.copy %o to %out : !tilelang.buffer<[128, 64], f32, fragment>, !tilelang.buffer<[128, 64], f16, global>
+}
+
+// -----
+
+// Four KV tiles: the one tile more that the rewrite loads per block is not paid back (MIN_TRIPS).
+// KEEP-LABEL: @few_trips
+// KEEP-NOT:   async
+tilelang.kernel @few_trips(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[512, 64], f16, global>, %v: !tilelang.buffer<[512, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
   %qs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %ks = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %vs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
@@ -162,12 +187,12 @@ tilelang.kernel @no_warp_specialization(%q: !tilelang.buffer<[128, 64], f16, glo
 // The positive control for the KEEP cases: the same loop as @p_read_after without the read after it.
 // KEEP-LABEL: @applies
 // KEEP:       tilelang.gemm %qs, %ks, %s transpose_b async policy FullRow
-// KEEP-NEXT:  tilelang.copy %v at <[128*((r0 + 3) mod 4), 0], [128, 64]> to %vs
+// KEEP-NEXT:  tilelang.copy %v at <[128*((r0 + 7) mod 8), 0], [128, 64]> to %vs
 // KEEP-NEXT:  tilelang.gemm %p, %vs, %o async policy FullRow
 // KEEP-NEXT:  tilelang.wait_gemm 1 retires %ks
 // KEEP-NEXT:  tilelang.wait_gemm 0 retires %vs
 // KEEP-NEXT:  tilelang.copy %s to %p
-tilelang.kernel @applies(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[512, 64], f16, global>, %v: !tilelang.buffer<[512, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
+tilelang.kernel @applies(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tilelang.buffer<[1024, 64], f16, global>, %v: !tilelang.buffer<[1024, 64], f16, global>, %out: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
   %qs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %ks = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %vs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
@@ -176,12 +201,12 @@ tilelang.kernel @applies(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !tile
   %o = tilelang.alloc_fragment : !tilelang.buffer<[128, 64], f32, fragment>
   tilelang.copy %q to %qs : !tilelang.buffer<[128, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
   tilelang.clear %o : !tilelang.buffer<[128, 64], f32, fragment>
-  tilelang.pipelined r0 in 4 stages 2 {
+  tilelang.pipelined r0 in 8 stages 2 {
     tilelang.clear %s : !tilelang.buffer<[128, 128], f32, fragment>
-    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[512, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.copy %k at <[128*r0, 0], [128, 64]> to %ks : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
     tilelang.gemm %qs, %ks, %s transpose_b policy FullRow : !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 128], f32, fragment>
     tilelang.copy %s to %p : !tilelang.buffer<[128, 128], f32, fragment>, !tilelang.buffer<[128, 128], f16, fragment>
-    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[512, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.copy %v at <[128*r0, 0], [128, 64]> to %vs : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
     tilelang.gemm %p, %vs, %o policy FullRow : !tilelang.buffer<[128, 128], f16, fragment>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f32, fragment>
   }
   tilelang.copy %o to %out : !tilelang.buffer<[128, 64], f32, fragment>, !tilelang.buffer<[128, 64], f16, global>
