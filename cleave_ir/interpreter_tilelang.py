@@ -224,6 +224,8 @@ class TileLangFunctions(InterpreterFunctions):
         # fp16 products are exact in fp32; the tensor cores accumulate in fp32. einsum rather than
         # matmul: a multithreaded BLAS call per block is far slower on small tiles of a busy machine
         spec = "mk,nk->mn" if op.transpose_b is not None else "mk,kn->mn"
+        if op.clear is not None:
+            c[...] = 0
         c += np.einsum(spec, a.astype(np.float32), b.astype(np.float32))
         return ()
 

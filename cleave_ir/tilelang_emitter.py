@@ -181,7 +181,8 @@ class _KernelPrinter:
                 self.emit(
                     indent,
                     f"T.{'wgmma_gemm' if op.is_async is not None else 'gemm'}({self.py[op.a]}, {self.py[op.b]}, {self.py[op.c]}, "
-                    f"transpose_B={op.transpose_b is not None}, policy=T.GemmWarpPolicy.{op.warp_policy.value})",
+                    f"transpose_B={op.transpose_b is not None}, policy=T.GemmWarpPolicy.{op.warp_policy.value}"
+                    f"{', clear_accum=True' if op.clear is not None else ''})",
                 )
             elif isinstance(op, tl.WaitGemmOp):
                 self.emit(indent, f"T.wait_wgmma({op.pending_count})")

@@ -510,6 +510,8 @@ class CopyOp(IRDLOperation):
 class GemmOp(IRDLOperation):
     """`T.gemm(A, B, C, transpose_B=..., policy=T.GemmWarpPolicy.FullRow)`: C += A @ B on the tensor cores.
 
+    `clear`: C = A @ B, the accumulator's old value ignored (`clear_accum=True`: WGMMA's first step
+    does not add C, no separate pass zeroes it).
     `async`: `T.wgmma_gemm`, Hopper's WGMMA issued without waiting for it. Until a
     `tilelang.wait_gemm` retires it, its tensor cores read A and B and write C in the background:
     nothing may write A or B or touch C in between. Its result is the same as the synchronous one.
@@ -521,11 +523,12 @@ class GemmOp(IRDLOperation):
     b = operand_def(BufferType)
     c = operand_def(BufferType)
     transpose_b = opt_prop_def(UnitAttr)
+    clear = opt_prop_def(UnitAttr)
     is_async = opt_prop_def(UnitAttr)
     policy = prop_def(_EnumOf(WarpPolicyAttr, "tilelang.gemm: policy"))
 
     assembly_format = (
-        "$a `,` $b `,` $c (`transpose_b` $transpose_b^)? (`async` $is_async^)? `policy` $policy attr-dict "
+        "$a `,` $b `,` $c (`transpose_b` $transpose_b^)? (`clear` $clear^)? (`async` $is_async^)? `policy` $policy attr-dict "
         "`:` type($a) `,` type($b) `,` type($c)"
     )
 
@@ -537,11 +540,13 @@ class GemmOp(IRDLOperation):
         transpose_b: bool,
         policy: WarpPolicy | str = WarpPolicy.FULL_ROW,
         is_async: bool = False,
+        clear: bool = False,
     ) -> None:
         super().__init__(
             operands=[a, b, c],
             properties={
                 "transpose_b": UnitAttr() if transpose_b else None,
+                "clear": UnitAttr() if clear else None,
                 "is_async": UnitAttr() if is_async else None,
                 "policy": WarpPolicyAttr(WarpPolicy(policy)),
             },
@@ -1006,7 +1011,7 @@ def buffer_effects(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
             reads.add(x.src)
             writes.add(x.dst)
         elif isinstance(x, GemmOp):
-            reads.update((x.a, x.b, x.c))
+            reads.update((x.a, x.b) if x.clear is not None else (x.a, x.b, x.c))
             writes.add(x.c)
         elif isinstance(x, _ReduceOp):
             reads.add(x.src)

@@ -153,7 +153,8 @@ def test_flash_attention_kernel_code(tmp_path: Path) -> None:
     assert text.count("T.wgmma_gemm(") == 2 and text.count("T.gemm(") == 1 and text.count("T.wait_wgmma(") == 2
     # FlashAttention-2's online softmax: the body shifts by the running max, P @ V accumulates in place
     assert "T.reduce_max(" in text and "alpha" in text and "beta" not in text and "T.exp2(" in text
-    assert text.count("T.clear(") == 4  # the two accumulators, the scores and P (0 before the loop), not the P @ V product
+    # the two accumulators and P (0 before the loop); the scores' clear is their gemm's (clear_accum)
+    assert text.count("T.clear(") == 3 and text.count("clear_accum=True") == 1
     assert "__global__" in lower_all(out)["fa_k0"]
 
 

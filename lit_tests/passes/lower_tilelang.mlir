@@ -24,9 +24,8 @@
 // CHECK:        tilelang.fill %acc_acc, -inf
 // CHECK-NEXT:   tilelang.clear %[[EH:[a-z_0-9]+]] :
 // CHECK-NEXT:   tilelang.pipelined r0 in 32 stages 2 {
-// CHECK-NEXT:     tilelang.clear %[[S:[a-z_0-9]+]] :
 // CHECK-NEXT:     tilelang.copy %k at <[by, 128*r0, 0], [1, 128, 64]> to %[[K:[a-z_0-9]+]] :
-// CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S]] transpose_b async policy FullRow
+// CHECK-NEXT:     tilelang.gemm %[[Q]], %[[K]], %[[S:[a-z_0-9]+]] transpose_b clear async policy FullRow
 // CHECK-NEXT:     tilelang.copy %v at <[by, 128*((r0 + 31) mod 32), 0], [1, 128, 64]> to %[[V:[a-z_0-9]+]] :
 // CHECK-NEXT:     tilelang.gemm %[[EH]], %[[V]], %[[O]] async policy FullRow
 // CHECK-NEXT:     tilelang.wait_gemm 1 retires %[[K]]
@@ -63,7 +62,7 @@
 // PY-NEXT: def fa_k0(q: T.Tensor((8, 4096, 64), "float16"), k: T.Tensor((8, 4096, 64), "float16"), v: T.Tensor((8, 4096, 64), "float16"), out0: T.Tensor((8, 4096, 64), "float16")):
 // PY-NEXT:     with T.Kernel(32, 8, threads=256) as (bx, by):
 // PY:              for r0 in T.Pipelined(32, num_stages=2):
-// PY:                  T.wgmma_gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+// PY:                  T.wgmma_gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, clear_accum=True)
 // PY-NEXT:             T.copy(v[by, 128*(((r0 + 31) % 32)):128*(((r0 + 31) % 32)) + 128, 0:64], v_1)
 // PY-NEXT:             T.wgmma_gemm(s_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
 // PY-NEXT:             T.wait_wgmma(1)

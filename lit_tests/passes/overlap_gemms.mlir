@@ -16,10 +16,10 @@
 // CHECK-NEXT: %[[VL:v_last]] = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
 // CHECK-NEXT: %[[P:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[128, 128], f16, fragment>
 // CHECK:      tilelang.clear %[[P]]
+// S's clear is the gemm's own (`clear`: clear_accum=True)
 // CHECK-NEXT: tilelang.pipelined r0 in 8 stages 2 {
-// CHECK-NEXT:   tilelang.clear %[[S:[a-z_0-9]+]]
 // CHECK-NEXT:   tilelang.copy %k at <[by, 128*r0, 0], [1, 128, 64]> to %[[K:[a-z_0-9]+]]
-// CHECK-NEXT:   tilelang.gemm %q_1, %[[K]], %[[S]] transpose_b async policy FullRow
+// CHECK-NEXT:   tilelang.gemm %q_1, %[[K]], %[[S:[a-z_0-9]+]] transpose_b clear async policy FullRow
 // CHECK-NEXT:   tilelang.copy %v at <[by, 128*((r0 + 7) mod 8), 0], [1, 128, 64]> to %[[V]]
 // CHECK-NEXT:   tilelang.gemm %[[P]], %[[V]], %[[O:[a-z_0-9]+]] async policy FullRow
 // CHECK-NEXT:   tilelang.wait_gemm 1 retires %[[K]]
@@ -38,7 +38,7 @@
 
 // PY:      hold = T.alloc_local((1,), "float16")
 // PY:      for r0 in T.Pipelined(8, num_stages=2):
-// PY:          T.wgmma_gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+// PY:          T.wgmma_gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, clear_accum=True)
 // PY-NEXT:     T.copy(v[by, 128*(((r0 + 7) % 8)):128*(((r0 + 7) % 8)) + 128, 0:64], v_1)
 // PY-NEXT:     T.wgmma_gemm(s_h, v_1, o_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
 // PY-NEXT:     T.wait_wgmma(1)
@@ -186,7 +186,7 @@ tilelang.kernel @few_trips(%q: !tilelang.buffer<[128, 64], f16, global>, %k: !ti
 
 // The positive control for the KEEP cases: the same loop as @p_read_after without the read after it.
 // KEEP-LABEL: @applies
-// KEEP:       tilelang.gemm %qs, %ks, %s transpose_b async policy FullRow
+// KEEP:       tilelang.gemm %qs, %ks, %s transpose_b clear async policy FullRow
 // KEEP-NEXT:  tilelang.copy %v at <[128*((r0 + 7) mod 8), 0], [128, 64]> to %vs
 // KEEP-NEXT:  tilelang.gemm %p, %vs, %o async policy FullRow
 // KEEP-NEXT:  tilelang.wait_gemm 1 retires %ks
