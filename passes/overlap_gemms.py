@@ -128,7 +128,9 @@ def plan(loop: tl.PipelinedOp, threads: int) -> _Plan | None:
     i = body.index(first)
     pre, mid = body[:i], body[i + 1 : -1]
     p, b, o = late.a, late.b, late.c
-    if not any(_fully_written(op, first.c) for op in pre):  # S is this iteration's
+    if late.clear is not None:  # O is carried: a clearing late gemm is not an accumulation
+        return None
+    if first.clear is None and not any(_fully_written(op, first.c) for op in pre):  # S is this iteration's
         return None
     if any(o in effects[op][1] and isinstance(op, (tl.ClearOp, tl.FillOp)) for op in body):  # O is carried
         return None

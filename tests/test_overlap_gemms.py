@@ -87,3 +87,24 @@ def test_plan_is_none_once_applied() -> None:
     module = overlapped()
     loop = next(op for op in module.walk() if isinstance(op, tl.PipelinedOp))
     assert plan(loop, 256) is None
+
+
+def test_lowered_cuda_releases_each_tile_after_its_wait(tmp_path: Path) -> None:
+    """The emitted kernel lowered for sm_90a (TileLang, no GPU): warp-specialized (a producer
+    warpgroup beside the 256 threads), and each tile a gemm reads is handed back to the producer
+    (`mbarrier[...].arrive()`) only after the wait that retires that gemm: before, TileLang released it
+    right after issuing the gemm, and the producer could refill it under a running WGMMA."""
+    from cleave_ir.tilelang_check import lower_all
+    from cleave_ir.tilelang_emitter import module_source
+
+    path = tmp_path / "k.py"
+    path.write_text(module_source(overlapped()))
+    [cuda] = lower_all(path).values()
+    assert "__launch_bounds__(384" in cuda
+    lines = [line.strip() for line in cuda.splitlines()]
+    waits = [n for n, line in enumerate(lines) if line.startswith("tl::wait_wgmma<")]
+    assert [lines[n] for n in waits] == ["tl::wait_wgmma<1>();", "tl::wait_wgmma<0>();"]
+    releases = [n for n, line in enumerate(lines) if line.startswith("mbarrier[") and line.endswith(".arrive();")]
+    assert len(releases) == 2  # K's and V's slots, once each per iteration
+    for wait, release in zip(waits, releases):
+        assert wait < release and lines[wait + 1].startswith("hold[0] = ")
