@@ -571,6 +571,16 @@ def unschedulable(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = 
     return "; ".join(sorted(set(reasons))[:3]) or "no configuration"
 
 
+def _erase_pieces(module: ModuleOp, pieces: list[tgraph.GraphOp], failures: dict[str, str]) -> None:
+    """Remove a cut candidate whose pieces did not all schedule, with the kernels of those that did."""
+    names = {piece.sym_name.data for piece in pieces}
+    for k in [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp) and tgraph.referenced_symbol(k, "cleave.schedule_of") in names]:
+        Rewriter.erase_op(k)
+    for piece in pieces:
+        failures.pop(piece.sym_name.data, None)
+        Rewriter.erase_op(piece)
+
+
 @dataclass(frozen=True)
 class SchedulePass(ModulePass):
     """Add the top-k itgraph kernels of every concrete tgraph graph next to it."""
@@ -619,24 +629,37 @@ class SchedulePass(ModulePass):
                 for g in partition_kernels.chain(head, graphs) or [head]:
                     for k in kernels_of.pop(g.sym_name.data, []):
                         Rewriter.erase_op(k)
-        # every input graph needs one complete candidate: else its own ops are cut into kernels
+        # an input graph that no single kernel schedules is cut into kernels of its own ops: the only
+        # candidate when no rewrite of it is complete, and one more when every complete one is a
+        # chain of kernels (gpt2's log-softmax of x @ W_lm over 32768 columns: its Split-K forms
+        # re-read the logits in a combine cut into three kernels; the cut of the graph itself is a
+        # GEMM, then the row statistics, then the output)
         families: dict[str, bool] = {}
+        one_kernel: set[str] = set()
         for g in graphs.values():
             family = tgraph.referenced_symbol(g, "cleave.candidate_of") or g.sym_name.data
             families[family] = families.get(family, False) or (partition_kernels.chain_head(g) and complete(g))
+            if partition_kernels.chain_head(g) and partition_kernels.chain(g, graphs) == [g] and g.sym_name.data in kernels_of:
+                one_kernel.add(family)
         for family, ok in families.items():
-            if ok or family not in graphs:
+            if family not in graphs or (ok and (family not in failures or family in one_kernel)):
                 continue
             root = graphs[family]
             try:
                 pieces = partition_kernels.partition(shifted_for_cut(root), self._unschedulable)
             except Unschedulable as e:
+                if ok:
+                    continue
                 raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}") from None
             pieces[0].sym_name = StringAttr(f"{family}_p0")
             _insert_candidate(op, root, pieces, f"cut into {len(pieces)} kernels (no single kernel schedules)")
-            for piece in pieces:
-                if not self._schedule(op, piece, failures):
-                    raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{piece.sym_name.data}: {failures[piece.sym_name.data]}")
+            scheduled = [self._schedule(op, piece, failures) for piece in pieces]
+            if not all(scheduled):
+                if not ok:
+                    bad = pieces[scheduled.index(False)].sym_name.data
+                    raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{bad}: {failures[bad]}")
+                _erase_pieces(op, pieces, failures)
+                continue
             print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)
 
         if not self.per_matmul_cut:
@@ -676,12 +699,7 @@ class SchedulePass(ModulePass):
             return
         _insert_candidate(module, root, pieces, f"one kernel per matmul ({len(pieces)} kernels, intermediates in global memory)")
         if not all([self._schedule(module, piece, failures) for piece in pieces]):
-            names = {piece.sym_name.data for piece in pieces}
-            for k in [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp) and tgraph.referenced_symbol(k, "cleave.schedule_of") in names]:
-                Rewriter.erase_op(k)
-            for piece in pieces:
-                failures.pop(piece.sym_name.data, None)
-                Rewriter.erase_op(piece)
+            _erase_pieces(module, pieces, failures)
 
     def _schedule(self, module: ModuleOp, graph: tgraph.GraphOp, failures: dict[str, str]) -> bool:
         """Insert the top-k kernels of `graph` after it; False (and the reason in `failures`) when none."""
