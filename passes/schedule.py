@@ -631,18 +631,19 @@ class SchedulePass(ModulePass):
                         Rewriter.erase_op(k)
         # an input graph that no single kernel schedules is cut into kernels of its own ops: the only
         # candidate when no rewrite of it is complete, and one more when every complete one is a
-        # chain of kernels (gpt2's log-softmax of x @ W_lm over 32768 columns: its Split-K forms
-        # re-read the logits in a combine cut into three kernels; the cut of the graph itself is a
-        # GEMM, then the row statistics, then the output)
+        # Split-K pair (gpt2's log-softmax of x @ W_lm over 32768 columns: its Split-K forms re-read
+        # the logits in a combine cut into three kernels; the cut of the graph itself is a GEMM, then
+        # the row statistics, then the output)
         families: dict[str, bool] = {}
-        one_kernel: set[str] = set()
+        own_form: set[str] = set()  # families with a complete one-kernel candidate or cut chain
         for g in graphs.values():
             family = tgraph.referenced_symbol(g, "cleave.candidate_of") or g.sym_name.data
-            families[family] = families.get(family, False) or (partition_kernels.chain_head(g) and complete(g))
-            if partition_kernels.chain_head(g) and partition_kernels.chain(g, graphs) == [g] and g.sym_name.data in kernels_of:
-                one_kernel.add(family)
+            whole = partition_kernels.chain_head(g) and complete(g)
+            families[family] = families.get(family, False) or whole
+            if whole and partition_kernels.stage(g) in (None, Stage.FIRST):
+                own_form.add(family)
         for family, ok in families.items():
-            if family not in graphs or (ok and (family not in failures or family in one_kernel)):
+            if family not in graphs or (ok and (family not in failures or family in own_form)):
                 continue
             root = graphs[family]
             try:

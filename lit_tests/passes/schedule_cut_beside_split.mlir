@@ -1,5 +1,5 @@
 // cleave-schedule: an input graph that no single kernel schedules, whose complete candidates are all
-// chains of kernels (here Split-K pairs of x @ W_lm whose combine is cut in three: it re-reads the
+// Split-K pairs (here of x @ W_lm whose combine is cut in three: it re-reads the
 // 32768-wide logits), is also cut into kernels of its own ops: the GEMM, the row max and sum, the
 // output (gpt2's log-softmax over the vocabulary). Before, that cut was made only when no candidate
 // was complete.
