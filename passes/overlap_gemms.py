@@ -11,7 +11,7 @@ A loop whose body is
 becomes
 
     P = 0                                     (before the loop)
-    [loads]  S = A1 @ B1            async
+    [loads]  S = A1 @ B1            async     (S's clear folded in: clear_accum)
     B2 <- tile (j - 1) mod n ;  O += P @ B2  async   (the previous iteration's P)
     wait(1), retiring B1's tile              S is ready; P @ B2 still runs
     [work not touching P, B2 or O]           overlaps P @ B2

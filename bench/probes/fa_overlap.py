@@ -1,14 +1,19 @@
 """Probe (GPU): can TileLang 0.1.15 overlap FlashAttention's softmax with its GEMMs (FA3's
-intra-warpgroup schedule) in the kernel we emit?
+intra-warpgroup schedule) in the kernel we emit? (It led to `passes/overlap_gemms.py`.)
 
-`overlap` text-edits our one-kernel attention candidate: in iteration j it issues S_j = Q K_j^T and
+Default: an A/B on one machine, 5 interleaved rounds, of the pipeline's one-kernel attention
+candidate without and with `cleave-overlap-gemms`, and with the scores' T.clear folded into their
+gemm (`clear_accum=True`, which the pass then adopted), beside cuDNN SDPA; each checked against
+float64 SDPA (bench/results/fa_overlap_ab_2026-12-02_H200.json).
+
+`--text-edit`, the first probe (bench/results/fa_overlap_2026-12-02_H200.json): `overlap`
+text-edits the kernel as emitted before the pass existed: in iteration j it issues S_j = Q K_j^T and
 O += P_{j-1} V_{j-1} as asynchronous WGMMAs (`T.wgmma_gemm`), waits for S_j only
 (`T.wait_wgmma(1)`), runs the softmax of S_j while P_{j-1} V_{j-1} is on the tensor cores, then waits
-for it, rescales O and casts P_j. The last tile's P V runs after the loop. Variants are timed with
-TileLang's producer/consumer warp specialization (its consumer releases K and V right after issuing
-the GEMMs, before they finish: a race, timed only to bound what the schedule could give) and without
-it (`tl.disable_warp_specialized`: every wait precedes the next prefetch in program order). Each is
-checked against float64 SDPA.
+for it, rescales O and casts P_j; the last tile's P V runs after the loop. With `touch`, one element
+of K and of V is read after their waits: TileLang's warp-specialized consumer otherwise releases the
+tiles to the producer right after issuing the gemms, before they finish (a race: error 0.028 at
+S8192 D64 without it).
 
     bash bench/on_device.sh bash -c 'cd /tmp && python $OLDPWD/bench/probes/fa_overlap.py'   # $OUT/fa_overlap_ab.json
     ... fa_overlap.py --text-edit   # the first probe: $OUT/fa_overlap.json
