@@ -108,3 +108,30 @@ def test_lowered_cuda_releases_each_tile_after_its_wait(tmp_path: Path) -> None:
     assert len(releases) == 2  # K's and V's slots, once each per iteration
     for wait, release in zip(waits, releases):
         assert wait < release and lines[wait + 1].startswith("hold[0] = ")
+
+
+@pytest.mark.slow
+def test_model_attention_at_its_real_shape_overlaps_and_computes_its_graph() -> None:
+    """A graph that is none of the examples: BART's cross-attention at its real shape (Q [1, 16, 256,
+    64], K and V [1, 16, 1024, 64]: 8 KV tiles of 128) through the whole pipeline. Its one-kernel
+    candidate gets the overlap, and every candidate's lowered kernels compute the graph (30 s:
+    `./test.sh -m slow`)."""
+    from cleave_ir.builder import module_of
+    from cleave_ir.interpreter_tilelang import candidate_kernels
+    from cleave_ir.passes.lower_tilelang import LowerTileLangPass
+    from cleave_ir.passes.pipeline import PipelinePass
+    from cleave_ir.run import resize_graph
+
+    path = Path(__file__).parents[1] / "examples" / "models" / "bart_cross_attention.mlir"
+    graph = next(g for g in load_module(str(path)).walk() if isinstance(g, tgraph.GraphOp))
+    graph = resize_graph(graph, {2: 16, 32: 256, 64: 1024, 16: 64})
+    module = module_of(graph)
+    PipelinePass().apply(Context(), module)
+    LowerTileLangPass().apply(Context(), module)
+    assert any(isinstance(op, tl.GemmOp) and op.is_async is not None for op in module.walk())
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal(s).astype(np.float16).astype(np.float64) for s in input_shapes(graph)]
+    (ref,) = run_graph(graph, xs)
+    for name, kernels in candidate_kernels(module):
+        (out,) = run_kernels(kernels, xs)
+        assert max_relative_error(ref, out) < FP16_TOLERANCE, name
