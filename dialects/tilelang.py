@@ -5,7 +5,9 @@ global tensors (inputs, then outputs) and its grid variables are `bx`, `by`, `bz
 values of `!tilelang.buffer<[dims], elt, scope>` (scope `global`, `shared` or `fragment`); the
 allocations (`alloc_shared`, `alloc_fragment`) sit at the top of the kernel body. Block-level ops
 (`copy`, `gemm`, `fill`, `clear`, `reduce_sum`, `reduce_max`) act on whole buffers or global
-regions; `serial` and `pipelined` loops nest them; a `parallel` loop (`T.Parallel`) holds
+regions, each saying which buffers it reads and writes (`accesses()`, `buffer_effects`); a `gemm`
+may be `async` (Hopper's `T.wgmma_gemm`), retired by a later `wait_gemm`; `serial` and `pipelined`
+loops nest them; a `parallel` loop (`T.Parallel`) holds
 element-wise statements: `tilelang.load`/`tilelang.store` of buffer elements and scalar `arith` /
 `math` ops between them (TileLang's implicit casts are explicit `arith.extf`/`arith.truncf`).
 
@@ -319,6 +321,14 @@ def _check_local(op: Operation, value: SSAValue, what: str) -> BufferType:
     return t
 
 
+@dataclass(frozen=True)
+class Accesses:
+    """The buffers one op reads and writes (its `accesses()`), what passes reorder by."""
+
+    reads: tuple[SSAValue, ...] = ()
+    writes: tuple[SSAValue, ...] = ()
+
+
 # --------------------------------------------------------------------------- kernel and allocations
 
 
@@ -492,6 +502,9 @@ class CopyOp(IRDLOperation):
         value, region = (self.src, self.src_region) if side == "src" else (self.dst, self.dst_region)
         return region.size_exprs if region is not None else buffer_type(value).shape
 
+    def accesses(self) -> Accesses:
+        return Accesses(reads=(self.src,), writes=(self.dst,))
+
     def verify_(self) -> None:
         for side, value, region in (("source", self.src, self.src_region), ("destination", self.dst, self.dst_region)):
             t = buffer_type(value)
@@ -556,6 +569,10 @@ class GemmOp(IRDLOperation):
     def warp_policy(self) -> WarpPolicy:
         return self.policy.data
 
+    def accesses(self) -> Accesses:
+        read_c = () if self.clear is not None else (self.c,)
+        return Accesses(reads=(self.a, self.b, *read_c), writes=(self.c,))
+
     def verify_(self) -> None:
         ta, tb, tc = buffer_type(self.a), buffer_type(self.b), buffer_type(self.c)
         if ta.scope_name == Scope.GLOBAL:
@@ -619,6 +636,9 @@ class ClearOp(IRDLOperation):
     def __init__(self, buffer: SSAValue) -> None:
         super().__init__(operands=[buffer])
 
+    def accesses(self) -> Accesses:
+        return Accesses(writes=(self.buffer,))
+
     def verify_(self) -> None:
         _check_local(self, self.buffer, "the buffer")
 
@@ -638,6 +658,9 @@ class FillOp(IRDLOperation):
     @property
     def fill_value(self) -> float:
         return float(self.value.value.data)
+
+    def accesses(self) -> Accesses:
+        return Accesses(writes=(self.buffer,))
 
     def verify_(self) -> None:
         _check_local(self, self.buffer, "the buffer")
@@ -676,6 +699,9 @@ class _ReduceOp(IRDLOperation):
         super().__init__(
             operands=[src, dst], properties={"dim": IntegerAttr(dim, i64), "clear": UnitAttr() if clear else None}
         )
+
+    def accesses(self) -> Accesses:
+        return Accesses(reads=(self.src,) if self.clear is not None else (self.src, self.dst), writes=(self.dst,))
 
     def verify_(self) -> None:
         s = _check_local(self, self.src, "the source")
@@ -883,6 +909,9 @@ class LoadOp(IRDLOperation):
     def index_exprs(self) -> tuple[Dim, ...]:
         return _exprs(self.indices)
 
+    def accesses(self) -> Accesses:
+        return Accesses(reads=(self.buffer,))
+
     def verify_(self) -> None:
         _check_indices(self, self.buffer, self.indices)
         if self.result.type != buffer_type(self.buffer).element_type:
@@ -925,6 +954,10 @@ class StoreOp(IRDLOperation):
     @property
     def index_exprs(self) -> tuple[Dim, ...]:
         return _exprs(self.indices)
+
+    def accesses(self) -> Accesses:
+        read = (self.buffer,) if self.accumulate is not None else ()
+        return Accesses(reads=read, writes=(self.buffer,))
 
     def verify_(self) -> None:
         _check_indices(self, self.buffer, self.indices)
@@ -1000,32 +1033,15 @@ class IndexBelowOp(IRDLOperation):
 
 
 def buffer_effects(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
-    """The buffers `op` (with the ops nested in it) reads and writes, each op's own meaning: a copy
-    reads its source and writes its destination, a gemm reads A, B and C and writes C, a reduce
-    reads its source (and its destination when it accumulates), clear and fill write, a parallel
-    body's loads read and stores write (an accumulating store also reads)."""
+    """The buffers `op`, with the ops nested in it, reads and writes: the union of each op's own
+    `accesses()` (ops without buffer accesses, such as loops, waits and scalar arithmetic, have none)."""
     reads: set[SSAValue] = set()
     writes: set[SSAValue] = set()
     for x in op.walk():
-        if isinstance(x, CopyOp):
-            reads.add(x.src)
-            writes.add(x.dst)
-        elif isinstance(x, GemmOp):
-            reads.update((x.a, x.b) if x.clear is not None else (x.a, x.b, x.c))
-            writes.add(x.c)
-        elif isinstance(x, _ReduceOp):
-            reads.add(x.src)
-            if x.clear is None:
-                reads.add(x.dst)
-            writes.add(x.dst)
-        elif isinstance(x, (ClearOp, FillOp)):
-            writes.add(x.buffer)
-        elif isinstance(x, LoadOp):
-            reads.add(x.buffer)
-        elif isinstance(x, StoreOp):
-            writes.add(x.buffer)
-            if x.accumulate is not None:
-                reads.add(x.buffer)
+        if (accesses := getattr(x, "accesses", None)) is not None:
+            a = accesses()
+            reads.update(a.reads)
+            writes.update(a.writes)
     return reads, writes
 
 

@@ -150,3 +150,16 @@ tilelang.kernel @sq(%x: !tilelang.buffer<[64], f16, global>, %y: !tilelang.buffe
     x = np.array([300.0] * 64)  # 300*300 overflows in the fp16 product, not in the fp32 one
     (y,) = run_kernel(kernel, [x])
     assert np.all(y == np.float32(np.inf))
+
+
+def test_buffer_effects_are_each_ops_accesses() -> None:
+    """What passes reorder by: a clearing gemm does not read its accumulator, an accumulating one
+    does; a parallel body's loads read and its stores write; a wait touches no buffer."""
+    module = parse_text(Path(__file__).parents[1].joinpath("lit_tests", "dialects", "tilelang", "async_gemm.mlir").read_text())
+    kernel = next(op for op in module.walk() if isinstance(op, tl.KernelOp))
+    first, second = [op for op in kernel.walk() if isinstance(op, tl.GemmOp)]
+    assert tl.buffer_effects(first) == ({first.a, first.b}, {first.c})  # `clear`
+    assert tl.buffer_effects(second) == ({second.a, second.b, second.c}, {second.c})
+    assert all(tl.buffer_effects(w) == (set(), set()) for w in kernel.walk() if isinstance(w, tl.WaitGemmOp))
+    reads, writes = tl.buffer_effects(kernel)
+    assert writes == {first.c, second.c} and reads >= {first.a, first.b, second.a, second.b}
