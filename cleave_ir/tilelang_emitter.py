@@ -154,7 +154,7 @@ class _KernelPrinter:
         panel = k.attributes.get("cleave.swizzle_panel")
         if isinstance(panel, IntegerAttr):
             self.emit(2, f"T.use_swizzle(panel_size={panel.value.data})")
-        self.holds: dict[str, str] = {}
+        self.holds: dict[str, str] = {}  # dtype -> the one-element local that reads of retired tiles go to
         for t in sorted({_dtype(tl.buffer_type(x)) for op in k.walk() if isinstance(op, tl.WaitGemmOp) for x in op.retired}):
             self.holds[t] = self.fresh("hold")
             self.emit(2, f"{self.holds[t]} = T.alloc_local((1,), \"{t}\")")
@@ -188,7 +188,7 @@ class _KernelPrinter:
                 self.emit(indent, f"T.wait_wgmma({op.pending_count})")
                 for tile in op.retired:  # a read after the wait: TileLang releases the tile after it
                     t = tl.buffer_type(tile)
-                    self.emit(indent, f"{self.hold(t)}[0] = {self.py[tile]}[{', '.join('0' * t.rank)}]")
+                    self.emit(indent, f"{self.holds[_dtype(t)]}[0] = {self.py[tile]}[{', '.join('0' * t.rank)}]")
             elif isinstance(op, tl.ClearOp):
                 self.emit(indent, f"T.clear({self.py[op.buffer]})")
             elif isinstance(op, tl.FillOp):
@@ -209,10 +209,6 @@ class _KernelPrinter:
                 self.statements(op, indent + 1)
             else:
                 raise LoweringError(f"error: -t tilelang: {op.name} has no TileLang form at block level")
-
-    def hold(self, t: tl.BufferType) -> str:
-        """The one-element local that reads of retired tiles of `t`'s dtype go to."""
-        return self.holds[_dtype(t)]
 
     def side(self, value: SSAValue, region: tl.RegionAttr | None) -> str:
         if region is None:

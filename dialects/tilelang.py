@@ -20,6 +20,7 @@ is an enum attribute (`Square`, `FullRow`, `FullCol`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import auto
@@ -199,6 +200,11 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
     @property
     def scope_name(self) -> Scope:
         return self.scope.data
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of a buffer of static shape."""
+        return math.prod(int(d) for d in self.shape) * self.element_type.bitwidth // 8  # type: ignore[attr-defined]
 
     def verify(self) -> None:
         if not isinstance(self.element_type, ELEMENT_TYPES):

@@ -31,7 +31,6 @@ kernel): attention B1 H32 S4096 D128 499.8 -> 466.3 us, S8192 D64 1381.8 -> 1279
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import sympy
@@ -67,12 +66,6 @@ def wgmma_form(gemm: tl.GemmOp, threads: int) -> bool:
         and k % 16 == 0
         and (gemm.transpose_b is not None or n % 16 == 0)
     )
-
-
-def tile_nbytes(buf: SSAValue) -> int:
-    """Bytes of a static tile."""
-    t = tl.buffer_type(buf)
-    return math.prod(int(d) for d in t.shape) * t.element_type.bitwidth // 8  # type: ignore[attr-defined]
 
 
 def _fully_written(op: Operation, buf: SSAValue) -> bool:
@@ -234,10 +227,10 @@ def overlap_kernel(kernel: tl.KernelOp) -> int:
     done = 0
     for loop in [op for op in kernel.walk() if isinstance(op, tl.PipelinedOp)]:
         pl = plan(loop, threads)
-        if pl is None or used + tile_nbytes(pl.late.b) > SMEM_BYTES:
+        if pl is None or used + tl.buffer_type(pl.late.b).nbytes > SMEM_BYTES:
             continue
         overlap_loop(loop, pl)
-        used += tile_nbytes(pl.late.b)
+        used += tl.buffer_type(pl.late.b).nbytes
         done += 1
     return done
 
