@@ -64,7 +64,7 @@ def _py_func(e: sympy.Expr) -> str:
     if isinstance(e, sympy.Mod):
         x, m = e.args
         inner = _py_floordiv(x) if isinstance(x, sympy.floor) else _py_atom(x)
-        return f"(({inner} % {py_expr(m)}))"
+        return f"(({inner} % {_py_atom(m)}))"
     if isinstance(e, sympy.floor):
         return f"({_py_floordiv(e)})"
     num, den = sympy.fraction(sympy.together(e.args[0]))

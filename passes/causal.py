@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import sympy
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import AccumulateKind
@@ -177,3 +177,31 @@ def mean_trips(loop: itgraph.SequentialOp, bound: Dim) -> float:
 
     walk(0, {})
     return total / count
+
+
+
+def computed_in_users(op: Operation) -> bool:
+    """Whether `op`'s tile needs no registers of its own: a causal mask tile, or an element-wise op of
+    such tiles alone (`keep - 1`, its scale), whose every user is an element-wise op of its block over
+    a tile of the same shape. The lowering computes the 0/1 value from its indices where a user reads
+    it (as TileLang's causal example masks the scores in the loop that writes them) and inlines the
+    element-wise ops into their users, so no [rows, keys] fp32 tile is held beside the scores."""
+    if isinstance(op, itgraph.LoadOp):
+        if op.causal_offset is None:
+            return False
+    elif isinstance(op, tgraph.ElementwiseOp) and not isinstance(op, tgraph.CastOp):
+        if not all(isinstance(v.owner, Operation) and computed_in_users(v.owner) for v in op.operands):
+            return False
+        if len(list(op.results[0].uses)) > 1 and not isinstance(op, tgraph.ScaleOp):
+            return False  # the lowering inlines an op of several users only when it is cheap
+    else:
+        return False
+    res = op.results[0]
+    shape = tgraph.tensor_type(res).shape
+    return bool(res.uses) and all(
+        isinstance(u.operation, tgraph.ElementwiseOp)
+        and not isinstance(u.operation, tgraph.CastOp)
+        and u.operation.parent_block() is op.parent_block()
+        and tgraph.tensor_type(u.operation.results[0]).shape == shape
+        for u in res.uses
+    )

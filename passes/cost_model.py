@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type
 from xdsl.ir import Operation, SSAValue
 
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.passes.causal import diagonal_extent, mean_trips
+from cleave_ir.passes.causal import computed_in_users, diagonal_extent, mean_trips
 from cleave_ir.shapes import evaluate
 
 SMS = 132
@@ -196,7 +196,7 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
 
     A tile lives from its op to its last use; one used inside a sequential loop it was not defined
     in lives to the loop's end. Loads and reshapes of them (shared memory; a causal mask tile computed
-    from its indices is counted), the loop's accumulators and the matmul products a `T.gemm` accumulates into them
+    from its indices is counted unless its users compute it, `causal.computed_in_users`), the loop's accumulators and the matmul products a `T.gemm` accumulates into them
     (`SequentialOp.in_place_products`) are not counted here, nor an element-wise op's result that
     overwrites an accumulator at its last use.
     The compiler keeps a T.Parallel tile in registers and reuses dead ones, so the peak, not the sum,
@@ -213,6 +213,8 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
             continue
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is None:  # a causal mask tile is a register tile
             loaded.add(op.results[0])
+            continue
+        if computed_in_users(op):  # ... unless its users compute it, as the ops of it alone
             continue
         if isinstance(op, tgraph.ReshapeOp) and op.operands[0] in loaded:  # a view of the shared tile
             loaded.add(op.results[0])

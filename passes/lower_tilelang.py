@@ -77,7 +77,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
-from cleave_ir.passes.causal import diagonal_extent
+from cleave_ir.passes.causal import computed_in_users, diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
 from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
@@ -258,6 +258,8 @@ class _KernelLowering:
         # rmsnorm -> matmul cut: 0.24-1.1 relative error at T=16 and 1024; without warp
         # specialization, or without TMA for the load, 6e-4), so such a kernel goes without it
         self.from_loop_loads: set[SSAValue] = set()
+        self.index_tiles: dict[SSAValue, itgraph.LoadOp] = {}  # causal mask tiles their users compute
+        self.folded_terms: dict[SSAValue, tgraph.ScaleOp] = {}  # `c s + t` whose s began at t / c (`fold_term`)
         self.no_warp_specialization = False
         # each element-wise result's T.Parallel and the loop depth it sits at; the fp16 gemm operand
         # made of one computed before a loop is made there, once (`_operand_fp16`)
@@ -421,8 +423,10 @@ class _KernelLowering:
 
     def body(self, ops) -> None:
         for op in ops:
-            if isinstance(op, itgraph.LoadOp) and (offset := op.causal_offset) is not None:
-                self.causal_tile(op, offset)
+            if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None and computed_in_users(op):
+                self.index_tiles[op.result] = op  # no tile: each user computes it (`causal_keep`)
+            elif isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
+                self.causal_tile(op)
             elif isinstance(op, itgraph.LoadOp) and cleave.memory(op) == cleave.Memory.GLOBAL:
                 if not direct_gemv_operand(op):  # (hand-written IR) any other reader would need a copy
                     raise LoweringError(
@@ -498,6 +502,9 @@ class _KernelLowering:
 
     def elementwise(self, op: tgraph.ElementwiseOp) -> None:
         res = op.results[0]
+        if (scale := self.folded_terms.get(res)) is not None:  # `c s + t`: s's accumulator began at t / c
+            self.inlined[res] = scale
+            return
         if self.inline(op):
             self.inlined[res] = op
             return
@@ -510,6 +517,8 @@ class _KernelLowering:
         laid = any(self.bufs[o].value in self.gemm_laid and self.bufs[o].shape == out.shape for o in leaves)
 
         def read(value: SSAValue) -> SSAValue:
+            if (causal := self.index_tiles.get(value)) is not None:
+                return self.causal_keep(s, causal, full)
             buf = self.bufs[value]
             return s.load(self._invariant_operand(buf if laid else self._broadcast_operand(buf, out), out), full)
 
@@ -558,7 +567,8 @@ class _KernelLowering:
         """The values with a tile of their own that `values` are computed from (through inlined ops)."""
         out: list[SSAValue] = []
         for v in values:
-            out += self.leaves(self.inlined[v].operands) if v in self.inlined else [v]
+            if v not in self.index_tiles:  # (a causal mask tile its users compute has none)
+                out += self.leaves(self.inlined[v].operands) if v in self.inlined else [v]
         return out
 
     def _value(self, s: _Statements, value: SSAValue, read) -> SSAValue:
@@ -646,18 +656,23 @@ class _KernelLowering:
                 return buf
         return None
 
-    def causal_tile(self, op: itgraph.LoadOp, offset: int) -> None:
+    def causal_tile(self, op: itgraph.LoadOp) -> None:
         """A tile of a causal mask input, computed from its indices instead of read (the input is
-        never loaded): T.if_then_else(key < query + offset + 1, 1, 0)."""
-        res = op.result
-        out = self.alloc_for(res, res.name_hint or "keep", tl.Scope.FRAGMENT)
+        never loaded)."""
+        out = self.alloc_for(op.result, op.result.name_hint or "keep", tl.Scope.FRAGMENT)
         full = self.loop_vars(out.shape)
+        s = _Statements()
+        s.store(self.causal_keep(s, op, full), out, full)
+        self.parallel(out.shape, s)
+
+    def causal_keep(self, s: _Statements, op: itgraph.LoadOp, full: Sequence[str | None]) -> SSAValue:
+        """The causal mask tile `op`'s element at the loop indices `full`, from its indices alone:
+        T.if_then_else(key < query + offset + 1, 1, 0)."""
+        assert op.causal_offset is not None
         offsets = [self.expr(o) for o in op.tmap.offset_exprs]
         row, col = (offsets[a] + (symbol(full[a]) if full[a] is not None else 0) for a in (-2, -1))
-        s = _Statements()
-        keep = s.add(tl.IndexBelowOp(col, row + offset + 1))
-        s.store(s.add(arith.SelectOp(keep, s.const(1.0, f32), s.const(0.0, f32))), out, full)
-        self.parallel(out.shape, s)
+        keep = s.add(tl.IndexBelowOp(col, row + op.causal_offset + 1))
+        return s.add(arith.SelectOp(keep, s.const(1.0, f32), s.const(0.0, f32)))
 
     def mask(self, op: itgraph.MaskOp) -> None:
         """Elements at or past the dynamic bound become the fill: T.if_then_else(pos < L, x, fill)."""
@@ -810,7 +825,7 @@ class _KernelLowering:
             in_registers = m % 64 == 0 and m // 64 >= self.threads // 128
             a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if in_registers else tl.Scope.SHARED)
             b_op = self._operand_fp16(b, tl.Scope.SHARED)
-            if clear:
+            if clear and not self.fold_term(op, out):
                 self.emit(tl.ClearOp(out.value))
             self._copy_last(b_op)
             self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
@@ -841,6 +856,43 @@ class _KernelLowering:
         s = _Statements()
         s.store(s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars)), out, full, accumulate=True)
         self.serial("kk", k, lambda: self.parallel(out.shape, s))
+
+    def fold_term(self, op: tgraph.MatmulOp, out: _Buf) -> bool:
+        """Start the accumulator of `s = op` at `t / c` instead of 0 where its only use is `c s + t`
+        (c > 0) and `t` is a causal mask's penalty, computed from indices before the gemm (TileLang's
+        causal example starts its score accumulator at 0 or -inf the same way). The sum is then
+        `c * acc`: the scale stays inlined (its row max taken unscaled, exp2's one FMA) and no pass
+        after the gemm adds the mask. Where the mask keeps an element t = 0, so the value is exactly
+        c s; a masked one is c s + t up to rounding of t (-3e4 and below: exp gives 0 either way)."""
+        uses = list(op.result.uses)
+        if len(uses) != 1 or not isinstance(scale := uses[0].operation, tgraph.ScaleOp) or scale.value <= 0:
+            return False
+        adds = list(scale.result.uses)
+        if len(adds) != 1 or not isinstance(add := adds[0].operation, tgraph.AddOp):
+            return False
+        term = add.rhs if add.lhs is scale.result else add.lhs
+        if term is scale.result or self.shape(term) != self.shape(add.result) or not isinstance(term.owner, Operation):
+            return False
+        if not computed_in_users(term.owner):
+            return False  # (from indices alone: computed here, wherever its ops stand)
+        for user in (u.operation for u in add.result.uses):
+            same = isinstance(user, tgraph.ElementwiseOp) and self.shape(user.results[0]) == self.shape(add.result)
+            row_max = isinstance(user, tgraph.ReduceOp) and user.kind.data == tgraph.ReduceKind.MAX and user.result not in self.deferred
+            if user.parent_block() is not add.parent_block() or not (same or row_max):
+                return False
+        full = self.loop_vars(out.shape)
+        s = _Statements()
+
+        def value(v: SSAValue) -> SSAValue:
+            if isinstance(v.owner, itgraph.LoadOp):
+                return self.causal_keep(s, v.owner, full)
+            assert isinstance(v.owner, tgraph.ElementwiseOp)
+            return v.owner.semantics().tilelang(s, *(value(o) for o in v.owner.operands))
+
+        s.store(s.binary(arith.MulfOp, value(term), s.const(1.0 / scale.value, f32)), out, full)
+        self.parallel(out.shape, s)
+        self.folded_terms[add.result] = scale
+        return True
 
     def _copy_last(self, tile: SSAValue) -> None:
         """Move the copy that loads `tile` in the block being lowered to its end, right before the gemm

@@ -101,7 +101,9 @@ tile at j = 0) and the last tile outside TileLang's pipeline: a few-iteration lo
 of 2 to 4 KV tiles, bound by memory) pays that and gains little overlap. Measured on the H200: the
 gqa_decode splits slowed by 10-40% (B1 L4096 10.3 -> 14.2 us), the 32- and 16-iteration prefill
 loops sped up (bench/results/gpu_suite_2026-12-02s_H200.md). A loop whose trip count is not a
-constant (a dynamic KV length) is not rewritten either."""
+constant (a dynamic KV length) is not rewritten either, nor a causal loop that ends at the diagonal
+(`bx + 1` iterations): rewritten, it measured slower on the H200, 99.8 -> 108.1 us at B1 H32 S2048
+D128 and 331.3 -> 349.6 us at S4096 (bench/results/causal_attention_2026-12-02_H200.json)."""
 
 
 def plan(loop: tl.PipelinedOp, threads: int) -> _Plan | None:

@@ -16,7 +16,7 @@ from cleave_ir.interpreter import run_graph
 from cleave_ir.interpreter_itgraph import run_kernel as run_itgraph
 from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
 from cleave_ir.passes import cost_model
-from cleave_ir.passes.causal import diagonal_extent
+from cleave_ir.passes.causal import computed_in_users, diagonal_extent
 from cleave_ir.passes.lower_tilelang import lower_module
 from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.shapes import symbol
@@ -269,3 +269,27 @@ def test_causal_kernel_without_warp_specialization_lowers_for_sm90a(tmp_path) ->
     (got,) = run_kernels(kernels, [q, k, v, np.full((1, 1, 512, 512), np.nan)])
     want = reference(q, k, v, 0)
     assert np.abs(got - want).max() / np.abs(want).max() < 2e-3
+
+
+def test_mask_tile_takes_no_registers_and_starts_the_scores() -> None:
+    """At Llama-3's shape (D = 128) the mask needs no [128, 128] fp32 tile (its users compute it:
+    `computed_in_users`), so 128 x 128 query/key tiles fit the register bound (before: 257 KiB of 256,
+    64-key tiles only); lowered, the score accumulator starts at the penalty over the scale instead of
+    0, and nothing after the gemm reads the mask (`fold_term`)."""
+    from cleave_ir.passes.schedule import schedule_graph
+
+    graph = parse_text(flash(32, 2048, 2048, 128, 0)).body.block.first_op
+    ranked, _ = schedule_graph(graph, top_k=1)
+    assert ranked[0].config.out_tile[-2:] == (128, 128) and ranked[0].config.reduce_tile == 128
+    assert ranked[0].estimate.register_bytes <= cost_model.REGISTER_BYTES
+    [keep] = [o for o in ranked[0].kernel.walk() if isinstance(o, itgraph.LoadOp) and o.causal_offset is not None]
+    assert computed_in_users(keep)
+    module = module_of(graph.clone())
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    lower_module(module)
+    [loop] = [o for o in module.walk() if isinstance(o, tl.PipelinedOp)]
+    body = list(loop.body.block.ops)
+    gemms = [i for i, o in enumerate(body) if isinstance(o, tl.GemmOp)]
+    masked = [i for i, o in enumerate(body) if any(isinstance(x, tl.IndexBelowOp) for x in o.walk())]
+    assert masked == [0] and masked[0] < gemms[0], "the mask is computed once, before the scores' gemm"
+    assert not any(isinstance(o, tl.ClearOp) and o.operands[0] is body[gemms[0]].c for o in body)

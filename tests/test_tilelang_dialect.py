@@ -113,6 +113,19 @@ def test_python_index_text() -> None:
     assert py_expr(sympy.ceiling(L / 64)) == "T.ceildiv(L, 64)"
 
 
+@pytest.mark.parametrize("divisor", ["bx + 1", "2*bx + 2", "8", "L"])
+def test_python_index_text_of_a_remainder_evaluates_as_the_expression(divisor: str) -> None:
+    """A remainder by a sum is printed with the sum in parentheses: `(r0 + bx) % (bx + 1)`, not
+    `% bx + 1` (the overlap's wrapped tile index in a causal loop of `bx + 1` iterations)."""
+    bx, r0, L = symbol("bx"), symbol("r0"), symbol("L")
+    n = sympy.sympify(divisor, locals={"bx": bx, "L": L})
+    e = 128 * sympy.Mod(r0 + n - 1, n) + 64 * sympy.Mod(sympy.floor(bx / 4) + r0, n)
+    text = py_expr(e)
+    for point in [(b, r, l) for b in range(4) for r in range(5) for l in (3, 64)]:
+        env = dict(zip(("bx", "r0", "L"), point))
+        assert eval(text, {}, env) == int(e.xreplace({bx: point[0], r0: point[1], L: point[2]}))
+
+
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     from conftest import run_tool
 

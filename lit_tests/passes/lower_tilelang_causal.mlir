@@ -1,7 +1,9 @@
 // A causal FlashAttention loop (the mask as the torch front end writes it: logits + (keep - 1) * 30000,
 // keep a #cleave.causal input) is bounded at the diagonal: the pipelined loop over 128-key blocks of a
 // 16-row query tile runs (16*bx + 15) floordiv 128 + 1 iterations, not 4, and the mask tile is computed
-// from its indices (index_below), never copied from %keep. The printer writes the same bound in Python.
+// from its indices (index_below), never copied from %keep: the scores' accumulator starts at its penalty
+// over the scale, (keep - 1) * 30000 * 8, in place of a clear, and the gemm adds Q K^T to it (no pass
+// after the gemm adds the mask). The printer writes the same bound in Python.
 // RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | filecheck %s
 // RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory' -t tilelang 2>/dev/null | filecheck %s --check-prefix=PY
 // The itgraph load keeps the promise in its text; printed generically and parsed back it lowers alike.
@@ -13,8 +15,12 @@
 // CHECK:      tilelang.kernel @causal_k0(
 // CHECK-NOT:  tilelang.copy %keep
 // CHECK:      tilelang.pipelined r0 in (16*bx + 15) floordiv 128 + 1 stages
-// CHECK:        tilelang.gemm
-// CHECK:          %{{.*}} = tilelang.index_below 128*r0 + i1 < 16*bx + i0 + 1
+// CHECK-NEXT:   tilelang.parallel (i0, i1) in (16, 128) {
+// CHECK-NEXT:     %{{.*}} = tilelang.index_below 128*r0 + i1 < 16*bx + i0 + 1
+// CHECK:          tilelang.store %{{.*}}, %[[S:[a-z_0-9]+]][i0, i1]
+// CHECK-NOT:    tilelang.clear %[[S]]
+// CHECK:        tilelang.gemm %q_1, %k_1, %[[S]] transpose_b
+// CHECK-NOT:    tilelang.index_below
 // CHECK-NOT:  tilelang.copy %keep
 
 // IT:      itgraph.sequential r0 in 4 accumulate (rescaled_sum, rescaled_sum, max)
