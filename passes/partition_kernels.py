@@ -227,3 +227,16 @@ def partition(graph: tgraph.GraphOp, can_schedule: Callable[[tgraph.GraphOp], st
     if tail is not None:
         pieces[-1].attributes["cleave.next"] = SymbolRefAttr(tail)
     return pieces
+
+
+def split_off(graph: tgraph.GraphOp, first: set[Operation]) -> list[tgraph.GraphOp]:
+    """`graph` as two kernels: the ops `first` (which read only `graph`'s inputs and each other), then
+    the rest, reading their results from global memory; linked and named as `partition`'s pieces."""
+    cut = _Cutter(graph)
+    head = [op for op in cut.ops if op in first]
+    rest = [op for op in cut.ops if op not in first]
+    pieces = [cut.piece(0, head, [], False), cut.piece(1, rest, cut.outputs(head, False), True)]
+    pieces[0].attributes["cleave.next"] = SymbolRefAttr(pieces[1].sym_name.data)
+    if (tail := successor(graph)) is not None:
+        pieces[1].attributes["cleave.next"] = SymbolRefAttr(tail)
+    return pieces

@@ -553,6 +553,13 @@ def schedule_graph(
     # equal estimates of a kernel without matmuls (launch-bound): fewer waves of larger tiles, not
     # thousands of tiny blocks; with matmuls the configuration order decides, as before
     ranked.sort(key=lambda s: (round(s.estimate.microseconds, 3), 0 if s.estimate.flops else s.estimate.terms.waves))
+    if ranked and not any(isinstance(o, (tgraph.MatmulOp, tgraph.ReduceOp)) for o in graph.block.ops):
+        # element-wise alone (a prologue cut off its matmul): every tile moves the same bytes, and the
+        # estimates differ by the last wave's share (16 x 16 tiles: 19.1 us in 249 waves, 128 x 128:
+        # 19.5 us in 4), and 16 x 16 tiles give 2 elements a thread: Llama's rotary prologue (49 MB)
+        # and its attention measured 104.3 us on the H200, where that attention alone ran 77.9 us
+        best = ranked[0].estimate.microseconds
+        ranked.sort(key=lambda s: (s.estimate.microseconds > 1.05 * best, s.estimate.terms.waves, s.estimate.microseconds))
     return ranked[:top_k], dropped
 
 
@@ -663,6 +670,18 @@ class SchedulePass(ModulePass):
                 continue
             print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)
 
+        # a matmul chain whose matmul reads an operand computed element-wise from the inputs alone
+        # (attention's Q after its rotary embedding) also gets that prologue in a kernel of its own:
+        # in the chain's one kernel it is recomputed in every iteration of the loop that reads it
+        cut_prologues: set[Hashable] = set()
+        for g in list(graphs.values()):
+            family = tgraph.referenced_symbol(g, "cleave.candidate_of") or g.sym_name.data
+            if partition_kernels.stage(g) is not None or not complete(g) or not matmul_chain(g):
+                continue
+            if operand_prologue(g) and (key := structure(g)) not in cut_prologues:
+                cut_prologues.add(key)
+                self._cut_prologue(op, g.clone(), graphs[family], failures)
+
         if not self.per_matmul_cut:
             return
         # an input graph, and a norm's rewritten forms (its scale moved past the matmul: the cut's
@@ -702,6 +721,15 @@ class SchedulePass(ModulePass):
         if not all([self._schedule(module, piece, failures) for piece in pieces]):
             _erase_pieces(module, pieces, failures)
 
+    def _cut_prologue(self, module: ModuleOp, source: tgraph.GraphOp, root: tgraph.GraphOp, failures: dict[str, str]) -> None:
+        """Add the candidate `<source>_pro` of the input graph `root`: `source` (a copy to consume)
+        with its `operand_prologue` computed in a kernel before the rest."""
+        source.sym_name = StringAttr(f"{source.sym_name.data}_pro")
+        pieces = partition_kernels.split_off(source, operand_prologue(source))
+        _insert_candidate(module, root, pieces, "the element-wise prologue of a matmul operand in a kernel of its own (2 kernels)")
+        if not all([self._schedule(module, piece, failures) for piece in pieces]):
+            _erase_pieces(module, pieces, failures)
+
     def _schedule(self, module: ModuleOp, graph: tgraph.GraphOp, failures: dict[str, str]) -> bool:
         """Insert the top-k kernels of `graph` after it; False (and the reason in `failures`) when none."""
         try:
@@ -732,6 +760,34 @@ class SchedulePass(ModulePass):
             file=sys.stderr,
         )
         return True
+
+
+def operand_prologue(graph: tgraph.GraphOp) -> set[Operation]:
+    """The element-wise ops of `graph` computed from its inputs alone that reach a matmul's operand
+    through such ops only (a rotary embedding of attention's Q: `q * cos + rotate_half(q) * sin`).
+    A mask's ops, which reach the matmul's result, not an operand, are not among them."""
+    alone: dict[Operation, bool] = {}
+
+    def from_inputs(v: SSAValue) -> bool:
+        op = v.owner
+        if not isinstance(op, Operation):
+            return True
+        if op not in alone:
+            alone[op] = isinstance(op, tgraph.ElementwiseOp) and all(from_inputs(x) for x in op.operands)
+        return alone[op]
+
+    out: set[Operation] = set()
+
+    def take(v: SSAValue) -> None:
+        if isinstance(v.owner, Operation) and v.owner not in out and from_inputs(v):
+            out.add(v.owner)
+            for x in v.owner.operands:
+                take(x)
+
+    for mm in (o for o in graph.block.ops if isinstance(o, tgraph.MatmulOp)):
+        for operand in mm.operands:
+            take(operand)
+    return out
 
 
 def matmul_chain(graph: tgraph.GraphOp) -> bool:
