@@ -35,8 +35,11 @@ Decisions, all visible in the resulting IR:
   their loop, not in a tile of its own (`inline`: normalize, weight and bias in one pass); a positive
   scale read by a row max is applied to the max (attention's exp(c s - max(c s)) is one pass,
   exp2(s * (c log2 e) - m * log2 e), one FMA per element);
-- the grid keeps its non-1 dims, the `cleave.raster` dim of placement first (launched fastest);
-  past three, the leading ones are linearized into `bx` (`(bx floordiv s) mod e`, the first fastest).
+- the grid keeps its non-1 dims, the `cleave.raster` dim of placement first (launched fastest), a
+  dim along which a causal loop gets longer last and reversed (`_lengthening_vars`: the longest blocks
+  first); past three, the leading ones are linearized into `bx` (`(bx floordiv s) mod e`, the first fastest);
+- a causal mask tile whose users are element-wise is computed where they read it (`causal_keep`), and
+  one added to scaled scores starts their accumulator (`fold_term`) instead of a pass after the gemm.
 The kernel keeps the metadata the module printer records (`cleave.schedule_of`, `cleave.tiles`,
 `cleave.estimated_us`, `cleave.smem_bytes`, `cleave.input_names`, `cleave.passthrough`).
 Python names are chosen here (as SSA name hints) in the order the printer re-derives them.
