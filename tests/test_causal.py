@@ -296,3 +296,28 @@ def test_mask_tile_takes_no_registers_and_starts_the_scores() -> None:
     masked = [i for i, o in enumerate(body) if any(isinstance(x, tl.IndexBelowOp) for x in o.walk())]
     assert masked == [0] and masked[0] < gemms[0], "the mask is computed once, before the scores' gemm"
     assert not any(isinstance(o, tl.ClearOp) and o.operands[0] is body[gemms[0]].c for o in body)
+
+
+def test_batched_causal_kernel_launches_longest_first_and_matches_float64() -> None:
+    """Batch and heads beside the query tiles (more than one grid dim besides them): the query tiles
+    are still the slowest grid dim, reversed, and the kernel equals the float64 reference for every
+    batch and head in the TileLang interpreter."""
+    from cleave_ir.passes.place_memory import PlaceMemoryPass
+    from cleave_ir.passes.schedule import SchedulePass
+
+    module = parse_text(flash(2, 512, 512, 32, 0).replace("<[1, 2, ", "<[2, 2, "))
+    SchedulePass(top_k=8).apply(Context(), module)  # at this size the best has no KV loop: take one that has
+    PlaceMemoryPass().apply(Context(), module)
+    lower_module(module)
+    kernel = next(k for k in module.walk() if isinstance(k, tl.KernelOp) and any(isinstance(o, tl.PipelinedOp) for o in k.walk()))
+    [loop] = [o for o in kernel.walk() if isinstance(o, tl.PipelinedOp)]
+    assert len(kernel.grid_extents) == 3
+    slowest = kernel.grid_var_names[-1]
+    assert loop.extent_expr.free_symbols == {symbol(slowest)}, "the query tiles are not the slowest grid dim"
+    trips = [int(loop.extent_expr.subs(symbol(slowest), b)) for b in range(int(kernel.grid_extents[-1]))]
+    assert trips == sorted(trips, reverse=True) and trips[0] > trips[-1], "the longest loops do not launch first"
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.uniform(-2.0, 2.0, (2, 2, 512, 32)).astype(np.float16).astype(np.float64) for _ in range(3))
+    (got,) = run_kernels([kernel], [q, k, v, np.full((1, 1, 512, 512), np.nan)])
+    want = reference(q, k, v, 0)
+    assert np.abs(got - want).max() / np.abs(want).max() < 2e-3
