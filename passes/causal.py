@@ -179,7 +179,6 @@ def mean_trips(loop: itgraph.SequentialOp, bound: Dim) -> float:
     return total / count
 
 
-
 def computed_in_users(op: Operation) -> bool:
     """Whether `op`'s tile needs no registers of its own: a causal mask tile, or an element-wise op of
     such tiles alone (`keep - 1`, its scale), whose every user is an element-wise op of its block over

@@ -221,10 +221,14 @@ def partition(graph: tgraph.GraphOp, can_schedule: Callable[[tgraph.GraphOp], st
         last = k == len(groups) - 1
         pieces.append(cut.piece(k, ops, prev, last))
         prev = cut.outputs(ops, last)
+    return _linked(pieces, graph)
+
+
+def _linked(pieces: list[tgraph.GraphOp], graph: tgraph.GraphOp) -> list[tgraph.GraphOp]:
+    """`pieces` of `graph`, each linked to the next by `cleave.next`, the last to `graph`'s successor."""
     for a, b in zip(pieces, pieces[1:]):
         a.attributes["cleave.next"] = SymbolRefAttr(b.sym_name.data)
-    tail = successor(graph)
-    if tail is not None:
+    if (tail := successor(graph)) is not None:
         pieces[-1].attributes["cleave.next"] = SymbolRefAttr(tail)
     return pieces
 
@@ -235,8 +239,4 @@ def split_off(graph: tgraph.GraphOp, first: set[Operation]) -> list[tgraph.Graph
     cut = _Cutter(graph)
     head = [op for op in cut.ops if op in first]
     rest = [op for op in cut.ops if op not in first]
-    pieces = [cut.piece(0, head, [], False), cut.piece(1, rest, cut.outputs(head, False), True)]
-    pieces[0].attributes["cleave.next"] = SymbolRefAttr(pieces[1].sym_name.data)
-    if (tail := successor(graph)) is not None:
-        pieces[1].attributes["cleave.next"] = SymbolRefAttr(tail)
-    return pieces
+    return _linked([cut.piece(0, head, [], False), cut.piece(1, rest, cut.outputs(head, False), True)], graph)
