@@ -123,7 +123,7 @@ def check_module(path: Path, n_candidates: int) -> list[str]:
         import tilelang
 
         last = kernels[-1]
-        raw = tilelang.compile(getattr(mod, last), out_idx=None, target="cuda", pass_configs=mod.KERNELS[last].get("pass_configs"))
+        raw = tilelang.compile(mod.prim_func(last), out_idx=None, target="cuda", pass_configs=mod.KERNELS[last].get("pass_configs"))
 
         first = mod.KERNELS[kernels[0]]["input_names"]
 

@@ -405,7 +405,8 @@ def compile_kernel(module: ModuleType, name: str, *, raw: bool = False, target: 
     meta = module.KERNELS[name]
     n_in = meta["inputs"]
     out_idx = None if raw else list(range(n_in, n_in + meta["outputs"]))
-    return tilelang.compile(getattr(module, name), out_idx=out_idx, target=target, pass_configs=meta.get("pass_configs"))
+    func = module.prim_func(name) if hasattr(module, "prim_func") else getattr(module, name)  # inputs dense row-major
+    return tilelang.compile(func, out_idx=out_idx, target=target, pass_configs=meta.get("pass_configs"))
 
 
 def compile_candidates(
@@ -438,7 +439,7 @@ def compile_candidates(
     if not raw and hasattr(module, "_compiled"):
         for n, k in out.items():
             if not isinstance(k, Exception):
-                module._compiled[n] = k
+                module._compiled[(n, ())] = k  # the module's cache key: (name, input layouts), dense row-major
     return out
 
 

@@ -33,7 +33,7 @@ def lowered(mod: ModuleType, name: str):
 
     configs = mod.KERNELS[name].get("pass_configs") or {}
     with tvm.transform.PassContext(opt_level=3, config=configs):
-        return tilelang.lower(getattr(mod, name))
+        return tilelang.lower(mod.prim_func(name) if hasattr(mod, "prim_func") else getattr(mod, name))
 
 
 def lower_all(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str, str]:

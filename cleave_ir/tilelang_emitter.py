@@ -147,10 +147,20 @@ class _KernelPrinter:
     def write(self) -> str:
         k = self.kernel
         params = []
+        strides: list[str] = []
         for arg in k.params:
             self.py[arg] = self.fresh(arg.name_hint or "arg")
             t = tl.buffer_type(arg)
-            params.append(f"{self.py[arg]}: T.Tensor({_tuple([py_expr(d) for d in t.shape])}, \"{_dtype(t)}\")")
+            shape = _tuple([py_expr(d) for d in t.shape])
+            if len(t.shape) > 1:
+                # outer strides are symbols that the module's `prim_func` specializes to the tensors'
+                # own (dense row-major by default): inputs may be views (transposed heads), and an
+                # output may be written in the layout its user wants
+                outer = [self.fresh(f"{self.py[arg]}_stride{i}") for i in range(len(t.shape) - 1)]
+                strides += outer
+                params.append(f"{self.py[arg]}: T.StridedTensor({shape}, {_tuple([*outer, '1'])}, \"{_dtype(t)}\")")
+            else:
+                params.append(f"{self.py[arg]}: T.Tensor({shape}, \"{_dtype(t)}\")")
         panel = k.attributes.get("cleave.swizzle_panel")
         if isinstance(panel, IntegerAttr):
             self.emit(2, f"T.use_swizzle(panel_size={panel.value.data})")
@@ -161,7 +171,7 @@ class _KernelPrinter:
         self.block(k.body.block.ops, 2)
         names = k.grid_var_names
         symbols = sorted(tl.shape_symbols(k))
-        head = [f"{s} = T.dynamic(\"{s}\")" for s in symbols] + [
+        head = [f"{s} = T.dynamic(\"{s}\")" for s in [*symbols, *strides]] + [
             "@T.prim_func",
             f"def {ident(k.sym_name.data)}({', '.join(params)}):",
             f"    with T.Kernel({', '.join(py_expr(e) for e in k.grid_extents)}, threads={k.threads.value.data}) as ({', '.join(names)}{',' if len(names) == 1 else ''}):",
@@ -370,32 +380,85 @@ _RUNTIME = '''
 _compiled = {}
 
 
-def compile_kernel(name, target="cuda"):
-    """Compile one kernel with tilelang.compile (needs a CUDA GPU); cached per process."""
-    if name not in _compiled:
+def _dense(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.insert(0, step)
+        step = step * d
+    return strides
+
+
+def layout(x):
+    """The outer strides kernel inputs are specialized to for tensor `x` (None: dense row-major), or
+    "copy" where the kernels cannot read `x` in place (a last stride other than 1, a zero or negative
+    stride, a data pointer not 16-byte aligned)."""
+    if x.data_ptr() % 16:
+        return "copy"
+    if x.is_contiguous():
+        return None
+    if x.dim() < 2 or x.stride(-1) != 1 or any(s <= 0 for s, n in zip(x.stride(), x.shape) if n > 1):
+        return "copy"
+    dense = _dense(x.shape)
+    return tuple(s if n > 1 else d for s, n, d in zip(x.stride()[:-1], x.shape, dense))  # a size-1 dim's stride is never used
+
+
+def prim_func(name, layouts=()):
+    """Kernel `name` with the outer strides of its tensors (inputs, then outputs) specialized: tensor i
+    to `layouts[i]` (`layout`'s tuple), dense row-major where that is None or missing (the same code
+    as a `T.Tensor`)."""
+    from tilelang import tvm
+
+    func = globals()[name]
+    binds = {}
+    for i, param in enumerate(func.params):
+        buf = func.buffer_map.get(param)
+        if buf is None or len(buf.shape) < 2:
+            continue
+        given = layouts[i] if i < len(layouts) else None
+        strides = [*given, 1] if given is not None else _dense(list(buf.shape))
+        binds[param] = tvm.tirx.decl_buffer(buf.shape, buf.dtype, buf.name, strides=strides)
+    return func.specialize(binds) if binds else func
+
+
+def compile_kernel(name, target="cuda", layouts=(), into=False):
+    """Compile one kernel with tilelang.compile (needs a CUDA GPU) for tensor `layouts` (see
+    `prim_func`); it allocates and returns its outputs, or with `into` writes outputs passed after
+    the inputs. Cached per process, layout and `into`."""
+    key = (name, tuple(layouts)) if not into else (name, tuple(layouts), "into")
+    if key not in _compiled:
         n_in = KERNELS[name]["inputs"]
-        outs = list(range(n_in, n_in + KERNELS[name]["outputs"]))
-        _compiled[name] = tilelang.compile(globals()[name], out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
-    return _compiled[name]
+        outs = None if into else list(range(n_in, n_in + KERNELS[name]["outputs"]))
+        _compiled[key] = tilelang.compile(prim_func(name, layouts), out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
+    return _compiled[key]
 
 
-def run(*tensors, candidate=0):
+def run(*tensors, candidate=0, out=None):
     """Run a candidate (default: the best estimated) on torch tensors; returns its output(s).
 
     Each kernel takes the previous one's outputs, then the named values its passthrough lists: the
     original inputs (a Split-K combine kernel), or results of earlier kernels (a graph cut into kernels).
+    Inputs may be strided views (a transposed q, k, v): each kernel is compiled once per layout of
+    its tensors and reads them in place; tensors it cannot read in place are copied (`layout`).
+    `out`: a tensor of the output's shape, in any layout, that the last kernel writes and `run` returns.
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
     env = dict(zip(KERNELS[names[0]]["input_names"], tensors))
     for name in names:
-        kernel = compile_kernel(name)
         extra = [env[n] for n in KERNELS[name]["passthrough"]]
         args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
+        layouts = [layout(x) for x in args]
+        args = [x.new_empty(x.shape).copy_(x) if lay == "copy" else x for x, lay in zip(args, layouts)]
+        layouts = tuple(None if lay == "copy" else lay for lay in layouts)
         env.update(zip(KERNELS[name]["input_names"], args))
-        result = kernel(*args)
+        if out is not None and name == names[-1] and KERNELS[name]["outputs"] == 1 and layout(out) != "copy":
+            compile_kernel(name, layouts=(*layouts, layout(out)), into=True)(*args, out)
+            return out
+        result = compile_kernel(name, layouts=layouts if any(layouts) else ())(*args)
         values = list(result) if isinstance(result, (list, tuple)) else [result]
         env.update(zip(KERNELS[name].get("output_names", ()), values))
+    if out is not None:
+        return out.copy_(values[0])
     return values[0] if len(values) == 1 else values
 '''
 

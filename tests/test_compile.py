@@ -72,10 +72,10 @@ def test_compile_candidates_is_parallel_deterministic_and_reports_failures(monke
     assert list(out) == ["k3", "k1", "bad", "k2"]
     assert out["k3"] == ("compiled", "k3", False) and out["k2"] == ("compiled", "k2", False)
     assert isinstance(out["bad"], RuntimeError) and runtime.one_line(out["bad"]) == "ptxas error: too many resources requested"
-    assert set(module._compiled) == {"k3", "k1", "k2"} and len(threads) > 1
+    assert set(module._compiled) == {("k3", ()), ("k1", ()), ("k2", ())} and len(threads) > 1
     assert seconds["k3"] >= 0.3 and set(seconds) == {"k3", "k1", "bad", "k2"}
     raw = runtime.compile_candidates(module, ["k2"], jobs=1, raw=True)
-    assert raw == {"k2": ("compiled", "k2", True)} and module._compiled["k2"] == ("compiled", "k2", False)
+    assert raw == {"k2": ("compiled", "k2", True)} and module._compiled[("k2", ())] == ("compiled", "k2", False)
     assert runtime.compile_candidates(module, names, jobs=1).keys() == out.keys()
 
 

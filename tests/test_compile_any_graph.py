@@ -96,7 +96,7 @@ def check_lowers(module, path: Path, names: list[str] | None = None) -> None:
     mod = load_module_file(path)
     with tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}):
         for name in names if names is not None else list(mod.KERNELS):
-            assert tilelang.lower(getattr(mod, name)).kernel_source
+            assert tilelang.lower(mod.prim_func(name)).kernel_source
 
 
 # --------------------------------------------------------------------------- the cases of the issue

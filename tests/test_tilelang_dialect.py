@@ -86,7 +86,8 @@ def test_unwritten_output_stays_nan() -> None:
 def test_symbolic_kernel_prints_and_lowers(tmp_path: Path) -> None:
     """The printer writes the symbol as a T.dynamic and the grid as a ceildiv; TileLang lowers it."""
     text = kernel_source(rows_kernel())
-    assert text.startswith('L = T.dynamic("L")\n@T.prim_func\ndef rows(x: T.Tensor((L, 64), "float16"), ')
+    assert text.startswith('L = T.dynamic("L")\nx_stride0 = T.dynamic("x_stride0")\nw_stride0 = T.dynamic("w_stride0")\ny_stride0 = T.dynamic("y_stride0")\n@T.prim_func\ndef rows(x: T.StridedTensor((L, 64), (x_stride0, 1), "float16"), ')
+    assert 'y: T.StridedTensor((L, 32), (y_stride0, 1), "float16")):' in text
     assert "with T.Kernel(T.ceildiv(L, 64), threads=128) as (bx,):" in text
     assert "T.copy(x[64*bx:64*bx + 64, 32*r0:32*r0 + 32], xh)" in text
     assert "acc[i0, i1] = T.exp(acc[i0, i1] - mx[i0])" in text

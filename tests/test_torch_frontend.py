@@ -814,3 +814,48 @@ def test_addmm_pow3_and_zero_d_constants():
     assert [r.decision for r in m2.cleave_report.rows if r.error is not None] == ["cleave"]
     with torch.no_grad():
         torch.testing.assert_close(m2(b, x, w), f(b, x, w), rtol=1e-2, atol=1e-2)
+
+
+def test_attention_on_head_views_keeps_pytorchs_layouts():
+    """q, k, v as `linear(x).view(b, s, h, d).transpose(1, 2)`: the kernel gets the views themselves
+    (no copies), and writes its output in the layout PyTorch's SDPA returns (heads transposed), which
+    the custom op's fake promises: the `transpose(1, 2).reshape` after it is a view, and torch.compile
+    of the stitched module equals eager."""
+
+    class Heads(nn.Module):
+        def __init__(self, d: int = 32, h: int = 4) -> None:
+            super().__init__()
+            self.h = h
+            self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+
+        def forward(self, x):
+            b, n, d = x.shape
+            q, k, v = (p(x).view(b, n, self.h, d // self.h).transpose(1, 2) for p in (self.q, self.k, self.v))
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.o(a.transpose(1, 2).reshape(b, n, d))
+
+    seen: list[tuple] = []
+
+    def compiler(graph):
+        base = ct.interpreted_graph(graph)
+
+        def kernel(*xs, out=None):
+            seen.append(([x.stride() for x in xs], None if out is None else out.stride()))
+            got = base(*xs)
+            return got if out is None else out.copy_(got)
+
+        return kernel
+
+    torch.manual_seed(0)
+    m, x = Heads().eval(), torch.randn(1, 16, 32)
+    m2 = ct.optimize(m, (x,), compiler=compiler, timer=faster)
+    assert "aten.scaled_dot_product_attention" in [op for r in m2.cleave_report.replaced() for op in r.ops]
+    seen.clear()
+    with torch.no_grad():
+        torch.testing.assert_close(m2(x), m(x), rtol=1e-4, atol=1e-5)
+    heads = (16 * 32, 8, 32, 1)  # [1, 4, 16, 8] seen in [1, 16, 4, 8] memory
+    assert (heads, heads, heads, heads) in [(*ins[:3], out) for ins, out in seen if len(ins) == 4]
+    torch._dynamo.reset()
+    compiled = torch.compile(m2, backend="aot_eager", fullgraph=True)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), m(x), rtol=1e-4, atol=1e-5)

@@ -86,7 +86,7 @@ def optimize(
             continue
         pytorch = region_module(region)
         try:
-            kernel = stitch.bind(region, compiler(region.graph))
+            kernel = stitch.bind(region, compiler(region.graph), pytorch)
         except Exception as e:  # a failed compile keeps PyTorch's version
             rows.append(Row(region.index, region.ops(), "pytorch", f"compile failed: {one_line(e)}", tgraph_ops=region.tgraph_ops()))
             continue

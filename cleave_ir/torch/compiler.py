@@ -95,8 +95,9 @@ class PipelineCompiler:
 
             mod = load_module_file(path)
             winner = job.measurement.winner
-            # region inputs may be views (a transposed q, k, v): the kernels take dense row-major tensors
-            return lambda *xs: mod.run(*(x.contiguous() for x in xs), candidate=winner)
+            # region inputs may be views (a transposed q, k, v): `run` reads them in place, and
+            # writes `out` (the layout PyTorch's region returns) in place
+            return lambda *xs, out=None: mod.run(*xs, candidate=winner, out=out)
         return interpreted_kernel(graph, _pipeline_module(job))
 
 
@@ -120,10 +121,10 @@ def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -
     kernels = cands[candidate][1]
     dtype = output_dtype(graph)
 
-    def run(*xs: torch.Tensor) -> torch.Tensor:
+    def run(*xs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
-        out = run_kernels(kernels, arrays)[0]
-        return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+        got = torch.from_numpy(np.asarray(run_kernels(kernels, arrays)[0], dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+        return got if out is None else out.copy_(got)
 
     return run
 

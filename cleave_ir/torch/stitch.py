@@ -10,11 +10,13 @@ the rest of the graph stays as exported.
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import fx
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from cleave_ir.compile import graph_text
 from cleave_ir.torch.partition import Region
@@ -25,12 +27,38 @@ _KERNELS: dict[str, Callable[..., torch.Tensor]] = {}
 _FAKES: dict[str, Callable[..., torch.Tensor]] = {}
 
 
-def bind(region: Region, kernel: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[..., torch.Tensor] | None = None) -> Callable[..., torch.Tensor]:
     """`kernel` as a function of the region's tensor inputs: grouped and row inputs are viewed and
     boolean masks cast (`Input.view`), a causal mask is made (`Input.mask`, once per device; the
-    kernel computes it from indices), and the output is viewed back (`Region.unview`)."""
+    kernel computes it from indices), and the output is viewed back (`Region.unview`).
+
+    With `pytorch` (the region's PyTorch module), the output has the strides PyTorch's region
+    returns (attention returns heads transposed, so that the user's `transpose(1, 2).reshape` is a
+    view), which is what the custom op's fake promises torch.compile. A kernel that takes `out=`
+    writes that layout in place; another kernel's result is copied into it.
+    """
     slots = region.inputs
-    if region.output_like is None and not region.unsqueeze and all(
+    layouts: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
+    try:
+        writes_out = "out" in inspect.signature(kernel).parameters and region.output_like is None
+    except (TypeError, ValueError):  # a callable without a signature
+        writes_out = False
+
+    def wanted(xs: tuple[torch.Tensor, ...]) -> tuple[Any, ...] | None:
+        """(shape, strides, dtype) of PyTorch's output for inputs like `xs`; None when row-major."""
+        key = tuple((tuple(x.shape), x.stride(), x.dtype, x.device) for x in xs)
+        if key not in layouts:
+            layouts[key] = None
+            try:
+                with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+                    fake = pytorch(*(mode.from_tensor(x) for x in xs))  # type: ignore[misc]
+            except Exception:  # no fake implementation: the kernel's own (row-major) layout
+                return None
+            if isinstance(fake, torch.Tensor) and not fake.is_contiguous():
+                layouts[key] = (tuple(fake.shape), fake.stride(), fake.dtype)
+        return layouts[key]
+
+    if pytorch is None and region.output_like is None and not region.unsqueeze and all(
         i.group == 1 and i.layout is None and i.cast is None and i.causal is None for i in slots
     ):
         return kernel
@@ -38,7 +66,17 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor]) -> Callable[..., t
     def run(*xs: torch.Tensor) -> torch.Tensor:
         it = iter(xs)
         args = [slot.mask(xs[0].device) if slot.causal is not None else slot.view(next(it)) for slot in slots]
-        return region.unview(kernel(*args), xs)
+        want = wanted(xs) if pytorch is not None else None
+        if want is None:
+            return region.unview(kernel(*args), xs)
+        out = torch.empty_strided(want[0], want[1], dtype=want[2], device=xs[0].device)
+        if writes_out:
+            target = out
+            for d in reversed(region.unsqueeze):
+                target = target.squeeze(d)
+            kernel(*args, out=target)
+            return out
+        return out.copy_(region.unview(kernel(*args), xs))
 
     return run
 

@@ -59,7 +59,7 @@
 // CHECK:        tilelang.copy %{{.*}} to %out0 at <[by, 128*bx, 0], [1, 128, 64]>
 
 // PY:      @T.prim_func
-// PY-NEXT: def fa_k0(q: T.Tensor((8, 4096, 64), "float16"), k: T.Tensor((8, 4096, 64), "float16"), v: T.Tensor((8, 4096, 64), "float16"), out0: T.Tensor((8, 4096, 64), "float16")):
+// PY-NEXT: def fa_k0(q: T.StridedTensor((8, 4096, 64), (q_stride0, q_stride1, 1), "float16"), k: T.StridedTensor((8, 4096, 64), (k_stride0, k_stride1, 1), "float16"), v: T.StridedTensor((8, 4096, 64), (v_stride0, v_stride1, 1), "float16"), out0: T.StridedTensor((8, 4096, 64), (out0_stride0, out0_stride1, 1), "float16")):
 // PY-NEXT:     with T.Kernel(32, 8, threads=256) as (bx, by):
 // PY:              for r0 in T.Pipelined(32, num_stages=2):
 // PY:                  T.wgmma_gemm(q_1, k_1, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, clear_accum=True)

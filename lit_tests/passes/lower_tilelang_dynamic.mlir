@@ -11,8 +11,11 @@
 // CHECK:      tilelang.copy %x at <[16*bx, 0], [16, 512]>
 
 // PY:      x_d0 = T.dynamic("x_d0")
+// PY-NEXT: x_stride0 = T.dynamic("x_stride0")
+// PY-NEXT: w_stride0 = T.dynamic("w_stride0")
+// PY-NEXT: out0_stride0 = T.dynamic("out0_stride0")
 // PY-NEXT: @T.prim_func
-// PY-NEXT: def g_k0(x: T.Tensor((x_d0, 512), "float16"), w: T.Tensor((512, 64), "float16"), out0: T.Tensor((x_d0, 64), "float16")):
+// PY-NEXT: def g_k0(x: T.StridedTensor((x_d0, 512), (x_stride0, 1), "float16"), w: T.StridedTensor((512, 64), (w_stride0, 1), "float16"), out0: T.StridedTensor((x_d0, 64), (out0_stride0, 1), "float16")):
 // PY-NEXT:     with T.Kernel(T.ceildiv(x_d0, 16), 4, threads=128) as (bx, by):
 
 // CMP: @g_k0 vs @g: agree (max relative error {{.*}}, tolerance 0.02)

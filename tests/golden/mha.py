@@ -3,8 +3,20 @@
 import tilelang
 import tilelang.language as T
 
+q_stride0 = T.dynamic("q_stride0")
+q_stride1 = T.dynamic("q_stride1")
+q_stride2 = T.dynamic("q_stride2")
+k_stride0 = T.dynamic("k_stride0")
+k_stride1 = T.dynamic("k_stride1")
+k_stride2 = T.dynamic("k_stride2")
+v_stride0 = T.dynamic("v_stride0")
+v_stride1 = T.dynamic("v_stride1")
+v_stride2 = T.dynamic("v_stride2")
+out0_stride0 = T.dynamic("out0_stride0")
+out0_stride1 = T.dynamic("out0_stride1")
+out0_stride2 = T.dynamic("out0_stride2")
 @T.prim_func
-def mha_c1_k0(q: T.Tensor((1, 4, 512, 128), "float16"), k: T.Tensor((1, 4, 512, 128), "float16"), v: T.Tensor((1, 4, 512, 128), "float16"), out0: T.Tensor((1, 4, 512, 128), "float16")):
+def mha_c1_k0(q: T.StridedTensor((1, 4, 512, 128), (q_stride0, q_stride1, q_stride2, 1), "float16"), k: T.StridedTensor((1, 4, 512, 128), (k_stride0, k_stride1, k_stride2, 1), "float16"), v: T.StridedTensor((1, 4, 512, 128), (v_stride0, v_stride1, v_stride2, 1), "float16"), out0: T.StridedTensor((1, 4, 512, 128), (out0_stride0, out0_stride1, out0_stride2, 1), "float16")):
     with T.Kernel(16, 4, 2, threads=128) as (bx, by, bz):
         q_1 = T.alloc_shared((32, 128), "float16")
         k_1 = T.alloc_shared((512, 128), "float16")
@@ -70,30 +82,83 @@ CANDIDATES = [(9.102, ['mha_c1_k0'], 'mha_c1')]
 _compiled = {}
 
 
-def compile_kernel(name, target="cuda"):
-    """Compile one kernel with tilelang.compile (needs a CUDA GPU); cached per process."""
-    if name not in _compiled:
+def _dense(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.insert(0, step)
+        step = step * d
+    return strides
+
+
+def layout(x):
+    """The outer strides kernel inputs are specialized to for tensor `x` (None: dense row-major), or
+    "copy" where the kernels cannot read `x` in place (a last stride other than 1, a zero or negative
+    stride, a data pointer not 16-byte aligned)."""
+    if x.data_ptr() % 16:
+        return "copy"
+    if x.is_contiguous():
+        return None
+    if x.dim() < 2 or x.stride(-1) != 1 or any(s <= 0 for s, n in zip(x.stride(), x.shape) if n > 1):
+        return "copy"
+    dense = _dense(x.shape)
+    return tuple(s if n > 1 else d for s, n, d in zip(x.stride()[:-1], x.shape, dense))  # a size-1 dim's stride is never used
+
+
+def prim_func(name, layouts=()):
+    """Kernel `name` with the outer strides of its tensors (inputs, then outputs) specialized: tensor i
+    to `layouts[i]` (`layout`'s tuple), dense row-major where that is None or missing (the same code
+    as a `T.Tensor`)."""
+    from tilelang import tvm
+
+    func = globals()[name]
+    binds = {}
+    for i, param in enumerate(func.params):
+        buf = func.buffer_map.get(param)
+        if buf is None or len(buf.shape) < 2:
+            continue
+        given = layouts[i] if i < len(layouts) else None
+        strides = [*given, 1] if given is not None else _dense(list(buf.shape))
+        binds[param] = tvm.tirx.decl_buffer(buf.shape, buf.dtype, buf.name, strides=strides)
+    return func.specialize(binds) if binds else func
+
+
+def compile_kernel(name, target="cuda", layouts=(), into=False):
+    """Compile one kernel with tilelang.compile (needs a CUDA GPU) for tensor `layouts` (see
+    `prim_func`); it allocates and returns its outputs, or with `into` writes outputs passed after
+    the inputs. Cached per process, layout and `into`."""
+    key = (name, tuple(layouts)) if not into else (name, tuple(layouts), "into")
+    if key not in _compiled:
         n_in = KERNELS[name]["inputs"]
-        outs = list(range(n_in, n_in + KERNELS[name]["outputs"]))
-        _compiled[name] = tilelang.compile(globals()[name], out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
-    return _compiled[name]
+        outs = None if into else list(range(n_in, n_in + KERNELS[name]["outputs"]))
+        _compiled[key] = tilelang.compile(prim_func(name, layouts), out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
+    return _compiled[key]
 
 
-def run(*tensors, candidate=0):
+def run(*tensors, candidate=0, out=None):
     """Run a candidate (default: the best estimated) on torch tensors; returns its output(s).
 
     Each kernel takes the previous one's outputs, then the named values its passthrough lists: the
     original inputs (a Split-K combine kernel), or results of earlier kernels (a graph cut into kernels).
+    Inputs may be strided views (a transposed q, k, v): each kernel is compiled once per layout of
+    its tensors and reads them in place; tensors it cannot read in place are copied (`layout`).
+    `out`: a tensor of the output's shape, in any layout, that the last kernel writes and `run` returns.
     """
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
     env = dict(zip(KERNELS[names[0]]["input_names"], tensors))
     for name in names:
-        kernel = compile_kernel(name)
         extra = [env[n] for n in KERNELS[name]["passthrough"]]
         args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
+        layouts = [layout(x) for x in args]
+        args = [x.new_empty(x.shape).copy_(x) if lay == "copy" else x for x, lay in zip(args, layouts)]
+        layouts = tuple(None if lay == "copy" else lay for lay in layouts)
         env.update(zip(KERNELS[name]["input_names"], args))
-        result = kernel(*args)
+        if out is not None and name == names[-1] and KERNELS[name]["outputs"] == 1 and layout(out) != "copy":
+            compile_kernel(name, layouts=(*layouts, layout(out)), into=True)(*args, out)
+            return out
+        result = compile_kernel(name, layouts=layouts if any(layouts) else ())(*args)
         values = list(result) if isinstance(result, (list, tuple)) else [result]
         env.update(zip(KERNELS[name].get("output_names", ()), values))
+    if out is not None:
+        return out.copy_(values[0])
     return values[0] if len(values) == 1 else values

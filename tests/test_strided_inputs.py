@@ -1,0 +1,102 @@
+"""Kernel inputs that are strided views (a transposed q, k, v): the emitted module reads them in place.
+
+Every input of an emitted kernel is a `T.StridedTensor` whose outer strides are symbols; the module's
+`prim_func(name, layouts)` specializes them (dense row-major by default, the code of a `T.Tensor`), and
+`run` compiles each kernel once per layout of its inputs, copying only tensors it cannot read in place.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+tilelang = pytest.importorskip("tilelang")
+
+from cleave_ir.tilelang_check import load_module_file  # noqa: E402
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+DENSE = re.compile(r'T\.StridedTensor\((\([^()]*\)), \([^()]*\), ("[a-z0-9]+")\)')
+
+
+@pytest.fixture(scope="module")
+def mha() -> Any:
+    return load_module_file(GOLDEN / "mha.py")
+
+
+def test_dense_specialization_is_the_code_of_dense_tensors(mha: Any, tmp_path: Path) -> None:
+    """`prim_func(name)` lowers to exactly the CUDA of the kernel declared with `T.Tensor` inputs."""
+    from tilelang import tvm
+
+    text = (GOLDEN / "mha.py").read_text()
+    assert "T.StridedTensor((1, 4, 512, 128), (q_stride0, q_stride1, q_stride2, 1)" in text
+    path = tmp_path / "mha_dense.py"
+    path.write_text(DENSE.sub(r"T.Tensor(\1, \2)", text))
+    dense = load_module_file(path)
+    with tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}):
+        for name in mha.KERNELS:
+            assert tilelang.lower(mha.prim_func(name)).kernel_source == tilelang.lower(getattr(dense, name)).kernel_source
+
+
+def test_specialized_strides_reach_the_buffers_and_the_code(mha: Any) -> None:
+    """A head-transposed layout ([b, s, h, d] memory seen as [b, h, s, d]) binds the buffers' strides
+    and changes the lowered code (the global loads' address arithmetic, or the host's TMA descriptors)."""
+    from tilelang import tvm
+
+    name = next(iter(mha.KERNELS))
+    heads = (4 * 512 * 128, 128, 4 * 128)  # q of shape [1, 4, 512, 128] viewed from [1, 512, 4, 128]
+    func = mha.prim_func(name, (heads, None, heads))
+    strides = [[int(s) for s in func.buffer_map[p].strides] for p in func.params[:3]]
+    assert strides == [[*heads, 1], [4 * 512 * 128, 512 * 128, 128, 1], [*heads, 1]]
+    with tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}):
+        strided, dense = tilelang.lower(func), tilelang.lower(mha.prim_func(name))
+    assert (strided.kernel_source, str(strided.host_mod)) != (dense.kernel_source, str(dense.host_mod))
+
+
+def test_layout_of_views(mha: Any) -> None:
+    """Which tensors a kernel reads in place (their outer strides), and which it gets a copy of."""
+    x = torch.empty(1, 512, 4, 128, dtype=torch.float16)
+    assert mha.layout(x) is None
+    assert mha.layout(x.transpose(1, 2)) == (4 * 512 * 128, 128, 512)  # the size-1 batch dim: its dense stride
+    y = torch.empty(2, 512, 4, 128, dtype=torch.float16).transpose(1, 2)
+    assert mha.layout(y) == (512 * 4 * 128, 128, 512)
+    assert mha.layout(x.transpose(-1, -2)) == "copy"  # the last stride is not 1
+    assert mha.layout(torch.empty(1, 1, 512, 128, dtype=torch.float16).expand(1, 4, 512, 128)) == "copy"  # stride 0
+    assert mha.layout(torch.empty(512 * 128 + 1, dtype=torch.float16)[1:].view(512, 128)) == "copy"  # 2-byte aligned
+    assert mha.layout(torch.empty(256, dtype=torch.float16)[::2]) == "copy"  # a strided vector
+
+
+def test_run_reads_views_in_place_and_copies_the_rest(mha: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run` compiles for the inputs' layouts and passes views unchanged; a tensor it cannot read in
+    place reaches the kernel as a dense copy; `out=` (any layout) is written by the kernel itself
+    (a stand-in compile records what the kernel gets)."""
+    seen: list[tuple[Any, list[Any]]] = []
+
+    def fake_compile(name: str, target: str = "cuda", layouts: tuple = (), into: bool = False) -> Any:
+        def kernel(*args: Any) -> Any:
+            seen.append((layouts, list(args)))
+            if into:
+                args[-1].fill_(1.0)
+                return None
+            return torch.zeros(mha.KERNELS[name]["shapes"][-1], dtype=torch.float16)
+
+        return kernel
+
+    monkeypatch.setattr(mha, "compile_kernel", fake_compile)
+    base = torch.randn(1, 512, 4, 128).half()
+    q, k = base.transpose(1, 2), torch.randn(1, 4, 512, 128).half()
+    v = torch.randn(1, 4, 128, 512).half().transpose(-1, -2)
+    mha.run(q, k, v)
+    layouts, args = seen[-1]
+    assert layouts == ((4 * 512 * 128, 128, 512), None, None)
+    assert args[0] is q and args[1] is k
+    assert args[2].is_contiguous() and torch.equal(args[2], v)
+    mha.run(*(t.contiguous() for t in (q, k, v)))
+    assert seen[-1][0] == ()  # dense inputs: the module's default kernel
+    out = torch.zeros(1, 512, 4, 128, dtype=torch.float16).transpose(1, 2)
+    assert mha.run(q, k, v, out=out) is out and bool((out == 1).all())  # the kernel wrote `out` itself
+    assert seen[-1][0] == ((4 * 512 * 128, 128, 512), None, None, (4 * 512 * 128, 128, 512))
+    assert seen[-1][1][-1] is out
