@@ -71,32 +71,43 @@ def test_layout_of_views(mha: Any) -> None:
 
 def test_run_reads_views_in_place_and_copies_the_rest(mha: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """`run` compiles for the inputs' layouts and passes views unchanged; a tensor it cannot read in
-    place reaches the kernel as a dense copy; `out=` (any layout) is written by the kernel itself
-    (a stand-in compile records what the kernel gets)."""
-    seen: list[tuple[Any, list[Any]]] = []
+    place reaches the kernel as a dense copy; `out=` (any layout) is written by the kernel itself;
+    past `MAX_LAYOUTS` layouts of one kernel, views are copied (a stand-in `tilelang.compile` records
+    the strides each compiled kernel was specialized to, and what it gets)."""
+    seen: list[tuple[list[list[int]], list[Any]]] = []
+    name = next(iter(mha.KERNELS))
 
-    def fake_compile(name: str, target: str = "cuda", layouts: tuple = (), into: bool = False) -> Any:
+    def fake_compile(func: Any, out_idx: Any = None, target: str = "cuda", pass_configs: Any = None) -> Any:
+        strides = [[int(s) for s in func.buffer_map[p].strides] for p in func.params]
+
         def kernel(*args: Any) -> Any:
-            seen.append((layouts, list(args)))
-            if into:
+            seen.append((strides, list(args)))
+            if out_idx is None:
                 args[-1].fill_(1.0)
                 return None
             return torch.zeros(mha.KERNELS[name]["shapes"][-1], dtype=torch.float16)
 
         return kernel
 
-    monkeypatch.setattr(mha, "compile_kernel", fake_compile)
+    monkeypatch.setattr(mha.tilelang, "compile", fake_compile)
+    monkeypatch.setattr(mha, "_compiled", {})
+    dense = [4 * 512 * 128, 512 * 128, 128, 1]
+    heads = [4 * 512 * 128, 128, 512, 1]  # [1, 4, 512, 128] seen in [1, 512, 4, 128] memory
     base = torch.randn(1, 512, 4, 128).half()
     q, k = base.transpose(1, 2), torch.randn(1, 4, 512, 128).half()
     v = torch.randn(1, 4, 128, 512).half().transpose(-1, -2)
     mha.run(q, k, v)
-    layouts, args = seen[-1]
-    assert layouts == ((4 * 512 * 128, 128, 512), None, None)
+    strides, args = seen[-1]
+    assert strides == [heads, dense, dense, dense]
     assert args[0] is q and args[1] is k
     assert args[2].is_contiguous() and torch.equal(args[2], v)
     mha.run(*(t.contiguous() for t in (q, k, v)))
-    assert seen[-1][0] == ()  # dense inputs: the module's default kernel
+    assert seen[-1][0] == [dense] * 4 and len(mha._compiled) == 2  # dense inputs: the module's default kernel
     out = torch.zeros(1, 512, 4, 128, dtype=torch.float16).transpose(1, 2)
     assert mha.run(q, k, v, out=out) is out and bool((out == 1).all())  # the kernel wrote `out` itself
-    assert seen[-1][0] == ((4 * 512 * 128, 128, 512), None, None, (4 * 512 * 128, 128, 512))
-    assert seen[-1][1][-1] is out
+    assert seen[-1][0] == [heads, dense, dense, heads] and seen[-1][1][-1] is out
+    for n in range(1, 1 + mha.MAX_LAYOUTS):  # more layouts: row strides of wider tensors (q the first heads)
+        wide = torch.randn(1, 512, 4 + n, 128).half()[:, :, :4].transpose(1, 2)
+        mha.run(wide, k, k)
+    assert sum(any(key[1]) for key in mha._compiled) == mha.MAX_LAYOUTS
+    assert seen[-1][0] == [dense] * 4 and seen[-1][1][0].is_contiguous()  # the last one: copied

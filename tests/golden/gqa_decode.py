@@ -135,13 +135,22 @@ def compile_kernel(name, target="cuda", layouts=(), into=False):
     return _compiled[key]
 
 
+MAX_LAYOUTS = 8
+"""Layouts compiled per kernel besides the dense one; past them, views are copied (a dynamic dim
+that a stride depends on must not compile a kernel per size)."""
+
+
+def _fresh(x):
+    return x.new_empty(x.shape).copy_(x)
+
+
 def run(*tensors, candidate=0, out=None):
     """Run a candidate (default: the best estimated) on torch tensors; returns its output(s).
 
     Each kernel takes the previous one's outputs, then the named values its passthrough lists: the
     original inputs (a Split-K combine kernel), or results of earlier kernels (a graph cut into kernels).
     Inputs may be strided views (a transposed q, k, v): each kernel is compiled once per layout of
-    its tensors and reads them in place; tensors it cannot read in place are copied (`layout`).
+    its tensors (up to `MAX_LAYOUTS`) and reads them in place; other tensors are copied (`layout`).
     `out`: a tensor of the output's shape, in any layout, that the last kernel writes and `run` returns.
     """
     _, names, _ = CANDIDATES[candidate]
@@ -151,10 +160,16 @@ def run(*tensors, candidate=0, out=None):
         extra = [env[n] for n in KERNELS[name]["passthrough"]]
         args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
         layouts = [layout(x) for x in args]
-        args = [x.new_empty(x.shape).copy_(x) if lay == "copy" else x for x, lay in zip(args, layouts)]
+        args = [_fresh(x) if lay == "copy" else x for x, lay in zip(args, layouts)]
         layouts = tuple(None if lay == "copy" else lay for lay in layouts)
+        into = out is not None and name == names[-1] and KERNELS[name]["outputs"] == 1 and layout(out) != "copy"
+        key = (*layouts, layout(out)) if into else layouts
+        if any(key) and (name, key, "into") not in _compiled and (name, key) not in _compiled:
+            if sum(k[0] == name and any(k[1]) for k in _compiled) >= MAX_LAYOUTS:
+                args = [_fresh(x) if lay is not None else x for x, lay in zip(args, layouts)]
+                layouts, into = (None,) * len(layouts), False
         env.update(zip(KERNELS[name]["input_names"], args))
-        if out is not None and name == names[-1] and KERNELS[name]["outputs"] == 1 and layout(out) != "copy":
+        if into:
             compile_kernel(name, layouts=(*layouts, layout(out)), into=True)(*args, out)
             return out
         result = compile_kernel(name, layouts=layouts if any(layouts) else ())(*args)
