@@ -54,7 +54,9 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
                     fake = pytorch(*(mode.from_tensor(x) for x in xs))  # type: ignore[misc]
             except Exception:  # no fake implementation: the kernel's own (row-major) layout
                 return None
-            if isinstance(fake, torch.Tensor) and not fake.is_contiguous():
+            if not isinstance(fake, torch.Tensor) or fake.is_contiguous():
+                return None
+            if all(st > 0 for st, n in zip(fake.stride(), fake.shape) if n > 1):  # not an expanded view
                 layouts[key] = (tuple(fake.shape), fake.stride(), fake.dtype)
         return layouts[key]
 
