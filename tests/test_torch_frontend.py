@@ -859,3 +859,70 @@ def test_attention_on_head_views_keeps_pytorchs_layouts():
     compiled = torch.compile(m2, backend="aot_eager", fullgraph=True)
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), m(x), rtol=1e-4, atol=1e-5)
+
+
+def test_same_graph_bound_differently_gets_its_own_op():
+    """A linear optimized at a decode shape ([b, 1, k], viewed as rows) and then at [b, k] has the
+    same graph; the second op must not rebind the first module's kernel."""
+    torch.manual_seed(0)
+    lin = nn.Linear(64, 48).eval()
+    xd, xp = torch.randn(4, 1, 64), torch.randn(4, 64)
+    md = ct.optimize(lin, (xd,), compiler=ct.interpreted_graph, timer=faster)
+    mp = ct.optimize(lin, (xp,), compiler=ct.interpreted_graph, timer=faster)
+    assert custom_ops(md) != custom_ops(mp)
+    with torch.no_grad():
+        torch.testing.assert_close(md(xd), lin(xd), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(mp(xp), lin(xp), rtol=1e-5, atol=1e-5)
+
+
+def test_rounding_division_and_default_rms_eps():
+    """`div(..., rounding_mode=...)` stays in PyTorch with the reason (a plain division is wrong);
+    `rms_norm(eps=None)` on f16 takes PyTorch's default, float32's epsilon (the type it computes in)."""
+
+    def floor_div(x, w):
+        return torch.div(x @ w, 0.5, rounding_mode="floor")
+
+    x, w = torch.randn(4, 16), torch.randn(16, 8)
+    assert "rounding_mode='floor'" in ct.explain(floor_div, (x, w), quiet=True).text()
+
+    def rms(x, w):
+        return F.rms_norm(x, (16,)) @ w
+
+    plan = ct.explain(rms, (x.half(), w.half()), quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert f"{torch.finfo(torch.float32).eps!r}" in graph_text(region.graph)
+
+
+def test_optimize_leaves_the_models_buffers_and_inputs_as_they_were():
+    """The example run that capture makes writes nothing the user sees: a buffer the forward updates
+    in place (a running statistic, a cache) and the example inputs are as before optimize."""
+
+    class Acc(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("acc", torch.zeros(4, 16))
+            self.lin = nn.Linear(16, 16)
+
+        def forward(self, x):
+            y = self.lin(x)
+            self.acc.add_(y)
+            x.mul_(2)
+            return y.sum(-1)
+
+    torch.manual_seed(0)
+    m, x = Acc().eval(), torch.randn(4, 16)
+    before = x.clone()
+    ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=faster)
+    assert bool((m.acc == 0).all()) and torch.equal(x, before)
+
+
+def test_backward_through_a_compiled_region_fails_loudly(layer):
+    """Compiled regions are for inference: a backward through one raises a clear error instead of
+    leaving gradients silently missing; the forward under autograd still runs."""
+    m, xs = layer
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    x = xs[0].clone().requires_grad_(True)
+    out = m2(x, xs[1])
+    torch.testing.assert_close(out, m(x, xs[1]), rtol=1e-4, atol=1e-5)
+    with pytest.raises(RuntimeError, match="has no backward"):
+        out.sum().backward()

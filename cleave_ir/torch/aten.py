@@ -332,6 +332,9 @@ def _binary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
         alpha = node.kwargs.get("alpha", 1)
         if alpha != 1:
             raise Unsupported(f"{name} with alpha={alpha}")
+        mode = node.kwargs.get("rounding_mode", node.args[2] if len(node.args) > 2 else None)
+        if mode is not None:
+            raise Unsupported(f"{name} with rounding_mode={mode!r}")
         if _scalar(a) is not None:
             raise Unsupported(f"{name} with a scalar first operand")
         x = cx.tensor(a)
@@ -545,8 +548,9 @@ def _rms_norm(cx: Emitter, node: fx.Node) -> SSAValue:
     x = cx.tensor(args[0])
     weight, eps = args[2] if args[2] is not None else node.kwargs.get("weight"), args[3] if args[3] is not None else node.kwargs.get("eps")
     n = _normalized_dim(node, args[1])
-    if eps is None:
-        eps = torch.finfo(meta_val(node).dtype).eps
+    if eps is None:  # PyTorch's default: the epsilon of the type it computes in (float32 for f16 and bf16)
+        dtype = meta_val(node).dtype
+        eps = torch.finfo(torch.float64 if dtype == torch.float64 else torch.float32).eps
     b = cx.builder
     ms = b.scale(b.reduce("sum", b.square(x), len(cx.shape(x)) - 1), 1.0 / n)
     y = b.mul(x, b.rsqrt(b.scalar("add", ms, eps)))

@@ -55,8 +55,12 @@ def export(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None
 
 
 def record(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> dict[fx.Node, Any]:
-    """Every node's value when `gm` runs on `example_inputs` (no_grad)."""
+    """Every node's value when `gm` runs on `example_inputs` (no_grad). The run leaves no trace: it
+    reads copies of the inputs, and buffers a forward writes in place (a running statistic, a cache;
+    the exported module shares them with the user's model) are put back afterwards."""
     values: dict[fx.Node, Any] = {}
+    saved = {name: b.detach().clone() for name, b in gm.named_buffers()}
+    example_inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in example_inputs]
 
     class Recorder(fx.Interpreter):
         def run_node(self, n: fx.Node) -> Any:
@@ -65,7 +69,11 @@ def record(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> dict[fx.Node, A
             return out
 
     with torch.no_grad():
-        Recorder(gm).run(*example_inputs)
+        try:
+            Recorder(gm).run(*example_inputs)
+        finally:
+            for name, b in gm.named_buffers():
+                b.copy_(saved[name])
     return values
 
 

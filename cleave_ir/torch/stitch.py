@@ -84,9 +84,12 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
 
 
 def op_name(region: Region) -> str:
-    """A name per graph, so equal regions share one op."""
+    """A name per graph and the way the region's tensors reach it, so equal regions share one op and
+    an op is never rebound to a kernel that views its inputs or output differently (the same graph
+    serves a decode linear's [b, 1, k] input viewed as rows and a prefill's [b, k] one)."""
     assert region.graph is not None
-    text = graph_text(region.graph)
+    binding = [(i.shape, str(i.dtype), i.group, i.layout, str(i.cast), i.causal) for i in region.inputs]
+    text = f"{graph_text(region.graph)}\n{binding!r} {region.output_like!r} {region.unsqueeze!r}"
     return f"{region.name}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
@@ -105,8 +108,16 @@ def custom_op(name: str, arity: int, kernel: Callable[..., torch.Tensor], fake: 
         def fake_impl(*xs: torch.Tensor) -> torch.Tensor:
             return _FAKES[name](*xs)
 
+        def backward(ctx: Any, grad: torch.Tensor) -> Any:
+            raise RuntimeError(
+                f"cleave::{name} has no backward: regions compiled by cleave_ir.torch are for inference; "
+                "train the original model (or call the optimized one under torch.no_grad())"
+            )
+
         _LIB.impl(name, impl, "CompositeExplicitAutograd")
         torch.library.register_fake(f"cleave::{name}", fake_impl, lib=_LIB)
+        # a backward through our kernel fails loudly instead of leaving the gradients silently missing
+        torch.library.register_autograd(f"cleave::{name}", backward, lib=_LIB)
         _DEFINED.add(name)
     return getattr(torch.ops.cleave, name).default
 
