@@ -590,8 +590,10 @@ def test_decoder_layer_at_decode_has_no_reshape_inside_a_region() -> None:
 
 def test_boolean_attention_mask_is_compiled():
     """SDPA with a boolean mask (True: attend): the mask enters as 0/1 in the region's float type
-    (`Input.cast`) and becomes an additive mask of 0 / MASKED_LOGIT; the stitched function equals
-    PyTorch on causal and sliding-window masks, and the gate keeps the example mask in every input set."""
+    (`Input.cast`) and selects the logits where it is 1, MASKED_LOGIT where it is 0 (a select
+    condition, which the search's tests draw as 0/1: the real pipeline finds FlashAttention forms);
+    the stitched function equals PyTorch on causal and sliding-window masks, and the gate keeps the
+    example mask in every input set."""
     from cleave_ir.torch.aten import MASKED_LOGIT
 
     def f(q, k, v, mask):
@@ -604,7 +606,7 @@ def test_boolean_attention_mask_is_compiled():
     [region] = [r for r in plan.regions if r.worth]
     assert [i.cast for i in region.inputs] == [None, None, None, torch.float32]
     text = graph_text(region.graph)
-    assert "tgraph.scalar add %in3, -1.0" in text and f"{-MASKED_LOGIT:e}" in text, text
+    assert f"tgraph.scalar add %in3, {MASKED_LOGIT:e}" in text and "tgraph.select %in3" in text, text
     m2 = ct.optimize(f, (q, k, v, causal), compiler=ct.interpreted_graph, timer=faster)
     [row] = m2.cleave_report.rows
     assert row.decision == "cleave" and row.error < 1e-5, row
@@ -926,3 +928,29 @@ def test_backward_through_a_compiled_region_fails_loudly(layer):
     torch.testing.assert_close(out, m(x, xs[1]), rtol=1e-4, atol=1e-5)
     with pytest.raises(RuntimeError, match="has no backward"):
         out.sum().backward()
+
+
+def test_boolean_masked_attention_gets_the_flash_attention_form(tmp_path):
+    """A boolean (padding) mask through the real pipeline: the search's tests draw the select
+    condition as 0/1, so the FlashAttention form passes them (with the mask an additive float input
+    drawn from a normal, every rewritten form overflowed exp and was refused: the input graph was
+    kept); the kernels equal PyTorch through the TileLang interpreter on a left-padded causal mask."""
+
+    def f(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    torch.manual_seed(0)
+    s = 64
+    q, k, v = (torch.randn(2, 2, s, 16).half() for _ in range(3))
+    causal = torch.ones(s, s, dtype=torch.bool).tril().expand(2, 1, s, s).clone()
+    compiler = ct.PipelineCompiler(options=("--cache-dir", str(tmp_path), "-j", "1", "--keep", "1", "--search-budget", "20000"), gpu=False)
+    m2 = ct.optimize(f, (q, k, v, causal), compiler=compiler, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave" and row.error < 1e-2, row
+    assert re.search(r"candidates [1-9]\d*, rejected 0 \(tests\)", compiler.log.getvalue()), compiler.log.getvalue()
+    assert 'cleave.note = "div moved after matmul' in min(compiler.workdir.glob("*.py")).read_text()
+    padded = causal.clone()
+    padded[1, :, :, :5] = False  # batch 1: five padding keys
+    padded[1, :, :5, 4] = True  # (its first rows keep a key: PyTorch gives 0 for a row masked whole, we do not)
+    with torch.no_grad():
+        torch.testing.assert_close(m2(q, k, v, padded), f(q, k, v, padded), rtol=1e-2, atol=1e-2)

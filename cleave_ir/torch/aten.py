@@ -608,10 +608,15 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
                 raise Unsupported(f"is_causal=True with a dynamic or padded sequence length ({node.name})")
         keep = cx.causal_input([1] * (len(cx.shape(s)) - 2) + list(cx.shape(s)[-2:]), 0)
         s = b.add(s, b.scale(b.scalar("add", keep, -1.0), -MASKED_LOGIT))
-    if mask is not None and str(meta_val(mask).dtype) == "torch.bool":  # keep where True: an additive 0 / MASKED_LOGIT mask
+    if mask is not None and str(meta_val(mask).dtype) == "torch.bool":
+        # keep where True: select(keep, s, keep - 30000) (the fill a tensor, MASKED_LOGIT where it is
+        # used); as a select condition the mask is drawn as 0/1 by the search's tests (a float input
+        # drawn from a normal made every rewritten softmax overflow and be refused)
         keep = cx.value(mask, as_mask=True)
         assert isinstance(keep, SSAValue)
-        s = b.add(*cx.same_rank(s, b.scale(b.scalar("add", keep, -1.0), -MASKED_LOGIT)))
+        fill = b.scalar("add", keep, MASKED_LOGIT)
+        r = max(len(cx.shape(s)), len(cx.shape(keep)))
+        s = b.select(cx.rank_to(keep, r), cx.rank_to(s, r), cx.rank_to(fill, r))
     elif mask is not None:
         s = b.add(*cx.same_rank(s, cx.tensor(mask)))
     p = cx.softmax(s, -1)
