@@ -38,6 +38,11 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
     writes that layout in place; another kernel's result is copied into it.
     """
     slots = region.inputs
+    if pytorch is None and region.output_like is None and not region.unsqueeze and all(
+        i.group == 1 and i.layout is None and i.cast is None and i.causal is None for i in slots
+    ):
+        return kernel
+
     layouts: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
     try:
         writes_out = "out" in inspect.signature(kernel).parameters and region.output_like is None
@@ -59,11 +64,6 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
             if all(st > 0 for st, n in zip(fake.stride(), fake.shape) if n > 1):  # not an expanded view
                 layouts[key] = (tuple(fake.shape), fake.stride(), fake.dtype)
         return layouts[key]
-
-    if pytorch is None and region.output_like is None and not region.unsqueeze and all(
-        i.group == 1 and i.layout is None and i.cast is None and i.causal is None for i in slots
-    ):
-        return kernel
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
         it = iter(xs)

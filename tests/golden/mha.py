@@ -122,11 +122,16 @@ def prim_func(name, layouts=()):
     return func.specialize(binds) if binds else func
 
 
+def _key(name, layouts, into):
+    layouts = tuple(layouts) if any(layouts) else ()
+    return (name, layouts, "into") if into else (name, layouts)
+
+
 def compile_kernel(name, target="cuda", layouts=(), into=False):
     """Compile one kernel with tilelang.compile (needs a CUDA GPU) for tensor `layouts` (see
     `prim_func`); it allocates and returns its outputs, or with `into` writes outputs passed after
     the inputs. Cached per process, layout and `into`."""
-    key = (name, tuple(layouts)) if not into else (name, tuple(layouts), "into")
+    key = _key(name, layouts, into)
     if key not in _compiled:
         n_in = KERNELS[name]["inputs"]
         outs = None if into else list(range(n_in, n_in + KERNELS[name]["outputs"]))
@@ -160,18 +165,20 @@ def run(*tensors, candidate=0, out=None):
         args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
         layouts = [layout(x) for x in args]
         args = [_fresh(x) if lay == "copy" else x for x, lay in zip(args, layouts)]
-        layouts = tuple(None if lay == "copy" else lay for lay in layouts)
-        into = out is not None and name == names[-1] and KERNELS[name]["outputs"] == 1 and layout(out) != "copy"
-        key = (*layouts, layout(out)) if into else layouts
-        if any(key) and (name, key, "into") not in _compiled and (name, key) not in _compiled:
+        layouts = [None if lay == "copy" else lay for lay in layouts]
+        last = out is not None and name == names[-1] and KERNELS[name]["outputs"] == 1
+        into = last and layout(out) != "copy"
+        if into:
+            layouts.append(layout(out))
+        if any(layouts) and _key(name, layouts, into) not in _compiled:
             if sum(k[0] == name and any(k[1]) for k in _compiled) >= MAX_LAYOUTS:
                 args = [_fresh(x) if lay is not None else x for x, lay in zip(args, layouts)]
-                layouts, into = (None,) * len(layouts), False
+                layouts, into = [], False
         env.update(zip(KERNELS[name]["input_names"], args))
         if into:
-            compile_kernel(name, layouts=(*layouts, layout(out)), into=True)(*args, out)
+            compile_kernel(name, layouts=layouts, into=True)(*args, out)
             return out
-        result = compile_kernel(name, layouts=layouts if any(layouts) else ())(*args)
+        result = compile_kernel(name, layouts=layouts)(*args)
         values = list(result) if isinstance(result, (list, tuple)) else [result]
         env.update(zip(KERNELS[name].get("output_names", ()), values))
     if out is not None:
