@@ -66,6 +66,11 @@ def element_type(dtype: Any) -> str:
     return name
 
 
+def is_mask_dtype(dtype: Any) -> bool:
+    """A boolean or integer dtype: such a tensor enters a graph only as a mask (`Input.cast`)."""
+    return not dtype.is_floating_point and not dtype.is_complex
+
+
 def meta_val(node: fx.Node) -> Any:
     return node.meta.get("val")
 
@@ -128,6 +133,8 @@ class Emitter:
     env: dict[Any, SSAValue | Transposed] = field(default_factory=dict)
     inputs: list[Input] = field(default_factory=list)
     output_like: fx.Node | None = None  # the output is a grouped view of this input's shape (grouped SDPA)
+    empty_rows: fx.Node | None = None  # a boolean SDPA mask: PyTorch returns 0 for a query row it masks whole
+    masks: set[SSAValue] = field(default_factory=set)  # values that hold a boolean or integer mask as 0/1
 
     # ------------------------------------------------------------ values
     def value(self, arg: Any, *, transposed_ok: bool = False, as_mask: bool = False) -> SSAValue | Transposed:
@@ -142,7 +149,7 @@ class Emitter:
             if not hasattr(val, "shape"):
                 raise Unsupported(f"operand {arg.name} is not a tensor")
             cast = None
-            if str(val.dtype) == "torch.bool" and as_mask:  # 0/1 in the graph's float type
+            if as_mask and is_mask_dtype(val.dtype):  # 0/1 in the graph's float type
                 elt = self.builder.default_element_type
                 cast = torch_dtype(str(elt))
             else:
@@ -153,6 +160,8 @@ class Emitter:
             name = f"in{len(self.inputs)}"
             self.env[arg] = self.builder.input(name, list(shape), elt, dynamic=self._dynamic(val.shape, shape))
             self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, cast=cast))
+            if cast is not None:
+                self.masks.add(self.env[arg])
         v = self.env[arg]
         if isinstance(v, Transposed) and not transposed_ok:
             raise Unsupported(f"{arg.name} is a transpose, which tgraph has only as matmul transpose_b")
@@ -194,7 +203,12 @@ class Emitter:
 
     def as_type(self, x: SSAValue, element_type: Any) -> SSAValue:
         """`x` in `element_type` (`f16`, or an xDSL type): itself, or a `tgraph.cast` of it."""
-        return x if str(tgraph.tensor_type(x).element_type) == str(element_type) else self.builder.cast(x, element_type)
+        if str(tgraph.tensor_type(x).element_type) == str(element_type):
+            return x
+        y = self.builder.cast(x, element_type)
+        if x in self.masks:
+            self.masks.add(y)
+        return y
 
     def tensor(self, arg: Any) -> SSAValue:
         v = self.value(arg)
@@ -277,6 +291,15 @@ class GroupedAttention:
     repeat_nodes: list[fx.Node]
 
 
+def bool_masked_attention(node: fx.Node) -> bool:
+    """An SDPA with a boolean attn_mask: its rows masked whole are 0 in PyTorch, which the stitched op
+    applies to the region's output, so the SDPA must be its region's root."""
+    if _packet(node) != "aten.scaled_dot_product_attention":
+        return False
+    mask = _sdpa_args(node)["attn_mask"]
+    return mask is not None and str(getattr(meta_val(mask), "dtype", None)) == "torch.bool"
+
+
 def grouped_attention(node: fx.Node) -> GroupedAttention | None:
     """The grouped form of an SDPA node over repeated kv heads (unmasked, 4-d), else None."""
     if _packet(node) != "aten.scaled_dot_product_attention":
@@ -340,6 +363,11 @@ def _binary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
         x = cx.tensor(a)
         c = _scalar(b)
         if c is not None:
+            if name == "mul" and (keep := _inverted_mask(cx, a, x)) is not None:
+                # (1 - keep) * c as select(keep, 0, c): the search draws a select condition as 0/1 (a
+                # 0/1 input times finfo.min drawn from a normal overflows every rewritten softmax)
+                zero = cx.builder.scale(keep, 0.0)
+                return cx.builder.select(keep, zero, cx.builder.scalar("add", zero, c))
             if name == "mul":
                 return cx.builder.scale(x, c)
             if name == "div":
@@ -351,6 +379,38 @@ def _binary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
         return cx.builder.binary(name, *cx.same_rank(x, y))
 
     return conv
+
+
+def _inverted_mask(cx: Emitter, node: Any, x: SSAValue) -> SSAValue | None:
+    """The 0/1 mask `keep` when `x` (the value of FX `node`) is `1 - keep`, used only here
+    (Hugging Face's extended attention mask `(1.0 - mask.to(dtype)) * torch.finfo(dtype).min`);
+    its `scalar rsub` is erased, the caller uses `keep`."""
+    from torch import fx
+
+    op = x.owner
+    if not (
+        isinstance(node, fx.Node) and len(node.users) == 1 and isinstance(op, tgraph.ScalarOp)
+        and op.kind.data.value == "rsub" and op.constant.value.data == 1.0 and op.input in cx.masks and not x.uses
+    ):
+        return None
+    keep = op.input
+    op.detach()
+    op.erase()
+    return keep
+
+
+def _rsub(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`rsub(x, other)` = other - x (`1.0 - x` in Python)."""
+    x, other = node.args[0], node.args[1]
+    if node.kwargs.get("alpha", node.args[2] if len(node.args) > 2 else 1) != 1:
+        raise Unsupported("rsub with alpha")
+    c = _scalar(other)
+    if c is not None:
+        return cx.builder.scalar("rsub", cx.tensor(x), c)
+    a, b = cx.tensor(other), cx.tensor(x)
+    if tgraph.tensor_type(a).element_type != tgraph.tensor_type(b).element_type:
+        raise Unsupported("rsub of mixed element types")
+    return cx.builder.binary("sub", *cx.same_rank(a, b))
 
 
 def _gelu(cx: Emitter, node: fx.Node) -> SSAValue:
@@ -484,7 +544,7 @@ def _convert(cx: Emitter, node: fx.Node) -> SSAValue:
     """`x.to(dtype)`, `x.float()`, `x.type_as(y)`: a `tgraph.cast` where the element type changes (the
     float32 norms and softmaxes of Hugging Face models); a boolean mask enters as 0/1 (`Input.cast`)."""
     src, dst = meta_val(node.args[0]).dtype, meta_val(node).dtype
-    x = cx.value(node.args[0], as_mask=str(src) == "torch.bool")
+    x = cx.value(node.args[0], as_mask=is_mask_dtype(src))
     assert isinstance(x, SSAValue)
     return cx.as_type(x, element_type(dst))
 
@@ -609,6 +669,9 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
         keep = cx.causal_input([1] * (len(cx.shape(s)) - 2) + list(cx.shape(s)[-2:]), 0)
         s = b.add(s, b.scale(b.scalar("add", keep, -1.0), -MASKED_LOGIT))
     if mask is not None and str(meta_val(mask).dtype) == "torch.bool":
+        if len(meta_val(mask).shape) > len(meta_val(a["query"]).shape):
+            raise Unsupported("boolean attn_mask of higher rank than the query")
+        cx.empty_rows = mask  # PyTorch's 0 for a row masked whole is applied to the output (`Region.empty_rows`)
         # keep where True: select(keep, s, keep - 30000) (the fill a tensor, MASKED_LOGIT where it is
         # used); as a select condition the mask is drawn as 0/1 by the search's tests (a float input
         # drawn from a normal made every rewritten softmax overflow and be refused)
@@ -655,6 +718,7 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.pow": _pow,
     "aten.add": _binary("add"),
     "aten.sub": _binary("sub"),
+    "aten.rsub": _rsub,
     "aten.mul": _binary("mul"),
     "aten.div": _binary("div"),
     "aten.maximum": _binary("max"),

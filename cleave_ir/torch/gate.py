@@ -88,13 +88,13 @@ InputSet = tuple[str, list[torch.Tensor]]
 def input_sets(example: Sequence[torch.Tensor], other_shapes: Sequence[Sequence[int]] | None = None, seed: int = 0) -> list[InputSet]:
     """(name, tensors): the example values, one random set per distribution of `DISTRIBUTIONS[1:]`,
     and with `other_shapes` (other sizes of the dynamic dims) a normal(0,1) set of those shapes.
-    A boolean input (an attention mask) keeps its example value; at other shapes it is causal."""
+    A boolean or integer input (an attention mask) keeps its example value; at other shapes it is causal."""
     gen = torch.Generator().manual_seed(seed)
     sets: list[InputSet] = [(DISTRIBUTIONS[0], list(example))]
     for dist in DISTRIBUTIONS[1:]:
         one = []
         for x in example:
-            if x.dtype == torch.bool:
+            if not x.is_floating_point():  # a boolean or integer mask keeps its values
                 one.append(x)
                 continue
             if dist == "uniform(-1,1)":
@@ -105,7 +105,7 @@ def input_sets(example: Sequence[torch.Tensor], other_shapes: Sequence[Sequence[
         sets.append((dist, one))
     if other_shapes is not None:
         resized = [
-            causal_mask(list(shape), x.device) if x.dtype == torch.bool else torch.randn(list(shape), generator=gen, dtype=torch.float64).to(x.device, x.dtype)
+            causal_mask(list(shape), x.device).to(x.dtype) if not x.is_floating_point() else torch.randn(list(shape), generator=gen, dtype=torch.float64).to(x.device, x.dtype)
             for shape, x in zip(other_shapes, example)
         ]
         sets.append((f"normal(0,1) at shapes {[list(s) for s in other_shapes]}", resized))
@@ -169,7 +169,10 @@ def gate(
         return row
     row.error, row.pytorch_error = max(errors), max(torch_errors)
     worst = max(range(len(errors)), key=lambda i: errors[i])
-    if not (math.isfinite(row.error) and row.error <= tol):
+    if not math.isfinite(row.error):
+        row.reason = f"wrong: ours is inf or NaN where the float64 reference is finite, on {names[worst]} inputs"
+        return row
+    if row.error > tol:
         row.reason = f"wrong: rel. error {row.error:.1e} > {tol:.0e} on {names[worst]} inputs"
         return row
     try:

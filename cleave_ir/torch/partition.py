@@ -34,7 +34,7 @@ from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
-    Emitter, Input, Transposed, Unsupported, awkward, constant_scalar, convert, element_type, grouped_attention, meta_val, op_name,
+    Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, grouped_attention, is_mask_dtype, meta_val, op_name,
     padded_size,
 )
 from cleave_ir.torch.capture import Captured
@@ -64,6 +64,14 @@ class Region:
     reason: str = ""
     output_like: int | None = None  # the graph's output is a grouped view of this tensor input's shape
     unsqueeze: tuple[int, ...] = ()  # size-1 dims of the root that the graph's output leaves out
+    empty_rows: int | None = None  # this tensor input is a boolean SDPA mask: the output's rows it masks whole are 0
+
+    def zero_empty_rows(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
+        """`out` (the root's value) with the query rows that the boolean mask `xs[empty_rows]` masks
+        whole set to 0, as PyTorch's SDPA returns them (the kernel's fill gives their mean of V)."""
+        if self.empty_rows is not None:
+            out.masked_fill_(~xs[self.empty_rows].any(-1, keepdim=True), 0)
+        return out
 
     def unview(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         """The kernel's output `out` (for tensor inputs `xs`) in the shape of the region's root."""
@@ -158,7 +166,7 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
         grouped = grouped_attention(n)
         if (
             not n.users or r is None or size[r][0] + ops > max_ops or size[r][1] + mms > MAX_MATMULS
-            or grouped is not None or n in grouped_queries
+            or grouped is not None or n in grouped_queries or bool_masked_attention(n)
         ):
             r = len(members)
             members.append([])
@@ -206,6 +214,8 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     region.inputs = cx.inputs
     if cx.output_like is not None:
         region.output_like = region.tensor_inputs().index(cx.output_like)
+    if cx.empty_rows is not None:
+        region.empty_rows = region.tensor_inputs().index(cx.empty_rows)
     kinds = set(region.tgraph_ops())
     found = [k for k in ("matmul", "reduce") if k in kinds]
     region.worth = bool(found)
@@ -335,6 +345,9 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
         if float64 and float_conversion(n):
             env[n] = env[n.args[0]]
             continue
+        if float64 and mask_conversion(n):  # a mask's 0/1 in float64, the type of the other operands
+            env[n] = g.call_function(torch.ops.aten._to_copy.default, (env[n.args[0]],), {"dtype": torch.float64})
+            continue
         env[n] = g.node_copy(n, arg)
         if float64 and op_name(n) in ("aten.softmax", "aten._softmax") and len(n.args) > 2:
             env[n].args = (*env[n].args[:2], None if op_name(n) == "aten.softmax" else False)
@@ -348,6 +361,14 @@ def float_conversion(node: fx.Node) -> bool:
         return False
     src, dst = meta_val(node.args[0]), meta_val(node)
     return all(getattr(v, "dtype", None) is not None and v.dtype.is_floating_point for v in (src, dst))
+
+
+def mask_conversion(node: fx.Node) -> bool:
+    """A node that converts a boolean or integer tensor (a mask) to a floating dtype."""
+    if op_name(node) not in ("aten._to_copy", "aten.to"):
+        return False
+    src, dst = meta_val(node.args[0]), meta_val(node)
+    return getattr(src, "dtype", None) is not None and is_mask_dtype(src.dtype) and getattr(dst, "dtype", torch.bool).is_floating_point
 
 
 def example_inputs(captured: Captured, region: Region) -> list[Any]:

@@ -38,7 +38,7 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
     writes that layout in place; another kernel's result is copied into it.
     """
     slots = region.inputs
-    if pytorch is None and region.output_like is None and not region.unsqueeze and all(
+    if pytorch is None and region.output_like is None and not region.unsqueeze and region.empty_rows is None and all(
         i.group == 1 and i.layout is None and i.cast is None and i.causal is None for i in slots
     ):
         return kernel
@@ -70,15 +70,16 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
         args = [slot.mask(xs[0].device) if slot.causal is not None else slot.view(next(it)) for slot in slots]
         want = wanted(xs) if pytorch is not None else None
         if want is None:
-            return region.unview(kernel(*args), xs)
+            return region.zero_empty_rows(region.unview(kernel(*args), xs), xs)
         out = torch.empty_strided(want[0], want[1], dtype=want[2], device=xs[0].device)
         if writes_out:
             target = out
             for d in reversed(region.unsqueeze):
                 target = target.squeeze(d)
             kernel(*args, out=target)
-            return out
-        return out.copy_(region.unview(kernel(*args), xs))
+        else:
+            out.copy_(region.unview(kernel(*args), xs))
+        return region.zero_empty_rows(out, xs)
 
     return run
 
