@@ -83,3 +83,75 @@ def test_boolean_mask_rows_masked_whole_are_zero():
         assert bool((want[1, :, :3] == 0).all())
         torch.testing.assert_close(m2(q, k, v, padded), want, rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(m2(q, k, v, causal), f(q, k, v, causal), rtol=1e-5, atol=1e-5)
+
+
+class T5Norm(torch.nn.Module):
+    """T5's RMSNorm: the variance in float32, `x * rsqrt(var + eps)` promoted to float32, cast back
+    to the weight's half type, then a projection."""
+
+    def __init__(self, d: int = 32) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.rand(d) + 0.5)
+        self.proj = torch.nn.Linear(d, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        var = x.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        h = (x * torch.rsqrt(var + 1e-6)).to(self.w.dtype)
+        return self.proj(self.w * h)
+
+
+def test_mixed_type_product_and_half_precision_tolerance():
+    """bf16 x times a float32 statistic is computed in float32 (PyTorch's promotion: both cast), so the
+    norm and projection are one region (before: "mul of mixed element types" cut it in two); the gate
+    checks a region at the tolerance of the least precise type it computes (before: the first
+    input's, float32's 1e-3, refused the bf16 projection as wrong at 4e-3)."""
+    torch.manual_seed(0)
+    m, x = T5Norm().to(torch.bfloat16).eval(), torch.randn(4, 32, dtype=torch.bfloat16)
+    plan = ct.explain(m, (x,), quiet=True)
+    [region] = plan.regions
+    assert not plan.unsupported and region.tgraph_ops().count("cast") >= 2, plan.text()
+    m2 = ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave" and 1e-3 < row.error < 2e-2, row
+    x2 = torch.randn(4, 32, dtype=torch.bfloat16)
+    with torch.no_grad():
+        torch.testing.assert_close(m2(x2), m(x2), rtol=2e-2, atol=2e-2)
+
+
+def test_enable_gqa_is_the_grouped_form():
+    """SDPA(enable_gqa=True) over fewer kv heads: the grouped form of repeat_kv'd attention (the query
+    heads of a kv head are rows, K and V read once); before, it stayed in PyTorch."""
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+    torch.manual_seed(0)
+    xs = (torch.randn(2, 8, 3, 16), torch.randn(2, 2, 40, 16), torch.randn(2, 2, 40, 16))
+    plan = ct.explain(f, xs, quiet=True)
+    [region] = plan.regions
+    assert region.output_like == 0 and "%in0: !tgraph.tensor<[2, 2, 12, 16], f32>" in graph_text(region.graph), plan.text()
+    m2 = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert m2.cleave_report.rows[0].decision == "cleave"
+    ys = (torch.randn(2, 8, 3, 16), torch.randn(2, 2, 40, 16), torch.randn(2, 2, 40, 16))
+    with torch.no_grad():
+        torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-5, atol=1e-5)
+    causal = ct.explain(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True), xs, quiet=True)
+    assert "enable_gqa with an attn_mask or is_causal" in causal.text()
+
+
+def test_baddbmm_and_numpy_transpose():
+    """`torch.baddbmm` (Bloom's ALiBi scores) and `x @ w.T` (aten.numpy_T) over broadcast batch dims compile."""
+
+    def f(b, x, y, w):
+        s = torch.baddbmm(b, x, y, beta=0.5, alpha=2.0)
+        return torch.softmax(s, -1) @ w.T
+
+    torch.manual_seed(0)
+    xs = (torch.randn(2, 4, 8), torch.randn(2, 4, 16), torch.randn(2, 16, 8), torch.randn(12, 8))
+    plan = ct.explain(f, xs, quiet=True)
+    assert not plan.unsupported and [r.tgraph_ops().count("matmul") for r in plan.regions] == [2], plan.text()
+    m2 = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert m2.cleave_report.rows[0].decision == "cleave"
+    ys = [torch.randn_like(x) for x in xs]
+    with torch.no_grad():
+        torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-5, atol=1e-5)

@@ -305,12 +305,23 @@ def grouped_attention(node: fx.Node) -> GroupedAttention | None:
     if _packet(node) != "aten.scaled_dot_product_attention":
         return None
     a = _sdpa_args(node)
-    if a["attn_mask"] is not None or a["is_causal"] or a["dropout_p"] or a["enable_gqa"]:
+    if a["attn_mask"] is not None or a["is_causal"] or a["dropout_p"]:
         return None
+    if a["enable_gqa"]:  # PyTorch's own grouping: query head h reads kv head h // group, as repeat_kv
+        hq, hk, hv = (_heads(a[x]) for x in ("query", "key", "value"))
+        if len(meta_val(a["query"]).shape) != 4 or None in (hq, hk) or hk != hv or hq == hk or hq % hk:
+            return None
+        return GroupedAttention(a["key"], a["value"], hq // hk, [])
     k, v = repeat_kv_source(a["key"]), repeat_kv_source(a["value"])
     if k is None or v is None or k[1] != v[1] or k[1] < 2 or len(meta_val(a["query"]).shape) != 4:
         return None
     return GroupedAttention(k[0], v[0], k[1], sorted(k[2] + v[2], key=lambda n: list(node.graph.nodes).index(n)))
+
+
+def _heads(node: Any) -> int | None:
+    """The static size of dim -3 (the heads of [b, h, s, d]), else None."""
+    shape = getattr(meta_val(node), "shape", ())
+    return int(shape[-3]) if len(shape) >= 3 and not is_symbolic(shape[-3]) else None
 
 
 def _static_dim(node: fx.Node, d: int) -> int:
@@ -374,9 +385,9 @@ def _binary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
                 return cx.builder.scale(x, 1.0 / c)
             return cx.builder.scalar(name, x, c)
         y = cx.tensor(b)
-        if tgraph.tensor_type(x).element_type != tgraph.tensor_type(y).element_type:
-            raise Unsupported(f"{name} of mixed element types")
-        return cx.builder.binary(name, *cx.same_rank(x, y))
+        # mixed types (a float32 statistic times a bf16 activation): PyTorch computes in the promoted type
+        out = element_type(meta_val(node).dtype)
+        return cx.builder.binary(name, *cx.same_rank(cx.as_type(x, out), cx.as_type(y, out)))
 
     return conv
 
@@ -493,6 +504,11 @@ def _addmm(cx: Emitter, node: fx.Node) -> SSAValue:
     return cx.builder.binary("add", *cx.same_rank(y, c))
 
 
+def _baddbmm(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`baddbmm(c, a, b, beta=1, alpha=1)` = beta * c + alpha * (a @ b), batched (Bloom's ALiBi scores)."""
+    return _addmm(cx, node)
+
+
 def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
     from torch import fx
 
@@ -518,7 +534,7 @@ def _transpose(cx: Emitter, node: fx.Node) -> Transposed:
     val = meta_val(node)
     rank = len(val.shape)
     target = _packet(node)
-    if target == "aten.t":
+    if target in ("aten.t", "aten.numpy_T"):  # `w.T` of a 2-d w
         swapped = rank == 2
     elif target == "aten.permute":
         perm = [p % rank for p in node.args[1]]
@@ -651,9 +667,9 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
         raise Unsupported("attention with dropout")
     if a["is_causal"] and a["attn_mask"] is not None:
         raise Unsupported("is_causal=True with an attn_mask")
-    if a["enable_gqa"]:
-        raise Unsupported("attention with enable_gqa (broadcast the kv heads with unsqueeze instead)")
-    else:
+    if grouped is None:
+        if a["enable_gqa"] and _heads(a["query"]) != _heads(a["key"]):
+            raise Unsupported("enable_gqa with an attn_mask or is_causal (only unmasked grouped attention is supported)")
         q = cx.tensor(a["query"])
     k, v = cx.tensor(a["key"]), cx.tensor(a["value"])
     mask = a["attn_mask"]
@@ -695,7 +711,9 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.bmm": _matmul,
     "aten.linear": _linear,
     "aten.addmm": _addmm,
+    "aten.baddbmm": _baddbmm,
     "aten.t": _transpose,
+    "aten.numpy_T": _transpose,
     "aten.transpose": _transpose,
     "aten.permute": _transpose,
     "aten.exp": _unary("exp"),

@@ -133,6 +133,14 @@ def default_timer(fn: Callable[..., Any], inputs: Sequence[torch.Tensor], which:
     return statistics.median(samples)
 
 
+def region_tolerance(region: Region) -> float:
+    """The tolerance of the least precise floating type the region computes, reads or returns (a
+    float32 input cast to bf16 inside is checked at bf16's)."""
+    vals = [n.meta.get("val") for n in [*region.nodes, *region.tensor_inputs()]]
+    dtypes = {v.dtype for v in vals if isinstance(v, torch.Tensor) and v.dtype.is_floating_point}
+    return max((TOLERANCE.get(d, 1e-2) for d in dtypes), default=1e-2)
+
+
 def gate(
     region: Region,
     pytorch: Callable[..., torch.Tensor],
@@ -149,8 +157,7 @@ def gate(
     where the region converts dtypes) run in float64 on every input set, then time it against
     `baseline` (default `pytorch`; e.g. the region under torch.compile); the verdict."""
     row = Row(region.index, region.ops(), "pytorch", "", tgraph_ops=region.tgraph_ops())
-    dtype = sets[0][1][0].dtype if sets and sets[0][1] else torch.float32
-    tol = tolerance if tolerance is not None else TOLERANCE.get(dtype, 1e-2)
+    tol = tolerance if tolerance is not None else region_tolerance(region)
     errors, torch_errors, names = [], [], []
     try:
         with torch.no_grad():
