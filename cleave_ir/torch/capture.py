@@ -46,12 +46,29 @@ class _Module(torch.nn.Module):
 def export(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None) -> fx.GraphModule:
     """`torch.export.export(model, example_inputs, dynamic_shapes=...).module()` (a function is wrapped)."""
     if not isinstance(model, torch.nn.Module):
+        dynamic_shapes = _varargs_shapes(model, dynamic_shapes)
         model = _Module(model)
     try:
         ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
     except Exception as e:  # one line for the user; the model itself is untouched
         raise CleaveError(f"error: torch.export failed: {one_line(e)}") from None
     return ep.module()
+
+
+def _varargs_shapes(fn: Callable[..., Any], dynamic_shapes: Any) -> Any:
+    """`dynamic_shapes` given for `fn`'s inputs (a sequence, or a dict by parameter name) as the
+    `_Module` wrapper's `forward(*args)` takes them: one entry, `args`, holding the sequence."""
+    if dynamic_shapes is None:
+        return None
+    if isinstance(dynamic_shapes, dict):
+        import inspect
+
+        try:
+            names = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            return dynamic_shapes
+        dynamic_shapes = [dynamic_shapes.get(n) for n in names]
+    return (tuple(dynamic_shapes),) if isinstance(dynamic_shapes, (list, tuple)) else dynamic_shapes
 
 
 def record(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> dict[fx.Node, Any]:
