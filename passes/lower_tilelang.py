@@ -83,7 +83,7 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
 from cleave_ir.passes.overlap_gemms import overlap_kernel
-from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
+from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, gemm_warps_fit, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
 from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -1344,24 +1344,6 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
     smem = kernel.attributes.get("cleave.smem_bytes")
     used = smem.value.data if isinstance(smem, IntegerAttr) else 0
     return pad if used + extra <= SMEM_BYTES else {}
-
-
-def gemm_warps_fit(m: int, n: int, threads: int, transpose_b: bool = True) -> bool:
-    """Whether T.gemm can split an m x n tile over `threads` (TileLang's warp partition, sm_90).
-
-    Each of the m_warp x n_warp warps owns a multiple of 16 rows and 8 columns; with 64+ rows and whole
-    warpgroups TileLang picks wgmma, which also needs m_warp to be a multiple of 4, and a B operand
-    whose rows are N-contiguous (not `transpose_b`) at least 16 columns wide (x [1, 256] @ W [256, 8]
-    padded to 64 rows failed TileLang 0.1.15's lowering: "WGMMA operand layout contiguity ... disagrees").
-    """
-    warps = threads // 32
-    wgmma = m >= 64 and warps % 4 == 0
-    if wgmma and not transpose_b and n % 16:
-        return False
-    return any(
-        warps % mw == 0 and m % (16 * mw) == 0 and n % (8 * (warps // mw)) == 0 and (not wgmma or mw % 4 == 0)
-        for mw in range(1, warps + 1)
-    )
 
 
 def gemv_split(m: int, n: int, k: int, threads: int) -> int:

@@ -167,6 +167,24 @@ def _tensor_core_shaped(op: Operation) -> bool:
     return out[-2] % 16 == 0 and out[-1] % 8 == 0 and lhs[-1] % 16 == 0
 
 
+def gemm_warps_fit(m: int, n: int, threads: int, transpose_b: bool = True) -> bool:
+    """Whether T.gemm can split an m x n tile over `threads` (TileLang's warp partition, sm_90).
+
+    Each of the m_warp x n_warp warps owns a multiple of 16 rows and 8 columns; with 64+ rows and whole
+    warpgroups TileLang picks wgmma, which also needs m_warp to be a multiple of 4, and a B operand
+    whose rows are N-contiguous (not `transpose_b`) at least 16 columns wide (x [1, 256] @ W [256, 8]
+    padded to 64 rows failed TileLang 0.1.15's lowering: "WGMMA operand layout contiguity ... disagrees").
+    """
+    warps = threads // 32
+    wgmma = m >= 64 and warps % 4 == 0
+    if wgmma and not transpose_b and n % 16:
+        return False
+    return any(
+        warps % mw == 0 and m % (16 * mw) == 0 and n % (8 * (warps // mw)) == 0 and (not wgmma or mw % 4 == 0)
+        for mw in range(1, warps + 1)
+    )
+
+
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma (`lower_tilelang.plan_row_padding`)
 GEMV_VECTOR_BYTES = 16  # one vector load per thread and step of a direct GEMV
 # rows of weight per block: 4 (a warp each, on 128 threads) to 32 (a warp's 256 partial sums per
@@ -353,6 +371,28 @@ def shared_input_bytes(kernel: itgraph.KernelOp) -> dict[str, float]:
     return shared
 
 
+def gemm_threads(kernel: itgraph.KernelOp, threads: int) -> int:
+    """`threads`, or fewer (down to one warp) where a tensor-core tile of at least 16 rows is too
+    small to split over its warps (`gemm_warps_fit`: 16 x 16 on 4 warps): with fewer warps T.gemm
+    takes it; with these it would become a CUDA-core loop (H200: x [16, 4096] @ W^T [1024, 4096] in
+    16 x 16 tiles on 128 threads 79.5 us, estimated 15.2; bench/results/layers_decode_2026-12-03_H200.md)."""
+    tiles = [
+        (int(out[-2]), int(out[-1]), op.transpose_b is not None)
+        for op in kernel.walk()
+        if isinstance(op, tgraph.MatmulOp) and _tensor_core_shaped(op)
+        for out in [tgraph.tensor_type(op.result).shape]
+        if all(d == 1 for d in out[:-2]) and int(out[-2]) >= 16
+    ]
+    if not tiles or all(gemm_warps_fit(m, n, threads, tt) for m, n, tt in tiles):
+        return threads
+    fewer = threads // 2
+    while fewer >= 32:
+        if all(gemm_warps_fit(m, n, fewer, tt) for m, n, tt in tiles):
+            return fewer
+        fewer //= 2
+    return threads
+
+
 def raster_dim(kernel: itgraph.KernelOp) -> str | None:
     """The grid dim to launch fastest (blockIdx.x), if not the first: the one whose blocks share the
     most input bytes (`shared_input_bytes`); ties keep the first."""
@@ -443,6 +483,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         for r in op.results
     ]
     keep_warps = any(_tensor_core_shaped(op) for op in kernel.walk())
+    threads = gemm_threads(kernel, threads)
     fitting = layout_threads(sizes, threads) if not keep_warps else threads if layout_threads(sizes, threads) == threads else 0
     fitting = fitting or (0 if keep_warps else layout_threads(sizes))  # fewer threads, else up to 256
     if not fitting:

@@ -10,7 +10,7 @@
 // CHECK:        tilelang.clear %[[W]]
 // CHECK:        tilelang.pipelined r0 in 64
 // CHECK-NOT:      tilelang.reduce_sum
-// CHECK:          tilelang.serial kk in 128
+// CHECK:          tilelang.gemm
 // CHECK-NOT:      tilelang.reduce_sum
 // CHECK:          tilelang.store %{{.*}}, %[[W]][i0, i1]
 // CHECK:        tilelang.reduce_sum %[[W]], %[[R:.*]] dim 1 clear

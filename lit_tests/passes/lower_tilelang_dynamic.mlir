@@ -16,7 +16,7 @@
 // PY-NEXT: out0_stride0 = T.dynamic("out0_stride0")
 // PY-NEXT: @T.prim_func
 // PY-NEXT: def g_k0(x: T.StridedTensor((x_d0, 512), (x_stride0, 1), "float16"), w: T.StridedTensor((512, 64), (w_stride0, 1), "float16"), out0: T.StridedTensor((x_d0, 64), (out0_stride0, 1), "float16")):
-// PY-NEXT:     with T.Kernel(T.ceildiv(x_d0, 16), 4, threads=128) as (bx, by):
+// PY-NEXT:     with T.Kernel(T.ceildiv(x_d0, 16), 4, threads=64) as (bx, by):
 
 // CMP: @g_k0 vs @g: agree (max relative error {{.*}}, tolerance 0.02)
 

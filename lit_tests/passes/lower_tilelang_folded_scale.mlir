@@ -2,7 +2,7 @@
 // max is taken of the unscaled scores and scaled after (max(c s) = c max(s) for c > 0), the scale is
 // computed inside the exp's loop, and exp2's argument is one FMA, s * (c log2 e) - m * log2 e, not
 // three passes (scale, subtract, exp). The loop body is ordered as TileLang's examples: the row sum
-// of P and its running update before P @ V, V's tile loaded next to it (`order_loop_bodies`).
+// of P and its running update before P @ V, V's tile loaded right before its gemm (`order_loop_bodies`).
 // RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory' -t tilelang 2>/dev/null | filecheck %s
 // The same fold without a KV loop (the whole row in one tile), run against its graph:
 // RUN: cleave-opt %S/Inputs/attention_scaled_small.mlir -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | cleave-run - | filecheck %s --check-prefix=CMP
@@ -22,9 +22,10 @@
 // CHECK:          l[i0] = l[i0] + {{.*}}
 // CHECK-NEXT:     for i0 in T.Parallel(16):
 // CHECK-NEXT:         l_acc[i0] = l_acc[i0] * alpha[i0] + l[i0]
-// CHECK-NEXT:     T.copy(v[
 // CHECK-NEXT:     for i0, i1 in T.Parallel(16, 16):
 // CHECK-NEXT:         o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0]
+// CHECK:          T.copy(v[
+// CHECK-NEXT:     T.gemm({{.*}}, v_1, o_acc
 
 // CMP:      @fa_small_k0 vs @fa_small: agree
 
