@@ -9,6 +9,9 @@ downloads. Attention is `F.scaled_dot_product_attention` with kv heads repeated 
 `repeat_kv`; prefill is causal (`is_causal=True`, as Hugging Face's SDPA path without a padding
 mask), decode attends over a KV cache of 4096 plus the
 new token. Settings: prefill B1 S2048, decode B in --decode-batches (default 1, 16, 64) with KV 4096.
+Grouped-query attention repeats the kv heads as Hugging Face's `repeat_kv` does (default), or with
+`--gqa enable_gqa` passes them to SDPA as they are (`enable_gqa=True`, what Hugging Face uses on torch >= 2.5
+when no mask is needed).
 
 For each (model, setting): median us per call (CUDA graphs where capture works, `cleave_ir.runtime.timed`)
 of eager, torch.compile (default) and torch.compile (max-autotune-no-cudagraphs), ours
@@ -94,9 +97,9 @@ def repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
 class Layer(nn.Module):
     """A pre-norm decoder layer: norm, attention (+ cache in decode), residual, norm, MLP, residual."""
 
-    def __init__(self, c: Config) -> None:
+    def __init__(self, c: Config, gqa: str = "repeat_kv") -> None:
         super().__init__()
-        self.c = c
+        self.c, self.gqa = c, gqa
         norm = (lambda: nn.LayerNorm(c.hidden, eps=c.eps)) if c.norm == "layer" else (lambda: RMSNorm(c.hidden, c.eps))
         self.norm1, self.norm2 = norm(), norm()
         self.q = nn.Linear(c.hidden, c.heads * c.head_dim, bias=c.bias)
@@ -128,7 +131,11 @@ class Layer(nn.Module):
         if k_cache is not None:
             k, v = torch.cat([k_cache, k], dim=2), torch.cat([v_cache, v], dim=2)
         rep = c.heads // c.kv_heads
-        a = F.scaled_dot_product_attention(q, repeat_kv(k, rep), repeat_kv(v, rep), is_causal=k_cache is None and s > 1)
+        causal = k_cache is None and s > 1
+        if self.gqa == "enable_gqa" and rep > 1:  # SDPA reads each kv head for its group (Hugging Face on torch >= 2.5 where it can)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        else:
+            a = F.scaled_dot_product_attention(q, repeat_kv(k, rep), repeat_kv(v, rep), is_causal=causal)
         x = x + self.o(a.transpose(1, 2).reshape(b, s, c.heads * c.head_dim))
         h = self.norm2(x)
         if c.mlp == "swiglu":
@@ -138,9 +145,9 @@ class Layer(nn.Module):
         return x + self.down(m)
 
 
-def make_layer(c: Config, dtype: torch.dtype, device: str, seed: int = 0) -> Layer:
+def make_layer(c: Config, dtype: torch.dtype, device: str, seed: int = 0, gqa: str = "repeat_kv") -> Layer:
     torch.manual_seed(seed)
-    layer = Layer(c)
+    layer = Layer(c, gqa)
     with torch.no_grad():
         for name, p in layer.named_parameters():
             if "norm" in name and name.endswith("weight"):
@@ -209,7 +216,7 @@ def run_case(
     import cleave_ir.torch as ct
 
     named = make_inputs(c, setting, batch, args.seq, args.kv, dtype, device)
-    layer = Bound(make_layer(c, dtype, device), list(named)).eval()
+    layer = Bound(make_layer(c, dtype, device, gqa=args.gqa), list(named)).eval()
     inputs = tuple(named.values())
     row: dict[str, Any] = {"model": c.name, "setting": setting, "batch": batch, "seq": args.seq if setting == "prefill" else 1, "kv": args.kv if setting == "decode" else 0}
     with torch.no_grad():
@@ -341,6 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--smoke", action="store_true", help="tiny shapes, float32, CPU, kernels interpreted, no torch.compile")
     p.add_argument("--warm", action="store_true", help="optimize each layer a second time (warm cache) and report how long that took")
     p.add_argument("--verbose", action="store_true")
+    p.add_argument(
+        "--gqa", default="repeat_kv", choices=["repeat_kv", "enable_gqa"],
+        help="how attention with fewer kv heads is written: Hugging Face's repeat_kv (default) or SDPA(enable_gqa=True)",
+    )
     args = p.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
