@@ -195,3 +195,23 @@ def test_pytorchs_own_nan_rows_match():
         got, want = m2(q, k, v, drop), f(q, k, v, drop)
     assert torch.equal(got.isnan(), want.isnan()) and bool(want[..., 0, :].isnan().all())
     torch.testing.assert_close(got.nan_to_num(), want.nan_to_num(), rtol=1e-5, atol=1e-5)
+
+
+def test_safe_softmax_stays_in_pytorch():
+    """`aten._safe_softmax` (SDPA's math decomposition) is 0 on rows that are -inf throughout; as a
+    plain softmax ours was NaN there, wrong whenever the gate's example had no such row. It stays in
+    PyTorch with that reason, and the model's output is PyTorch's."""
+
+    def f(x, w):
+        return torch.ops.aten._safe_softmax(x @ w, -1)
+
+    torch.manual_seed(0)
+    x, w = torch.randn(4, 16), torch.randn(16, 8)
+    plan = ct.explain(f, (x, w), quiet=True)
+    assert "_safe_softmax is 0 on rows that are -inf throughout" in plan.text(), plan.text()
+    m2 = ct.optimize(f, (x, w), compiler=ct.interpreted_graph, timer=faster)
+    x2 = torch.randn(4, 16)
+    w2 = torch.randn(16, 8)
+    w2[:, :] = float("-inf")  # every logit of every row -inf
+    x2 = x2.abs() + 1
+    assert torch.equal(m2(x2, w2), f(x2, w2)) and torch.equal(f(x2, w2), torch.zeros(4, 8))

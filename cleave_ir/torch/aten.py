@@ -703,6 +703,12 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
     return b.matmul(p, v)
 
 
+def _safe_softmax(cx: Emitter, node: fx.Node) -> SSAValue:
+    """Refused: PyTorch's `_safe_softmax` (SDPA's math path) gives 0 for a row that is -inf
+    throughout, where exp(x - max(x)) / sum is NaN, and tgraph has no comparison to pick those rows."""
+    raise Unsupported("_safe_softmax is 0 on rows that are -inf throughout (ours would be NaN there)")
+
+
 _MATMULS = ("aten.matmul", "aten.mm", "aten.bmm")
 
 ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
@@ -745,7 +751,7 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.mean": _reduce("mean"),
     "aten.softmax": _softmax,
     "aten._softmax": _softmax,
-    "aten._safe_softmax": _softmax,
+    "aten._safe_softmax": _safe_softmax,
     "aten.view": _reshape,
     "aten.reshape": _reshape,
     "aten._unsafe_view": _reshape,
