@@ -215,3 +215,26 @@ def test_safe_softmax_stays_in_pytorch():
     w2[:, :] = float("-inf")  # every logit of every row -inf
     x2 = x2.abs() + 1
     assert torch.equal(m2(x2, w2), f(x2, w2)) and torch.equal(f(x2, w2), torch.zeros(4, 8))
+
+
+def test_multi_query_attention_through_expand_reads_kv_once():
+    """Multi-query attention written `k.expand(b, h, L, d)` (one kv head) becomes the grouped form: the
+    query heads are rows of one [b, 1, h*s, d] input and K/V are read once (before: a region that read
+    the expanded K and V once per query head)."""
+
+    def mqa(q, k, v):
+        b, h, s, d = q.shape
+        return F.scaled_dot_product_attention(q, k.expand(b, h, -1, -1), v.expand(b, h, -1, -1))
+
+    torch.manual_seed(0)
+    xs = (torch.randn(2, 4, 3, 16), torch.randn(2, 1, 20, 16), torch.randn(2, 1, 20, 16))
+    plan = ct.explain(mqa, xs, quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    text = graph_text(region.graph)
+    assert "%in0: !tgraph.tensor<[2, 1, 12, 16], f32>" in text, text  # 4 query heads x 3 positions as rows
+    assert text.count("!tgraph.tensor<[2, 1, 20, 16], f32>") >= 2, text
+    m2 = ct.optimize(mqa, xs, compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.replaced()
+    assert row.error < 1e-5, row
+    ys = (torch.randn(2, 4, 3, 16), torch.randn(2, 1, 20, 16), torch.randn(2, 1, 20, 16))
+    torch.testing.assert_close(m2(*ys), mqa(*ys), rtol=1e-5, atol=1e-5)

@@ -258,9 +258,16 @@ def padded_size(size: int) -> int:
 
 def repeat_kv_source(node: Any) -> tuple[fx.Node, int, list[fx.Node]] | None:
     """(k, n, nodes) when `node` is k [b, kvh, L, d] with each kv head repeated n times, written as
-    Hugging Face's `repeat_kv`: reshape(expand(unsqueeze(k, 2), [b, kvh, n, L, d]), [b, kvh*n, L, d])."""
+    Hugging Face's `repeat_kv`: reshape(expand(unsqueeze(k, 2), [b, kvh, n, L, d]), [b, kvh*n, L, d]),
+    or, for one kv head (multi-query attention), as expand(k, [b, n, L, d])."""
     from torch import fx
 
+    if isinstance(node, fx.Node) and _packet(node) == "aten.expand" and len(node.users) == 1:
+        src, out = meta_val(node.args[0]).shape, meta_val(node).shape
+        same = len(src) == 4 and len(out) == 4 and all(str(src[i]) == str(out[i]) for i in (0, 2, 3))
+        if same and src[1] == 1 and isinstance(out[1], int) and out[1] > 1:
+            return node.args[0], int(out[1]), [node]
+        return None
     if not isinstance(node, fx.Node) or _packet(node) not in ("aten.reshape", "aten.view", "aten._unsafe_view"):
         return None
     e = node.args[0]
