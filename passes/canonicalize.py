@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -39,6 +38,7 @@ from xdsl.traits import Pure
 
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.homogeneity import is_invariant
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.unit_reshapes import move_unit_reshapes
 
 
@@ -182,7 +182,7 @@ def canonicalize(op: Operation) -> bool:
 
 
 @dataclass(frozen=True)
-class CanonicalizePass(ModulePass):
+class CanonicalizePass(CleavePass):
     """Canonical softmax and norm forms (identities in exact arithmetic, proven before applied)."""
 
     name = "cleave-canonicalize"

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.equivalence import Checker
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.reduced_dims import eventually_reduced
 from cleave_ir.passes.symbolize import instantiate
 from cleave_ir.shapes import evaluate_shape
@@ -100,7 +100,7 @@ def small_bindings(graph: tgraph.GraphOp, count: int | None, n: int = 2) -> list
 
 
 @dataclass(frozen=True)
-class ConcretizePass(ModulePass):
+class ConcretizePass(CleavePass):
     """Bind original shapes, one graph per split count, re-check every candidate at those shapes."""
 
     name = "cleave-concretize"
@@ -110,9 +110,16 @@ class ConcretizePass(ModulePass):
     seed: int = 1
     rtol: float = 1e-9
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
         if not self.split_counts or any(c < 2 for c in self.split_counts):
             raise CleaveError("error: cleave-concretize: split-counts must be integers >= 2")
+        if not self.max_check_gb > 0:
+            raise CleaveError(f"error: cleave-concretize: max-check-gb must be positive, got {self.max_check_gb}")
+        if not self.rtol > 0:
+            raise CleaveError(f"error: cleave-concretize: rtol must be positive, got {self.rtol}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
         graphs = [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]
         inputs = {g.sym_name.data: g for g in graphs if "cleave.candidate_of" not in g.attributes}
         kept: dict[str, int] = {}

@@ -17,10 +17,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.passes import ModulePass
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
+from cleave_ir.passes.options import CleavePass
 
 
 class MeanToSumScale(RewritePattern):
@@ -48,7 +48,7 @@ def decompose(module: ModuleOp) -> None:
 
 
 @dataclass(frozen=True)
-class DecomposePass(ModulePass):
+class DecomposePass(CleavePass):
     """Rewrite ops without a kernel form (reduce mean) into ops that have one."""
 
     name = "cleave-decompose"

@@ -33,7 +33,6 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from cleave_ir.diagnostics import CleaveError
@@ -42,6 +41,7 @@ from cleave_ir.dialects.cleave import ExprAttr, Memory, MemoryAttr, Stage
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import MaskFill
 from cleave_ir.passes import partition_kernels
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.place_memory import place
 from cleave_ir.passes.schedule import Config, build_kernel, plan
 from cleave_ir.passes.symbolize import instantiate, retype_graph, symbolize_graph
@@ -369,7 +369,7 @@ def at_sizes(graph: tgraph.GraphOp, sizes: Mapping[str, int]) -> tgraph.GraphOp:
 
 # ----------------------------------------------------------------------------- the pass
 @dataclass(frozen=True)
-class DynamicShapesPass(ModulePass):
+class DynamicShapesPass(CleavePass):
     """Make every kernel that reads a dynamic dim symbolic along it (see the module docstring)."""
 
     name = "cleave-dynamic-shapes"

@@ -76,12 +76,12 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, gemm_warps_fit, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
 from cleave_ir.shapes import Dim, symbol
@@ -1419,7 +1419,7 @@ def lower_module(module: ModuleOp, overlap_gemms: bool = True) -> None:
 
 
 @dataclass(frozen=True)
-class LowerTileLangPass(ModulePass):
+class LowerTileLangPass(CleavePass):
     """Every itgraph kernel becomes a tilelang kernel (one `T.prim_func` each); `overlap-gemms=false`
     leaves each loop's gemms synchronous, in the order the itgraph kernel has them."""
 

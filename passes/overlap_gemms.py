@@ -37,11 +37,11 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.passes.cost_model import SMEM_BYTES
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.shapes import symbol
 
 
@@ -238,7 +238,7 @@ def overlap_kernel(kernel: tl.KernelOp) -> int:
 
 
 @dataclass(frozen=True)
-class OverlapGemmsPass(ModulePass):
+class OverlapGemmsPass(CleavePass):
     """Every tilelang kernel's two-gemm pipelined loops run their second gemm one iteration late."""
 
     name = "cleave-overlap-gemms"

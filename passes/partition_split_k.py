@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, BFloat16Type, Float16Type, ModuleOp, StringAttr, SymbolRefAttr, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.dialects.cleave import Stage, StageAttr
 from cleave_ir.dialects import tgraph
+from cleave_ir.passes.options import CleavePass
 
 
 def parts_dims(graph: tgraph.GraphOp) -> dict[SSAValue, frozenset[int]]:
@@ -222,7 +222,7 @@ def downstream_in_order(graph: tgraph.GraphOp, downstream: set[Operation]) -> li
 
 
 @dataclass(frozen=True)
-class PartitionSplitKPass(ModulePass):
+class PartitionSplitKPass(CleavePass):
     """Replace every Split-K graph by its split graph and its combine graph."""
 
     name = "cleave-partition-split-k"

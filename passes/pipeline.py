@@ -35,6 +35,7 @@ from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.decompose import DecomposePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass
@@ -124,7 +125,7 @@ def select_kept(units: Sequence[Unit], keep: int, form_of: Callable[[str], Hasha
 
 
 @dataclass(frozen=True)
-class PipelinePass(ModulePass):
+class PipelinePass(CleavePass):
     """The whole pipeline with defaults; leaves the input graphs and `keep` candidates (`select_kept`)."""
 
     name = "cleave-pipeline"
@@ -160,7 +161,15 @@ class PipelinePass(ModulePass):
             DynamicShapesPass(),  # kernels of graphs with dynamic dims serve every size of them
         ]
 
+    def check_options(self) -> None:
+        for option, value in (("max-ops", self.max_ops), ("search-budget", self.search_budget), ("top-k", self.top_k), ("keep", self.keep)):
+            if value < 1:
+                raise CleaveError(f"error: cleave-pipeline: {option} must be at least 1")
+        if not self.split_counts or any(c < 2 for c in self.split_counts):
+            raise CleaveError("error: cleave-pipeline: split-counts must be integers >= 2")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
         for x in op.walk():
             if isinstance(x, tgraph.StructuralOp):
                 graph = x.parent_op()

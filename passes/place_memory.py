@@ -40,7 +40,6 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
@@ -48,6 +47,7 @@ from cleave_ir.dialects import cleave
 from cleave_ir.dialects.cleave import Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes.cost_model import SMEM_BYTES, TILE_BYTES_PER_THREAD, accumulator_bytes, block_trips, layout_threads, peak_live_bytes, tile_bytes
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.shapes import evaluate, symbol
 
 
@@ -506,7 +506,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
 
 
 @dataclass(frozen=True)
-class PlaceMemoryPass(ModulePass):
+class PlaceMemoryPass(CleavePass):
     """Annotate every itgraph kernel with memory spaces, hoisting, threads and stages."""
 
     name = "cleave-place-memory"

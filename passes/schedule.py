@@ -32,7 +32,6 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.diagnostics import CleaveError
@@ -40,6 +39,7 @@ from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import AccumulateKind as Acc
 from cleave_ir.dialects.cleave import CausalMaskAttr, Stage, TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
 from cleave_ir.shapes import symbol
@@ -589,7 +589,7 @@ def _erase_pieces(module: ModuleOp, pieces: list[tgraph.GraphOp], failures: dict
 
 
 @dataclass(frozen=True)
-class SchedulePass(ModulePass):
+class SchedulePass(CleavePass):
     """Add the top-k itgraph kernels of every concrete tgraph graph next to it."""
 
     name = "cleave-schedule"
@@ -603,9 +603,12 @@ class SchedulePass(ModulePass):
     # product for every output tile (gpt2's MLP), or sums a norm's rows inside the GEMM loop
     per_matmul_cut: bool = False
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
         if self.top_k < 1:
             raise CleaveError("error: cleave-schedule: top-k must be at least 1")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
         failures: dict[str, str] = {}  # graph -> why no configuration schedules
         for graph in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
             self._schedule(op, graph, failures)

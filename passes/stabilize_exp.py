@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
@@ -36,6 +35,7 @@ from cleave_ir.dialects.cleave import Stage
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.homogeneity import is_invariant
+from cleave_ir.passes.options import CleavePass
 
 
 def _shifted_by_max(exp: tgraph.ExpOp) -> bool:
@@ -209,7 +209,7 @@ def drop_unstable_candidates(module: ModuleOp) -> list[str]:
 
 
 @dataclass(frozen=True)
-class DropUnstablePass(ModulePass):
+class DropUnstablePass(CleavePass):
     """`cleave-drop-unstable`: after `cleave-schedule`, remove candidates with an unshifted softmax exp."""
 
     name = "cleave-drop-unstable"

@@ -31,12 +31,12 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.dialects import cleave, tgraph
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.partition_split_k import parts_dims
 
 NOTE = "exp shifted by the chunk max (log-sum-exp combine)"
@@ -182,7 +182,7 @@ def stabilize(graph: tgraph.GraphOp) -> int:
 
 
 @dataclass(frozen=True)
-class StabilizeSplitKPass(ModulePass):
+class StabilizeSplitKPass(CleavePass):
     """Rewrite the exp sums of every unpartitioned Split-K graph into the log-sum-exp form."""
 
     name = "cleave-stabilize-split-k"

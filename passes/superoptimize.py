@@ -62,7 +62,6 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import SSAValue
-from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.builder import GraphBuilder
@@ -74,6 +73,7 @@ from cleave_ir.passes import abstract_expr
 from cleave_ir.passes.elementwise_cones import find_cone, inline, outline
 from cleave_ir.passes.equivalence import Checker, fingerprint_inputs, output_error
 from cleave_ir.passes.matmul_factors import rescaled_forms
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.reduced_dims import eventually_reduced
 from cleave_ir.passes.symbolize import symbolize
 from cleave_ir.shapes import Dim, evaluate_shape, symbol
@@ -1348,7 +1348,7 @@ def _only_reshaped(cand: tgraph.GraphOp, original: tgraph.GraphOp) -> bool:
 
 
 @dataclass(frozen=True)
-class SuperoptimizePass(ModulePass):
+class SuperoptimizePass(CleavePass):
     """Add every equivalent graph found (up to `max-ops` ops, or what the graph needs: `op_limit`) next to its input graph."""
 
     name = "cleave-superoptimize"
@@ -1360,11 +1360,16 @@ class SuperoptimizePass(ModulePass):
     seed: int = 0
     max_candidates: int = 16
 
+    def check_options(self) -> None:
+        for option, value, least in (("max-ops", self.max_ops, 1), ("budget", self.budget, 1),
+                                     ("max-splits", self.max_splits, 0), ("max-candidates", self.max_candidates, 0)):
+            if value < least:
+                raise CleaveError(f"error: cleave-superoptimize: {option} must be at least {least}")
+        if not self.time_limit > 0:
+            raise CleaveError(f"error: cleave-superoptimize: time-limit must be positive, got {self.time_limit}")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.max_ops < 1:
-            raise CleaveError("error: cleave-superoptimize: max-ops must be at least 1")
-        if self.budget < 1:
-            raise CleaveError("error: cleave-superoptimize: budget must be at least 1")
+        self.check_options()
         graphs = [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp) and "cleave.candidate_of" not in g.attributes]
         progress = sys.stderr.isatty()
         for g in graphs:

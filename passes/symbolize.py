@@ -22,10 +22,10 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.dialects import tgraph
+from cleave_ir.passes.options import CleavePass
 from cleave_ir.shapes import Dim, evaluate, evaluate_shape, symbol
 from cleave_ir.diagnostics import CleaveError
 
@@ -245,7 +245,7 @@ def instantiate(graph: tgraph.GraphOp, bindings: Mapping[str, int]) -> tgraph.Gr
 
 
 @dataclass(frozen=True)
-class SymbolizePass(ModulePass):
+class SymbolizePass(CleavePass):
     """Replace every non-1 dim by a symbol; record the original binding and the constraints."""
 
     name = "cleave-symbolize"
@@ -257,20 +257,28 @@ class SymbolizePass(ModulePass):
 
 
 @dataclass(frozen=True)
-class BindSymbolsPass(ModulePass):
+class BindSymbolsPass(CleavePass):
     """Replace symbols by integers: `cleave-bind{values="d1=64 d3=32"}`, or the graph's own bindings."""
 
     name = "cleave-bind"
 
     values: str = ""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def overrides(self) -> dict[str, int]:
+        """The `values` option as a dict."""
         overrides: dict[str, int] = {}
         for item in self.values.replace(",", " ").split():
             name, _, value = item.partition("=")
             if not value.isdigit() or int(value) < 1:
                 raise CleaveError(f"error: cleave-bind: expected NAME=POSITIVE_INT, got '{item}'")
             overrides[name] = int(value)
+        return overrides
+
+    def check_options(self) -> None:
+        self.overrides()
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        overrides = self.overrides()
         for graph in [g for g in op.walk() if isinstance(g, tgraph.GraphOp)]:
             concrete = instantiate(graph, overrides)
             Rewriter.replace_op(graph, concrete)

@@ -268,6 +268,36 @@ def test_unknown_pass(runs):
     assert_one_line_error(runs["opt unknown pass"], r"^error: .*cleave-no-such-pass")
 
 
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("cleave-superoptimize{max-ops=x}", "error: cleave-superoptimize: option max-ops expects an integer, got 'x'"),
+        ("cleave-superoptimize{max-opz=3}", "error: cleave-superoptimize: unknown option 'max-opz' (options: max-ops, "),
+        ("cleave-symbolize{x=1}", "error: cleave-symbolize: unknown option 'x' (options: none)"),
+        ("cleave-concretize{split-counts=a,b}", "error: cleave-concretize: option split-counts expects a comma-separated list of integers, got 'a,b'"),
+        ("cleave-place-memory{strict=maybe}", "error: cleave-place-memory: option strict expects true or false, got 'maybe'"),
+        ("cleave-superoptimize{time-limit=0}", "error: cleave-superoptimize: time-limit must be positive, got 0.0"),
+        ("cleave-concretize{max-check-gb=0}", "error: cleave-concretize: max-check-gb must be positive, got 0.0"),
+        # checked when the pipeline is parsed: no search runs first
+        ("cleave-pipeline{top-k=0}", "error: cleave-pipeline: top-k must be at least 1"),
+        ("cleave-pipeline{keep=0}", "error: cleave-pipeline: keep must be at least 1"),
+        ("cleave-pipeline{search-budget=abc}", "error: cleave-pipeline: option search-budget expects an integer, got 'abc'"),
+    ],
+)
+def test_bad_pass_options_are_one_line(spec: str, expected: str, capsys) -> None:
+    """A bad option value names the pass, the option and what it takes, before any pass runs."""
+    assert driver.main([str(EXAMPLES_DIR / "matmul.mlir"), "-p", spec]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and err.startswith(expected), err
+
+
+def test_float_pass_options_take_integers(capsys, tmp_path: Path) -> None:
+    """`time-limit=5` and `max-check-gb=1`: xDSL's conversion refused an integer for a float option."""
+    (tmp_path / "g.mlir").write_text(GRAPH.format(name="g", t=T35, body=BODY_EXP))
+    spec = "cleave-superoptimize{time-limit=5},cleave-concretize{max-check-gb=1}"
+    assert driver.main([str(tmp_path / "g.mlir"), "-p", spec]) == 0, capsys.readouterr().err
+
+
 def test_cleave_opt_symbolize_and_bind_values(capsys, tmp_path: Path):
     assert driver.main([str(EXAMPLES_DIR / "matmul.mlir"), "-p", "cleave-symbolize"]) == 0
     sym = capsys.readouterr().out
