@@ -159,6 +159,9 @@ def after_last_loop(kernel: itgraph.KernelOp) -> list[Operation]:
     return body[loops[-1] + 1 :] if loops else []
 
 
+COMPUTED_IN_REGISTERS = (tgraph.SplitOp, tgraph.MatmulOp, tgraph.ReduceOp, tgraph.ElementwiseOp)
+
+
 def _tensor_core_shaped(op: Operation) -> bool:
     """A matmul whose tile the lowering may give to T.gemm (rows and depth multiples of 16, columns of 8)."""
     if not isinstance(op, tgraph.MatmulOp):
@@ -475,11 +478,14 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     # TileLang lays a fragment out over the threads: one of more elements than threads needs a
     # multiple of them ("no available layout found" for a 16x12 tile on 128 threads); kernels whose
     # matmuls may become T.gemm keep their warps (the gemm's warp partition needs them)
-    # (a split's parts are copied into a fragment first, wherever placement puts them)
+    # (a split's parts are copied into a fragment first, wherever placement puts them, and so is
+    # every computed tile: the lowering computes matmuls, reductions and element-wise ops in
+    # registers and copies those placed in shared memory there: a [20, 8] product on 64 threads
+    # failed TileLang's layout inference)
     sizes = [
         tuple(int(d) for d in tgraph.tensor_type(r).shape)
         for op in kernel.walk()
-        if cleave.memory(op) == Memory.FRAGMENT or isinstance(op, tgraph.SplitOp)
+        if cleave.memory(op) == Memory.FRAGMENT or isinstance(op, COMPUTED_IN_REGISTERS)
         for r in op.results
     ]
     keep_warps = any(_tensor_core_shaped(op) for op in kernel.walk())

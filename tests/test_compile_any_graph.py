@@ -74,6 +74,7 @@ def compile_graph(graph: tgraph.GraphOp, search: bool = False):
 
 def check_interpreted(graph: tgraph.GraphOp, module, seed: int = 0) -> int:
     """Every candidate's tilelang kernels, interpreted, against the graph; returns how many."""
+    assert_fragments_lay_out(module)
     xs = random_inputs(graph, seed)
     (ref,) = run_graph(graph, xs)
     candidates = candidate_kernels(module)
@@ -451,3 +452,30 @@ def test_a_kernel_that_fails_to_lower_drops_its_candidate_only(tmp_path: Path, c
 
     emitted = lower_all(tmp_path / "g.py")
     assert emitted and not any(line.split("@")[1].split(":")[0] in emitted for line in dropped)
+
+
+def assert_fragments_lay_out(module) -> None:
+    """Every register buffer of every lowered kernel has a TileLang layout over the kernel's threads
+    (`cost_model.layout_threads`); one without it fails TileLang's lowering ("no available layout")."""
+    for kernel in module.walk():
+        if isinstance(kernel, tl.KernelOp):
+            threads = kernel.threads.value.data
+            shapes = [
+                tuple(int(d) for d in a.result.type.shape if int(d) != 1)  # type: ignore[attr-defined]
+                for a in kernel.walk()
+                if isinstance(a, tl.AllocFragmentOp)
+            ]
+            assert layout_threads(shapes, threads) == threads, (kernel.sym_name.data, threads, shapes)
+
+
+def test_matmul_chain_with_split_tiles_lays_out(tmp_path: Path) -> None:
+    """a @ b @ c @ d (64 x 48 x 80 x 96 x 40): the Split-K candidate over the 80-wide dim in 4 parts
+    computes a [20, 8] product that placement kept in shared memory; the lowering still computes it in
+    registers, and on the kernel's 64 threads TileLang found no layout for it. Placement counts every
+    computed tile, so the kernel gets 32 threads and lowers."""
+    b = GraphBuilder("mm3")
+    a, w1, w2, w3 = b.input("a", [64, 48]), b.input("b", [48, 80]), b.input("c", [80, 96]), b.input("d", [96, 40])
+    graph = b.build(b.matmul(b.matmul(b.matmul(a, w1), w2), w3))
+    module = compile_graph(graph, search=True)
+    assert_fragments_lay_out(module)
+    check_interpreted(graph, module)
