@@ -56,19 +56,21 @@ def split_counts(graph: tgraph.GraphOp, allowed: tuple[int, ...]) -> list[int]:
 
 
 def check_bindings(graph: tgraph.GraphOp, b: dict[str, int], max_gb: float) -> dict[str, int]:
-    """`b`, with never-reduced dims sampled down if checking `graph` would exceed `max_gb`."""
+    """`b`, with dims sampled down if checking `graph` would exceed `max_gb`: never-reduced dims
+    first (largest first), then, where those are not enough (a contraction over 10^8), the reduced
+    ones; a split dim keeps a multiple of the split count."""
     if _bytes(graph, b) <= max_gb * 2**30:
         return b
     reduced: set[str] = set()
     for arg, dims in zip(graph.inputs, eventually_reduced(graph)):
         for d in dims:
             reduced |= {s.name for s in tgraph.tensor_type(arg).shape[d].free_symbols}  # type: ignore[attr-defined]
+    split = _split_symbols(graph)
     sampled = dict(b)
-    for name in sorted(b, key=lambda n: -b[n]):
-        if name not in reduced and name != SPLIT_SYMBOL:
-            sampled[name] = min(b[name], 4)
-            if _bytes(graph, sampled) <= max_gb * 2**30:
-                break
+    for name in sorted((n for n in b if n != SPLIT_SYMBOL), key=lambda n: (n in reduced, -b[n])):
+        sampled[name] = min(b[name], 4 * (b.get(SPLIT_SYMBOL, 1) if name in split else 1))
+        if _bytes(graph, sampled) <= max_gb * 2**30:
+            break
     return sampled
 
 
@@ -80,14 +82,19 @@ def _bytes(graph: tgraph.GraphOp, bindings: dict[str, int]) -> int:
         return 0
 
 
-def small_bindings(graph: tgraph.GraphOp, count: int | None, n: int = 2) -> list[dict[str, int]]:
-    """`n` small instantiations of the symbols of `graph`, split dims divisible by `count` parts."""
-    split_syms = {
+def _split_symbols(graph: tgraph.GraphOp) -> set[str]:
+    """The symbols of the dims `graph` splits."""
+    return {
         s.name
         for op in graph.block.ops
         if isinstance(op, tgraph.SplitOp)
         for s in tgraph.tensor_type(op.input).shape[op.axis].free_symbols  # type: ignore[attr-defined]
     }
+
+
+def small_bindings(graph: tgraph.GraphOp, count: int | None, n: int = 2) -> list[dict[str, int]]:
+    """`n` small instantiations of the symbols of `graph`, split dims divisible by `count` parts."""
+    split_syms = _split_symbols(graph)
     plain = [2, 3, 5, 4, 7]
     out = []
     for k in range(n):

@@ -332,3 +332,23 @@ def test_factors_that_cannot_move_stay() -> None:
     ((g, note),) = rescaled_forms(graph)
     assert note == "div moved after matmul (columns)" and ops(g) == ["matmul", "div"]
     assert_equivalent(graph, g, {})
+
+
+def test_concretize_check_fits_its_budget_when_the_contracted_dim_is_huge() -> None:
+    """x [10^8, 10^8] @ w [10^8, 64]: sampling the rows down alone left [4, 10^8] @ [10^8, 4] to check
+    in float64 (18 GB, 140 s in cleave-concretize); the contracted dim is sampled too (a split dim
+    to a multiple of the split count), and the check stays under max-check-gb."""
+    from cleave_ir.passes.concretize import _bytes, check_bindings
+    from cleave_ir.passes.symbolize import instantiate
+
+    b = GraphBuilder("huge")
+    graph = b.build(b.matmul(b.input("x", [10**8, 10**8]), b.input("w", [10**8, 64])))
+    symbolize(graph)
+    sizes = graph.binding_values()
+    checked = check_bindings(graph, sizes, 0.5)
+    assert _bytes(graph, checked) <= 0.5 * 2**30 and checked != sizes
+    cands, _ = superoptimize_graph(graph, max_ops=5)
+    split = next(c.graph for c in cands if any(isinstance(op, tgraph.SplitOp) for op in c.graph.block.ops))
+    at = check_bindings(split, {**split.binding_values(), "s": 8}, 0.5)
+    assert _bytes(split, at) <= 0.5 * 2**30
+    instantiate(split, at)  # the split dim still divides by s
