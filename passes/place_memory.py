@@ -378,7 +378,8 @@ def gemm_threads(kernel: itgraph.KernelOp, threads: int) -> int:
     """`threads`, or fewer (down to one warp) where a tensor-core tile of at least 16 rows is too
     small to split over its warps (`gemm_warps_fit`: 16 x 16 on 4 warps): with fewer warps T.gemm
     takes it; with these it would become a CUDA-core loop (H200: x [16, 4096] @ W^T [1024, 4096] in
-    16 x 16 tiles on 128 threads 79.5 us, estimated 15.2; bench/results/layers_decode_2026-12-03_H200.md)."""
+    16 x 16 tiles on 128 threads 79.5 us, estimated 15.2: bench/results/layers_decode_batches_2026-12-03_H200_run1_compile.log).
+    Not where the kernel's tiles would then take more registers per thread than `TILE_BYTES_PER_THREAD`."""
     tiles = [
         (int(out[-2]), int(out[-1]), op.transpose_b is not None)
         for op in kernel.walk()
@@ -388,8 +389,11 @@ def gemm_threads(kernel: itgraph.KernelOp, threads: int) -> int:
     ]
     if not tiles or all(gemm_warps_fit(m, n, threads, tt) for m, n, tt in tiles):
         return threads
+    par = kernel.body.block.first_op
+    assert isinstance(par, itgraph.ParallelOp)
+    live = accumulator_bytes(kernel) + peak_live_bytes(par)
     fewer = threads // 2
-    while fewer >= 32:
+    while fewer >= 32 and live <= fewer * TILE_BYTES_PER_THREAD:
         if all(gemm_warps_fit(m, n, fewer, tt) for m, n, tt in tiles):
             return fewer
         fewer //= 2
