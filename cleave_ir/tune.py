@@ -161,7 +161,7 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
     """
     out: list[tuple[Choice, itgraph.KernelOp]] = []
     seen: set[str] = set()
-    cfgs = [c for wide, few in FALLBACKS for c in configs(graph, True, base.fusion, wide, few) if _near(c, base)]
+    cfgs = [c for fallback in FALLBACKS for c in configs(graph, True, base.fusion, *fallback) if _near(c, base)]
     if base not in cfgs:
         cfgs.insert(0, base)
     for cfg in dict.fromkeys(cfgs):

@@ -445,14 +445,17 @@ Split-K pair that reads x twice."""
 
 
 def configs(
-    graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False, few_rows: bool = False
+    graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False, few_rows: bool = False,
+    narrow: bool = False,
 ) -> list[Config]:
     """Tile-size candidates (Roller-style: powers of two on the last two output dims, and
     `WIDE_LAST_TILES` columns under 64+ rows).
 
     `wide`: only tiles that span a whole dim over 256 (a row that a reduction needs whole), the
     fallback when no ordinary configuration schedules; with `few_rows`, whole rows `WIDE_FEW_ROWS` at a
-    time, the fallback when no `wide` tile fits either.
+    time, the fallback when no `wide` tile fits either; with `narrow`, `WIDE_FEW_ROWS` rows (or 1) of any
+    width, the last fallback: rows of 33 or 100 columns, which no 8 or 16 of them lay out in registers
+    (264 elements have no layout over 32-256 threads), or a prime row count (33) that only 1 divides.
     """
     shape = concrete(graph.output_op.outputs[0])
     # the last two dims; where one of them is 1 (decode's [B, 1, N]), also the last two dims over 1
@@ -470,6 +473,8 @@ def configs(
         for d, size in enumerate(shape):
             if d in dims and size > 1 and few_rows:  # a few whole rows per block: 16 rows of 4096 are 256 KiB in fp32
                 choices.append([t for t in WIDE_FEW_ROWS if t < size and size % t == 0] + ([size] if size > 256 else []))
+            elif d in dims and size > 1 and narrow and d < max(dims):
+                choices.append([t for t in WIDE_FEW_ROWS if t < size and size % t == 0])
             elif d in dims and size > 1:
                 opts = [t for t in (*small, 16, 32, 64, 128, 256) if t < size and size % t == 0]
                 if not opts:
@@ -498,8 +503,8 @@ def configs(
     return out
 
 
-FALLBACKS = ((False, False), (True, False), (False, True))
-"""(wide, few_rows) of `configs`, in the order `schedule_graph` tries them until one schedules."""
+FALLBACKS = ((False, False, False), (True, False, False), (False, True, False), (False, False, True))
+"""(wide, few_rows, narrow) of `configs`, in the order `schedule_graph` tries them until one schedules."""
 
 
 @dataclass
@@ -537,10 +542,10 @@ def schedule_graph(
     ranked: list[Scheduled] = []
     dropped: list[tuple[Config, str]] = []
     seen: set[str] = set()
-    for wide, few in FALLBACKS:
+    for fallback in FALLBACKS:
         if ranked:
             break
-        for cfg in configs(graph, iterative, fusion, wide, few):
+        for cfg in configs(graph, iterative, fusion, *fallback):
             got = _attempt(graph, cfg)
             if isinstance(got, str):
                 dropped.append((cfg, got))
@@ -567,8 +572,8 @@ def unschedulable(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = 
     """None when some configuration of `graph` schedules (stops at the first), else the reasons."""
     reasons: list[str] = []
     try:
-        for wide, few in FALLBACKS:
-            for cfg in configs(graph, iterative, fusion, wide, few):
+        for fallback in FALLBACKS:
+            for cfg in configs(graph, iterative, fusion, *fallback):
                 got = _attempt(graph, cfg)
                 if not isinstance(got, str):
                     return None

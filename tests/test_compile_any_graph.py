@@ -479,3 +479,21 @@ def test_matmul_chain_with_split_tiles_lays_out(tmp_path: Path) -> None:
     module = compile_graph(graph, search=True)
     assert_fragments_lay_out(module)
     check_interpreted(graph, module)
+
+
+def test_rows_too_narrow_for_sixteen_get_a_few_rows(tmp_path: Path) -> None:
+    """select(m, x, y) summed over rows of 33 ([40, 33]), and an f32 softmax over 100 columns of 33
+    rows (a prime count) then a matmul: no tile of 8 or more such rows has a register layout (264
+    elements on 32-256 threads) and no smaller one was offered, so both were refused ('cannot be
+    scheduled even as a kernel of its own'); the last fallback takes 1-8 rows (`schedule.configs`
+    with `narrow`)."""
+    b = GraphBuilder("sel")
+    x, y = b.input("x", [40, 33]), b.input("y", [40, 33])
+    sel = b.build(b.reduce("sum", b.select(b.input("m", [1, 33]), x, y), 1))
+    b = GraphBuilder("cast")
+    x, v = b.input("x", [33, 100]), b.input("v", [100, 48])
+    cast = b.build(b.matmul(b.cast(softmax(b, b.cast(x, "f32"), 1), "f16"), v))
+    for graph in (sel, cast):
+        module = compile_graph(graph)
+        check_interpreted(graph, module)
+    check_lowers(module, tmp_path / "k.py")
