@@ -135,8 +135,8 @@ def test_enable_gqa_is_the_grouped_form():
     ys = (torch.randn(2, 8, 3, 16), torch.randn(2, 2, 40, 16), torch.randn(2, 2, 40, 16))
     with torch.no_grad():
         torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-5, atol=1e-5)
-    causal = ct.explain(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True), xs, quiet=True)
-    assert "enable_gqa with an attn_mask or is_causal" in causal.text()
+    masked = ct.explain(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True), (*xs, torch.zeros(3, 40)), quiet=True)
+    assert "enable_gqa with an attn_mask" in masked.text()
 
 
 def test_baddbmm_and_numpy_transpose():
@@ -238,3 +238,64 @@ def test_multi_query_attention_through_expand_reads_kv_once():
     assert row.error < 1e-5, row
     ys = (torch.randn(2, 4, 3, 16), torch.randn(2, 1, 20, 16), torch.randn(2, 1, 20, 16))
     torch.testing.assert_close(m2(*ys), mqa(*ys), rtol=1e-5, atol=1e-5)
+
+
+class CausalGQA(torch.nn.Module):
+    """Llama-style prefill attention: q/k/v heads as views of projections, causal SDPA over 2 kv heads
+    shared by 4 query heads, written with `enable_gqa=True` or with Hugging Face's `repeat_kv`."""
+
+    def __init__(self, gqa: str, d: int = 64, h: int = 4, kvh: int = 2) -> None:
+        super().__init__()
+        self.gqa, self.h, self.kvh, self.hd = gqa, h, kvh, d // h
+        self.q, self.o = torch.nn.Linear(d, d, bias=False), torch.nn.Linear(d, d, bias=False)
+        self.k, self.v = torch.nn.Linear(d, kvh * self.hd, bias=False), torch.nn.Linear(d, kvh * self.hd, bias=False)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q = self.q(x).view(b, s, self.h, self.hd).transpose(1, 2)
+        k, v = (p(x).view(b, s, self.kvh, self.hd).transpose(1, 2) for p in (self.k, self.v))
+        if self.gqa == "enable_gqa":
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:
+            n = self.h // self.kvh
+            k, v = (t[:, :, None].expand(b, self.kvh, n, s, self.hd).reshape(b, self.h, s, self.hd) for t in (k, v))
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.o(a.transpose(1, 2).reshape(b, s, d))
+
+
+@pytest.mark.parametrize("gqa", ["enable_gqa", "repeat_kv"])
+def test_causal_grouped_attention_is_one_region_reading_views(gqa):
+    """Causal attention over shared kv heads (modern Hugging Face prefill: `enable_gqa=True`; before:
+    refused) becomes the grouped form with the query heads of a kv head as a dim of their own
+    ([b, kvh, group, s, d] against K/V [b, kvh, 1, s, d], the causal mask per query position): K/V
+    are read once per kv head, the transposed query view is passed in place and the kernel writes
+    PyTorch's output layout through a view of it; equal to eager on new inputs and under torch.compile."""
+    seen: list[tuple] = []
+
+    def compiler(graph):
+        base = ct.interpreted_graph(graph)
+
+        def kernel(*xs, out=None):
+            seen.append(([tuple(x.shape) for x in xs], [x.stride() for x in xs], None if out is None else (tuple(out.shape), out.stride())))
+            got = base(*xs)
+            return got if out is None else out.copy_(got)
+
+        return kernel
+
+    torch.manual_seed(0)
+    m, x = CausalGQA(gqa).eval(), torch.randn(1, 8, 64)
+    m2 = ct.optimize(m, (x,), compiler=compiler, timer=faster)
+    [row] = [r for r in m2.cleave_report.replaced() if "aten.scaled_dot_product_attention" in r.ops]
+    assert row.error < 1e-5, row
+    seen.clear()
+    y = torch.randn(1, 8, 64)
+    with torch.no_grad():
+        torch.testing.assert_close(m2(y), m(y), rtol=1e-4, atol=1e-5)
+    [(shapes, strides, out)] = [c for c in seen if len(c[0]) == 4]  # q, k, v and the causal mask
+    assert shapes[:3] == [(1, 2, 2, 8, 16), (1, 2, 1, 8, 16), (1, 2, 1, 8, 16)], shapes
+    assert strides[0][1:] == (2 * 16, 16, 64, 1)  # the query heads of [1, 8, 4, 16] memory, in place
+    assert out is not None and out[0] == (1, 2, 2, 8, 16) and out[1][1:] == (2 * 16, 16, 64, 1)  # SDPA's transposed heads
+    torch._dynamo.reset()
+    compiled = torch.compile(m2, backend="aot_eager", fullgraph=True)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(y), m(y), rtol=1e-4, atol=1e-5)

@@ -92,6 +92,7 @@ class Input:
     shape: tuple[int, ...] = ()
     dtype: Any = None
     group: int = 1  # > 1: the node's [b, h, s, d] value is passed as [b, h/group, group*s, d] (a view)
+    heads_dim: bool = False  # with group > 1: as [b, h/group, group, s, d] instead (the group a dim of its own)
     layout: tuple[int | None, ...] | None = None  # the node's value viewed with these of its dims (None: a size-1 dim)
     cast: Any = None  # a torch dtype: the node's (boolean) value is passed as 0/1 of this float type
     causal: int | None = None  # no node: the causal 0/1 mask of this offset (`#cleave.causal`), made by `mask`
@@ -117,6 +118,8 @@ class Input:
         if self.group == 1:
             return x
         b, h, s, d = x.shape
+        if self.heads_dim:
+            return x.unflatten(1, (h // self.group, self.group))  # a view whatever the strides
         return x.reshape(b, h // self.group, self.group * s, d)
 
 
@@ -180,17 +183,19 @@ class Emitter:
         self.inputs.append(Input(None, shape=tuple(shape), dtype=torch_dtype(str(elt)), causal=offset))
         return v
 
-    def grouped_input(self, arg: fx.Node, group: int) -> SSAValue:
-        """A [b, h, s, d] node as the graph input [b, h/group, group*s, d] (`Input.view`)."""
+    def grouped_input(self, arg: fx.Node, group: int, heads_dim: bool = False) -> SSAValue:
+        """A [b, h, s, d] node as the graph input [b, h/group, group*s, d], or with `heads_dim`
+        [b, h/group, group, s, d] (`Input.view`)."""
         if arg in self.env:
             raise Unsupported(f"{arg.name} is computed in the region; a grouped query must be a region input")
         val = meta_val(arg)
         b, h, s, d = self.sizes(arg)
-        shape = (b, h // group, group * s, d)
-        fake = (val.shape[0], h // group, group * s, val.shape[3])  # the grouped dims are concrete: only the batch dim can stay dynamic
+        shape: tuple[int, ...] = (b, h // group, group, s, d) if heads_dim else (b, h // group, group * s, d)
+        # the grouped dims are concrete: only the batch dim can stay dynamic
+        fake = (val.shape[0], *shape[1:-1], val.shape[3])
         v = self.builder.input(f"in{len(self.inputs)}", list(shape), element_type(val.dtype), dynamic=self._dynamic(fake, shape))
         self.env[arg] = v
-        self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, group=group))
+        self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, group=group, heads_dim=heads_dim))
         return v
 
     def rows(self, arg: fx.Node) -> SSAValue:
@@ -296,6 +301,9 @@ class GroupedAttention:
     value: fx.Node
     group: int
     repeat_nodes: list[fx.Node]
+    # is_causal: the group is a dim of its own ([b, kvh, group, s, d] against K/V [b, kvh, 1, L, d],
+    # as examples/gqa.mlir), since the causal mask follows each query head's positions, not the rows
+    causal: bool = False
 
 
 def bool_masked_attention(node: fx.Node) -> bool:
@@ -308,21 +316,22 @@ def bool_masked_attention(node: fx.Node) -> bool:
 
 
 def grouped_attention(node: fx.Node) -> GroupedAttention | None:
-    """The grouped form of an SDPA node over repeated kv heads (unmasked, 4-d), else None."""
+    """The grouped form of an SDPA node over repeated kv heads (4-d, unmasked or `is_causal`), else None."""
     if _packet(node) != "aten.scaled_dot_product_attention":
         return None
     a = _sdpa_args(node)
-    if a["attn_mask"] is not None or a["is_causal"] or a["dropout_p"]:
+    causal = bool(a["is_causal"])
+    if a["attn_mask"] is not None or a["dropout_p"]:
         return None
     if a["enable_gqa"]:  # PyTorch's own grouping: query head h reads kv head h // group, as repeat_kv
         hq, hk, hv = (_heads(a[x]) for x in ("query", "key", "value"))
         if len(meta_val(a["query"]).shape) != 4 or None in (hq, hk) or hk != hv or hq == hk or hq % hk:
             return None
-        return GroupedAttention(a["key"], a["value"], hq // hk, [])
+        return GroupedAttention(a["key"], a["value"], hq // hk, [], causal)
     k, v = repeat_kv_source(a["key"]), repeat_kv_source(a["value"])
     if k is None or v is None or k[1] != v[1] or k[1] < 2 or len(meta_val(a["query"]).shape) != 4:
         return None
-    return GroupedAttention(k[0], v[0], k[1], sorted(k[2] + v[2], key=lambda n: list(node.graph.nodes).index(n)))
+    return GroupedAttention(k[0], v[0], k[1], sorted(k[2] + v[2], key=lambda n: list(node.graph.nodes).index(n)), causal)
 
 
 def _heads(node: Any) -> int | None:
@@ -667,7 +676,7 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
     a = _sdpa_args(node)
     grouped = grouped_attention(node)
     if grouped is not None:  # rows = (query head of the group, position); one K/V read per kv head
-        q = cx.grouped_input(a["query"], grouped.group)
+        q = cx.grouped_input(a["query"], grouped.group, heads_dim=grouped.causal)
         a.update(key=grouped.key, value=grouped.value)
         cx.output_like = a["query"]
     if a["dropout_p"]:
@@ -676,9 +685,11 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
         raise Unsupported("is_causal=True with an attn_mask")
     if grouped is None:
         if a["enable_gqa"] and _heads(a["query"]) != _heads(a["key"]):
-            raise Unsupported("enable_gqa with an attn_mask or is_causal (only unmasked grouped attention is supported)")
+            raise Unsupported("enable_gqa with an attn_mask (grouped attention is unmasked or is_causal)")
         q = cx.tensor(a["query"])
     k, v = cx.tensor(a["key"]), cx.tensor(a["value"])
+    if grouped is not None and grouped.causal:  # K/V [b, kvh, 1, L, d], broadcast over the group's heads
+        k, v = (cx.builder.reshape(x, [*cx.shape(x)[:2], 1, *cx.shape(x)[2:]]) for x in (k, v))
     mask = a["attn_mask"]
     scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(_static_dim(a["query"], -1))
     b = cx.builder

@@ -44,8 +44,11 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
         return kernel
 
     layouts: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
+    # a grouped attention whose query heads are a dim of their own ([b, kvh, group, s, d]) writes
+    # PyTorch's [b, h, s, d] output through a view of it; rows merging (group, s) have no such view
+    heads = next((slot.group for slot in slots if slot.group > 1 and slot.heads_dim), None)
     try:
-        writes_out = "out" in inspect.signature(kernel).parameters and region.output_like is None
+        writes_out = "out" in inspect.signature(kernel).parameters and (region.output_like is None or heads is not None)
     except (TypeError, ValueError):  # a callable without a signature
         writes_out = False
 
@@ -76,6 +79,8 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
             target = out
             for d in reversed(region.unsqueeze):
                 target = target.squeeze(d)
+            if region.output_like is not None and heads is not None:
+                target = target.unflatten(1, (target.shape[1] // heads, heads))
             kernel(*args, out=target)
         else:
             out.copy_(region.unview(kernel(*args), xs))
@@ -89,7 +94,7 @@ def op_name(region: Region) -> str:
     an op is never rebound to a kernel that views its inputs or output differently (the same graph
     serves a decode linear's [b, 1, k] input viewed as rows and a prefill's [b, k] one)."""
     assert region.graph is not None
-    binding = [(i.shape, str(i.dtype), i.group, i.layout, str(i.cast), i.causal) for i in region.inputs]
+    binding = [(i.shape, str(i.dtype), i.group, i.heads_dim, i.layout, str(i.cast), i.causal) for i in region.inputs]
     text = f"{graph_text(region.graph)}\n{binding!r} {region.output_like!r} {region.unsqueeze!r}"
     return f"{region.name}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
