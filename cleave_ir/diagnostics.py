@@ -272,6 +272,11 @@ def parse_module_text(ctx: Context, text: str | bytes, filename: str, line_offse
 
     Any problem with the input is a CleaveError with a one-line message (`file:line:col: error: ...`).
     """
+    return parse_module_text_located(ctx, text, filename, line_offset)[0]
+
+
+def parse_module_text_located(ctx: Context, text: str | bytes, filename: str, line_offset: int = 0) -> tuple[ModuleOp, LocatingParser]:
+    """`parse_module_text`, with the parser that knows where each of the module's ops starts."""
     if isinstance(text, bytes):
         text = decode_source(text, filename, line_offset)
     try:
@@ -284,4 +289,4 @@ def parse_module_text(ctx: Context, text: str | bytes, filename: str, line_offse
     except DiagnosticException as e:  # raised while building an attribute, outside xDSL's wrapping
         raise CleaveError(f"{filename}: error: {one_line(str(e)) or type(e).__name__}") from None
     verify_located(module, parser, filename)
-    return module
+    return module, parser

@@ -19,9 +19,9 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
-from cleave_ir.diagnostics import CleaveError, one_line, parse_module_text, read_source
+from cleave_ir.diagnostics import CleaveError, LocatingParser, one_line, parse_module_text_located, read_source
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.interpreter import (
@@ -51,8 +51,21 @@ def make_context() -> Context:
 
 def load_module(path: str) -> ModuleOp:
     """Parse and verify a file (`-` for stdin); one-line CleaveError on any failure."""
+    return load_module_located(path)[0]
+
+
+def load_module_located(path: str) -> tuple[ModuleOp, LocatingParser]:
+    """`load_module`, with the parser that locates the module's ops in the file."""
     text, name = read_source(path)
-    return parse_module_text(make_context(), text, name)
+    return parse_module_text_located(make_context(), text, name)
+
+
+class TooLargeToInterpret(CleaveError):
+    """A graph or kernel that would need more memory than allowed; `op` is the one in the input."""
+
+    def __init__(self, message: str, op: Operation) -> None:
+        super().__init__(message)
+        self.op = op
 
 
 def resize_graph(graph: tgraph.GraphOp, resize: dict[int, int]) -> tgraph.GraphOp:
@@ -93,8 +106,11 @@ def estimated_bytes(graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: i
     return total, largest_shape
 
 
-def _memory_guard(name: str, graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: int, max_memory_gb: float) -> None:
-    """A one-line CleaveError if interpreting `graph` would need more than `max_memory_gb`."""
+def _memory_guard(
+    name: str, graph: tgraph.GraphOp, bindings: dict[str, int], itemsize: int, max_memory_gb: float, origin: Operation
+) -> None:
+    """TooLargeToInterpret (about `origin`, the op of the input that `graph` stands for) if
+    interpreting `graph` would need more than `max_memory_gb`."""
     need, largest = estimated_bytes(graph, bindings, itemsize)
     if graph.body.block.first_op is None:  # a kernel's stand-in: its outputs are no op's results
         sizes = {**graph.binding_values(), **bindings}
@@ -102,9 +118,10 @@ def _memory_guard(name: str, graph: tgraph.GraphOp, bindings: dict[str, int], it
         need += sum(math.prod(int(d) for d in shape) * itemsize for shape in shapes)
     if need > max_memory_gb * 2**30 or need >= 2**63:
         gib = f"{need / 2**30:.1f}" if need < 2**100 else f"2^{need.bit_length() - 31}"
-        raise CleaveError(
+        raise TooLargeToInterpret(
             f"error: @{name} needs about {gib} GiB to interpret (largest value "
-            f"{largest}); shrink it with --resize (e.g. --resize 4096=256) or raise --max-memory-gb"
+            f"{largest}); shrink it with --resize (e.g. --resize 4096=256) or raise --max-memory-gb",
+            origin,
         )
 
 
@@ -168,7 +185,7 @@ def run_module(
         g = resize_graph(graph, resize or {})
         name = graph.sym_name.data
         links = partition_kernels.chain(graph, by_name) or [graph]
-        _memory_guard(name, g, bindings, itemsize, max_memory_gb)
+        _memory_guard(name, g, bindings, itemsize, max_memory_gb, graph)
         inputs = random_inputs(g, seed, bindings)
         if len(links) > 1:  # a Split-K pair or a cut graph: the graphs in order, reported as one
             rest = [resize_graph(x, resize or {}) for x in links[1:]]
@@ -207,7 +224,7 @@ def run_module(
             [_bound_type(a, sizes) for a in kernel.inputs],
             [_bound_type(o, sizes) for o in program[-1][0].outputs],
         )
-        _memory_guard(kernel.sym_name.data, stand_in, bindings, itemsize, max_memory_gb)
+        _memory_guard(kernel.sym_name.data, stand_in, bindings, itemsize, max_memory_gb, kernel)
         inputs = random_inputs(stand_in, seed, bindings)
         outputs = _run_itgraph_chain(program, inputs, bindings)
         for i, value in enumerate(outputs):
@@ -242,7 +259,7 @@ def run_module(
             [_buffer_tensor_type(a, sizes) for a in tkernel.inputs],
             [_buffer_tensor_type(o, sizes) for o in program[-1].outputs],
         )
-        _memory_guard(name, stand_in, bindings, 4, max_memory_gb)
+        _memory_guard(name, stand_in, bindings, 4, max_memory_gb, tkernel)
         inputs = random_inputs(stand_in, seed, bindings)
         outputs = tuple(np.asarray(x, dtype=np.float64) for x in run_tilelang_kernels(program, inputs, sizes))
         for i, value in enumerate(outputs):
@@ -318,8 +335,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rtol", type=float, help="agreement tolerance (default 1e-9, or 2e-2 in declared mode)")
     p.add_argument("--max-memory-gb", type=float, default=8.0, help="refuse graphs needing more (default 8)")
     args = p.parse_args(argv)
+    parser: LocatingParser | None = None
     try:
-        module = load_module(args.file)
+        module, parser = load_module_located(args.file)
         ok = run_module(
             module,
             seed=args.seed,
@@ -330,6 +348,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             rtol=args.rtol,
             max_memory_gb=args.max_memory_gb,
         )
+    except TooLargeToInterpret as e:
+        loc = parser.location(e.op) if parser is not None else None
+        print(f"{loc if loc is not None else args.file}: {one_line(str(e))}", file=sys.stderr)
+        return 1
     except CleaveError as e:
         print(one_line(str(e)), file=sys.stderr)
         return 1

@@ -378,7 +378,7 @@ def test_cleave_run_resize(runs):
 
 def test_cleave_run_memory_guard_full_size_mha(runs):
     p = runs["run full mha"]
-    line = assert_one_line_error(p, r"^error: @mha needs about [\d.]+ GiB to interpret")
+    line = assert_one_line_error(p, r"^examples/mha.mlir:2:1: error: @mha needs about [\d.]+ GiB to interpret")
     assert "[1, 32, 4096, 4096]" in line and "--resize" in line
     assert p.stdout == ""
 

@@ -409,7 +409,7 @@ def test_huge_dims_trip_the_memory_guard(tmp_path: Path):
     path.write_bytes(_graph("18446744073709551616, 18446744073709551616"))
     rc, out, err = call_main(cleave_run.main, [str(path), "--max-memory-gb", "1e300"])
     assert rc == 1 and out == ""
-    assert re.match(r"^error: @g needs about 2\^\d+ GiB to interpret", err), err
+    assert re.match(rf"^{re.escape(str(path))}:\d+:\d+: error: @g needs about 2\^\d+ GiB to interpret", err), err
 
 
 MAX_RATIO = 6.0
