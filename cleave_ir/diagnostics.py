@@ -21,8 +21,9 @@ from types import TracebackType
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.core import UnresolvedOperand
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Location, Span
 
@@ -59,6 +60,7 @@ class LocatingParser(Parser):
         super().__init__(ctx, text, name)
         self.line_offset = line_offset
         self.spans: dict[int, Span] = {}
+        self.first_uses: dict[str, Span] = {}  # where each forward-referenced value name is first used
 
     def _parse_optional_integer_or_float_type(self):
         # MLIR's limit; xDSL has none and computes the bounds of an i2147483648 (minutes, gigabytes)
@@ -72,6 +74,23 @@ class LocatingParser(Parser):
         op = super().parse_operation()
         self.spans[id(op)] = start
         return op
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+        if operand.operand_name not in self.ssa_values and operand.operand_name not in self.forward_ssa_references:
+            self.first_uses[operand.operand_name] = operand.span
+        return super().resolve_operand(operand, type)
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """xDSL's parse; a value of ours never defined is reported where it is first used, not
+        at the end of the file (other dialects keep xDSL's message, as `xdsl-opt` prints it)."""
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError:
+            for name, refs in self.forward_ssa_references.items():
+                users = [u.operation for value in refs.values() for u in value.uses]
+                if name in self.first_uses and any(op.dialect_name() in CLEAVE_DIALECTS for op in users):
+                    self.raise_error(f"use of undefined value %{name}", self.first_uses[name])
+            raise
 
     def location(self, op: Operation | None) -> Location | None:
         """Where `op` starts in the file (chunk offset included), if this parser parsed it."""
