@@ -50,7 +50,6 @@ equivalence):
 from __future__ import annotations
 
 import hashlib
-import heapq
 import sys
 import time
 from collections import Counter
@@ -645,14 +644,19 @@ class Enumerator:
         by_shape: dict[tuple[Dim, ...], list[int]] = {}
         for o in all_:
             by_shape.setdefault(o.shape, []).append(o.id)
+        # per shape of a new class: the shapes whose pairs with it admit some op, and their classes'
+        # ids in id order (as if all were visited); new classes of one shape share them
+        partners: dict[tuple[Dim, ...], tuple[dict[tuple[Dim, ...], tuple[tuple[str, ...], tuple[str, ...]]], list[int]]] = {}
         for c in new:
-            # only the pairs whose shapes admit some op (in id order, as if all were visited)
-            ops_with = {}
-            for shape in by_shape:
-                kinds = self._pair_ops(c.shape, shape, matmuls, binary)
-                if kinds != ((), ()):
-                    ops_with[shape] = kinds
-            for oid in heapq.merge(*(by_shape[shape] for shape in ops_with)):
+            if c.shape not in partners:
+                ops_with = {}
+                for shape in by_shape:
+                    kinds = self._pair_ops(c.shape, shape, matmuls, binary)
+                    if kinds != ((), ()):
+                        ops_with[shape] = kinds
+                partners[c.shape] = (ops_with, sorted(oid for shape in ops_with for oid in by_shape[shape]))
+            ops_with, ids = partners[c.shape]
+            for oid in ids:
                 o = self.classes[oid]
                 if o.round == round_ - 1 and o.id < c.id:
                     continue  # the pair (o, c) is yielded when o is `c`
