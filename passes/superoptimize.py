@@ -640,7 +640,7 @@ class Enumerator:
                 if self.max_splits:  # to meet split tensors: [..] -> [1, ..]
                     yield Node("reshape", (c.id,), LEADING_ONE)
             yield Node("reshape", (c.id,), self.out_type.shape)
-        fits = self.packed.fits
+        classes, limit, guard, last = self.classes, self.packed.limit, self.packed.guard, round_ - 1
         by_shape: dict[tuple[Dim, ...], list[int]] = {}
         for o in all_:
             by_shape.setdefault(o.shape, []).append(o.id)
@@ -656,11 +656,12 @@ class Enumerator:
                         ops_with[shape] = kinds
                 partners[c.shape] = (ops_with, sorted(oid for shape in ops_with for oid in by_shape[shape]))
             ops_with, ids = partners[c.shape]
+            room = limit - c.counts  # `fits(c.counts + o.counts)` inlined: this loop visits every pair
             for oid in ids:
-                o = self.classes[oid]
-                if o.round == round_ - 1 and o.id < c.id:
+                o = classes[oid]
+                if o.round == last and oid < c.id:
                     continue  # the pair (o, c) is yielded when o is `c`
-                if not fits(c.counts + o.counts) or len(c.dag | o.dag) >= self._limit(c.shape, o.shape):
+                if (room - o.counts) & guard != guard or len(c.dag | o.dag) >= self._limit(c.shape, o.shape):
                     continue  # no op over this pair can fit the budget
                 forward, backward = ops_with[o.shape]
                 pairs = [(c.id, o.id, forward), (o.id, c.id, backward)] if o.id != c.id else [(c.id, c.id, forward)]
