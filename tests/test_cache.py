@@ -61,17 +61,23 @@ def entry_dir(work: Path) -> Path:
     return d
 
 
-def test_second_compile_is_a_fast_hit_with_the_same_module(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_second_compile_is_a_hit_with_the_same_module(work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit neither searches nor lowers (asserted by making both fail, not by timing: a wall-clock ratio
+    of a 1 s compile flaked on a loaded 2-core CI machine)."""
+
+    def must_not_run(*_: object, **__: object) -> None:
+        raise AssertionError("a cache hit ran the search or the lowering")
+
+    monkeypatch.setattr("cleave_ir.compile._search_and_emit", must_not_run)
+    monkeypatch.setattr("cleave_ir.compile.lower_each", must_not_run)
     capsys.readouterr()
-    rc, seconds = compile_(work, "k2.py")
+    rc, _ = compile_(work, "k2.py")
     out = capsys.readouterr().out
     assert rc == 0
     assert f"search+schedule: cache hit (entry {entry_dir(work).name[:12]})" in out
     assert "emit: cache hit" in out and "lower (sm_90a): cache hit" in out
     assert "#0 @rowsum" in out and "kernel module written to" in out
     assert (work / "k2.py").read_bytes() == (work / "k1.py").read_bytes()
-    first = float((work / "seconds").read_text())
-    assert seconds < first / 5, (seconds, first)
 
 
 def test_changed_option_is_a_miss(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
