@@ -61,6 +61,7 @@ class LocatingParser(Parser):
         self.line_offset = line_offset
         self.spans: dict[int, Span] = {}
         self.first_uses: dict[str, Span] = {}  # where each forward-referenced value name is first used
+        self.last_op: tuple[Operation, int] | None = None  # the op parsed last, and where the token after it starts
 
     def _parse_optional_integer_or_float_type(self):
         # MLIR's limit; xDSL has none and computes the bounds of an i2147483648 (minutes, gigabytes)
@@ -73,6 +74,7 @@ class LocatingParser(Parser):
         start = self._current_token.span
         op = super().parse_operation()
         self.spans[id(op)] = start
+        self.last_op = (op, self._current_token.span.start)
         return op
 
     def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
@@ -81,16 +83,30 @@ class LocatingParser(Parser):
         return super().resolve_operand(operand, type)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        """xDSL's parse; a value of ours never defined is reported where it is first used, not
-        at the end of the file (other dialects keep xDSL's message, as `xdsl-opt` prints it)."""
+        """xDSL's parse; for our dialects two errors are said better (other dialects keep xDSL's
+        message, as `xdsl-opt` prints it): a value never defined is reported where it is first used,
+        not at the end of the file, and text left over right after an op names the op's form
+        (xDSL says only "in block definition" there)."""
         try:
             return super().parse_module(allow_implicit_module)
-        except ParseError:
+        except ParseError as e:
             for name, refs in self.forward_ssa_references.items():
                 users = [u.operation for value in refs.values() for u in value.uses]
                 if name in self.first_uses and any(op.dialect_name() in CLEAVE_DIALECTS for op in users):
                     self.raise_error(f"use of undefined value %{name}", self.first_uses[name])
+            if self._left_after_op(e.span):
+                op = self.last_op[0]  # type: ignore[index]
+                form = getattr(type(op), "assembly_format", None)
+                self.raise_error(f"unexpected '{one_line(e.span.text, 40)}' after {op.name}" + (f"; its form is: {op.name} {form}" if form else ""), e.span)
             raise
+
+    def _left_after_op(self, span: Span) -> bool:
+        """Whether `span`, where parsing failed, is text right after an op of ours on that op's line."""
+        if self.last_op is None or span.start != self.last_op[1] or not span.text:
+            return False
+        op, _ = self.last_op
+        start = self.spans.get(id(op))
+        return op.dialect_name() in CLEAVE_DIALECTS and start is not None and "\n" not in span.input.content[start.start : span.start]
 
     def location(self, op: Operation | None) -> Location | None:
         """Where `op` starts in the file (chunk offset included), if this parser parsed it."""

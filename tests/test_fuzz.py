@@ -378,6 +378,10 @@ CASES: dict[str, tuple[bytes, str]] = {
         f"tgraph.graph @g(%a: {T}) -> {T} {{\n  %c = tgraph.exp %zz : {T}\n  tgraph.output %c : {T}\n}}\n".encode(),
         r"^in\.mlir:2:19: error: use of undefined value %zz$",  # at its use, not at the end of the file
     ),
+    "text after an op": (  # xDSL says only "in block definition"
+        f"tgraph.graph @g(%a: {T}) -> {T} {{\n  %c = tgraph.exp %a : {T} -> {T}\n  tgraph.output %c : {T}\n}}\n".encode(),
+        r"^in\.mlir:2:52: error: unexpected '->' after tgraph\.exp; its form is: tgraph\.exp \$input attr-dict `:` type\(\$input\)$",
+    ),
     "redefined symbol": (_graph("4") + _graph("4"), r'^in\.mlir:4:1: error: Redefinition of symbol "g"$'),
     "truncated": (_graph("4")[:40], r"^in\.mlir:1:\d+: error: "),
     "huge digits": (_graph("9" * 300000), r"^in\.mlir:1:\d+: error: .*digits"),
