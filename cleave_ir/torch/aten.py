@@ -158,11 +158,11 @@ class Emitter:
             else:
                 elt = element_type(val.dtype)
             shape = self.sizes(arg)
-            if len(shape) == 0:
-                raise Unsupported(f"operand {arg.name} is a 0-d tensor")
+            # a 0-d tensor (a learned temperature, a scale buffer) enters as its [1] view
+            layout: tuple[int | None, ...] | None = (None,) if len(shape) == 0 else None
             name = f"in{len(self.inputs)}"
-            self.env[arg] = self.builder.input(name, list(shape), elt, dynamic=self._dynamic(val.shape, shape))
-            self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, cast=cast))
+            self.env[arg] = self.builder.input(name, list(shape) or [1], elt, dynamic=self._dynamic(val.shape, shape))
+            self.inputs.append(Input(arg, shape=shape or (1,), dtype=val.dtype, cast=cast, layout=layout))
             if cast is not None:
                 self.masks.add(self.env[arg])
         v = self.env[arg]
@@ -348,13 +348,50 @@ def _static_dim(node: fx.Node, d: int) -> int:
     return int(size)
 
 
+_CONSTANT_VIEWS = ("aten.lift_fresh_copy", "aten.detach_", "aten.detach", "aten.clone", "aten.alias", "aten._to_copy", "aten.to")
+"""Ops that pass a 0-d constant on (a copy, or the value in another dtype)."""
+
+
 def constant_scalar(node: fx.Node) -> Any:
     """The value a 0-d constant node makes (`torch.full([], c)`, `torch.scalar_tensor(c)`: GPT-2's
-    attention scale and mask value), else None."""
+    attention scale and mask value; `torch.tensor(c)` in a forward, which torch.export lifts to a
+    constant attribute read through `lift_fresh_copy`: GPT-J's mask value, Gemma's sqrt(d)), else None.
+    Parameters and buffers are state, not constants: None."""
+    from torch import fx
+
     packet = _packet(node)
     if packet == "aten.full" and list(node.args[0]) == []:
         return node.args[1]
-    return node.args[0] if packet == "aten.scalar_tensor" else None
+    if packet == "aten.scalar_tensor":
+        return node.args[0]
+    if packet not in _CONSTANT_VIEWS or not isinstance(node.args[0], fx.Node) or len(getattr(meta_val(node), "shape", (0,))) != 0:
+        return None
+    src = node.args[0]
+    value = _lifted_constant(src) if packet == "aten.lift_fresh_copy" else constant_scalar(src)
+    if value is None or packet not in ("aten._to_copy", "aten.to"):
+        return value
+    import torch
+
+    dtype = meta_val(node).dtype
+    return torch.tensor(value).to(dtype).item() if dtype.is_floating_point else None
+
+
+def _lifted_constant(node: fx.Node) -> Any:
+    """The number a 0-d tensor constant attribute (`get_attr` of neither a parameter nor a buffer) holds."""
+    import torch
+
+    gm = node.graph.owning_module
+    if node.op != "get_attr" or gm is None:
+        return None
+    names = {n for n, _ in gm.named_parameters()} | {n for n, _ in gm.named_buffers()}
+    if node.target in names:
+        return None
+    obj: Any = gm
+    for part in str(node.target).split("."):
+        obj = getattr(obj, part, None)
+    if not isinstance(obj, torch.Tensor) or obj.dim() != 0 or not (obj.dtype.is_floating_point or obj.dtype == torch.int64):
+        return None
+    return obj.item()
 
 
 def _scalar(arg: Any) -> float | None:
@@ -385,8 +422,15 @@ def _binary(name: str) -> Callable[[Emitter, fx.Node], SSAValue]:
         mode = node.kwargs.get("rounding_mode", node.args[2] if len(node.args) > 2 else None)
         if mode is not None:
             raise Unsupported(f"{name} with rounding_mode={mode!r}")
+        if _scalar(a) is not None and _scalar(b) is None:  # c op x (a 0-d constant first)
+            c, x = _scalar(a), cx.tensor(b)
+            if name == "div":
+                return cx.builder.scalar("rdiv", x, c)
+            if name == "mul":
+                return cx.builder.scale(x, c)
+            return cx.builder.scalar("rsub" if name == "sub" else name, x, c)
         if _scalar(a) is not None:
-            raise Unsupported(f"{name} with a scalar first operand")
+            raise Unsupported(f"{name} of two scalars")
         x = cx.tensor(a)
         c = _scalar(b)
         if c is not None:
@@ -811,11 +855,15 @@ def convert(cx: Emitter, node: fx.Node) -> SSAValue | Transposed:
     name = _packet(node)
     if name is None:
         raise Unsupported(f"{op_name(node)} is not an aten op")
+    if constant_scalar(node) is not None:
+        raise Unsupported("a 0-d constant: the regions that use it read its value as a scalar")
     if name not in ATEN:
         raise Unsupported(f"{name} is not in the aten->tgraph table")
     val = meta_val(node)
     if not hasattr(val, "shape") or not hasattr(val, "dtype"):
         raise Unsupported(f"{name} does not return one tensor")
+    if len(val.shape) == 0:
+        raise Unsupported(f"{name} returns a 0-d tensor (tgraph tensors have a dim)")
     element_type(val.dtype)
     try:
         out = ATEN[name](cx, node)

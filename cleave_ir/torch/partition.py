@@ -244,7 +244,9 @@ def _squeeze_inputs(graph: tgraph.GraphOp, inputs: Sequence[Input]) -> None:
         [shape] = shapes
         if shape == old or [d for d in shape if d != 1] != [d for d in old if d != 1]:
             continue  # not a view that only adds or drops size-1 dims
-        layout = frame_map(old, shape)
+        layout: list[int | None] = frame_map(old, shape)
+        if slot.layout is not None:  # already a view of the node's value (a 0-d tensor's [1]): compose
+            layout = [slot.layout[j] if j is not None else None for j in layout]
         new = Rewriter.replace_value_with_new_type(arg, tgraph.tensor_type(arg).with_shape(list(shape)))
         for u in uses:
             u.results[0].replace_all_uses_with(new)
@@ -337,8 +339,11 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
         p.meta = dict(n.meta)
         env[n] = p
     def arg(a: fx.Node) -> fx.Node:
-        if a not in env and constant_scalar(a) is not None:  # a 0-d constant the region reads as a scalar
-            env[a] = g.node_copy(a, arg)
+        c = constant_scalar(a) if a not in env else None
+        if c is not None:  # a 0-d constant the region reads as a scalar, made here
+            val = meta_val(a)
+            env[a] = g.call_function(torch.ops.aten.full.default, ([], c), {"dtype": val.dtype, "device": val.device})
+            env[a].meta = dict(a.meta)
         return env[a]
 
     for n in region.nodes:
