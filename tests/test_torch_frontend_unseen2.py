@@ -59,3 +59,35 @@ def test_zero_d_tensors_join_their_region():
     with torch.no_grad():
         m.t.fill_(-1.5)
         torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_matmuls_are_compiled():
+    """`torch.einsum` written as a batched matmul (`bhqd,bhkd->bhqk`, `...qk,...kd->...qd`, a linear
+    `bsd,nd->bsn`, operands swapped) is a tgraph matmul, so einsum attention is one region (before:
+    "aten.einsum is not in the aten->tgraph table"; only the softmax was compiled); an einsum that is
+    no matmul stays in PyTorch with that reason."""
+
+    def attention(q, k, v, w):
+        p = torch.einsum("bhqd,bhkd->bhqk", q, k).mul(0.25).softmax(-1)
+        o = torch.einsum("...qk,...kd->...qd", p, v)
+        return torch.einsum("bhsd,nd->bhsn", o, w)
+
+    def other(x, y):
+        return torch.einsum("bij,bkj->bki", x, y).softmax(-1) * torch.einsum("bsd,bsd->bs", x, x)[:, None, :]
+
+    torch.manual_seed(0)
+    xs = (*(torch.randn(2, 2, 8, 16) for _ in range(3)), torch.randn(12, 16))
+    plan = ct.explain(attention, xs, quiet=True)
+    assert not plan.unsupported and [r.tgraph_ops().count("matmul") for r in plan.regions] == [1, 2], plan.text()
+    m2 = ct.optimize(attention, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert [r.decision for r in m2.cleave_report.rows] == ["cleave", "cleave"]
+    ys = [torch.randn_like(x) for x in xs]
+    with torch.no_grad():
+        torch.testing.assert_close(m2(*ys), attention(*ys), rtol=1e-5, atol=1e-5)
+    zs = (torch.randn(2, 8, 16), torch.randn(2, 5, 16))
+    plan = ct.explain(other, zs, quiet=True)
+    assert "einsum 'bsd,bsd->bs' that is not a batched matmul" in plan.text()
+    assert [r.ops() for r in plan.regions if r.worth] == [["aten.einsum", "aten.softmax", "aten.unsqueeze", "aten.mul"]], plan.text()
+    m2 = ct.optimize(other, zs, compiler=ct.interpreted_graph, timer=faster)
+    with torch.no_grad():
+        torch.testing.assert_close(m2(*zs), other(*zs), rtol=1e-5, atol=1e-5)

@@ -569,6 +569,48 @@ def _baddbmm(cx: Emitter, node: fx.Node) -> SSAValue:
     return _addmm(cx, node)
 
 
+def _einsum(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`torch.einsum` of two operands that is a (batched) matmul: `...ij,...jk->...ik`, or with the
+    second operand's last two letters swapped (`bhqd,bhkd->bhqk`: transpose_b), or either of those
+    with the operands swapped; the second operand's batch letters may be a trailing part of the
+    first's (`bsd,nd->bsn`: broadcast, as a linear)."""
+    eq, operands = node.args[0], node.args[1]
+    if not isinstance(eq, str) or len(operands) != 2 or "->" not in eq:
+        raise Unsupported("einsum of other than two operands into an explicit output")
+    lhs, out = eq.replace(" ", "").split("->")
+    specs = lhs.split(",")
+    ranks = [len(meta_val(x).shape) for x in operands]
+    dots = max((r - len(sp.replace("...", "")) for sp, r in zip(specs, ranks) if "..." in sp), default=0)
+    batch = "0123456789"[:dots]  # letters for the ellipsis dims, right-aligned as einsum broadcasts them
+
+    def expand(spec: str, rank: int) -> str:
+        return spec.replace("...", batch[dots - (rank - len(spec.replace("...", ""))) :]) if "..." in spec else spec
+
+    sa, sb, so = expand(specs[0], ranks[0]), expand(specs[1], ranks[1]), out.replace("...", batch)
+    for (x, sx), (y, sy) in (((operands[0], sa), (operands[1], sb)), ((operands[1], sb), (operands[0], sa))):
+        transpose_b = _einsum_matmul(sx, sy, so)
+        if transpose_b is not None:
+            a, b = cx.same_rank(cx.tensor(x), cx.tensor(y))
+            return cx.builder.matmul(a, b, transpose_b=transpose_b)
+    raise Unsupported(f"einsum {eq!r} that is not a batched matmul")
+
+
+def _einsum_matmul(sa: str, sb: str, so: str) -> bool | None:
+    """Whether `sa,sb->so` is `matmul(a, b)` (False) or `matmul(a, b, transpose_b)` (True); None if neither."""
+    if len(sa) < 2 or len(sb) < 2 or any(len(set(x)) != len(x) for x in (sa, sb, so)):
+        return None
+    i, j = sa[-2], sa[-1]
+    if sb[-2] == j:
+        k, transpose_b = sb[-1], False
+    elif sb[-1] == j:
+        k, transpose_b = sb[-2], True
+    else:
+        return None
+    if so != sa[:-2] + i + k or not sa[:-2].endswith(sb[:-2]) or len({i, j, k}) != 3 or {i, j, k} & set(sa[:-2]):
+        return None
+    return transpose_b
+
+
 def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
     from torch import fx
 
@@ -780,6 +822,7 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.linear": _linear,
     "aten.addmm": _addmm,
     "aten.baddbmm": _baddbmm,
+    "aten.einsum": _einsum,
     "aten.t": _transpose,
     "aten.numpy_T": _transpose,
     "aten.transpose": _transpose,
