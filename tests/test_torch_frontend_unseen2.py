@@ -91,3 +91,43 @@ def test_einsum_matmuls_are_compiled():
     m2 = ct.optimize(other, zs, compiler=ct.interpreted_graph, timer=faster)
     with torch.no_grad():
         torch.testing.assert_close(m2(*zs), other(*zs), rtol=1e-5, atol=1e-5)
+
+
+def test_float_mask_rows_minus_inf_throughout_are_zero():
+    """PyTorch's SDPA returns 0 for a query row its float mask makes -inf throughout (torch 2.13, as for
+    a boolean mask); ours was NaN there, and the gate, whose example mask had no such row, accepted
+    the region: a left-padded additive mask then got NaN rows. Now the stitched op zeroes those rows,
+    and a mask that may hold -inf (here ALiBi's `masked_fill(-inf)`) is an input of the SDPA's region
+    so it can; Hugging Face's finite `(1 - mask) * finfo.min` still joins its region."""
+    import torch.nn.functional as F
+
+    def sdpa(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    def alibi(q, k, v, slopes, keep):
+        bias = (slopes[:, None, None] * torch.arange(8.0)).masked_fill(~keep, float("-inf"))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 8, 16) for _ in range(3))
+    causal = torch.ones(8, 8, dtype=torch.bool).tril()
+    mask = torch.zeros(2, 1, 8, 8).masked_fill(~causal, float("-inf"))
+    m2 = ct.optimize(sdpa, (q, k, v, mask), compiler=ct.interpreted_graph, timer=faster)
+    assert m2.cleave_report.rows[0].decision == "cleave"
+    padded = mask.clone()
+    padded[1, :, :, :3] = float("-inf")  # batch 1: three padding keys, so its first three query rows keep none
+    with torch.no_grad():
+        want = sdpa(q, k, v, padded)
+        assert bool((want[1, :, :3] == 0).all())
+        torch.testing.assert_close(m2(q, k, v, padded), want, rtol=1e-5, atol=1e-5)
+    plan = ct.explain(alibi, (q, k, v, torch.rand(2), causal), quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert region.ops() == ["aten.scaled_dot_product_attention"] and region.empty_rows == 3, plan.text()
+    m2 = ct.optimize(alibi, (q, k, v, torch.rand(2), causal), compiler=ct.interpreted_graph, timer=faster)
+    keep = causal.clone()
+    keep[:2] = False  # query rows 0 and 1 keep no key
+    slopes = torch.rand(2)
+    with torch.no_grad():
+        want = alibi(q, k, v, slopes, keep)
+        assert bool((want[:, :, :2] == 0).all())
+        torch.testing.assert_close(m2(q, k, v, slopes, keep), want, rtol=1e-5, atol=1e-5)

@@ -136,7 +136,7 @@ class Emitter:
     env: dict[Any, SSAValue | Transposed] = field(default_factory=dict)
     inputs: list[Input] = field(default_factory=list)
     output_like: fx.Node | None = None  # the output is a grouped view of this input's shape (grouped SDPA)
-    empty_rows: fx.Node | None = None  # a boolean SDPA mask: PyTorch returns 0 for a query row it masks whole
+    empty_rows: fx.Node | None = None  # an SDPA mask input: PyTorch returns 0 for a query row it masks whole
     masks: set[SSAValue] = field(default_factory=set)  # values that hold a boolean or integer mask as 0/1
 
     # ------------------------------------------------------------ values
@@ -307,12 +307,51 @@ class GroupedAttention:
 
 
 def bool_masked_attention(node: fx.Node) -> bool:
-    """An SDPA with a boolean attn_mask: its rows masked whole are 0 in PyTorch, which the stitched op
-    applies to the region's output, so the SDPA must be its region's root."""
+    """An SDPA with an attn_mask: its rows masked whole (False throughout, or -inf throughout in a
+    float mask) are 0 in PyTorch, which the stitched op applies to the region's output, so the SDPA
+    must be its region's root."""
     if _packet(node) != "aten.scaled_dot_product_attention":
         return False
+    return _sdpa_args(node)["attn_mask"] is not None
+
+
+def unbounded_float_mask(node: fx.Node, supported: Any) -> fx.Node | None:
+    """The float attn_mask of SDPA `node` when it may hold a row that is -inf throughout: it must be
+    an input of the SDPA's region, so the stitched op can zero those rows (`Region.empty_rows`), as
+    PyTorch does. A mask computed from boolean or integer tensors (entering as 0/1) and finite
+    constants by `supported` nodes (Hugging Face's `(1 - mask) * finfo.min`) has none: None."""
+    import math
+
+    from torch import fx
+
+    if _packet(node) != "aten.scaled_dot_product_attention":
+        return None
     mask = _sdpa_args(node)["attn_mask"]
-    return mask is not None and str(getattr(meta_val(mask), "dtype", None)) == "torch.bool"
+    if mask is None or str(getattr(meta_val(mask), "dtype", None)) == "torch.bool":
+        return None
+    todo, seen = [mask], set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        c = constant_scalar(n)
+        if c is not None:
+            if not math.isfinite(c):
+                return mask
+            continue
+        val = meta_val(n)
+        if val is not None and hasattr(val, "dtype") and is_mask_dtype(val.dtype):
+            continue
+        if n not in supported:  # a float value from outside (an input, a buffer): may hold -inf
+            return mask
+        for a in [*n.args, *n.kwargs.values()]:
+            for x in a if isinstance(a, (list, tuple)) else [a]:
+                if isinstance(x, fx.Node):
+                    todo.append(x)
+                elif isinstance(x, float) and not math.isfinite(x):
+                    return mask
+    return None
 
 
 def grouped_attention(node: fx.Node) -> GroupedAttention | None:
@@ -801,7 +840,10 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
         r = max(len(cx.shape(s)), len(cx.shape(keep)))
         s = b.select(cx.rank_to(keep, r), cx.rank_to(s, r), cx.rank_to(fill, r))
     elif mask is not None:
-        s = b.add(*cx.same_rank(s, cx.tensor(mask)))
+        fm = cx.tensor(mask)
+        if fm in cx.builder.block.args:  # a row -inf throughout is 0 in PyTorch, applied to the output
+            cx.empty_rows = mask
+        s = b.add(*cx.same_rank(s, fm))
     p = cx.softmax(s, -1)
     p, v = cx.same_rank(p, v)
     return b.matmul(p, v)

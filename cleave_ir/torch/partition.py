@@ -35,7 +35,7 @@ from cleave_ir.dialects import tgraph
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
     Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, grouped_attention, is_mask_dtype, meta_val, op_name,
-    padded_size,
+    padded_size, unbounded_float_mask,
 )
 from cleave_ir.torch.capture import Captured
 
@@ -64,13 +64,15 @@ class Region:
     reason: str = ""
     output_like: int | None = None  # the graph's output is a grouped view of this tensor input's shape
     unsqueeze: tuple[int, ...] = ()  # size-1 dims of the root that the graph's output leaves out
-    empty_rows: int | None = None  # this tensor input is a boolean SDPA mask: the output's rows it masks whole are 0
+    empty_rows: int | None = None  # this tensor input is an SDPA mask: the output's rows it masks whole are 0
 
     def zero_empty_rows(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
-        """`out` (the root's value) with the query rows that the boolean mask `xs[empty_rows]` masks
+        """`out` (the root's value) with the query rows that the mask `xs[empty_rows]` masks (False or -inf)
         whole set to 0, as PyTorch's SDPA returns them (the kernel's fill gives their mean of V)."""
         if self.empty_rows is not None:
-            out.masked_fill_(~xs[self.empty_rows].any(-1, keepdim=True), 0)
+            mask = xs[self.empty_rows]
+            empty = ~mask.any(-1, keepdim=True) if mask.dtype == torch.bool else (mask == float("-inf")).all(-1, keepdim=True)
+            out.masked_fill_(empty, 0)
         return out
 
     def unview(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -157,6 +159,7 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
     members: list[list[fx.Node]] = []
     size: list[list[int]] = []
     grouped_queries = {n.args[0] for n in cost if grouped_attention(n) is not None}
+    masks = {m for n in cost if (m := unbounded_float_mask(n, cost)) is not None}  # region inputs
     for n in reversed(order):
         if n not in cost or n in region_of:
             continue
@@ -166,7 +169,7 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
         grouped = grouped_attention(n)
         if (
             not n.users or r is None or size[r][0] + ops > max_ops or size[r][1] + mms > MAX_MATMULS
-            or grouped is not None or n in grouped_queries or bool_masked_attention(n)
+            or grouped is not None or n in grouped_queries or bool_masked_attention(n) or n in masks
         ):
             r = len(members)
             members.append([])
