@@ -153,12 +153,44 @@ THREAD_COUNTS = (256, 128, 64, 32)
 
 def layout_threads(fragment_shapes: Sequence[Sequence[int]], most: int = 256) -> int:
     """The most threads (a power of two from `most` down to a warp) over which TileLang lays out
-    fragments of these shapes, or 0. Each n elements, and for rank 3 and more also the last two dims'
-    n elements, need n <= threads or a multiple of them (TileLang 0.1.15: "no available layout found"
-    for 200 elements on 32 or 128 threads, 48 on 32, and [4, 25, 8] on 32; 48 on 128, 96 on 32,
-    [100, 8] and [4, 24, 8] on 32 lower)."""
-    sizes = [n for shape in fragment_shapes for n in ([math.prod(shape)] + ([math.prod(shape[-2:])] if len(shape) > 2 else []))]
-    return next((t for t in THREAD_COUNTS if t <= most and all(n <= t or n % t == 0 for n in sizes)), 0)
+    fragments of these shapes (`lays_out`), or 0."""
+    return next((t for t in THREAD_COUNTS if t <= most and all(lays_out(shape, t) for shape in fragment_shapes)), 0)
+
+
+def lays_out(shape: Sequence[int], threads: int) -> bool:
+    """Whether TileLang 0.1.15 lays a fragment of `shape` (size-1 dims dropped, as its loops drop
+    them) out over `threads`, as measured by lowering for sm_90a a T.Parallel loop that fills it and
+    a copy of it, over 828 shapes [a, b, c] (a 2-8, b 1-24, c 8-64) on 32-128 threads in f16 and f32
+    (`tests/test_compile_any_graph.py::test_lays_out_matches_tilelang` re-checks a sample):
+
+    - its n elements, and from rank 3 on its last two dims' n elements, need n <= threads or a
+      multiple of them ("no available layout found" for 200 elements on 32 or 128 threads, 48 on 32);
+    - from rank 3 on with b = shape[-2] not a power of two, the loop partition's thread index must
+      not cut into b: with v the vector TileLang picks (the largest power of two of at most 16 bytes
+      that divides c and leaves n a multiple of threads * v), the v-element chunks fit the threads,
+      or one chunk is a whole row (c == v), or a row of b * c / v chunks is a multiple of threads.
+      [4, 75, 32] on 32 threads (a Split-K candidate's parts) fails; [3, 75, 32] and [4, 64, 32] lower.
+    The fragment's element type is not known here (the lowering computes most tiles in fp32), so
+    both vector widths (8 lanes of 16 bits, 4 of 32) must pass.
+    """
+    dims = [d for d in shape if d != 1]
+    n = math.prod(dims)
+    if not (n <= threads or n % threads == 0):
+        return False
+    if len(dims) < 3:
+        return True
+    b, c = dims[-2], dims[-1]
+    if not (b * c <= threads or b * c % threads == 0):
+        return False
+    if b & (b - 1) == 0:
+        return True
+    for lanes in (8, 4):
+        v = lanes
+        while v > 1 and (c % v or n % (threads * v)):
+            v //= 2
+        if not (n // v <= threads or c == v or (b * c // v) % threads == 0):
+            return False
+    return True
 
 
 def accumulator_bytes(op: Operation) -> int:
