@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 from collections.abc import Mapping, Sequence
 from enum import auto
 from fractions import Fraction
@@ -62,6 +63,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
+from xdsl.irdl.declarative_assembly_format import AttributeVariable, CustomDirective, ParsingState, PrintingState, irdl_custom_directive
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
@@ -1035,6 +1037,30 @@ def scalar_semantics(kind: ScalarKind, c: float) -> Semantics:
     )
 
 
+@irdl_custom_directive
+class F64Constant(CustomDirective):
+    """An f64 constant as MLIR writes it: a float literal, or the hexadecimal bit pattern that inf and
+    NaN print as (`0xFFF0000000000000` is -inf). xDSL prints those, but its float parsing reads no
+    hexadecimal, so a graph holding -inf (a `masked_fill(m, -inf)`) did not read back."""
+
+    constant: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        token = parser._current_token  # noqa: SLF001 - a hexadecimal literal is an integer token
+        if token.text.lower().startswith("0x"):
+            bits = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            if bits >= 1 << 64:
+                parser.raise_error("hexadecimal float constant has more than 64 bits", token.span)
+            self.constant.set(state, FloatAttr(struct.unpack("<d", struct.pack("<Q", bits))[0], Float64Type()))
+        else:
+            self.constant.set(state, FloatAttr(parser.parse_float(), Float64Type()))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        attr = cast(FloatAttr, self.constant.get(op))
+        printer.print_float(attr.value.data, Float64Type())
+
+
 @irdl_op_definition
 class ScalarOp(ElementwiseOp):
     """An elementwise op with a constant: `tgraph.scalar max %x, 0.0 : T` is max(x, 0).
@@ -1052,7 +1078,8 @@ class ScalarOp(ElementwiseOp):
 
     traits = traits_def(Pure())
 
-    assembly_format = "$kind $input `,` $constant attr-dict `:` type($input)"
+    assembly_format = "$kind $input `,` custom<F64Constant>($constant) attr-dict `:` type($input)"
+    custom_directives = (F64Constant,)
 
     def __init__(self, kind: ScalarKind | str, input: SSAValue | Operation, constant: float) -> None:
         value = SSAValue.get(input)
@@ -1089,7 +1116,8 @@ class ScaleOp(ElementwiseOp):
 
     traits = traits_def(Pure())
 
-    assembly_format = "$input `,` $factor attr-dict `:` type($input)"
+    assembly_format = "$input `,` custom<F64Constant>($factor) attr-dict `:` type($input)"
+    custom_directives = (F64Constant,)
 
     def __init__(self, input: SSAValue | Operation, factor: float) -> None:
         value = SSAValue.get(input)

@@ -52,6 +52,21 @@ tgraph.graph @scalar(%x: !tgraph.tensor<[2, 8], bf16>) -> !tgraph.tensor<[2, 8],
   tgraph.output %h : !tgraph.tensor<[2, 8], bf16>
 }
 
+// inf and NaN constants print as MLIR's hexadecimal bit patterns and read back (a masked_fill(m, -inf)).
+// CHECK-LABEL: tgraph.graph @non_finite
+// CHECK-NEXT:    %[[A:.*]] = tgraph.scalar add %x, 0xfff0000000000000 : !tgraph.tensor<[2, 8], f32>
+// CHECK-NEXT:    %[[B:.*]] = tgraph.scalar min %[[A]], 0x7ff0000000000000 : !tgraph.tensor<[2, 8], f32>
+// CHECK-NEXT:    %[[C:.*]] = tgraph.scale %[[B]], 0x7ff8000000000000 : !tgraph.tensor<[2, 8], f32>
+// CHECK-NEXT:    %[[D:.*]] = tgraph.scale %[[C]], -1.500000e+00 : !tgraph.tensor<[2, 8], f32>
+// CHECK-NEXT:    tgraph.output %[[D]]
+tgraph.graph @non_finite(%x: !tgraph.tensor<[2, 8], f32>) -> !tgraph.tensor<[2, 8], f32> {
+  %a = tgraph.scalar add %x, 0xFFF0000000000000 : !tgraph.tensor<[2, 8], f32>
+  %b = tgraph.scalar min %a, 0x7ff0000000000000 : !tgraph.tensor<[2, 8], f32>
+  %c = tgraph.scale %b, 0x7FF8000000000000 : !tgraph.tensor<[2, 8], f32>
+  %d = tgraph.scale %c, -1.5 : !tgraph.tensor<[2, 8], f32>
+  tgraph.output %d : !tgraph.tensor<[2, 8], f32>
+}
+
 // A norm in f32 before an f16 matmul: cast changes the element type only; reduce mean.
 // CHECK-LABEL: tgraph.graph @norm_f32
 // CHECK-NEXT:    %[[A:.*]] = tgraph.cast %x : !tgraph.tensor<[4, 64], f16> -> !tgraph.tensor<[4, 64], f32>
