@@ -418,6 +418,8 @@ def _rebuild(op: Operation, xs: list[SSAValue], result_type: tgraph.TensorType) 
     if isinstance(op, tgraph.ElementwiseOp):  # the same op (and properties) on tiles
         return type(op).create(operands=xs, result_types=[result_type], properties=dict(op.properties))
     if isinstance(op, tgraph.ReduceOp):
+        if tgraph.tensor_type(xs[0]).shape[op.axis] == 1:  # of one element: that element (a view of the tile)
+            return tgraph.ReshapeOp(xs[0], result_type)
         if op.reduction().combine is None:
             raise Unschedulable(f"tgraph.reduce {op.kind.data}: decompose it first (cleave-decompose)")
         return tgraph.ReduceOp(op.kind.data, xs[0], op.axis)

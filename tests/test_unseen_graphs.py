@@ -8,8 +8,10 @@ graph on fresh inputs.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
+import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from cleave_ir.builder import GraphBuilder, module_of
@@ -23,6 +25,23 @@ from cleave_ir.run import make_context
 TOL = 2e-2  # the kernels compute in fp16/fp32
 
 
+def softmax(b: GraphBuilder, v, dim: int):  # type: ignore[no-untyped-def]
+    e = b.exp(b.sub(v, b.reduce("max", v, dim)))
+    return b.div(e, b.reduce("sum", e, dim))
+
+
+def attention_one_key() -> tgraph.GraphOp:
+    """softmax(q k^T / sqrt(d)) v over a single key (a decode step over a one-token cache)."""
+    b = GraphBuilder("att1")
+    q, k, v = b.input("q", [1, 2, 16, 32]), b.input("k", [1, 2, 1, 32]), b.input("v", [1, 2, 1, 32])
+    return b.build(b.matmul(softmax(b, b.scale(b.matmul(q, k, transpose_b=True), 32**-0.5), 3), v))
+
+
+def sum_over_unit_dim() -> tgraph.GraphOp:
+    b = GraphBuilder("sum1", "f32")
+    return b.build(b.reduce("sum", b.tanh(b.input("x", [7, 1, 33])), 1))
+
+
 def two_outputs() -> tgraph.GraphOp:
     """silu(x @ w1) @ w2 and the hidden activation itself."""
     b = GraphBuilder("two")
@@ -31,7 +50,7 @@ def two_outputs() -> tgraph.GraphOp:
     return b.build(b.matmul(h, w2), h)
 
 
-GRAPHS = {"two_outputs": two_outputs}
+GRAPHS = {"attention_one_key": attention_one_key, "sum_over_unit_dim": sum_over_unit_dim, "two_outputs": two_outputs}
 
 
 @functools.cache
@@ -59,9 +78,35 @@ def check_candidates(graph: tgraph.GraphOp, module: ModuleOp, seed: int = 3) -> 
     return len(candidates)
 
 
+@pytest.mark.parametrize("name", ["attention_one_key", "sum_over_unit_dim"])
+def test_reduction_over_a_size_one_dim(name: str) -> None:
+    """A reduction over a dim of size 1 (softmax over one key, a sum over a unit dim) is its input:
+    the scheduler makes it a view. Before, every kernel holding one failed cleave-lower-tilelang
+    ('tgraph.reduce: nothing to reduce in a tile of [1, 1, 16, 1]') and so did `cleave compile`."""
+    graph, module = compiled(name)
+    check_candidates(graph, module)
+
+
 def test_graph_with_two_outputs_is_scheduled_as_written() -> None:
     """A graph with two outputs (an MLP's result and its hidden activation): the search takes one
     output, so it is skipped and the graph is scheduled as written. Before, cleave-superoptimize
     refused the graph ('@two must have exactly one output') although one kernel computes both."""
     graph, module = compiled("two_outputs")
     assert check_candidates(graph, module) >= 1
+
+
+def test_unit_reduction_kernel_lowers(tmp_path: Path) -> None:
+    """The one-key attention's kernels lower for sm_90a with TileLang."""
+    tilelang = pytest.importorskip("tilelang")
+    from tilelang import tvm
+
+    from cleave_ir.tilelang_check import load_module_file
+    from cleave_ir.tilelang_emitter import module_source
+
+    _, module = compiled("attention_one_key")
+    path = tmp_path / "k.py"
+    path.write_text(module_source(module))
+    mod = load_module_file(path)
+    with tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}):
+        for name in candidate_kernels(module)[0][1]:
+            assert tilelang.lower(mod.prim_func(name.sym_name.data)).kernel_source
