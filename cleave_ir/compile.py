@@ -270,11 +270,16 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
     with job.phase("search+schedule") as note:
         log = _LogLines(note)
         with contextlib.redirect_stderr(log):
-            pipeline_pass(pipeline_options(args)).apply(Context(), module)
+            padding = _padded_pipeline(job, module)
+            if not padding:  # nothing awkward, or the padded compile was dropped
+                pipeline_pass(pipeline_options(args)).apply(Context(), module)
     lines = [line for line in log.getvalue().splitlines() if line.startswith(("cleave-superoptimize", "cleave-pipeline"))]
     search_s = time.perf_counter() - t0
     job.say(f"search+schedule: {search_s:.1f} s")
-    for line in lines:
+    if padding:
+        job.say(f"  {padding}")
+        lines.insert(0, padding)
+    for line in lines[1 if padding else 0 :]:
         job.say(f"  {line}")
     t0 = time.perf_counter()
     source = module_source(module)
@@ -312,6 +317,36 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
         print(f"warning: cache: could not store entry {job.key[:12]} in {job.cache.root}: {e.strerror or e}", file=sys.stderr)
         return
     job.say(f"cache: stored entry {job.entry.short} in {job.cache.root}")
+
+
+def _padded_pipeline(job: Job, module: ModuleOp) -> str | None:
+    """The pipeline on the graph of `module` with its awkward static sizes padded and dynamic
+    (`passes/padded_dims.py`), put in `module` when its kernels serve the real sizes: a line saying
+    what was padded. "" when the padded compile was dropped, None when nothing is awkward."""
+    from cleave_ir.passes.padded_dims import awkward_dims, padded_graph, padded_size, serves_every_size
+
+    graph = next(op for op in module.body.block.ops if isinstance(op, tgraph.GraphOp))
+    padded = padded_graph(graph)
+    if padded is None:
+        return None
+    sizes = sorted({int(tgraph.tensor_type(graph.inputs[i]).shape[d]) for i, dims in awkward_dims(graph).items() for d in dims})
+    said = ", ".join(f"{n} -> {padded_size(n)}" for n in sizes)
+    trial = ModuleOp([padded])
+    try:
+        pipeline_pass(pipeline_options(job.args)).apply(Context(), trial)
+        ok = serves_every_size(trial)
+    except CleaveError as e:
+        print(f"cleave compile: padded sizes ({said}) dropped: {one_line(str(e))}", file=sys.stderr)
+        ok = False
+    if not ok:
+        job.say(f"padded sizes ({said}): no candidate serves the real sizes; scheduled at the given sizes")
+        return ""
+    for op in list(module.body.block.ops):
+        module.body.block.erase_op(op)
+    for op in list(trial.body.block.ops):
+        op.detach()
+        module.body.block.add_op(op)
+    return f"padded sizes: {said} (dynamic dims; the kernels serve the real sizes)"
 
 
 def _reuse(job: Job, entry: Entry) -> None:

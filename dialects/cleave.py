@@ -398,6 +398,7 @@ METADATA: dict[str, type[Attribute] | tuple[type[Attribute], ...]] = {
     "cleave.note": StringAttr,  # free text for people: what the search did
     "cleave.split_count": IntegerAttr,  # s of a Split-K candidate
     "cleave.checked_at": DictionaryAttr,  # symbol -> the size a symbolic candidate was checked at
+    "cleave.padded": DictionaryAttr,  # dynamic dim -> the awkward static size it was padded from (passes/padded_dims.py)
     "cleave.stage": StageAttr,
     "cleave.split": SymbolRefAttr,  # the split graph of a combine
     "cleave.combine": SymbolRefAttr,  # the combine graph of a split

@@ -440,6 +440,7 @@ class DynamicShapesPass(CleavePass):
         for root, pairs in originals.items():
             if not serves_all(root):  # no whole candidate is dynamic: keep them all static, consistently
                 for dynamic, original in pairs:
+                    original.attributes["cleave.static_only"] = StringAttr("no whole candidate of its graph serves every size")
                     Rewriter.replace_op(dynamic, original)
         for root, kernels in static.items():
             for kernel, reason in kernels:

@@ -40,6 +40,7 @@ from cleave_ir.dialects.itgraph import AccumulateKind as Acc
 from cleave_ir.dialects.cleave import CausalMaskAttr, Stage, TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
 from cleave_ir.passes.options import CleavePass
+from cleave_ir.passes.padded_dims import is_padded
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
 from cleave_ir.shapes import symbol
@@ -534,12 +535,15 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
 
 
 def schedule_graph(
-    graph: tgraph.GraphOp, top_k: int = 3, iterative: bool = True, fusion: bool = True
+    graph: tgraph.GraphOp, top_k: int = 3, iterative: bool = True, fusion: bool = True, loop_too: bool = False
 ) -> tuple[list[Scheduled], list[tuple[Config, str]]]:
     """The top-k kernels of `graph` by estimated time, and the other configurations with why each was dropped.
 
     Tiles spanning a whole dim over 256 are tried only when no other configuration schedules, a few
-    such rows at a time only when no tile of 16 or more of them does (`FALLBACKS`).
+    such rows at a time only when no tile of 16 or more of them does (`FALLBACKS`). With `loop_too`,
+    the best configuration that loops over its reduction is kept as well when none of the top-k does:
+    a padded dim that is reduced over needs the loop (a tile holding the whole dim serves one size;
+    attention padded from 197 to 256 keys ranks its one-tile form first).
     """
     ranked: list[Scheduled] = []
     dropped: list[tuple[Config, str]] = []
@@ -567,7 +571,10 @@ def schedule_graph(
         # and its attention measured 104.3 us on the H200, where that attention alone ran 77.9 us
         best = ranked[0].estimate.microseconds
         ranked.sort(key=lambda s: (s.estimate.microseconds > 1.05 * best, s.estimate.terms.waves, s.estimate.microseconds))
-    return ranked[:top_k], dropped
+    kept = ranked[:top_k]
+    if loop_too and not any(s.config.reduce_tile is not None for s in kept):
+        kept += [s for s in ranked[top_k:] if s.config.reduce_tile is not None][:1]
+    return kept, dropped
 
 
 def unschedulable(graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True) -> str | None:
@@ -742,8 +749,11 @@ class SchedulePass(CleavePass):
 
     def _schedule(self, module: ModuleOp, graph: tgraph.GraphOp, failures: dict[str, str]) -> bool:
         """Insert the top-k kernels of `graph` after it; False (and the reason in `failures`) when none."""
+        root = graph
+        if (name := tgraph.referenced_symbol(graph, "cleave.candidate_of")) is not None:
+            root = next((g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp) and g.sym_name.data == name), graph)
         try:
-            best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion)
+            best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion, loop_too=is_padded(root))
             why = {reason for _, reason in dropped}
         except Unschedulable as e:
             best, dropped, why = [], [], {str(e)}

@@ -28,6 +28,7 @@ from xdsl.ir import SSAValue
 
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
+from cleave_ir.passes import padded_dims
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -250,15 +251,10 @@ class Emitter:
 
 
 def awkward(size: int) -> bool:
-    """A size no tile of 64 divides, over 256 (e.g. a KV cache of 4096 plus the new token): scheduled at
-    the size rounded up (`padded_size`) as a dynamic dim, so loads past the end read zeros and
-    reductions mask them."""
-    return size > 256 and size % 64 != 0
-
-
-def padded_size(size: int) -> int:
-    q = 256 if size > 2048 else 128 if size > 512 else 64
-    return -(-size // q) * q
+    """A size the front end declares dynamic itself: over 256 and no tile of 64 divides it (a KV
+    cache of 4096 plus the new token), so its region serves the next size too. Smaller awkward
+    static sizes (77, 197) are padded by `cleave compile` (`passes/padded_dims.py`)."""
+    return size > 256 and padded_dims.awkward(size)
 
 
 def repeat_kv_source(node: Any) -> tuple[fx.Node, int, list[fx.Node]] | None:

@@ -32,10 +32,11 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
+from cleave_ir.passes.padded_dims import padded_size
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
     Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, grouped_attention, is_mask_dtype, meta_val, op_name,
-    padded_size, unbounded_float_mask,
+    unbounded_float_mask,
 )
 from cleave_ir.torch.capture import Captured
 

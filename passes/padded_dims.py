@@ -1,0 +1,82 @@
+"""Awkward static sizes are compiled as dynamic dims at a padded size.
+
+A dim of 197 (ViT's tokens), 77 (CLIP's text), 300 or 4097 has no divisor that makes a good tile: no
+16-row tile for the tensor cores, no 64-key FlashAttention loop, and the schedule falls back to
+single rows on the CUDA cores (attention [12, 197, 64]: one query row per block, estimated 25.5 us
+against 15.0 us for [12, 1024, 64]). Such a dim is declared `dynamic` and the graph is scheduled at
+the size rounded up (`padded_size`); `cleave-dynamic-shapes` then makes every kernel serve the real
+size (loads past the end read zeros, reductions mask the padding). The padded compile is kept only
+when its candidates serve every size (`serves_every_size`); otherwise the graph is compiled as given.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
+
+from cleave_ir.dialects import itgraph, tgraph
+
+PADDED = "cleave.padded"
+STATIC_ONLY = "cleave.static_only"  # the attribute `cleave-dynamic-shapes` leaves on kernels that serve one size
+
+
+def awkward(size: int) -> bool:
+    """A size with no good tile: over 16 and not a multiple of 16 (77, 197), or over 256 and not a
+    multiple of 64 (a KV cache of 4096 plus the new token)."""
+    return (size > 16 and size % 16 != 0) or (size > 256 and size % 64 != 0)
+
+
+def padded_size(size: int) -> int:
+    """`size` rounded up to a quantum tiles divide: 32 up to 32, 64 up to 512, 128 up to 2048, then 256."""
+    q = 256 if size > 2048 else 128 if size > 512 else 64 if size > 32 else 32
+    return -(-size // q) * q
+
+
+def awkward_dims(graph: tgraph.GraphOp) -> dict[int, list[int]]:
+    """Input index -> its static awkward dims that are not already declared dynamic."""
+    out: dict[int, list[int]] = {}
+    for i, a in enumerate(graph.inputs):
+        declared = set(graph.input_annotation(i, "dynamic"))
+        dims = [d for d, n in enumerate(tgraph.tensor_type(a).shape) if d not in declared and n.is_Integer and awkward(int(n))]
+        if dims:
+            out[i] = dims
+    return out
+
+
+def padded_graph(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
+    """`graph` with its awkward dims declared dynamic and set to their padded sizes (the dims the
+    graph ties to them follow); None when it has none."""
+    from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs
+
+    awk = awkward_dims(graph)
+    if not awk:
+        return None
+    marked = graph.clone()
+    attrs = list(marked.arg_attrs.data) if marked.arg_attrs is not None else [DictionaryAttr({})] * len(marked.inputs)
+    for i, dims in awk.items():
+        entries = dict(attrs[i].data)
+        entries["dynamic"] = DenseArrayBase.from_list(i64, sorted({*graph.input_annotation(i, "dynamic"), *dims}))
+        attrs[i] = DictionaryAttr(entries)
+    marked.arg_attrs = ArrayAttr(attrs)
+    names = _dim_names(marked, dynamic_inputs(marked))
+    sizes: dict[str, int] = {}
+    for i, dims in awk.items():
+        arg = marked.inputs[i].name_hint or f"arg{i}"
+        for d in dims:
+            name = names[arg][d]
+            assert name is not None
+            size = int(tgraph.tensor_type(graph.inputs[i]).shape[d])
+            sizes[name] = max(sizes.get(name, 0), padded_size(size))
+    out = at_sizes(marked, sizes)
+    real = {name: int(tgraph.tensor_type(graph.inputs[i]).shape[d]) for i, dims in awk.items() for d in dims if (name := names[marked.inputs[i].name_hint or f"arg{i}"][d])}
+    out.attributes[PADDED] = DictionaryAttr({name: IntegerAttr(n, i64) for name, n in sorted(real.items())})
+    return out
+
+
+def is_padded(graph: tgraph.GraphOp) -> bool:
+    """Whether `graph` is a `padded_graph` (its schedule keeps a loop over the padded dims)."""
+    return PADDED in graph.attributes
+
+
+def serves_every_size(module: ModuleOp) -> bool:
+    """Whether no kernel the pipeline kept serves only its representative size."""
+    return not any(STATIC_ONLY in k.attributes for k in module.walk() if isinstance(k, itgraph.KernelOp))

@@ -1,0 +1,93 @@
+"""Awkward static sizes (77, 100, 197) are compiled padded, as dynamic dims (passes/padded_dims.py)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from cleave_ir.builder import GraphBuilder
+from cleave_ir.compile import compile_graph
+from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.interpreter import max_relative_error, run_graph
+from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+from cleave_ir.passes.lower_tilelang import LowerTileLangPass
+from cleave_ir.passes.padded_dims import awkward, padded_graph, padded_size
+
+
+def attention(s: int, d: int = 32, heads: int = 2) -> tgraph.GraphOp:
+    """softmax(Q K^T / sqrt(d)) V over `s` queries and keys, stabilized by the row max."""
+    b = GraphBuilder("attn")
+    q, k, v = (b.input(n, [heads, s, d]) for n in "qkv")
+    scores = b.scale(b.matmul(q, k, transpose_b=True), d**-0.5)
+    e = b.exp(b.sub(scores, b.reduce("max", scores, 2)))
+    return b.build(b.div(b.matmul(e, v), b.reduce("sum", e, 2)))
+
+
+def test_awkward_sizes_and_their_padding() -> None:
+    assert [n for n in (16, 17, 48, 77, 100, 197, 256, 320, 4096, 4097, 4112) if awkward(n)] == [17, 77, 100, 197, 4097, 4112]
+    assert [padded_size(n) for n in (17, 77, 100, 197, 300, 1500, 4097)] == [32, 128, 128, 256, 320, 1536, 4352]
+
+
+def test_padded_graph_declares_the_dims_dynamic_at_the_padded_size() -> None:
+    g = attention(100)
+    p = padded_graph(g)
+    assert p is not None and padded_graph(attention(128)) is None
+    assert [p.input_annotation(i, "dynamic") for i in range(3)] == [(1,), (1,), (1,)]
+    assert [list(map(int, tgraph.tensor_type(a).shape)) for a in p.inputs] == [[2, 128, 32]] * 3
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, object]:
+    """`cleave compile` of attention over 100 keys (the kept candidate, lowered for sm_90a)."""
+    out = io.StringIO()
+    job = compile_graph(attention(100), tmp_path_factory.mktemp("pad") / "a.py", ["--no-cache", "--keep", "1"], out=out)
+    return out.getvalue(), job.pipeline
+
+
+def test_attention_over_100_keys_is_a_padded_flash_attention_loop(compiled: tuple[str, object]) -> None:
+    """Before: 100 keys had no 16-row tile, and each block took whole rows on the CUDA cores. Now the
+    graph is scheduled at 128 with a loop over the keys, and the kernel serves 100."""
+    report, pipeline = compiled
+    assert "padded sizes: 100 -> 128 (dynamic dims; the kernels serve the real sizes)" in report
+    kernels = [k for k in pipeline.walk() if isinstance(k, itgraph.KernelOp)]  # type: ignore[attr-defined]
+    assert kernels and all("cleave.dynamic" in k.attributes for k in kernels)
+    assert any(isinstance(op, itgraph.SequentialOp) for k in kernels for op in k.walk())
+
+
+@pytest.mark.parametrize("draw", ["normal", "uniform", "large"])
+def test_padded_kernels_equal_the_graph_at_the_real_size(compiled: tuple[str, object], draw: str) -> None:
+    _, pipeline = compiled
+    module = pipeline.clone()  # type: ignore[attr-defined]
+    LowerTileLangPass().apply(Context(), module)
+    graph = attention(100)
+    rng = np.random.default_rng(7)
+    shape = (2, 100, 32)
+    xs = {
+        "normal": lambda: rng.standard_normal(shape),
+        "uniform": lambda: rng.uniform(-1.0, 3.0, shape),
+        "large": lambda: 6.0 * rng.standard_normal(shape),  # logits in the hundreds: the running max matters
+    }[draw]
+    inputs = [xs() for _ in range(3)]
+    (ref,) = run_graph(graph, inputs)
+    candidates = candidate_kernels(module)
+    assert candidates
+    for name, kernels in candidates:
+        out = run_kernels(kernels, inputs)
+        got = np.asarray(out[0] if isinstance(out, (list, tuple)) else out, dtype=np.float64)
+        assert max_relative_error(ref, got.reshape(ref.shape)) < 2e-2, name
+
+
+def test_a_padded_compile_that_cannot_serve_the_real_size_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When no candidate of the padded graph serves every size, the graph is compiled as given."""
+    monkeypatch.setattr("cleave_ir.passes.padded_dims.serves_every_size", lambda module: False)
+    b = GraphBuilder("rowsum")
+    x, w = b.input("x", [20, 64]), b.input("w", [64, 32])
+    out = io.StringIO()
+    job = compile_graph(b.build(b.reduce("sum", b.matmul(x, w), 1)), tmp_path / "r.py", ["--no-cache", "--keep", "1"], out=out)
+    assert "padded sizes (20 -> 32): no candidate serves the real sizes; scheduled at the given sizes" in out.getvalue()
+    kernels = [k for k in job.pipeline.walk() if isinstance(k, itgraph.KernelOp)]
+    assert kernels and not any("cleave.dynamic" in k.attributes for k in kernels)
