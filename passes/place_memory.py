@@ -175,15 +175,17 @@ def gemm_warps_fit(m: int, n: int, threads: int, transpose_b: bool = True) -> bo
 
     Each of the m_warp x n_warp warps owns a multiple of 16 rows and 8 columns; with 64+ rows and whole
     warpgroups TileLang picks wgmma, which also needs m_warp to be a multiple of 4, and a B operand
-    whose rows are N-contiguous (not `transpose_b`) at least 16 columns wide (x [1, 256] @ W [256, 8]
-    padded to 64 rows failed TileLang 0.1.15's lowering: "WGMMA operand layout contiguity ... disagrees").
+    whose rows are N-contiguous (not `transpose_b`) 16 columns wide or a multiple of that per warp column
+    (x [1, 256] @ W [256, 8] padded to 64 rows failed TileLang 0.1.15's lowering: "WGMMA operand layout
+    contiguity ... disagrees"; 80 columns over 2 warp columns: "Not a canonical GMMA_MN layout").
     """
     warps = threads // 32
     wgmma = m >= 64 and warps % 4 == 0
-    if wgmma and not transpose_b and n % 16:
-        return False
+    # an N-contiguous B operand needs each warp column's n / n_warp columns to be a multiple of 16:
+    # [64, 32] @ [32, 80] on 8 warps (2 columns of 40) failed "Not a canonical GMMA_MN layout", on 4 it lowers
     return any(
         warps % mw == 0 and m % (16 * mw) == 0 and n % (8 * (warps // mw)) == 0 and (not wgmma or mw % 4 == 0)
+        and (not wgmma or transpose_b or (n // (warps // mw)) % 16 == 0)
         for mw in range(1, warps + 1)
     )
 

@@ -250,6 +250,42 @@ def test_lays_out_matches_tilelang(shape: tuple[int, int, int], threads: int, dt
     assert lays_out(shape, threads) == lowered
 
 
+def _gemm_nn(m: int, n: int, k: int, threads: int):  # type: ignore[no-untyped-def]
+    """A TileLang kernel with one T.gemm of [m, k] @ [k, n] (B N-contiguous, as a P @ V)."""
+    import tilelang.language as T
+
+    @T.prim_func
+    def gemm(a: T.Tensor((m, k), "float16"), b: T.Tensor((k, n), "float16"), c: T.Tensor((m, n), "float32")):  # type: ignore[no-untyped-def]
+        with T.Kernel(1, threads=threads) as _:
+            a_s = T.alloc_shared((m, k), "float16")
+            b_s = T.alloc_shared((k, n), "float16")
+            acc = T.alloc_fragment((m, n), "float32")
+            T.copy(a, a_s)
+            T.copy(b, b_s)
+            T.clear(acc)
+            T.gemm(a_s, b_s, acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+            T.copy(acc, c)
+
+    return gemm
+
+
+@pytest.mark.parametrize("n, threads", [(80, 256), (80, 128), (112, 256), (96, 256)])
+def test_gemm_warps_fit_matches_tilelang_for_n_contiguous_b(n: int, threads: int) -> None:
+    """P [64, 32] @ V [32, n] with wgmma: each warp column needs a multiple of 16 of V's columns (80 on
+    8 warps, 2 columns of 40, failed "Not a canonical GMMA_MN layout" in a padded decode attention)."""
+    tilelang = pytest.importorskip("tilelang")
+    from tilelang import tvm
+
+    with tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}):
+        try:
+            tilelang.lower(_gemm_nn(64, n, 32, threads))
+            lowered = True
+        except Exception as e:  # TileLang's error
+            assert "GMMA" in str(e)
+            lowered = False
+    assert gemm_warps_fit(64, n, threads, transpose_b=False) == lowered
+
+
 @pytest.mark.parametrize("m, n, transpose", [(1, 200, False), (3, 200, True), (1, 1000, True)])
 def test_matmul_with_columns_no_power_of_two_divides(m: int, n: int, transpose: bool, tmp_path: Path) -> None:
     """x [m, 768] @ W with 200 or 1000 output columns (a classifier head): the schedule offers tiles
