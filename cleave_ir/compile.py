@@ -42,12 +42,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
-from cleave_ir.diagnostics import CleaveError, check_output_path, write_atomically
+from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path, write_atomically
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes import cost_model
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
-from cleave_ir.run import load_module
+from cleave_ir.run import load_module_located
 from cleave_ir.runtime import default_jobs, one_line, torch_reference
 from cleave_ir.tilelang_check import lower_each
 from cleave_ir.tilelang_emitter import module_source
@@ -508,6 +508,7 @@ def compile_graph(graph: tgraph.GraphOp, output: str | Path, options: Sequence[s
             graph.verify()
         except Exception as e:
             raise CleaveError(f"error: @{name}: {one_line(e)}") from None
+        check_graph(graph)
         return _run(args, graph, ModuleOp([graph.clone()]), t_start, out=out)
     except CleaveError:
         raise
@@ -517,6 +518,25 @@ def compile_graph(graph: tgraph.GraphOp, output: str | Path, options: Sequence[s
         if os.environ.get("CLEAVE_DEBUG"):
             raise
         raise CleaveError(f"error: internal error ({type(e).__name__}): {one_line(e)}") from None
+
+
+def load_module(path: str) -> tuple[ModuleOp, LocatingParser]:
+    """The module in `path` (one-line CleaveError on failure) and the parser that locates its ops."""
+    return load_module_located(path)
+
+
+def check_graph(graph: tgraph.GraphOp, located: LocatingParser | None = None, filename: str | None = None) -> None:
+    """Refuse, in one line (located in `filename` where `located` parsed it), what the pipeline would
+    compile wrongly: a `reduce mean` over a dim that varies with the graph's dynamic dims (its kernels
+    would divide by the size the dim has in the graph, at every size)."""
+    from cleave_ir.passes.dynamic_shapes import varying_means
+
+    for op in varying_means(graph):
+        n = tgraph.tensor_type(op.input).shape[op.axis]
+        msg = (f"tgraph.reduce mean over dim {op.axis}, which varies with the graph's dynamic dims, is not supported (its "
+               f"kernels would divide by {n} at every size): divide a reduce sum by the size, passed as an input")
+        loc = located.location(op) if located is not None else None
+        raise CleaveError(f"{loc or filename}: error: {msg}" if loc or filename else f"error: @{graph.sym_name.data}: {msg}")
 
 
 def _stderr_terminal() -> Any:
@@ -540,10 +560,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     bars = _stderr_terminal() if args.progress or sys.stderr.isatty() else None
     try:
         _check_args(args)
-        module = load_module(args.file)
+        module, located = load_module(args.file)
         graphs = [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
         if len(graphs) != 1:
             raise CleaveError(f"error: {args.file}: cleave compile takes one tgraph.graph, found {len(graphs)}")
+        check_graph(graphs[0], located, args.file)
         _run(args, graphs[0], module, t_start, quiet=not args.verbose, progress=Progress(bars))
         return 0
     except CleaveError as e:

@@ -367,6 +367,24 @@ def at_sizes(graph: tgraph.GraphOp, sizes: Mapping[str, int]) -> tgraph.GraphOp:
     return out
 
 
+def varying_means(graph: tgraph.GraphOp) -> list[tgraph.ReduceOp]:
+    """The `reduce mean` ops of `graph` over a dim that varies with its dynamic dims: `cleave-decompose`
+    divides such a mean by the size the dim has in the graph, which is wrong at every other size."""
+    means = [op for op in graph.body.walk() if isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MEAN]
+    dyn = dynamic_inputs(graph)
+    if not means or not dyn:
+        return []
+    fam = _symbolic(graph, dyn, _dim_names(graph, dyn))
+    if fam is None:
+        return []
+    moved = at_sizes(graph, {n: 2 * fam.representative[s] + 1 for s, n in fam.dynamic.items()})
+    other = [op for op in moved.body.walk() if isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MEAN]
+    return [
+        op for op, o in zip(means, other, strict=True)
+        if tgraph.tensor_type(op.input).shape[op.axis] != tgraph.tensor_type(o.input).shape[o.axis]
+    ]
+
+
 # ----------------------------------------------------------------------------- the pass
 @dataclass(frozen=True)
 class DynamicShapesPass(CleavePass):
