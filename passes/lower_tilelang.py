@@ -850,8 +850,11 @@ class _KernelLowering:
             if {a.value, b.value} & self.from_loop_loads:
                 self.no_warp_specialization = True
             in_registers = m % 64 == 0 and m // 64 >= self.threads // 128
-            a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if in_registers else tl.Scope.SHARED)
-            b_op = self._operand_fp16(b, tl.Scope.SHARED)
+            # the tensor cores take both operands in one 16-bit type: bf16 where the graph's are, else fp16
+            bf16 = BFloat16Type()
+            half = bf16 if bf16 in (tgraph.tensor_type(op.lhs).element_type, tgraph.tensor_type(op.rhs).element_type) else f16
+            a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if in_registers else tl.Scope.SHARED, half)
+            b_op = self._operand_fp16(b, tl.Scope.SHARED, half)
             if clear and not self.fold_term(op, out):
                 self.emit(tl.ClearOp(out.value))
             self._copy_last(b_op)
@@ -1009,11 +1012,11 @@ class _KernelLowering:
         self.emit(tl.CopyOp(buf.value, copy.value))
         return copy
 
-    def _operand_fp16(self, buf: _Buf, scope: tl.Scope) -> SSAValue:
-        """`buf` as a gemm operand: fp16, in `scope`. A tile computed before the loop being lowered
-        (a rotary embedding of attention's Q) is converted once, right after it is computed, and
-        the kernel goes without warp specialization."""
-        half = isinstance(buf.type.element_type, (Float16Type, BFloat16Type))
+    def _operand_fp16(self, buf: _Buf, scope: tl.Scope, half_type: Attribute = f16) -> SSAValue:
+        """`buf` as a gemm operand: 16-bit (`half_type`: fp16, or bf16 for a bf16 graph), in `scope`.
+        A tile computed before the loop being lowered (a rotary embedding of attention's Q) is
+        converted once, right after it is computed, and the kernel goes without warp specialization."""
+        half = buf.type.element_type == half_type
         if half and (buf.scope == tl.Scope.SHARED or (scope == tl.Scope.FRAGMENT and buf.scope == tl.Scope.FRAGMENT)):
             return buf.value  # a loaded tile (or a view of one) feeds the tensor cores as it is
         if (buf.value, scope) in self.fp16_operands:
@@ -1025,9 +1028,9 @@ class _KernelLowering:
             # straight into the gemm's (swizzled) operand by one replica under an `if` on threadIdx it
             # makes TileLang hoist a barrier out of that `if` ("[ThreadSync] ... the race remains");
             # through a plain shared tile first (16 rows: little shared memory)
-            src = self.alloc(buf.shape, buf.name + "_hs", tl.Scope.SHARED, f16)
+            src = self.alloc(buf.shape, buf.name + "_hs", tl.Scope.SHARED, half_type)
             copies.append(tl.CopyOp(buf.value, src.value))
-        cast = self.alloc(buf.shape, buf.name + "_h", scope, f16)
+        cast = self.alloc(buf.shape, buf.name + "_h", scope, half_type)
         copies.append(tl.CopyOp(src.value, cast.value))
         where = self.computed_at.get(buf.value)
         if where is not None and where[1] < len(self.block_stack):

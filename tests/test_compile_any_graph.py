@@ -597,3 +597,18 @@ def test_rows_too_narrow_for_sixteen_get_a_few_rows(tmp_path: Path) -> None:
         module = compile_graph(graph)
         check_interpreted(graph, module)
     check_lowers(module, tmp_path / "k.py")
+
+
+def test_bf16_computed_operand_of_a_second_matmul(tmp_path: Path) -> None:
+    """gelu(x @ w1) @ w2 in bf16: the computed [rows, 128] tile is cast for the second T.gemm. It was
+    cast to fp16 whatever the graph's type, and TileLang refused every such kernel ("Mixed-dtype GEMM
+    only supports f8f6f4 family operands currently, got A=float16, B=bfloat16": bf16 MLPs, attention,
+    matmul chains); now it is cast to bf16, agrees with the graph in the interpreter and lowers."""
+    b = GraphBuilder("mlpb", element_type="bf16")
+    x, w1, w2 = b.input("x", [32, 64]), b.input("w1", [64, 128]), b.input("w2", [128, 64])
+    graph = b.build(b.matmul(b.gelu(b.matmul(x, w1), "tanh"), w2))
+    module = compile_graph(graph, search=True)
+    casts = [a for a in module.walk() if isinstance(a, (tl.AllocSharedOp, tl.AllocFragmentOp)) and a.result.name_hint and a.result.name_hint.endswith("_h")]
+    assert casts and all(str(a.result.type.element_type) == "bf16" for a in casts)
+    check_interpreted(graph, module)
+    check_lowers(module, tmp_path / "k.py")
