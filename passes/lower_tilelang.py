@@ -415,7 +415,7 @@ class _KernelLowering:
             merged, grid = grid[: len(grid) - 2], grid[len(grid) - 2 :]
             stride = 1
             for v, e in merged:
-                self.subst[symbol(v)] = sympy.Mod(sympy.floor(bx / stride) if stride > 1 else bx, e)
+                self.subst[symbol(v)] = sympy.Mod(sympy.floor(bx / stride) if stride != 1 else bx, e)  # stride may be symbolic
                 stride *= e
             grid = [("_merged", stride), *grid]
         for (v, e), var in zip(grid, (bx, by, bz)):

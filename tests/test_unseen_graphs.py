@@ -136,3 +136,23 @@ def test_mean_over_a_dynamic_dim_is_refused(tmp_path: Path, capsys) -> None:  # 
     graph = load_module(str(src)).body.block.first_op
     with pytest.raises(CleaveError, match=r"^error: @dm: tgraph.reduce mean over dim 1"):
         compile_graph(graph, tmp_path / "dm2.py", ["--no-cache"])
+
+
+def test_dynamic_leading_dim_over_four_grid_dims(tmp_path: Path) -> None:
+    """A batched matmul [b, 3, 33, 40] @ [1, 1, 40, 24] with b dynamic: its four grid dims share T.Kernel's
+    three, the leading two merged into bx with a symbolic stride. Before, the lowering compared that
+    stride with 1 ('internal error (TypeError): cannot determine truth value of Relational: a_d0 > 1');
+    now the kernel indexes b as bx % a_d0, agrees with the graph in the interpreter and lowers."""
+    import io
+
+    from cleave_ir.compile import compile_graph
+    from cleave_ir.dialects import tilelang as tl
+
+    b = GraphBuilder("bmm")
+    x, w = b.input("a", [2, 3, 33, 40], dynamic=[0]), b.input("b", [1, 1, 40, 24])
+    graph = b.build(b.matmul(x, w))
+    job = compile_graph(graph, tmp_path / "bmm.py", ["--no-cache", "--keep", "1"], out=io.StringIO())
+    module = job.pipeline
+    lower_module(module)
+    assert any(isinstance(k, tl.KernelOp) for k in module.walk())
+    check_candidates(graph, module)
