@@ -43,7 +43,7 @@ from xdsl.printer import Printer
 
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path, write_atomically
-from cleave_ir.dialects import tgraph
+from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes import cost_model
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
@@ -286,6 +286,7 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
     candidates = [[u, ks, g] for u, ks, g in rank_candidates(module)]
     emit_s = time.perf_counter() - t0
     _report_candidates(job, candidates)
+    _warn_static(module, candidates)
     with tempfile.TemporaryDirectory(prefix="cleave-") as d:  # -o is written once it lowers
         staged = Path(d) / Path(args.output).name
         staged.write_text(source)
@@ -317,6 +318,21 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
         print(f"warning: cache: could not store entry {job.key[:12]} in {job.cache.root}: {e.strerror or e}", file=sys.stderr)
         return
     job.say(f"cache: stored entry {job.entry.short} in {job.cache.root}")
+
+
+def _warn_static(module: ModuleOp, candidates: list[list[Any]]) -> None:
+    """A warning for each kept kernel that serves only the sizes it was scheduled at although its
+    graph declares dynamic dims (`cleave-dynamic-shapes` left it static: no candidate serves every size)."""
+    static = {
+        k.sym_name.data: getattr(k.attributes["cleave.static_only"], "data", "")
+        for k in module.body.block.ops
+        if isinstance(k, itgraph.KernelOp) and "cleave.static_only" in k.attributes
+    }
+    for _, kernels, graph in candidates:
+        for name in kernels:
+            if name in static:
+                print(f"warning: cleave compile: @{name} (candidate @{graph}) serves only the sizes it was scheduled at, "
+                      f"not other sizes of the graph's dynamic dims: {static[name]}", file=sys.stderr)
 
 
 def _padded_pipeline(job: Job, module: ModuleOp) -> str | None:

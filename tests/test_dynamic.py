@@ -14,7 +14,7 @@ import pytest
 from xdsl.context import Context
 from xdsl.parser import Parser
 
-from cleave_ir.builder import module_of
+from cleave_ir.builder import GraphBuilder, module_of
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
 from cleave_ir.interpreter_itgraph import run_kernel
@@ -267,3 +267,18 @@ def emitted_cut_chain(path):  # type: ignore[no-untyped-def]
         return [o.to(getattr(torch, d)) for o, d in zip(outs, meta["dtypes"][meta["inputs"] :])]
 
     return mod, module.body.block.first_op, launch
+
+
+def test_cleave_compile_warns_when_a_declared_dynamic_dim_stays_static(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Softmax over 100 columns declared dynamic: no kernel serves every width (its two reductions need
+    different tiles at 200), so the kept kernel is static. `cleave compile` said nothing of it; now a
+    warning names the kernel and why."""
+    from cleave_ir.compile import main
+
+    b = GraphBuilder("sm", "f32")
+    x = b.input("x", [4, 100], dynamic=[1])
+    e = b.exp(b.sub(x, b.reduce("max", x, 1)))
+    (tmp_path / "sm.mlir").write_text(str(module_of(b.build(b.div(e, b.reduce("sum", e, 1))))))
+    assert main(["compile", str(tmp_path / "sm.mlir"), "-o", str(tmp_path / "sm.py"), "--no-cache", "--keep", "2", "-j", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: cleave compile: @sm_k0 (candidate @sm) serves only the sizes it was scheduled at" in err, err
