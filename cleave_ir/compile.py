@@ -342,7 +342,11 @@ def _padded_pipeline(job: Job, module: ModuleOp) -> str | None:
     from cleave_ir.passes.padded_dims import awkward_dims, padded_graph, padded_size, serves_every_size
 
     graph = next(op for op in module.body.block.ops if isinstance(op, tgraph.GraphOp))
-    padded = padded_graph(graph)
+    try:
+        padded = padded_graph(graph)
+    except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
+        print(f"cleave compile: no padded form: {one_line(str(e))}", file=sys.stderr)
+        return None
     if padded is None:
         return None
     sizes = sorted({int(tgraph.tensor_type(graph.inputs[i]).shape[d]) for i, dims in awkward_dims(graph).items() for d in dims})
@@ -351,7 +355,7 @@ def _padded_pipeline(job: Job, module: ModuleOp) -> str | None:
     try:
         pipeline_pass(pipeline_options(job.args)).apply(Context(), trial)
         ok = serves_every_size(trial)
-    except CleaveError as e:
+    except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
         print(f"cleave compile: padded sizes ({said}) dropped: {one_line(str(e))}", file=sys.stderr)
         ok = False
     if not ok:

@@ -44,11 +44,12 @@ def awkward_dims(graph: tgraph.GraphOp) -> dict[int, list[int]]:
 
 def padded_graph(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
     """`graph` with its awkward dims declared dynamic and set to their padded sizes (the dims the
-    graph ties to them follow); None when it has none."""
+    graph ties to them follow); None when it has none, or holds a causal mask (whose query and key
+    dims cannot be dynamic)."""
     from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs
 
     awk = awkward_dims(graph)
-    if not awk:
+    if not awk or graph.causal_inputs():  # a causal mask's query and key dims cannot be dynamic
         return None
     marked = graph.clone()
     attrs = list(marked.arg_attrs.data) if marked.arg_attrs is not None else [DictionaryAttr({})] * len(marked.inputs)

@@ -91,3 +91,13 @@ def test_a_padded_compile_that_cannot_serve_the_real_size_falls_back(tmp_path: P
     assert "padded sizes (20 -> 32): no candidate serves the real sizes; scheduled at the given sizes" in out.getvalue()
     kernels = [k for k in job.pipeline.walk() if isinstance(k, itgraph.KernelOp)]
     assert kernels and not any("cleave.dynamic" in k.attributes for k in kernels)
+
+
+def test_a_graph_with_a_causal_mask_is_not_padded() -> None:
+    """A causal mask's query and key dims cannot be dynamic: padding such a graph raised a verifier
+    error that failed `cleave compile` ("internal error (VerifyException)"); it is compiled as given."""
+    b = GraphBuilder("catt")
+    q, k = b.input("q", [2, 100, 32]), b.input("k", [2, 100, 32])
+    keep = b.input("keep", [1, 100, 100], causal=0)
+    s = b.add(b.matmul(q, k, transpose_b=True), b.scale(b.scalar("add", keep, -1.0), 30000.0))
+    assert padded_graph(b.build(b.reduce("max", s, 2))) is None
