@@ -35,15 +35,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.printer import Printer
 
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path, write_atomically
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes import cost_model
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
@@ -277,9 +277,8 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
     search_s = time.perf_counter() - t0
     job.say(f"search+schedule: {search_s:.1f} s")
     if padding:
-        job.say(f"  {padding}")
         lines.insert(0, padding)
-    for line in lines[1 if padding else 0 :]:
+    for line in lines:
         job.say(f"  {line}")
     t0 = time.perf_counter()
     source = module_source(module)
@@ -324,9 +323,9 @@ def _warn_static(module: ModuleOp, candidates: list[list[Any]]) -> None:
     """A warning for each kept kernel that serves only the sizes it was scheduled at although its
     graph declares dynamic dims (`cleave-dynamic-shapes` left it static: no candidate serves every size)."""
     static = {
-        k.sym_name.data: getattr(k.attributes["cleave.static_only"], "data", "")
+        k.sym_name.data: why.data
         for k in module.body.block.ops
-        if isinstance(k, itgraph.KernelOp) and "cleave.static_only" in k.attributes
+        if isinstance(k, itgraph.KernelOp) and (why := cleave.get(k, "cleave.static_only", StringAttr)) is not None
     }
     for _, kernels, graph in candidates:
         for name in kernels:
@@ -339,7 +338,7 @@ def _padded_pipeline(job: Job, module: ModuleOp) -> str | None:
     """The pipeline on the graph of `module` with its awkward static sizes padded and dynamic
     (`passes/padded_dims.py`), put in `module` when its kernels serve the real sizes: a line saying
     what was padded. "" when the padded compile was dropped, None when nothing is awkward."""
-    from cleave_ir.passes.padded_dims import awkward_dims, padded_graph, padded_size, serves_every_size
+    from cleave_ir.passes.padded_dims import PADDED, padded_graph, padded_size, serves_every_size
 
     graph = next(op for op in module.body.block.ops if isinstance(op, tgraph.GraphOp))
     try:
@@ -349,7 +348,7 @@ def _padded_pipeline(job: Job, module: ModuleOp) -> str | None:
         return None
     if padded is None:
         return None
-    sizes = sorted({int(tgraph.tensor_type(graph.inputs[i]).shape[d]) for i, dims in awkward_dims(graph).items() for d in dims})
+    sizes = sorted({cast(IntegerAttr, n).value.data for n in cast(DictionaryAttr, padded.attributes[PADDED]).data.values()})
     said = ", ".join(f"{n} -> {padded_size(n)}" for n in sizes)
     trial = ModuleOp([padded])
     try:

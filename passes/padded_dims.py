@@ -59,16 +59,13 @@ def padded_graph(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
         attrs[i] = DictionaryAttr(entries)
     marked.arg_attrs = ArrayAttr(attrs)
     names = _dim_names(marked, dynamic_inputs(marked))
-    sizes: dict[str, int] = {}
+    real: dict[str, int] = {}  # dynamic dim name -> its size in `graph` (dims the graph ties share a name)
     for i, dims in awk.items():
-        arg = marked.inputs[i].name_hint or f"arg{i}"
         for d in dims:
-            name = names[arg][d]
+            name = names[marked.inputs[i].name_hint or f"arg{i}"][d]
             assert name is not None
-            size = int(tgraph.tensor_type(graph.inputs[i]).shape[d])
-            sizes[name] = max(sizes.get(name, 0), padded_size(size))
-    out = at_sizes(marked, sizes)
-    real = {name: int(tgraph.tensor_type(graph.inputs[i]).shape[d]) for i, dims in awk.items() for d in dims if (name := names[marked.inputs[i].name_hint or f"arg{i}"][d])}
+            real[name] = max(real.get(name, 0), int(tgraph.tensor_type(graph.inputs[i]).shape[d]))
+    out = at_sizes(marked, {name: padded_size(n) for name, n in real.items()})
     out.attributes[PADDED] = DictionaryAttr({name: IntegerAttr(n, i64) for name, n in sorted(real.items())})
     return out
 

@@ -33,6 +33,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
+from xdsl.traits import SymbolTable
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import itgraph, tgraph
@@ -749,9 +750,8 @@ class SchedulePass(CleavePass):
 
     def _schedule(self, module: ModuleOp, graph: tgraph.GraphOp, failures: dict[str, str]) -> bool:
         """Insert the top-k kernels of `graph` after it; False (and the reason in `failures`) when none."""
-        root = graph
-        if (name := tgraph.referenced_symbol(graph, "cleave.candidate_of")) is not None:
-            root = next((g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp) and g.sym_name.data == name), graph)
+        name = tgraph.referenced_symbol(graph, "cleave.candidate_of")
+        root = (SymbolTable.lookup_symbol(module, name) if name is not None else None) or graph
         try:
             best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion, loop_too=is_padded(root))
             why = {reason for _, reason in dropped}
