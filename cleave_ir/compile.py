@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringA
 from xdsl.printer import Printer
 
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
-from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path, write_atomically
+from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path, located_line, write_atomically
 from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes import cost_model
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
@@ -544,18 +544,12 @@ def load_module(path: str) -> tuple[ModuleOp, LocatingParser]:
     return load_module_located(path)
 
 
-def check_graph(graph: tgraph.GraphOp, located: LocatingParser | None = None, filename: str | None = None) -> None:
-    """Refuse, in one line (located in `filename` where `located` parsed it), what the pipeline would
-    compile wrongly: a `reduce mean` over a dim that varies with the graph's dynamic dims (its kernels
-    would divide by the size the dim has in the graph, at every size)."""
-    from cleave_ir.passes.dynamic_shapes import varying_means
+def check_graph(graph: tgraph.GraphOp) -> None:
+    """Refuse, before any work, what the pipeline would compile wrongly: a `reduce mean` over a dim
+    that varies with the graph's dynamic dims (`cleave-decompose` refuses it too)."""
+    from cleave_ir.passes.dynamic_shapes import refuse_varying_means
 
-    for op in varying_means(graph):
-        n = tgraph.tensor_type(op.input).shape[op.axis]
-        msg = (f"tgraph.reduce mean over dim {op.axis}, which varies with the graph's dynamic dims, is not supported (its "
-               f"kernels would divide by {n} at every size): divide a reduce sum by the size, passed as an input")
-        loc = located.location(op) if located is not None else None
-        raise CleaveError(f"{loc or filename}: error: {msg}" if loc or filename else f"error: @{graph.sym_name.data}: {msg}")
+    refuse_varying_means(graph)
 
 
 def _stderr_terminal() -> Any:
@@ -577,17 +571,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         # CRITICAL ones too (a failed lowering's dump of TileLang's internals: the one-line error says it)
         logging.disable(logging.CRITICAL)
     bars = _stderr_terminal() if args.progress or sys.stderr.isatty() else None
+    located: LocatingParser | None = None
     try:
         _check_args(args)
         module, located = load_module(args.file)
         graphs = [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
         if len(graphs) != 1:
             raise CleaveError(f"error: {args.file}: cleave compile takes one tgraph.graph, found {len(graphs)}")
-        check_graph(graphs[0], located, args.file)
+        check_graph(graphs[0])
         _run(args, graphs[0], module, t_start, quiet=not args.verbose, progress=Progress(bars))
         return 0
     except CleaveError as e:
-        print(str(e), file=sys.stderr)
+        print(located_line(e, located, args.file), file=sys.stderr)
         return 1
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)

@@ -41,7 +41,14 @@ MAX_INTEGER_WIDTH = (1 << 24) - 1
 
 
 class CleaveError(DiagnosticException):
-    """An error meant for the user: its message is one complete line."""
+    """An error meant for the user: its message is one complete line.
+
+    `op`, when given, is the operation the error is about: a tool that parsed the input puts where
+    it starts in front of a message that does not say (`located_line`)."""
+
+    def __init__(self, message: str, *, op: Operation | None = None) -> None:
+        super().__init__(message)
+        self.op = op
 
 
 def one_line(text: str, limit: int = MAX_MESSAGE, *, join: bool = False) -> str:
@@ -120,6 +127,16 @@ class LocatingParser(Parser):
         """The location of the token the parser stopped at."""
         loc = self._current_token.span.get_location()
         return str(loc._replace(line=loc.line + self.line_offset))
+
+
+def located_line(error: CleaveError, parser: LocatingParser | None, filename: str) -> str:
+    """`error`'s line, with `file:line:col` of its op in front when the message starts `error:`
+    (the file alone where the op was not parsed from it, e.g. a pass made it)."""
+    msg = one_line(str(error))
+    if error.op is None or not msg.startswith("error:"):
+        return msg
+    loc = parser.location(error.op) if parser is not None else None
+    return f"{loc if loc is not None else filename}: {msg}"
 
 
 def parse_error_line(error: ParseError) -> str:

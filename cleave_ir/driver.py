@@ -29,6 +29,7 @@ from cleave_ir.diagnostics import (
     check_output_path,
     decode_source,
     is_cleave_error,
+    located_line,
     one_line,
     parse_error_line,
     parse_located,
@@ -127,6 +128,8 @@ class CleaveOptMain(xDSLOptMain):
             check_dominance(prog, self.parser, name)
         try:
             super().apply_passes(prog)
+        except CleaveError as e:
+            raise CleaveError(located_line(e, self.parser, name)) from None
         except DiagnosticException as e:
             if is_cleave_error(e) and not isinstance(e, CleaveError):
                 raise CleaveError(verify_error_line(e, self.parser, name)) from None

@@ -2,7 +2,8 @@
 
 - `reduce mean` over a dim of static size n becomes `reduce sum` then `scale 1/n`, so the search
   sees the sum (and finds the same rescale-after-matmul forms as for a norm written with sum) and
-  the scheduler's running sums apply. A mean over a symbolic (dynamic) dim is refused.
+  the scheduler's running sums apply. A mean over a symbolic dim, or over one that varies with the
+  graph's declared dynamic dims, is refused: `1/n` would hold at one size only.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ class MeanToSumScale(RewritePattern):
         if not n.is_Integer:
             raise CleaveError(
                 f"error: cleave-decompose: tgraph.reduce mean over dim {op.axis} of symbolic size {n}: "
-                "only static sizes are supported (write reduce sum and a scale)"
+                "only static sizes are supported (write reduce sum and a scale)",
+                op=op,
             )
         total = tgraph.ReduceOp(tgraph.ReduceKind.SUM, op.input, op.axis)
         scale = tgraph.ScaleOp(total.result, 1.0 / int(n))
@@ -54,4 +56,9 @@ class DecomposePass(CleavePass):
     name = "cleave-decompose"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from cleave_ir.passes.dynamic_shapes import refuse_varying_means  # it imports the scheduler
+
+        for graph in op.body.block.ops:
+            if isinstance(graph, tgraph.GraphOp):
+                refuse_varying_means(graph)
         decompose(op)

@@ -385,6 +385,18 @@ def varying_means(graph: tgraph.GraphOp) -> list[tgraph.ReduceOp]:
     ]
 
 
+def refuse_varying_means(graph: tgraph.GraphOp) -> None:
+    """Raise a CleaveError about the first of `varying_means(graph)`, if any (its op attached)."""
+    for op in varying_means(graph):
+        n = tgraph.tensor_type(op.input).shape[op.axis]
+        raise CleaveError(
+            f"error: @{graph.sym_name.data}: tgraph.reduce mean over dim {op.axis}, which varies with the graph's dynamic "
+            f"dims, is not supported (its kernels would divide by {n} at every size): divide a reduce sum by the size, "
+            "passed as an input",
+            op=op,
+        )
+
+
 # ----------------------------------------------------------------------------- the pass
 @dataclass(frozen=True)
 class DynamicShapesPass(CleavePass):

@@ -44,9 +44,10 @@ def awkward_dims(graph: tgraph.GraphOp) -> dict[int, list[int]]:
 
 def padded_graph(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
     """`graph` with its awkward dims declared dynamic and set to their padded sizes (the dims the
-    graph ties to them follow); None when it has none, or holds a causal mask (whose query and key
-    dims cannot be dynamic)."""
-    from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs
+    graph ties to them follow); None when it has none, holds a causal mask (whose query and key
+    dims cannot be dynamic) or a `reduce mean` over a padded dim (its kernels would divide by the
+    padded size)."""
+    from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs, varying_means
 
     awk = awkward_dims(graph)
     if not awk or graph.causal_inputs():  # a causal mask's query and key dims cannot be dynamic
@@ -67,7 +68,7 @@ def padded_graph(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
             real[name] = max(real.get(name, 0), int(tgraph.tensor_type(graph.inputs[i]).shape[d]))
     out = at_sizes(marked, {name: padded_size(n) for name, n in real.items()})
     out.attributes[PADDED] = DictionaryAttr({name: IntegerAttr(n, i64) for name, n in sorted(real.items())})
-    return out
+    return None if varying_means(out) else out
 
 
 def is_padded(graph: tgraph.GraphOp) -> bool:

@@ -174,7 +174,7 @@ class PipelinePass(CleavePass):
             if isinstance(x, tgraph.StructuralOp):
                 graph = x.parent_op()
                 where = f" in @{graph.sym_name.data}" if isinstance(graph, tgraph.GraphOp) else ""
-                raise CleaveError(f"error: cleave-schedule: {x.name} is not supported by the scheduler yet{where}")
+                raise CleaveError(f"error: cleave-schedule: {x.name} is not supported by the scheduler yet{where}", op=x)
         for p in self.passes():
             p.apply(ctx, op)
         units = select_kept(rank_candidates(op), self.keep, lambda g: form(op, g), kernel_key(op))

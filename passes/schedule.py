@@ -676,14 +676,14 @@ class SchedulePass(CleavePass):
             except Unschedulable as e:
                 if ok:
                     continue
-                raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}") from None
+                raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}", op=root) from None
             pieces[0].sym_name = StringAttr(f"{family}_p0")
             _insert_candidate(op, root, pieces, f"cut into {len(pieces)} kernels (no single kernel schedules)")
             scheduled = [self._schedule(op, piece, failures) for piece in pieces]
             if not all(scheduled):
                 if not ok:
                     bad = pieces[scheduled.index(False)].sym_name.data
-                    raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{bad}: {failures[bad]}")
+                    raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{bad}: {failures[bad]}", op=root)
                 _erase_pieces(op, pieces, failures)
                 continue
             print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)

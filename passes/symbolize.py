@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from cleave_ir.dialects import tgraph
@@ -97,44 +97,48 @@ def symbolize_graph(graph: tgraph.GraphOp, lift_ones: Collection[tuple[int, int]
     for i, arg in enumerate(graph.inputs):
         shapes[arg] = tuple(lift(d, (i, j) in lift_ones) for j, d in enumerate(tgraph.tensor_type(arg).shape))
 
-    for op in graph.block.ops:
-        where = f"{op.name} in @{graph.sym_name.data}"
-        if isinstance(op, tgraph.OutputOp):
-            continue
-        ins = [shapes[o] for o in op.operands]
-        if isinstance(op, tgraph.MatmulOp):
-            a, b = ins
-            if op.transpose_b is not None:
-                n, k2 = b[-2], b[-1]
+    op: Operation | None = None
+    try:
+        for op in graph.block.ops:
+            where = f"{op.name} in @{graph.sym_name.data}"
+            if isinstance(op, tgraph.OutputOp):
+                continue
+            ins = [shapes[o] for o in op.operands]
+            if isinstance(op, tgraph.MatmulOp):
+                a, b = ins
+                if op.transpose_b is not None:
+                    n, k2 = b[-2], b[-1]
+                else:
+                    k2, n = b[-2], b[-1]
+                u.unify(a[-1], k2, where)
+                batch = [_broadcast(u, x, y, where) for x, y in zip(a[:-2], b[:-2])]
+                out = (*batch, a[-2], n)
+            elif isinstance(op, tgraph.ElementwiseOp):  # size-1 broadcasting between all operands
+                out = ins[0]
+                for other in ins[1:]:
+                    out = tuple(_broadcast(u, x, y, where) for x, y in zip(out, other))
+            elif isinstance(op, tgraph.ReduceOp):
+                out = tuple(sympy.Integer(1) if i == op.axis else d for i, d in enumerate(ins[0]))
+            elif isinstance(op, tgraph.ReshapeOp):
+                in_shape, res_shape = tgraph.tensor_type(op.input).shape, tgraph.tensor_type(op.result).shape
+                src = iter(d for d, c in zip(ins[0], in_shape) if c != 1)
+                lifted = {len(in_shape) - i: d for i, (d, c) in enumerate(zip(ins[0], in_shape)) if c == 1 and d != 1}
+                out = tuple(
+                    lifted.pop(len(res_shape) - i, sympy.Integer(1)) if c == 1 else next(src)
+                    for i, c in enumerate(res_shape)
+                )
+                if lifted:
+                    raise CleaveError(f"error: {where}: a dynamic dim of size 1 is dropped by this reshape")
+            elif isinstance(op, tgraph.SplitOp):
+                parts = lift(op.parts)
+                k = ins[0][op.axis]
+                divides.append((parts, k))
+                out = (parts, *(k / parts if i == op.axis else d for i, d in enumerate(ins[0])))
             else:
-                k2, n = b[-2], b[-1]
-            u.unify(a[-1], k2, where)
-            batch = [_broadcast(u, x, y, where) for x, y in zip(a[:-2], b[:-2])]
-            out = (*batch, a[-2], n)
-        elif isinstance(op, tgraph.ElementwiseOp):  # size-1 broadcasting between all operands
-            out = ins[0]
-            for other in ins[1:]:
-                out = tuple(_broadcast(u, x, y, where) for x, y in zip(out, other))
-        elif isinstance(op, tgraph.ReduceOp):
-            out = tuple(sympy.Integer(1) if i == op.axis else d for i, d in enumerate(ins[0]))
-        elif isinstance(op, tgraph.ReshapeOp):
-            in_shape, res_shape = tgraph.tensor_type(op.input).shape, tgraph.tensor_type(op.result).shape
-            src = iter(d for d, c in zip(ins[0], in_shape) if c != 1)
-            lifted = {len(in_shape) - i: d for i, (d, c) in enumerate(zip(ins[0], in_shape)) if c == 1 and d != 1}
-            out = tuple(
-                lifted.pop(len(res_shape) - i, sympy.Integer(1)) if c == 1 else next(src)
-                for i, c in enumerate(res_shape)
-            )
-            if lifted:
-                raise CleaveError(f"error: {where}: a dynamic dim of size 1 is dropped by this reshape")
-        elif isinstance(op, tgraph.SplitOp):
-            parts = lift(op.parts)
-            k = ins[0][op.axis]
-            divides.append((parts, k))
-            out = (parts, *(k / parts if i == op.axis else d for i, d in enumerate(ins[0])))
-        else:
-            raise CleaveError(f"error: cleave-symbolize: unsupported op {op.name} in @{graph.sym_name.data}")
-        shapes[op.results[0]] = tuple(out)
+                raise CleaveError(f"error: cleave-symbolize: unsupported op {op.name} in @{graph.sym_name.data}")
+            shapes[op.results[0]] = tuple(out)
+    except CleaveError as e:  # located at the op it is about
+        raise CleaveError(str(e), op=e.op or op) from None
 
     # name the surviving temporaries d0, d1, ... in order of first appearance; split parts s, s1, ...
     taken = {

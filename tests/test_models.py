@@ -284,4 +284,4 @@ def test_rotary_with_slice_and_concat_is_one_line() -> None:
 
     r = run_tool("cleave-opt", "-", "-p", "cleave-pipeline", "-t", "tilelang", input=ROPE_SLICED)
     assert r.returncode == 1
-    assert r.stderr == "error: cleave-schedule: tgraph.slice is not supported by the scheduler yet in @rope_sliced\n", r.stderr
+    assert r.stderr == "stdin:2:3: error: cleave-schedule: tgraph.slice is not supported by the scheduler yet in @rope_sliced\n", r.stderr

@@ -131,12 +131,44 @@ def test_mean_over_a_dynamic_dim_is_refused(tmp_path: Path, capsys) -> None:  # 
     src.write_text(DYNAMIC_MEAN)
     assert main(["compile", str(src), "-o", str(tmp_path / "dm.py"), "--no-cache"]) == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"{src}:2:3: error: tgraph.reduce mean over dim 1") and "\n" not in err, err
+    assert err.startswith(f"{src}:2:3: error: @dm: tgraph.reduce mean over dim 1") and "\n" not in err, err
     assert not (tmp_path / "dm.py").exists()
     graph = load_module(str(src)).body.block.first_op
     with pytest.raises(CleaveError, match=r"^error: @dm: tgraph.reduce mean over dim 1"):
         compile_graph(graph, tmp_path / "dm2.py", ["--no-cache"])
 
+
+
+TRANSPOSED = """\
+tgraph.graph @tr(%x: !tgraph.tensor<[64, 32], f16>, %w: !tgraph.tensor<[64, 32], f16>) -> !tgraph.tensor<[64, 64], f16> {
+  %t = tgraph.transpose %x perm [1, 0] : !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[32, 64], f16>
+  %y = tgraph.matmul %w, %t : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[32, 64], f16> -> !tgraph.tensor<[64, 64], f16>
+  tgraph.output %y : !tgraph.tensor<[64, 64], f16>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "passes", "expected"),
+    [
+        (DYNAMIC_MEAN, "cleave-decompose", "2:3: error: @dm: tgraph.reduce mean over dim 1, which varies"),
+        (DYNAMIC_MEAN, "cleave-pipeline", "2:3: error: @dm: tgraph.reduce mean over dim 1, which varies"),
+        (TRANSPOSED, "cleave-schedule", "1:1: error: cleave-schedule: @tr cannot be compiled: tgraph.transpose"),
+        (TRANSPOSED, "cleave-pipeline", "2:3: error: cleave-schedule: tgraph.transpose is not supported"),
+    ],
+)
+def test_pass_errors_are_located(tmp_path: Path, text: str, passes: str, expected: str) -> None:
+    """A pass that refuses the input names where in the file the op it refuses starts. Before,
+    cleave-decompose and cleave-schedule errors carried no location (`error: cleave-schedule: ...`),
+    and `cleave-opt -p cleave-decompose` divided a mean over a dynamic dim by one size, silently."""
+    from conftest import run_tool
+
+    src = tmp_path / "in.mlir"
+    src.write_text(text)
+    r = run_tool("cleave-opt", str(src), "-p", passes)
+    assert r.returncode == 1 and r.stdout == ""
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]  # cleave-schedule warns first
+    assert len(errors) == 1 and errors[0].startswith(f"{src}:{expected}"), r.stderr
 
 def test_dynamic_leading_dim_over_four_grid_dims(tmp_path: Path) -> None:
     """A batched matmul [b, 3, 33, 40] @ [1, 1, 40, 24] with b dynamic: its four grid dims share T.Kernel's
