@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from xdsl.dialects.builtin import Float64Type, FloatAttr
 from xdsl.ir import SSAValue
 
 from cleave_ir.builder import GraphBuilder
@@ -50,6 +51,11 @@ ELEMENT_TYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float3
 # added to the logits a boolean attention mask drops: exp of it underflows to 0 in fp32 after any
 # max shift, and it stays inside fp16's range (PyTorch uses -inf; a row it masks whole is NaN there)
 MASKED_LOGIT = -30000.0
+# the most negative finite logit our softmax takes: the kernels compute exp(x - max) as
+# exp2(x * log2(e) - max * log2(e)), where a finite x below -FLT_MAX / log2(e) (finfo(float32).min,
+# Hugging Face's mask value) overflows to -inf, so a row of them is NaN (-inf + inf) where PyTorch's
+# is uniform; at this value such a row is uniform and a masked logit's exp still underflows to 0
+LOGIT_FLOOR = -1e38
 
 
 def torch_dtype(elt: str) -> Any:
@@ -248,6 +254,42 @@ class Emitter:
         d = dim % len(self.shape(x))
         e = b.exp(x)
         return b.div(e, b.reduce("sum", e, d))
+
+
+def floor_softmax_fills(ops: Sequence[Any], masks: set[SSAValue]) -> None:
+    """Raise every finite constant below `LOGIT_FLOOR` that reaches only a softmax's exp to it: a fill
+    (`masked_fill(m, finfo.min)`, `where(m, s, finfo.min)`, `(1 - m) * finfo.min`) or a 0/1 mask times
+    such a constant. Exact for the softmax: its masked entries stay below any real logit by far (exp
+    underflows to 0) and a row masked whole stays uniform, as in PyTorch."""
+    for op in ops:
+        if isinstance(op, tgraph.ScalarOp) and op.scalar_kind == tgraph.ScalarKind.ADD:
+            c, attr = op.value, "constant"
+        elif isinstance(op, tgraph.ScaleOp) and op.input in masks:
+            c, attr = op.value, "factor"
+        else:
+            continue
+        if math.isfinite(c) and c < LOGIT_FLOOR and _reaches_only_exp(op.results[0]):
+            setattr(op, attr, FloatAttr(LOGIT_FLOOR, Float64Type()))
+
+
+def _reaches_only_exp(v: SSAValue) -> bool:
+    """Every use of `v` leads, through ops that keep a very negative value very negative, to an exp."""
+    uses = [(u.operation, u.index) for u in v.uses]
+    if not uses:
+        return False
+    for op, i in uses:
+        if isinstance(op, tgraph.ExpOp):
+            continue
+        keeps = (
+            isinstance(op, (tgraph.AddOp, tgraph.CastOp, tgraph.ReshapeOp))
+            or (isinstance(op, tgraph.SubOp) and i == 0)
+            or (isinstance(op, tgraph.SelectOp) and i > 0)
+            or (isinstance(op, tgraph.ScaleOp) and op.value > 0)
+            or (isinstance(op, tgraph.ScalarOp) and op.scalar_kind in (tgraph.ScalarKind.ADD, tgraph.ScalarKind.SUB))
+        )
+        if not keeps or not _reaches_only_exp(op.results[0]):
+            return False
+    return True
 
 
 def awkward(size: int) -> bool:
@@ -839,6 +881,7 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
         fm = cx.tensor(mask)
         if fm in cx.builder.block.args:  # a row -inf throughout is 0 in PyTorch, applied to the output
             cx.empty_rows = mask
+            fm = b.scalar("max", fm, LOGIT_FLOOR)  # finfo.min throughout stays a uniform row (`LOGIT_FLOOR`)
         s = b.add(*cx.same_rank(s, fm))
     p = cx.softmax(s, -1)
     p, v = cx.same_rank(p, v)

@@ -35,8 +35,8 @@ from cleave_ir.dialects import tgraph
 from cleave_ir.passes.padded_dims import padded_size
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
-    Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, grouped_attention, is_mask_dtype, meta_val, op_name,
-    unbounded_float_mask,
+    Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, floor_softmax_fills, grouped_attention,
+    is_mask_dtype, meta_val, op_name, unbounded_float_mask,
 )
 from cleave_ir.torch.capture import Captured
 
@@ -203,6 +203,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
             raise Unsupported("the region's output is a transpose (tgraph has only matmul transpose_b)")
         if out in cx.builder.block.args:
             raise Unsupported("the region computes nothing (views of its input only)")
+        floor_softmax_fills(list(cx.builder.block.ops), cx.masks)
         graph = cx.builder.build(out)
         move_unit_reshapes(graph)  # [B, 1, N] elementwise ops between [B, N] matmuls: all in the [B, N] frame
         _squeeze_inputs(graph, cx.inputs)
