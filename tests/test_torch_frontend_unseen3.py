@@ -76,3 +76,39 @@ def test_a_row_masked_whole_with_finfo_min_is_uniform(f, dtype):
     assert not bool(want.isnan().any())
     tol = 1e-5 if dtype == torch.float32 else 2e-2
     torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+def test_dynamic_padding_mask_region_is_checked_at_other_sizes():
+    """The gate's set at other sizes makes boolean masks causal (True keeps); a masked_fill padding
+    mask drops where True, so a [b, 1, 1, s] mask of one query row dropped every key, the reference was
+    NaN and the set was skipped without a word: "correct on 4 input sets", a kernel that serves only
+    the example size accepted. Now the set is retried with the masks inverted and checked."""
+    from cleave_ir.interpreter import run_graph
+
+    def f(q, k, v, pad):
+        w = (q @ k.transpose(-1, -2)).masked_fill(pad, float("-inf"))
+        return torch.softmax(w, -1) @ v
+
+    def fixed_size(graph):  # a kernel that serves the example size only
+        def run(*xs):
+            return torch.from_numpy(run_graph(graph, [x.double().numpy() for x in xs], mode="declared")[0]).float()
+
+        return run
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 8, 16) for _ in range(3))
+    pad = torch.zeros(1, 1, 1, 8, dtype=torch.bool)
+    pad[..., 6:] = True
+    s = torch.export.Dim("s", min=2, max=64)
+    shapes = ({2: s}, {2: s}, {2: s}, {3: s})
+    m2 = ct.optimize(f, (q, k, v, pad), dynamic_shapes=shapes, compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "cleave" and row.reason.startswith("correct on 5 input sets"), row
+    m3 = ct.optimize(f, (q, k, v, pad), dynamic_shapes=shapes, compiler=fixed_size, timer=faster)
+    [row] = m3.cleave_report.rows
+    assert row.decision == "pytorch" and "input %in0 has shape" in row.reason, row
+    pad2 = torch.zeros(1, 1, 1, 5, dtype=torch.bool)
+    pad2[..., 3:] = True
+    ys = (*(torch.randn(1, 2, 5, 16) for _ in range(3)), pad2)
+    with torch.no_grad():
+        torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-5, atol=1e-5)
