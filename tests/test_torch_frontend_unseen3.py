@@ -112,3 +112,24 @@ def test_dynamic_padding_mask_region_is_checked_at_other_sizes():
     ys = (*(torch.randn(1, 2, 5, 16) for _ in range(3)), pad2)
     with torch.no_grad():
         torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-5, atol=1e-5)
+
+
+def test_linear_of_a_transposed_weight_view():
+    """`F.linear(x, w.t(), b)` (a weight kept as [in, out], tied or shared) is x @ w + b in its region
+    (before: "transpose not used only as a matmul's second operand" left the t in PyTorch, and the
+    region read the transposed view)."""
+
+    def f(x, w, b):
+        return F.gelu(F.linear(x, w.t(), b), approximate="tanh")
+
+    torch.manual_seed(0)
+    xs = (torch.randn(2, 4, 32), torch.randn(32, 16), torch.randn(16))
+    plan = ct.explain(f, xs, quiet=True)
+    [region] = plan.regions
+    assert not plan.unsupported and region.ops()[:2] == ["aten.t", "aten.linear"], plan.text()
+    assert "transpose_b" not in graph_text(region.graph)
+    m2 = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert m2.cleave_report.rows[0].decision == "cleave"
+    ys = [torch.randn_like(x) for x in xs]
+    with torch.no_grad():
+        torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-5, atol=1e-5)

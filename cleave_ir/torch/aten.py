@@ -701,9 +701,9 @@ def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
     flat = len(lead) > 1 and sum(1 for d in lead if d != 1) <= 1
     # decode's [B, 1, K]: the B rows share the weight, so they are one matmul's M dim, not a batch
     x = cx.rows(node.args[0]) if flat else cx.tensor(node.args[0])
-    w = cx.tensor(node.args[1])
-    x, w = cx.same_rank(x, w)
-    y = cx.builder.matmul(x, w, transpose_b=True)
+    w = cx.value(node.args[1], transposed_ok=True)  # `F.linear(x, w.t())`: x @ w
+    x, wv = cx.same_rank(x, w.value if isinstance(w, Transposed) else w)
+    y = cx.builder.matmul(x, wv, transpose_b=not isinstance(w, Transposed))
     if bias is not None:
         y = cx.builder.add(*cx.same_rank(y, cx.tensor(bias)))
     return cx.builder.reshape(y, [*lead, cx.shape(y)[-1]]) if flat else y
@@ -723,7 +723,7 @@ def _transpose(cx: Emitter, node: fx.Node) -> Transposed:
     if not swapped:
         raise Unsupported("transpose of other than the last two dims (tgraph has only matmul transpose_b)")
     users = list(node.users)
-    if not users or any(_packet(u) not in _MATMULS or u.args[0] is node or u.args[1] is not node for u in users):
+    if not users or any(_packet(u) not in (*_MATMULS, "aten.linear") or u.args[0] is node or u.args[1] is not node for u in users):
         raise Unsupported("transpose not used only as a matmul's second operand (tgraph has only matmul transpose_b)")
     return Transposed(cx.tensor(node.args[0]))
 
