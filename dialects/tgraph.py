@@ -470,9 +470,6 @@ class GraphOp(IRDLOperation):
             raise VerifyException(f"{where} needs a query and a key dim, but the input has rank {t.rank}")
         if not isinstance(t.element_type, (Float16Type, BFloat16Type, Float32Type, Float64Type)):
             raise VerifyException(f"{where} must be a float tensor (0/1), got {t.element_type}")
-        dynamic = {d % t.rank for d in (attrs.data["dynamic"].get_values() if isinstance(attrs.data.get("dynamic"), DenseArrayBase) else ())}  # type: ignore[union-attr]
-        if dynamic & {t.rank - 2, t.rank - 1}:
-            raise VerifyException(f"{where}: its query and key dims cannot be dynamic")
 
     @classmethod
     def parse(cls, parser: Parser) -> GraphOp:

@@ -21,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import AccumulateKind
-from cleave_ir.shapes import Dim, symbol
+from cleave_ir.shapes import Dim, evaluate, symbol
 
 MIN_FILL = 1.0e4
 """The smallest magnitude of a masked logit's penalty that makes a masked block's weight exp(-c/2) = 0 in fp32."""
@@ -29,6 +29,14 @@ MIN_FILL = 1.0e4
 
 def _through_casts(v: SSAValue) -> SSAValue:
     while isinstance(v.owner, tgraph.CastOp):
+        v = v.owner.input
+    return v
+
+
+def _past_key_masks(v: SSAValue) -> SSAValue:
+    """`v` before the `itgraph.mask`s of a dynamic kernel that drop keys past the end (last axis):
+    they only remove keys, which a block's causal argument does not depend on."""
+    while isinstance(v.owner, itgraph.MaskOp) and v.owner.axis.value.data == tgraph.tensor_type(v).rank - 1:
         v = v.owner.input
     return v
 
@@ -75,7 +83,7 @@ def masked_logits(v: SSAValue) -> itgraph.LoadOp | None:
 
 def _shifted_exp(v: SSAValue, logits: SSAValue, chunk_max: SSAValue) -> bool:
     """`v` is exp(logits - chunk_max)."""
-    v = _through_casts(v)
+    v = _past_key_masks(_through_casts(v))
     if not isinstance(v.owner, tgraph.ExpOp):
         return False
     d = v.owner.input
@@ -115,7 +123,8 @@ def diagonal_extent(loop: itgraph.SequentialOp) -> Dim | None:
     the parallel variables): the keys past row R + tm - 1 + offset are masked for all of them, so
     the loop needs floor((R + tm - 1 + offset) / tn) + 1 iterations. Only where that never exceeds
     the loop's extent (no min in the loop bound), the loop reads keys from 0, and nothing else
-    in the body writes memory.
+    in the body writes memory. In a dynamic kernel the extent is checked at the representative
+    sizes, and the key dim must be dynamic: at other sizes iterations past the end are harmless.
     """
     kinds = loop.accumulate_kinds
     if kinds.count(AccumulateKind.MAX) != 1 or AccumulateKind.RESCALED_SUM not in kinds:
@@ -131,7 +140,7 @@ def diagonal_extent(loop: itgraph.SequentialOp) -> Dim | None:
     red = chunk_max.owner
     if not isinstance(red, tgraph.ReduceOp) or red.kind.data != tgraph.ReduceKind.MAX or red.axis != tgraph.tensor_type(red.input).rank - 1:
         return None
-    logits = red.input
+    logits = _past_key_masks(red.input)
     ld = masked_logits(logits)
     if ld is None or ld.parent_op() is not loop:
         return None
@@ -147,14 +156,31 @@ def diagonal_extent(loop: itgraph.SequentialOp) -> Dim | None:
     if not (tm.is_Integer and tn.is_Integer) or sympy.expand(offsets[-1] - tn * r) != 0 or offsets[-2].has(r):
         return None
     extents = dict(zip((symbol(v) for v in par.var_names), par.extent_dims))
-    if not all(sympy.sympify(n).is_Integer for n in extents.values()) or not sympy.sympify(loop.extent_dim).is_Integer:
+    sizes: dict[str, int] = {}
+    if any(sympy.sympify(n).free_symbols for n in [*extents.values(), loop.extent_dim]):
+        # A dynamic kernel: past the extent at some size, the bound only reads keys past the end,
+        # which loads read as zeros and the dynamic mask drops, as long as the key dim is dynamic.
+        if not sympy.sympify(loop.extent_dim).free_symbols:
+            return None
+        kernel = loop.parent_op()
+        while kernel is not None and not isinstance(kernel, itgraph.KernelOp):
+            kernel = kernel.parent_op()
+        if kernel is None:
+            return None
+        sizes = itgraph.representative_sizes(kernel)
+    try:
+        at = {s: evaluate(sympy.sympify(n), sizes) for s, n in extents.items()}
+        trips = evaluate(sympy.sympify(loop.extent_dim), sizes)
+    except ValueError:
         return None
-    used = {s: int(n) for s, n in extents.items() if offsets[-2].has(s)}
+    if offsets[-2].free_symbols - set(at):
+        return None
+    used = {s: n for s, n in at.items() if offsets[-2].has(s)}
     offset = ld.causal_offset
     assert offset is not None
     bound = sympy.floor((offsets[-2] + tm - 1 + offset) / tn) + 1
     top = _max_value(offsets[-2], used)
-    if top is None or (top + int(tm) - 1 + offset) // int(tn) + 1 > int(loop.extent_dim):
+    if top is None or (top + int(tm) - 1 + offset) // int(tn) + 1 > trips:  # (at the representative sizes)
         return None
     return bound
 

@@ -146,9 +146,9 @@ def _lengthening_vars(par: itgraph.ParallelOp) -> set[str]:
             continue
         zero = {symbol(v): 0 for v in extents}
         for v, e in extents.items():
-            if bound.has(symbol(v)) and sympy.sympify(e).is_Integer:
-                if bound.xreplace({**zero, symbol(v): int(e) - 1}) > bound.xreplace(zero):
-                    out.add(v)
+            last = int(e) - 1 if sympy.sympify(e).is_Integer else 1 << 20  # a dynamic extent: any large block index
+            if bound.has(symbol(v)) and bound.xreplace({**zero, symbol(v): last}) > bound.xreplace(zero):
+                out.add(v)
     return out
 
 
@@ -419,8 +419,8 @@ class _KernelLowering:
                 stride *= e
             grid = [("_merged", stride), *grid]
         for (v, e), var in zip(grid, (bx, by, bz)):
-            reverse = v in longest_first and sympy.sympify(e).is_Integer
-            self.subst.setdefault(symbol(v), int(e) - 1 - var if reverse else var)
+            # (a dynamic extent counts blocks of the padded size: `expr` does not substitute twice)
+            self.subst.setdefault(symbol(v), sympy.sympify(e).xreplace(self.padded) - 1 - var if v in longest_first else var)
         for v, e in zip(par.var_names, par.extent_dims):
             if e == 1:
                 self.subst[symbol(v)] = sympy.Integer(0)

@@ -50,7 +50,7 @@ def padded_graph(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
     from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs, varying_means
 
     awk = awkward_dims(graph)
-    if not awk or graph.causal_inputs():  # a causal mask's query and key dims cannot be dynamic
+    if not awk:
         return None
     marked = graph.clone()
     attrs = list(marked.arg_attrs.data) if marked.arg_attrs is not None else [DictionaryAttr({})] * len(marked.inputs)
