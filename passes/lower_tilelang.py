@@ -414,7 +414,8 @@ class _KernelLowering:
         if len(grid) > 3:  # T.Kernel has three grid dims: the leading ones share bx, the first fastest
             merged, grid = grid[: len(grid) - 2], grid[len(grid) - 2 :]
             stride = 1
-            for v, e in merged:
+            for v, e in merged:  # (a dynamic extent counts blocks of the padded size: `expr` does not substitute twice)
+                e = sympy.sympify(e).xreplace(self.padded)
                 self.subst[symbol(v)] = sympy.Mod(sympy.floor(bx / stride) if stride != 1 else bx, e)  # stride may be symbolic
                 stride *= e
             grid = [("_merged", stride), *grid]
