@@ -179,7 +179,7 @@ class ITGraphFunctions(InterpreterFunctions):
                 continue
             if m_index is not None:
                 m_new = np.maximum(acc[m_index], part[m_index])
-                ref = np.maximum(m_new, -3.0e38)  # rows with nothing yet (m = -inf): factors 0, not NaN
+                ref = itgraph.rescale_reference(m_new)  # rows with nothing yet (m = -inf): factors 0, not NaN
                 old_scale, new_scale = np.exp(acc[m_index] - ref), np.exp(part[m_index] - ref)
             for i, kind in enumerate(kinds):
                 if kind == Acc.SUM:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import auto
 from typing import Any, TypeVar, cast
 
+import numpy as np
 import sympy
 from xdsl.dialects.builtin import I64, ArrayAttr, ArrayOfConstraint, FunctionType, IntegerAttr, StringAttr, SymbolNameConstraint, i64
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
@@ -366,6 +367,11 @@ def _check_cover(store: StoreOp, names: Sequence[str], extents: Sequence[Dim]) -
         raise VerifyException(f"itgraph.parallel: loop variable(s) {', '.join(unused)} write the same tile twice")
 
 
+def rescale_reference(m: np.ndarray) -> np.ndarray:
+    """What an online softmax's factors are taken against (`SequentialOp`): the running max, 0 where -inf."""
+    return np.where(np.isneginf(m), 0.0, m)
+
+
 @irdl_op_definition
 class SequentialOp(IRDLOperation):
     """`%a, %b = itgraph.sequential j in 64 accumulate (sum, max) : T1, T2 { ... itgraph.yield }`.
@@ -373,9 +379,10 @@ class SequentialOp(IRDLOperation):
     Each iteration yields partial tiles; the results accumulate them with the declared kinds.
     `rescaled_sum` (online softmax) needs exactly one `max` result: the iteration's partials are
     scaled by exp(-m_iter), and accumulators are rescaled by exp(m_old - m_new). Both factors are
-    taken against max(m_new, -3e38), so a row that has seen nothing yet (m = -inf: a chunk of
-    padding only) gets factors of 0, not exp(-inf + inf) = NaN; the interpreters and the TileLang
-    lowering implement exactly this.
+    taken against `rescale_reference(m_new)`: m_new, or 0 where it is -inf, so a row that has seen
+    nothing yet (a chunk of padding, or keys masked with -inf) gets factors of 0, not
+    exp(-inf + inf) = NaN, and a row whose logits are all finfo(float32).min stays uniform, as in
+    PyTorch; the interpreters and the TileLang lowering implement exactly this.
     """
 
     name = "itgraph.sequential"

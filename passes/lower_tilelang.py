@@ -608,14 +608,33 @@ class _KernelLowering:
 
     def _times(self, s: _Statements, value: SSAValue, factor: float, read) -> SSAValue:
         """`value * factor`, the factor distributed over inlined sums, differences and scales, so that
-        exp2's argument `(c s - m) * log2 e` is one FMA, `s * (c log2 e) - m * log2 e`."""
+        exp2's argument `(c s - m) * log2 e` is one FMA, `s * (c log2 e) - m * log2 e`. Not over a
+        term that may be near fp32's limits (`_unbounded`): finfo(float32).min * log2 e overflows, and
+        a row masked whole with it would be -inf + inf = NaN instead of uniform."""
         op = self.inlined.get(value)
         if isinstance(op, tgraph.ScaleOp):
             return s.binary(arith.MulfOp, self._value(s, op.input, read), s.const(op.value * factor, f32))
-        if isinstance(op, (tgraph.SubOp, tgraph.AddOp)):
+        if isinstance(op, (tgraph.SubOp, tgraph.AddOp)) and not any(self._unbounded(o) for o in op.operands):
             cls = arith.SubfOp if isinstance(op, tgraph.SubOp) else arith.AddfOp
             return s.binary(cls, self._times(s, op.lhs, factor, read), self._times(s, op.rhs, factor, read))
         return s.binary(arith.MulfOp, self._value(s, value, read), s.const(factor, f32))
+
+    def _unbounded(self, value: SSAValue) -> bool:
+        """Whether `value` may hold magnitudes near fp32's limits: it is computed (through element-wise
+        ops) from a loaded tile or a constant term that is not f16 (f16's range is 65504), like a float
+        mask input holding finfo(float32).min. Matmul results, reductions and causal 0/1 tiles are not."""
+        if value in self.index_tiles or isinstance(tgraph.tensor_type(value).element_type, Float16Type):
+            return False
+        op = value.owner
+        while isinstance(op, (itgraph.MaskOp, tgraph.ReshapeOp)):  # (a dynamic kernel's mask fills -inf, which exp2 takes)
+            op = op.input.owner
+        if isinstance(op, itgraph.LoadOp):
+            return True
+        if isinstance(op, (tgraph.ScalarOp, tgraph.ScaleOp)) and abs(op.value) > 1.0e30:
+            return True
+        if isinstance(op, tgraph.ElementwiseOp):
+            return any(self._unbounded(o) for o in op.operands)
+        return False
 
     def _loaded_in_this_loop(self, buf: _Buf) -> bool:
         """Whether `buf` is a tile that the loop being lowered loads (not one loaded outside it)."""
@@ -1138,7 +1157,7 @@ class _KernelLowering:
         return self.running_max
 
     def _update_running_max(self, rm: _RunningMax) -> None:
-        """Right after the chunk max: m = max(m_acc, chunk max), alpha; the body shifts by max(m, -3e38)."""
+        """Right after the chunk max: m = max(m_acc, chunk max), alpha; the body shifts by m (0 where -inf)."""
         part = self.bufs[rm.chunk_max]
         m_new = self.alloc(rm.m_acc.shape, "m_new", tl.Scope.FRAGMENT)
         full = self.loop_vars(rm.m_acc.shape)
@@ -1179,13 +1198,18 @@ class _KernelLowering:
 
 
 def _new_max(s: _Statements, m_acc: _Buf, m_part: _Buf, m_new: _Buf, alpha: _Buf, full: Sequence[str | None]) -> SSAValue:
-    """m_new = max(m_acc, m_part) and alpha = exp(m_acc - ref); returns ref = max(m_new, -3e38).
+    """m_new = max(m_acc, m_part) and alpha = exp(m_acc - ref); returns ref = m_new, or 0 where it is -inf
+    (`itgraph.rescale_reference`). The FMA form x * log2 e - ref * log2 e then never meets -inf + inf,
+    which a floor such as -3e38 did (-3e38 * log2 e overflows), and a row of finfo(float32).min stays
+    uniform.
 
     Rescaling against ref rather than m_new: a row with nothing yet (m = -inf, e.g. a chunk that is all
     padding) gets exp(-inf) = 0 instead of exp(-inf + inf) = NaN.
     """
     s.store(s.binary(arith.MaximumfOp, s.load(m_acc, full), s.load(m_part, full)), m_new, full)
-    ref = s.binary(arith.MaximumfOp, s.load(m_new, full), s.const(-3.0e38, f32))
+    m = s.load(m_new, full)
+    seen = s.add(arith.CmpfOp(m, s.const(float("-inf"), f32), "une"))
+    ref = s.add(arith.SelectOp(seen, m, s.const(0.0, f32)))
     s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(m_acc, full), ref)), alpha, full)
     return ref
 

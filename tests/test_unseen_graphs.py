@@ -188,3 +188,38 @@ def test_dynamic_leading_dim_over_four_grid_dims(tmp_path: Path) -> None:
     lower_module(module)
     assert any(isinstance(k, tl.KernelOp) for k in module.walk())
     check_candidates(graph, module)
+
+
+@pytest.mark.parametrize("dtype, low", [("f32", -3.4028234663852886e38), ("bf16", -3.3895313892515355e38)])
+def test_a_row_of_the_lowest_float_is_uniform_in_the_kernels(tmp_path: Path, dtype: str, low: float) -> None:
+    """softmax(Q K^T / sqrt(d) + mask) V with a float mask input holding finfo.min (Hugging Face's
+    padding fill in f32 and bf16 models): a row masked whole is uniform in the graph, as in PyTorch. The
+    kernels computed exp2(x * log2 e - m * log2 e), where finfo.min * log2 e overflows to -inf, and
+    rescaled against max(m, -3e38): such rows were NaN in every candidate. Now a term that may be that
+    large is not multiplied by log2 e alone (`_unbounded`) and the reference is m (0 where -inf)."""
+    import io
+
+    from cleave_ir.compile import compile_graph
+
+    b = GraphBuilder("mattn")
+    q, k, v = (b.input(n, [2, 16, 32], dtype) for n in "qkv")
+    mask = b.input("mask", [2, 16, 16], dtype)
+    e = b.exp(b.add(b.scale(b.matmul(q, k, transpose_b=True), 32**-0.5), mask))
+    graph = b.build(b.matmul(b.div(e, b.reduce("sum", e, 2)), v))
+    job = compile_graph(graph, tmp_path / "m.py", ["--no-cache", "--keep", "3", "--top-k", "1"], out=io.StringIO())
+    module = job.pipeline
+    lower_module(module)
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((2, 16, 32)) for _ in range(3)]
+    m = np.zeros((2, 16, 16))
+    m[1, 3, :] = low  # a row masked whole
+    m[0, 2, 5:] = low  # and one in part
+    s = np.einsum("bik,bjk->bij", xs[0], xs[1]) * 32**-0.5 + m
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ref = (p / p.sum(-1, keepdims=True)) @ xs[2]
+    candidates = candidate_kernels(module)
+    assert len(candidates) >= 2
+    for name, kernels in candidates:
+        got = np.asarray(run_kernels(kernels, [*xs, m])[0], dtype=np.float64).reshape(ref.shape)
+        assert not np.isnan(got).any(), name
+        assert np.abs(got - ref).max() < (1e-2 if dtype == "bf16" else 1e-3), name

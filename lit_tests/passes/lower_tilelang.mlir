@@ -68,8 +68,8 @@
 // PY-NEXT:             T.wait_wgmma(1)
 // PY-NEXT:             hold[0] = k_1[0, 0]
 // PY:                  m_new[i0] = T.max(acc_acc[i0], red[i0])
-// PY-NEXT:             alpha[i0] = T.exp2((acc_acc[i0] - T.max(m_new[i0], -3e+38)) * 1.4426950408889634)
-// PY-NEXT:             red[i0] = T.max(m_new[i0], -3e+38)
+// PY-NEXT:             alpha[i0] = T.exp2((acc_acc[i0] - T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))) * 1.4426950408889634)
+// PY-NEXT:             red[i0] = T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))
 // PY-NEXT:             acc_acc[i0] = m_new[i0]
 // PY:                  s[i0, i1] = T.exp2(s[i0, i1] * 1.4426950408889634 - red[i0] * 1.4426950408889634)
 // PY:                  T.wait_wgmma(0)

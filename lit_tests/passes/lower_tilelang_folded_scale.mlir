@@ -14,7 +14,7 @@
 // CHECK:          [[RED]][i0] = [[RED]][i0] * 0.125
 // CHECK:          m_new[i0] = T.max(
 // CHECK-NEXT:         alpha[i0] = T.exp2(
-// CHECK-NEXT:         [[RED]][i0] = T.max(m_new[i0], -3e+38)
+// CHECK-NEXT:         [[RED]][i0] = T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))
 // CHECK-NEXT:         {{.*}} = m_new[i0]
 // CHECK-NEXT:     for i0, i1 in T.Parallel(16, 128):
 // CHECK-NEXT:         [[S]][i0, i1] = T.exp2([[S]][i0, i1] * 0.18033688011112042 - [[RED]][i0] * 1.4426950408889634)
