@@ -616,8 +616,27 @@ class _KernelLowering:
             return s.binary(arith.MulfOp, self._value(s, op.input, read), s.const(op.value * factor, f32))
         if isinstance(op, (tgraph.SubOp, tgraph.AddOp)) and not any(self._unbounded(o) for o in op.operands):
             cls = arith.SubfOp if isinstance(op, tgraph.SubOp) else arith.AddfOp
-            return s.binary(cls, self._times(s, op.lhs, factor, read), self._times(s, op.rhs, factor, read))
+            rhs = self._times(s, op.rhs, factor, self._shift_reader(s, read)) if isinstance(op, tgraph.SubOp) else self._times(s, op.rhs, factor, read)
+            return s.binary(cls, self._times(s, op.lhs, factor, read), rhs)
+        if isinstance(op, tgraph.SubOp):
+            return s.binary(arith.MulfOp, s.binary(arith.SubfOp, self._value(s, op.lhs, read), self._value(s, op.rhs, self._shift_reader(s, read))), s.const(factor, f32))
         return s.binary(arith.MulfOp, self._value(s, value, read), s.const(factor, f32))
+
+    def _shift_reader(self, s: _Statements, read):  # noqa: ANN001, ANN202 - a reader, as `_value` takes
+        """`read`, except that a row max subtracted before an exp reads as 0 where it is -inf
+        (`itgraph.rescale_reference`): its row is -inf throughout, so each exp is 0, not
+        exp(-inf + inf) = NaN. A Split-K part whose keys are all masked (a left-padded batch) then adds
+        nothing to the combine, as in the graph it came from. (An online softmax's running max holds
+        that reference already.)"""
+        def shifted(value: SSAValue) -> SSAValue:
+            x = read(value)
+            owner = value.owner
+            running = self.running_max is not None and value is self.running_max.chunk_max
+            if not isinstance(owner, tgraph.ReduceOp) or owner.kind.data != tgraph.ReduceKind.MAX or running:
+                return x
+            seen = s.add(arith.CmpfOp(x, s.const(float("-inf"), x.type), "une"))
+            return s.add(arith.SelectOp(seen, x, s.const(0.0, x.type)))
+        return shifted
 
     def _unbounded(self, value: SSAValue) -> bool:
         """Whether `value` may hold magnitudes near fp32's limits: it is computed (through element-wise

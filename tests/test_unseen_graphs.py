@@ -223,3 +223,33 @@ def test_a_row_of_the_lowest_float_is_uniform_in_the_kernels(tmp_path: Path, dty
         got = np.asarray(run_kernels(kernels, [*xs, m])[0], dtype=np.float64).reshape(ref.shape)
         assert not np.isnan(got).any(), name
         assert np.abs(got - ref).max() < (1e-2 if dtype == "bf16" else 1e-3), name
+
+
+def test_a_split_k_part_with_every_key_masked_adds_nothing(tmp_path: Path) -> None:
+    """Attention over 512 keys with a float -inf padding mask on the first 300 keys of one batch (a
+    left-padded batch): a Split-K part whose keys are all masked has a chunk max of -inf, and its
+    exp(x - max) was exp(-inf + inf) = NaN, which the combine's weight 0 does not clear: that batch's
+    rows were NaN in the Split-K candidate (the one-kernel forms were right). Now the kernels subtract
+    0 where a row max is -inf (`_shift_reader`), so the part adds nothing."""
+    import io
+
+    from cleave_ir.compile import compile_graph
+
+    b = GraphBuilder("lp")
+    q, k, v = b.input("q", [2, 64, 64]), b.input("k", [2, 512, 64]), b.input("v", [2, 512, 64])
+    mask = b.input("mask", [2, 1, 512])
+    e = b.exp(b.add(b.scale(b.matmul(q, k, transpose_b=True), 0.125), mask))
+    graph = b.build(b.matmul(b.div(e, b.reduce("sum", e, 2)), v))
+    job = compile_graph(graph, tmp_path / "lp.py", ["--no-cache", "--keep", "3", "--top-k", "1"], out=io.StringIO())
+    module = job.pipeline
+    lower_module(module)
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((2, 64, 64)), rng.standard_normal((2, 512, 64)), rng.standard_normal((2, 512, 64))]
+    m = np.zeros((2, 1, 512))
+    m[1, 0, :300] = -np.inf
+    (ref,) = run_graph(graph, [*xs, m])
+    candidates = candidate_kernels(module)
+    assert any("split" in name for name, _ in candidates)
+    for name, kernels in candidates:
+        got = np.asarray(run_kernels(kernels, [*xs, m])[0], dtype=np.float64).reshape(ref.shape)
+        assert not np.isnan(got).any() and max_relative_error(ref, got) < 1e-2, name

@@ -35,7 +35,7 @@ def mha_c1_k0(q: T.StridedTensor((1, 4, 512, 128), (q_stride0, q_stride1, q_stri
         for i0 in T.Parallel(32):
             row_max[i0] = row_max[i0] * 0.08838834764831845
         for i0, i1 in T.Parallel(32, 512):
-            acc[i0, i1] = T.exp2(acc[i0, i1] * 0.12751743082459868 - row_max[i0] * 1.4426950408889634)
+            acc[i0, i1] = T.exp2(acc[i0, i1] * 0.12751743082459868 - T.if_then_else(row_max[i0] != T.Cast("float32", -T.infinity("float32")), row_max[i0], T.Cast("float32", 0.0)) * 1.4426950408889634)
         T.copy(acc, acc_h)
         T.clear(acc_1)
         T.copy(v[0, by, 0:512, 64*bz:64*bz + 64], v_1)
