@@ -149,3 +149,23 @@ def test_input_sets_left_unchecked_are_named():
     [row] = m2.cleave_report.rows
     assert row.decision == "cleave" and row.reason.startswith("correct on 1 input sets"), row
     assert row.reason.endswith("(not checked where the reference is not finite: normal(0,1); uniform(-1,1); normal(0,0.1))"), row
+
+
+def test_causal_attention_at_an_awkward_length_compiles_padded():
+    """SDPA(is_causal=True) over 300 tokens (an LLM prompt; over 256 and no tile of 64 divides it): the
+    front end refused it ('is_causal=True with a dynamic or padded sequence length') and the region
+    stayed in PyTorch. Keys past the real length are in every query's future, so the causal mask
+    input's dims follow the padded length (dynamic) and `cleave compile` pads the graph (9c9a13e);
+    the stitched module equals eager at 300."""
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 300, 32) for _ in range(3))
+    compiler = ct.PipelineCompiler(options=("--no-cache", "--keep", "1", "--top-k", "1", "--search-budget", "1500", "-j", "1"), gpu=False)
+    m2 = ct.optimize(f, (q, k, v), compiler=compiler, timer=faster)
+    [row] = m2.cleave_report.replaced()
+    q, k, v = (torch.rand(1, 2, 300, 32) * 4 - 2 for _ in range(3))  # inputs the gate did not see
+    with torch.no_grad():
+        torch.testing.assert_close(m2(q, k, v), f(q, k, v), rtol=2e-3, atol=2e-3)

@@ -182,11 +182,12 @@ class Emitter:
         """Dims that become `dynamic`: symbolic in the fake value, or awkward sizes (`awkward`)."""
         return [i for i, (d, n) in enumerate(zip(fake, shape)) if is_symbolic(d) or awkward(n)]
 
-    def causal_input(self, shape: Sequence[int], offset: int) -> SSAValue:
+    def causal_input(self, shape: Sequence[int], offset: int, dynamic: Sequence[int] = ()) -> SSAValue:
         """A graph input holding the causal 0/1 mask of `shape` (`#cleave.causal<offset>`) in the
-        graph's float type: the kernel computes it from indices, the region passes one it makes."""
+        graph's float type: the kernel computes it from indices, the region passes one it makes
+        (`dynamic`: its dims that follow a padded sequence length)."""
         elt = self.builder.default_element_type
-        v = self.builder.input(f"in{len(self.inputs)}", list(shape), elt, causal=offset)
+        v = self.builder.input(f"in{len(self.inputs)}", list(shape), elt, causal=offset, dynamic=dynamic)
         self.inputs.append(Input(None, shape=tuple(shape), dtype=torch_dtype(str(elt)), causal=offset))
         return v
 
@@ -859,11 +860,16 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
     q, k = cx.same_rank(q, k)
     s = b.scale(b.matmul(q, k, transpose_b=True), scale)
     if a["is_causal"]:  # PyTorch's is_causal keeps key j for query i when j <= i (top-left aligned)
+        padded = []
         for node in (a["query"], a["key"]):
             d = meta_val(node).shape[-2]
-            if is_symbolic(d) or awkward(int(d)):
-                raise Unsupported(f"is_causal=True with a dynamic or padded sequence length ({node.name})")
-        keep = cx.causal_input([1] * (len(cx.shape(s)) - 2) + list(cx.shape(s)[-2:]), 0)
+            if is_symbolic(d):  # (the region makes the mask at one size)
+                raise Unsupported(f"is_causal=True with a dynamic sequence length ({node.name})")
+            padded.append(awkward(int(d)))
+        rank = len(cx.shape(s))
+        # an awkward length is padded (its dims dynamic): keys past it are in every query's future
+        dims = [rank - 2 + i for i, p in enumerate(padded) if p]
+        keep = cx.causal_input([1] * (rank - 2) + list(cx.shape(s)[-2:]), 0, dynamic=dims)
         s = b.add(s, b.scale(b.scalar("add", keep, -1.0), -MASKED_LOGIT))
     if mask is not None and str(meta_val(mask).dtype) == "torch.bool":
         if len(meta_val(mask).shape) > len(meta_val(a["query"]).shape):
