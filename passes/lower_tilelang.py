@@ -271,6 +271,7 @@ class _KernelLowering:
         self.sum_in_place: dict[SSAValue, _Buf] = {}
         # loop-carried row reductions kept element-wise: the chunk's reduce value -> its wide accumulator
         self.deferred: dict[SSAValue, _Buf] = {}
+        self.unbounded: dict[SSAValue, bool] = {}  # `_unbounded`, per value (element-wise DAGs share operands)
         self.pad = plan_row_padding(kernel, self.threads)
         self.prologue: list[Operation] = []  # clears of padded shared tiles, before the first statement
         # each loaded shared tile's copy op and the loop depth it sits at; register copies of those
@@ -644,6 +645,12 @@ class _KernelLowering:
         mask input holding finfo(float32).min. Matmul results, reductions and causal 0/1 tiles are not."""
         if value in self.index_tiles or isinstance(tgraph.tensor_type(value).element_type, Float16Type):
             return False
+        if (known := self.unbounded.get(value)) is not None:
+            return known
+        self.unbounded[value] = result = self._unbounded_uncached(value)
+        return result
+
+    def _unbounded_uncached(self, value: SSAValue) -> bool:
         op = value.owner
         while isinstance(op, (itgraph.MaskOp, tgraph.ReshapeOp)):  # (a dynamic kernel's mask fills -inf, which exp2 takes)
             op = op.input.owner

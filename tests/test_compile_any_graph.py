@@ -518,7 +518,7 @@ def test_attention_shapes_compile(lq: int, kv: int, d: int, tmp_path: Path) -> N
 
 
 def test_a_kernel_that_fails_to_lower_drops_its_candidate_only(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """3 query rows per KV head, 1000 keys, head dim 80. One Split-K kernel's parts ([2, 500, 16] on
+    """3 query rows per KV head, 512 keys, head dim 80. One Split-K kernel's parts ([2, 500, 16] on
     64 threads) found no TileLang layout while the layout rule passed them; `lays_out` refuses them
     now (no kernel fails for want of a fragment layout). A kernel that fails to lower (here one made to
     fail after its real lowering succeeded, and Split-K kernels whose (64, 80) tile TileLang does not
@@ -542,7 +542,7 @@ def test_a_kernel_that_fails_to_lower_drops_its_candidate_only(tmp_path: Path, c
 
     monkeypatch.setattr(compile_mod, "lower_each", lower_one_fails)
     t = "!tgraph.tensor<[1, 2, {}, {}], f16>".format
-    text = ATTENTION.format(Q=t(3, 80), K=t(1000, 80), S=t(3, 1000), R=t(3, 1), scale=80**-0.5)
+    text = ATTENTION.format(Q=t(3, 80), K=t(512, 80), S=t(3, 512), R=t(3, 1), scale=80**-0.5)
     _compiles(text, tmp_path)
     err = capsys.readouterr().err
     dropped = [line for line in err.splitlines() if line.startswith("warning: cleave compile: dropped kernel @")]

@@ -191,6 +191,7 @@ def test_masked_attention_gets_its_flash_decoding_form(tmp_path: Path) -> None:
     check_lowers(name, True, tmp_path)
 
 
+@pytest.mark.slow  # 19 s: `./test.sh -m slow`
 def test_qk_norm_scores_get_their_rescaled_form(tmp_path: Path) -> None:
     """Qwen3's QK-norm scores: the row scales of q and of k move past q k^T (k's, under
     transpose_b, as a column scale): the form is kept (among 4: the one-kernel forms estimate the

@@ -3,6 +3,7 @@
 // 32768-wide logits), is also cut into kernels of its own ops: the GEMM, the row max and sum, the
 // output (gpt2's log-softmax over the vocabulary). Before, that cut was made only when no candidate
 // was complete.
+// REQUIRES: slow
 // RUN: cleave-opt %s -p 'cleave-superoptimize,cleave-concretize,cleave-partition-split-k,cleave-schedule{top-k=1}' 2>/dev/null | filecheck %s
 
 // CHECK:      tgraph.graph @gpt2_log_softmax_p0(%x: !tgraph.tensor<[16, 64], f16>, %w_lm: !tgraph.tensor<[64, 32768], f16>) -> !tgraph.tensor<[16, 32768], f16>
