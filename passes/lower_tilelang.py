@@ -635,8 +635,7 @@ class _KernelLowering:
             running = self.running_max is not None and value is self.running_max.chunk_max
             if not isinstance(owner, tgraph.ReduceOp) or owner.kind.data != tgraph.ReduceKind.MAX or running:
                 return x
-            seen = s.add(arith.CmpfOp(x, s.const(float("-inf"), x.type), "une"))
-            return s.add(arith.SelectOp(seen, x, s.const(0.0, x.type)))
+            return _rescale_reference(s, x)
         return shifted
 
     def _unbounded(self, value: SSAValue) -> bool:
@@ -1233,11 +1232,15 @@ def _new_max(s: _Statements, m_acc: _Buf, m_part: _Buf, m_new: _Buf, alpha: _Buf
     padding) gets exp(-inf) = 0 instead of exp(-inf + inf) = NaN.
     """
     s.store(s.binary(arith.MaximumfOp, s.load(m_acc, full), s.load(m_part, full)), m_new, full)
-    m = s.load(m_new, full)
-    seen = s.add(arith.CmpfOp(m, s.const(float("-inf"), f32), "une"))
-    ref = s.add(arith.SelectOp(seen, m, s.const(0.0, f32)))
+    ref = _rescale_reference(s, s.load(m_new, full))
     s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(m_acc, full), ref)), alpha, full)
     return ref
+
+
+def _rescale_reference(s: _Statements, m: SSAValue) -> SSAValue:
+    """`itgraph.rescale_reference` of a row max: m, or 0 where it is -inf."""
+    seen = s.add(arith.CmpfOp(m, s.const(float("-inf"), m.type), "une"))
+    return s.add(arith.SelectOp(seen, m, s.const(0.0, m.type)))
 
 
 def _fold(is_sum: bool) -> type[arith.AddfOp] | type[arith.MaximumfOp]:
