@@ -45,6 +45,7 @@ from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path, located_line, write_atomically
 from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes import cost_model
+from cleave_ir.passes.dynamic_shapes import refuse_varying_means
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
 from cleave_ir.run import load_module_located
@@ -527,7 +528,7 @@ def compile_graph(graph: tgraph.GraphOp, output: str | Path, options: Sequence[s
             graph.verify()
         except Exception as e:
             raise CleaveError(f"error: @{name}: {one_line(e)}") from None
-        check_graph(graph)
+        refuse_varying_means(graph)  # before any work (cleave-decompose refuses it too)
         return _run(args, graph, ModuleOp([graph.clone()]), t_start, out=out)
     except CleaveError:
         raise
@@ -542,14 +543,6 @@ def compile_graph(graph: tgraph.GraphOp, output: str | Path, options: Sequence[s
 def load_module(path: str) -> tuple[ModuleOp, LocatingParser]:
     """The module in `path` (one-line CleaveError on failure) and the parser that locates its ops."""
     return load_module_located(path)
-
-
-def check_graph(graph: tgraph.GraphOp) -> None:
-    """Refuse, before any work, what the pipeline would compile wrongly: a `reduce mean` over a dim
-    that varies with the graph's dynamic dims (`cleave-decompose` refuses it too)."""
-    from cleave_ir.passes.dynamic_shapes import refuse_varying_means
-
-    refuse_varying_means(graph)
 
 
 def _stderr_terminal() -> Any:
@@ -578,7 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         graphs = [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
         if len(graphs) != 1:
             raise CleaveError(f"error: {args.file}: cleave compile takes one tgraph.graph, found {len(graphs)}")
-        check_graph(graphs[0])
+        refuse_varying_means(graphs[0])  # before any work (cleave-decompose refuses it too)
         _run(args, graphs[0], module, t_start, quiet=not args.verbose, progress=Progress(bars))
         return 0
     except CleaveError as e:

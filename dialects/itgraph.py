@@ -179,6 +179,14 @@ def enclosing_loops(op: Operation) -> list[tuple[str, Dim]]:
     return out
 
 
+def enclosing_kernel(op: Operation) -> KernelOp | None:
+    """The `itgraph.kernel` around `op`, if any."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        parent = parent.parent_op()
+    return parent
+
+
 def _check_tmap(op: Operation, tmap: TmapAttr, full: TensorType, tile: TensorType, what: str) -> None:
     if len(tmap.offsets.data) != full.rank:
         raise VerifyException(f"{op.name}: tmap has {len(tmap.offsets.data)} dims, {what} has {full.rank}")

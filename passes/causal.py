@@ -162,9 +162,7 @@ def diagonal_extent(loop: itgraph.SequentialOp) -> Dim | None:
         # which loads read as zeros and the dynamic mask drops, as long as the key dim is dynamic.
         if not sympy.sympify(loop.extent_dim).free_symbols:
             return None
-        kernel = loop.parent_op()
-        while kernel is not None and not isinstance(kernel, itgraph.KernelOp):
-            kernel = kernel.parent_op()
+        kernel = itgraph.enclosing_kernel(loop)
         if kernel is None:
             return None
         sizes = itgraph.representative_sizes(kernel)

@@ -380,6 +380,11 @@ class _KernelLowering:
         subst = {**self.padded, **self.subst}
         return sympy.expand(e.xreplace(subst)) if subst else e
 
+    def padded_extent(self, e: Dim) -> Dim:
+        """A grid extent counting blocks of the padded size of its dynamic dims, for a substitution
+        of a grid variable (`expr` substitutes once, so not the dynamic dims inside it)."""
+        return sympy.sympify(e).xreplace(self.padded)
+
     def region(self, tmap: itgraph.TmapAttr) -> tl.RegionAttr:
         return tl.RegionAttr([self.expr(o) for o in tmap.offset_exprs], list(tmap.tile_shape))
 
@@ -415,14 +420,13 @@ class _KernelLowering:
         if len(grid) > 3:  # T.Kernel has three grid dims: the leading ones share bx, the first fastest
             merged, grid = grid[: len(grid) - 2], grid[len(grid) - 2 :]
             stride = 1
-            for v, e in merged:  # (a dynamic extent counts blocks of the padded size: `expr` does not substitute twice)
-                e = sympy.sympify(e).xreplace(self.padded)
+            for v, e in merged:
+                e = self.padded_extent(e)
                 self.subst[symbol(v)] = sympy.Mod(sympy.floor(bx / stride) if stride != 1 else bx, e)  # stride may be symbolic
                 stride *= e
             grid = [("_merged", stride), *grid]
         for (v, e), var in zip(grid, (bx, by, bz)):
-            # (a dynamic extent counts blocks of the padded size: `expr` does not substitute twice)
-            self.subst.setdefault(symbol(v), sympy.sympify(e).xreplace(self.padded) - 1 - var if v in longest_first else var)
+            self.subst.setdefault(symbol(v), self.padded_extent(e) - 1 - var if v in longest_first else var)
         for v, e in zip(par.var_names, par.extent_dims):
             if e == 1:
                 self.subst[symbol(v)] = sympy.Integer(0)

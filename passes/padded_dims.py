@@ -44,9 +44,9 @@ def awkward_dims(graph: tgraph.GraphOp) -> dict[int, list[int]]:
 
 def padded_graph(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
     """`graph` with its awkward dims declared dynamic and set to their padded sizes (the dims the
-    graph ties to them follow); None when it has none, holds a causal mask (whose query and key
-    dims cannot be dynamic) or a `reduce mean` over a padded dim (its kernels would divide by the
-    padded size)."""
+    graph ties to them follow); None when it has none, or holds a `reduce mean` over a padded dim
+    (its kernels would divide by the padded size). A causal mask pads like any other input: the
+    padded keys lie in every real query's future."""
     from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs, varying_means
 
     awk = awkward_dims(graph)

@@ -328,9 +328,7 @@ def direct_gemv_columns_operand(load: itgraph.LoadOp, mm: tgraph.MatmulOp) -> bo
         return False
     if not (rhs.shape[-1].is_Integer and rhs.shape[-2].is_Integer):
         return False
-    kernel = load.parent_op()
-    while kernel is not None and not isinstance(kernel, itgraph.KernelOp):
-        kernel = kernel.parent_op()
+    kernel = itgraph.enclosing_kernel(load)
     if kernel is None or any(
         isinstance(op, tgraph.MatmulOp) and tgraph.tensor_type(op.result).shape[-2] != 1 for op in kernel.walk()
     ):
