@@ -162,6 +162,46 @@ def unstaged_dynamic_loops(kernel: tl.KernelOp) -> None:
             loop.num_stages = IntegerAttr(1, i64)
 
 
+HOIST_SHARED_BYTES = 160 * 1024  # a kernel whose shared tiles all fit at once at most (of the H200's 227 KiB)
+
+
+def hoist_input_loads(kernel: tl.KernelOp) -> None:
+    """Copies of input tiles into shared memory move to the start of a kernel with no pipelined loop
+    (a Split-K combine, a norm): every thread then issues all its global loads before the first
+    barrier, so their latencies overlap instead of adding up (a combine read its parts' maxima, then
+    their outputs, then their sums, one round trip after another). Only where every shared tile fits
+    at once: the hoisted tiles no longer share bytes with later ones."""
+    block = kernel.body.block
+    if any(isinstance(op, tl.PipelinedOp) for op in kernel.walk()):
+        return
+    allocs = [op for op in block.ops if isinstance(op, tl.AllocSharedOp)]
+    if sum(tl.buffer_type(a.result).nbytes for a in allocs) > HOIST_SHARED_BYTES:
+        return
+    inputs = set(block.args[: len(block.args) - kernel.num_outputs.value.data])
+    seen: set[SSAValue] = set()  # buffers an earlier statement touches
+    hoisted: list[Operation] = []
+    anchor: Operation | None = None  # the first statement after the allocations and the prologue's clears of padded tiles (which the copies fill)
+    for op in list(block.ops):
+        if anchor is None and isinstance(op, (tl.AllocSharedOp, tl.AllocFragmentOp, tl.ClearOp)):
+            continue
+        anchor = anchor or op
+        if (
+            isinstance(op, tl.CopyOp) and op.src in inputs and op.dst not in seen
+            and tl.buffer_type(op.dst).scope_name == tl.Scope.SHARED
+        ):
+            hoisted.append(op)
+            continue
+        seen.update(v for inner in op.walk() for v in inner.operands)
+    if anchor is None or not hoisted:
+        return
+    stays = hoisted[0] is anchor  # the first statement is a hoisted copy: the others follow it
+    moved = hoisted[1:] if stays else hoisted
+    for op in moved:
+        op.detach()
+    if moved:
+        (block.insert_ops_after if stays else block.insert_ops_before)(moved, anchor)
+
+
 def _squeezed(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(d for d in shape if d != 1) or (1,)
 
@@ -452,6 +492,7 @@ class _KernelLowering:
         if self.no_warp_specialization:
             new.attributes["cleave.no_warp_specialization"] = UnitAttr()
             unstaged_dynamic_loops(new)
+        hoist_input_loads(new)
         return new
 
     def body(self, ops) -> None:
@@ -577,7 +618,7 @@ class _KernelLowering:
         S4096 D128 544 -> 504 us, S8192 D64 1584 -> 1433 us).
         """
         res = op.results[0]
-        if isinstance(op, tgraph.CastOp) or not res.uses:
+        if (isinstance(op, tgraph.CastOp) and not _widening(op)) or not res.uses:
             return False
         users = [u.operation for u in res.uses]
         cheap = isinstance(op, tgraph.ScaleOp)
@@ -588,6 +629,8 @@ class _KernelLowering:
                 return False
             if isinstance(user, tgraph.ElementwiseOp) and self.shape(user.results[0]) == self.shape(res):
                 continue
+            if isinstance(user, tgraph.ReduceOp) and self._serial_reduction(user) and not self._reads_index_tile(op):
+                continue  # computed in the reduction's loop (`_reduce_inlined`)
             if (
                 cheap and isinstance(user, tgraph.ReduceOp) and user.kind.data == tgraph.ReduceKind.MAX
                 and user.result not in self.deferred and op.value > 0 and op.input not in self.inlined
@@ -609,7 +652,20 @@ class _KernelLowering:
         op = self.inlined.get(value)
         if op is None:
             return read(value)
+        if isinstance(op, tgraph.CastOp):  # (a widening cast: exact, and its users compute in its type)
+            return s.cast(self._value(s, op.input, read), tgraph.tensor_type(value).element_type)
         return op.semantics().tilelang(s, *(self._value(s, o, read) for o in op.operands))
+
+    def _reads_index_tile(self, op: tgraph.ElementwiseOp) -> bool:
+        """Whether `op` reads (through inlined ops) a causal tile its users compute (`causal_keep`)."""
+        return any(o in self.index_tiles or (o in self.inlined and self._reads_index_tile(self.inlined[o])) for o in op.operands)
+
+    def _serial_reduction(self, op: tgraph.ReduceOp) -> bool:
+        """Whether `_reduce` lowers `op` as a serial loop over the reduced dim: it reduces any dim of
+        its tile but the last (a Split-K combine's sum over the parts)."""
+        shape = self.shape(op.input)
+        dims = _squeezed(shape)
+        return shape[op.axis] != 1 and sum(1 for d in shape[: op.axis] if d != 1) < len(dims) - 1
 
     def _times(self, s: _Statements, value: SSAValue, factor: float, read) -> SSAValue:
         """`value * factor`, the factor distributed over inlined sums, differences and scales, so that
@@ -767,6 +823,9 @@ class _KernelLowering:
             self.gemm_laid.add(out.value)
 
     def reduce(self, op: tgraph.ReduceOp) -> None:
+        if op.input in self.inlined and self._serial_reduction(op):
+            self._reduce_inlined(op)
+            return
         if (scale := self.inlined.get(op.input)) is not None:  # the max of c x is c times the max of x (`inline`)
             assert isinstance(scale, tgraph.ScaleOp)
             self._reduce(self.bufs[scale.input], op.axis, False, op.result)
@@ -857,6 +916,28 @@ class _KernelLowering:
         acc, x = s.load(out, full), s.load(src, src_vars)
         s.store(s.binary(combine, acc, x), out, full)
         self.serial("kk", extent, lambda: self.parallel(out.shape, s))
+
+    def _reduce_inlined(self, op: tgraph.ReduceOp) -> None:
+        """A reduction over a leading dim of an element-wise expression (`inline`), computed in the
+        serial loop from the expression's leaves: a combine's `sum_s(cast(part_s) * rescale_s)` reads
+        each part once, with no fp32 tile of the products staged through shared memory."""
+        is_sum = op.kind.data == tgraph.ReduceKind.SUM
+        out = self.alloc_for(op.result, op.result.name_hint or "red", tl.Scope.FRAGMENT)
+        self.emit(tl.FillOp(out.value, 0.0 if is_sum else float("-inf")))
+        full = self.loop_vars(out.shape)
+        src_vars = list(full)
+        src_vars[op.axis] = "kk"
+        s = _Statements()
+        shared: dict[SSAValue, _Buf] = {}  # each leaf's shared copy, made before the loop
+
+        def read(value: SSAValue) -> SSAValue:
+            if value not in shared:
+                shared[value] = self._shared(self.bufs[value])
+            return s.load(shared[value], src_vars)
+
+        x = self._value(s, op.input, read)
+        s.store(s.binary(_fold(is_sum), s.load(out, full), x), out, full)
+        self.serial("kk", self.shape(op.input)[op.axis], lambda: self.parallel(out.shape, s))
 
     def serial(self, var: str, extent: int, body, unroll: bool = False) -> None:
         loop = tl.SerialOp(var, extent, unroll=unroll)
@@ -1245,6 +1326,13 @@ def _rescale_reference(s: _Statements, m: SSAValue) -> SSAValue:
     """`itgraph.rescale_reference` of a row max: m, or 0 where it is -inf."""
     seen = s.add(arith.CmpfOp(m, s.const(float("-inf"), m.type), "une"))
     return s.add(arith.SelectOp(seen, m, s.const(0.0, m.type)))
+
+
+def _widening(op: tgraph.CastOp) -> bool:
+    """Whether `op` converts to a float type that holds every value of its input exactly."""
+    src, dst = tgraph.tensor_type(op.input).element_type, tgraph.tensor_type(op.result).element_type
+    floats = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+    return isinstance(src, floats) and isinstance(dst, floats) and _bits(dst) > _bits(src)
 
 
 def _fold(is_sum: bool) -> type[arith.AddfOp] | type[arith.MaximumfOp]:
