@@ -169,3 +169,28 @@ def test_causal_attention_at_an_awkward_length_compiles_padded():
     q, k, v = (torch.rand(1, 2, 300, 32) * 4 - 2 for _ in range(3))  # inputs the gate did not see
     with torch.no_grad():
         torch.testing.assert_close(m2(q, k, v), f(q, k, v), rtol=2e-3, atol=2e-3)
+
+
+def test_causal_attention_over_a_symbolic_length_makes_its_mask_per_call():
+    """SDPA(is_causal=True) with the sequence length a `torch.export.Dim` (a prefill at any prompt
+    length): the front end refused it ('is_causal=True with a dynamic sequence length') because the
+    region made its causal mask at the example's size. The mask's dims now take the query's and the
+    key's length per call (`Input.lengths`); the gate's other-size set runs it at 65 tokens, and the
+    stitched module equals eager at lengths it never saw (1, 77, 130)."""
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 128, 32) for _ in range(3))
+    s = torch.export.Dim("s", min=1, max=1024)
+    # (top-k 3: at 128 keys a tile holds the whole length; a kernel that loops over the keys, which
+    # serves every length, must be among the kept ones, else the gate's other-size set refuses it)
+    compiler = ct.PipelineCompiler(options=("--no-cache", "--search-budget", "1500", "--top-k", "3", "-j", "1"), gpu=False)
+    m2 = ct.optimize(f, (q, k, v), dynamic_shapes=({2: s},) * 3, compiler=compiler, timer=faster)
+    [row] = m2.cleave_report.replaced()
+    for n in (1, 77, 130):
+        q, k, v = (torch.rand(1, 2, n, 32) * 4 - 2 for _ in range(3))  # inputs the gate did not see
+        with torch.no_grad():
+            torch.testing.assert_close(m2(q, k, v), f(q, k, v), rtol=2e-3, atol=2e-3)
+

@@ -79,7 +79,8 @@ def optimize(
         compiler.prepare([r.graph for r in plan.regions if r.worth and r.graph is not None])
     for region in plan.regions:
         if not region.worth or region.graph is None:
-            rows.append(Row(region.index, region.ops(), "pytorch", region.reason, tgraph_ops=region.tgraph_ops()))
+            # (the decision column says PyTorch already: "PyTorch: <why>" would read "pytorch | PyTorch: ...")
+            rows.append(Row(region.index, region.ops(), "pytorch", region.reason.removeprefix("PyTorch: "), tgraph_ops=region.tgraph_ops()))
             continue
         if budget_s is not None and time.perf_counter() - t_start > budget_s:
             rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: time budget of {budget_s:.0f} s spent", tgraph_ops=region.tgraph_ops()))

@@ -103,17 +103,21 @@ class Input:
     layout: tuple[int | None, ...] | None = None  # the node's value viewed with these of its dims (None: a size-1 dim)
     cast: Any = None  # a torch dtype: the node's (boolean) value is passed as 0/1 of this float type
     causal: int | None = None  # no node: the causal 0/1 mask of this offset (`#cleave.causal`), made by `mask`
+    # a causal mask's dims of a symbolic sequence length: (tensor input, dim) whose size they take per call
+    lengths: tuple[tuple[int, int] | None, ...] = ()
 
-    def mask(self, device: Any) -> torch.Tensor:
-        """The causal mask a `causal` input holds, in its dtype on `device` (made once per device)."""
+    def mask(self, device: Any, xs: Sequence[torch.Tensor] = ()) -> torch.Tensor:
+        """The causal mask a `causal` input holds for the region's tensor inputs `xs`, in its dtype on
+        `device` (made once per device and size)."""
         import torch
 
         assert self.causal is not None
-        made = _MASKS.get((self.shape, self.dtype, self.causal, str(device)))
+        shape = tuple(xs[src[0]].shape[src[1]] if src is not None else n for n, src in zip(self.shape, self.lengths)) if self.lengths else self.shape
+        made = _MASKS.get((shape, self.dtype, self.causal, str(device)))
         if made is None:
-            q, k = self.shape[-2], self.shape[-1]
-            made = torch.ones(q, k, dtype=torch.bool, device=device).tril(self.causal).to(self.dtype).expand(self.shape).contiguous()
-            _MASKS[(self.shape, self.dtype, self.causal, str(device))] = made
+            q, k = shape[-2], shape[-1]
+            made = torch.ones(q, k, dtype=torch.bool, device=device).tril(self.causal).to(self.dtype).expand(shape).contiguous()
+            _MASKS[(shape, self.dtype, self.causal, str(device))] = made
         return made
 
     def view(self, x: torch.Tensor) -> torch.Tensor:
@@ -182,14 +186,25 @@ class Emitter:
         """Dims that become `dynamic`: symbolic in the fake value, or awkward sizes (`awkward`)."""
         return [i for i, (d, n) in enumerate(zip(fake, shape)) if is_symbolic(d) or awkward(n)]
 
-    def causal_input(self, shape: Sequence[int], offset: int, dynamic: Sequence[int] = ()) -> SSAValue:
+    def causal_input(
+        self, shape: Sequence[int], offset: int, dynamic: Sequence[int] = (), lengths: Sequence[tuple[int, int] | None] = ()
+    ) -> SSAValue:
         """A graph input holding the causal 0/1 mask of `shape` (`#cleave.causal<offset>`) in the
         graph's float type: the kernel computes it from indices, the region passes one it makes
-        (`dynamic`: its dims that follow a padded sequence length)."""
+        (`dynamic`: its dims that follow a padded or symbolic sequence length; `lengths`: `Input.lengths`)."""
         elt = self.builder.default_element_type
         v = self.builder.input(f"in{len(self.inputs)}", list(shape), elt, causal=offset, dynamic=dynamic)
-        self.inputs.append(Input(None, shape=tuple(shape), dtype=torch_dtype(str(elt)), causal=offset))
+        self.inputs.append(Input(None, shape=tuple(shape), dtype=torch_dtype(str(elt)), causal=offset, lengths=tuple(lengths)))
         return v
+
+    def size_source(self, size: Any) -> tuple[int, int] | None:
+        """(tensor input, dim) of a region input of symbolic size `size` at that dim, else None."""
+        tensors = [slot.node for slot in self.inputs if slot.node is not None]
+        for index, node in enumerate(tensors):
+            for dim, d in enumerate(meta_val(node).shape):
+                if is_symbolic(d) and d.node.expr == size.node.expr:
+                    return index, dim
+        return None
 
     def grouped_input(self, arg: fx.Node, group: int, heads_dim: bool = False) -> SSAValue:
         """A [b, h, s, d] node as the graph input [b, h/group, group*s, d], or with `heads_dim`
@@ -860,16 +875,20 @@ def _sdpa(cx: Emitter, node: fx.Node) -> SSAValue:
     q, k = cx.same_rank(q, k)
     s = b.scale(b.matmul(q, k, transpose_b=True), scale)
     if a["is_causal"]:  # PyTorch's is_causal keeps key j for query i when j <= i (top-left aligned)
-        padded = []
+        padded, lengths = [], []
         for node in (a["query"], a["key"]):
             d = meta_val(node).shape[-2]
-            if is_symbolic(d):  # (the region makes the mask at one size)
-                raise Unsupported(f"is_causal=True with a dynamic sequence length ({node.name})")
-            padded.append(awkward(int(d)))
+            # a symbolic length: the region makes the mask per call, at the size of the input it comes from
+            # (the ops a region holds keep sequence lengths, so some input has it; the refusal is a guard)
+            source = cx.size_source(d) if is_symbolic(d) else None
+            if is_symbolic(d) and source is None:
+                raise Unsupported(f"is_causal=True over a sequence length no region input has ({node.name})")
+            lengths.append(source)
+            padded.append(is_symbolic(d) or awkward(int(d)))
         rank = len(cx.shape(s))
         # an awkward length is padded (its dims dynamic): keys past it are in every query's future
         dims = [rank - 2 + i for i, p in enumerate(padded) if p]
-        keep = cx.causal_input([1] * (rank - 2) + list(cx.shape(s)[-2:]), 0, dynamic=dims)
+        keep = cx.causal_input([1] * (rank - 2) + list(cx.shape(s)[-2:]), 0, dynamic=dims, lengths=[None] * (rank - 2) + lengths if any(lengths) else ())
         s = b.add(s, b.scale(b.scalar("add", keep, -1.0), -MASKED_LOGIT))
     if mask is not None and str(meta_val(mask).dtype) == "torch.bool":
         if len(meta_val(mask).shape) > len(meta_val(a["query"]).shape):

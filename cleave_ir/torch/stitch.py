@@ -70,7 +70,7 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
         it = iter(xs)
-        args = [slot.mask(xs[0].device) if slot.causal is not None else slot.view(next(it)) for slot in slots]
+        args = [slot.mask(xs[0].device, xs) if slot.causal is not None else slot.view(next(it)) for slot in slots]
         want = wanted(xs) if pytorch is not None else None
         if want is None:
             return region.zero_empty_rows(region.unview(kernel(*args), xs), xs)
@@ -94,7 +94,7 @@ def op_name(region: Region) -> str:
     an op is never rebound to a kernel that views its inputs or output differently (the same graph
     serves a decode linear's [b, 1, k] input viewed as rows and a prefill's [b, k] one)."""
     assert region.graph is not None
-    binding = [(i.shape, str(i.dtype), i.group, i.heads_dim, i.layout, str(i.cast), i.causal) for i in region.inputs]
+    binding = [(i.shape, str(i.dtype), i.group, i.heads_dim, i.layout, str(i.cast), i.causal, i.lengths) for i in region.inputs]
     text = f"{graph_text(region.graph)}\n{binding!r} {region.output_like!r} {region.unsqueeze!r}"
     return f"{region.name}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
