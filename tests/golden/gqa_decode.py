@@ -29,8 +29,8 @@ def gqa_decode_c1_k0(q: T.StridedTensor((1, 8, 4, 128), (q_stride0, q_stride1, q
         acc_1_s = T.alloc_shared((64, 16), "float16")
         T.clear(q_1)
         T.copy(q[0, by, 0:4, 0:128], q_1[0:4, 0:128], annotations={"disable_tma": True})
-        T.clear(acc)
         T.copy(k[0, by, 0:512, 0:128], k_1)
+        T.clear(acc)
         T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
         T.reduce_max(acc, row_max, dim=1, clear=True)
         for i0 in T.Parallel(64):

@@ -28,8 +28,8 @@ def mha_c1_k0(q: T.StridedTensor((1, 4, 512, 128), (q_stride0, q_stride1, q_stri
         red = T.alloc_fragment((32,), "float32")
         acc_1_s = T.alloc_shared((32, 64), "float16")
         T.copy(q[0, by, 32*bx:32*bx + 32, 0:128], q_1)
-        T.clear(acc)
         T.copy(k[0, by, 0:512, 0:128], k_1)
+        T.clear(acc)
         T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
         T.reduce_max(acc, row_max, dim=1, clear=True)
         for i0 in T.Parallel(32):
