@@ -194,3 +194,18 @@ def test_causal_attention_over_a_symbolic_length_makes_its_mask_per_call():
         with torch.no_grad():
             torch.testing.assert_close(m2(q, k, v), f(q, k, v), rtol=2e-3, atol=2e-3)
 
+
+
+def test_causal_masks_made_per_length_are_few():
+    """A region over a symbolic length makes its causal mask per call at the call's length
+    (`Input.lengths`); at many prompt lengths only the last `MASKS_KEPT` masks stay cached, each
+    keeping key j for query i when j <= i."""
+    from cleave_ir.torch import aten
+
+    slot = aten.Input(None, shape=(1, 1, 8, 8), dtype=torch.float32, causal=0, lengths=(None, None, (0, 2), (1, 2)))
+    for n in range(3, 23):
+        q, k = torch.zeros(1, 2, n, 4), torch.zeros(1, 2, n + 1, 4)
+        mask = slot.mask(torch.device("cpu"), (q, k))
+        assert mask.shape == (1, 1, n, n + 1)
+        assert torch.equal(mask[0, 0], torch.ones(n, n + 1).tril())
+        assert len(aten._MASKS) <= aten.MASKS_KEPT

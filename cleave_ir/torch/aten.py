@@ -20,6 +20,7 @@ mul/div by a scalar become `scale`.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -88,7 +89,10 @@ def is_symbolic(d: Any) -> bool:
     return isinstance(d, torch.SymInt) and not isinstance(d.node.maybe_as_int(), int)
 
 
-_MASKS: dict[tuple[Any, ...], Any] = {}  # the causal masks `Input.mask` made: (shape, dtype, offset, device) -> tensor
+# the causal masks `Input.mask` made, most recent last: (shape, dtype, offset, device) -> tensor. A few:
+# over a symbolic length every prompt length makes its own (2000 tokens: 8 MB in fp16)
+_MASKS: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+MASKS_KEPT = 8
 
 
 @dataclass
@@ -113,11 +117,15 @@ class Input:
 
         assert self.causal is not None
         shape = tuple(xs[src[0]].shape[src[1]] if src is not None else n for n, src in zip(self.shape, self.lengths)) if self.lengths else self.shape
-        made = _MASKS.get((shape, self.dtype, self.causal, str(device)))
+        key = (shape, self.dtype, self.causal, str(device))
+        made = _MASKS.get(key)
         if made is None:
             q, k = shape[-2], shape[-1]
             made = torch.ones(q, k, dtype=torch.bool, device=device).tril(self.causal).to(self.dtype).expand(shape).contiguous()
-            _MASKS[(shape, self.dtype, self.causal, str(device))] = made
+            if len(_MASKS) >= MASKS_KEPT:
+                _MASKS.popitem(last=False)
+        _MASKS[key] = made
+        _MASKS.move_to_end(key)
         return made
 
     def view(self, x: torch.Tensor) -> torch.Tensor:
