@@ -926,41 +926,37 @@ class _KernelLowering:
             x = st.add(tl.LoadOp(src.value, [symbol("kk") * split + symbol("i0")]))
             st.store(st.binary(combine, st.load(part, ["i0"]), x), part, ["i0"])
             self.serial("kk", dims[0] // split, lambda: self.parallel(part.shape, st))
-            src, src_vars = self._shared(part), ["kk"]
-            extent = split
-        else:
-            src_vars, extent = None, src.shape[src_axis]
-        self.emit(tl.FillOp(out.value, init))
-        full = self.loop_vars(out.shape)
-        if src_vars is None:
-            src_vars = list(full)
-            src_vars[src_axis] = "kk"
-        s = _Statements()
-        acc, x = s.load(out, full), s.load(src, src_vars)
-        s.store(s.binary(combine, acc, x), out, full)
-        self.serial("kk", extent, lambda: self.parallel(out.shape, s))
+            part = self._shared(part)
+            self._serial_fold(out, is_sum, split, lambda s, full: s.load(part, ["kk"]))
+            return
+        self._serial_fold(out, is_sum, src.shape[src_axis], lambda s, full: s.load(src, _at_kk(full, src_axis)))
 
     def _reduce_inlined(self, op: tgraph.ReduceOp) -> None:
         """A reduction over a leading dim of an element-wise expression (`inline`), computed in the
         serial loop from the expression's leaves: a combine's `sum_s(cast(part_s) * rescale_s)` reads
         each part once, with no fp32 tile of the products staged through shared memory."""
-        is_sum = op.kind.data == tgraph.ReduceKind.SUM
         out = self.alloc_for(op.result, op.result.name_hint or "red", tl.Scope.FRAGMENT)
-        self.emit(tl.FillOp(out.value, 0.0 if is_sum else float("-inf")))
-        full = self.loop_vars(out.shape)
-        src_vars = list(full)
-        src_vars[op.axis] = "kk"
-        s = _Statements()
         shared: dict[SSAValue, _Buf] = {}  # each leaf's shared copy, made before the loop
 
-        def read(value: SSAValue) -> SSAValue:
-            if value not in shared:
-                shared[value] = self._shared(self.bufs[value])
-            return s.load(shared[value], src_vars)
+        def element(s: _Statements, full: list[str | None]) -> SSAValue:
+            def read(value: SSAValue) -> SSAValue:
+                if value not in shared:
+                    shared[value] = self._shared(self.bufs[value])
+                return s.load(shared[value], _at_kk(full, op.axis))
 
-        x = self._value(s, op.input, read)
-        s.store(s.binary(_fold(is_sum), s.load(out, full), x), out, full)
-        self.serial("kk", self.shape(op.input)[op.axis], lambda: self.parallel(out.shape, s))
+            return self._value(s, op.input, read)
+
+        self._serial_fold(out, op.kind.data == tgraph.ReduceKind.SUM, self.shape(op.input)[op.axis], element)
+
+    def _serial_fold(self, out: _Buf, is_sum: bool, extent: int, element) -> None:  # noqa: ANN001 - (statements, out's loop variables) -> the value at kk
+        """`out` = the sum (else the max) over a serial `kk` of `extent` of `element`, the value at kk
+        for each element of `out` (its loop variables `full`)."""
+        self.emit(tl.FillOp(out.value, 0.0 if is_sum else float("-inf")))
+        full = self.loop_vars(out.shape)
+        s = _Statements()
+        acc = s.load(out, full)
+        s.store(s.binary(_fold(is_sum), acc, element(s, full)), out, full)
+        self.serial("kk", extent, lambda: self.parallel(out.shape, s))
 
     def serial(self, var: str, extent: int, body, unroll: bool = False) -> None:
         loop = tl.SerialOp(var, extent, unroll=unroll)
@@ -1349,6 +1345,13 @@ def _rescale_reference(s: _Statements, m: SSAValue) -> SSAValue:
     """`itgraph.rescale_reference` of a row max: m, or 0 where it is -inf."""
     seen = s.add(arith.CmpfOp(m, s.const(float("-inf"), m.type), "une"))
     return s.add(arith.SelectOp(seen, m, s.const(0.0, m.type)))
+
+
+def _at_kk(full: Sequence[str | None], axis: int) -> list[str | None]:
+    """The loop variables `full` with the serial `kk` at `axis` (the reduced dim)."""
+    out = list(full)
+    out[axis] = "kk"
+    return out
 
 
 def _widening(op: tgraph.CastOp) -> bool:
