@@ -132,7 +132,7 @@ def fit(records: Sequence[Record]) -> Calibration:
             feats = np.array(
                 [
                     [
-                        sum(t.waves * max(t.memory_s, ratio * t.compute_s) * 1e6 for t in r.terms or ()),
+                        sum(t.waves * t.busy_s(1.0, ratio) * 1e6 for t in r.terms or ()),
                         sum(t.waves * t.iterations for t in r.terms or ()),
                         r.kernels,
                     ]

@@ -2,8 +2,9 @@
 
 Per threadblock: bytes moved from global memory (every load and store, times the sequential trips
 around it) and tensor-core flops; a block takes the longer of the two at its share of the GPU
-(4.3 TB/s and 790 TFLOP/s over 132 SMs) plus a fixed cost per sequential iteration, and blocks run
-in waves of 132. Loaded tiles must fit in shared memory (227 KiB) and computed fp32 tiles in the
+(4.3 TB/s and 790 TFLOP/s over 132 SMs), or their sum and a load latency where its loads cannot
+overlap its compute (one pipelining stage, one block per SM, several waves: `overlaps`), plus a
+fixed cost per sequential iteration, and blocks run in waves of 132. Loaded tiles must fit in shared memory (227 KiB) and computed fp32 tiles in the
 registers (64K x 32 bit per SM). Buffers are not reused in this estimate, so footprints are upper
 bounds.
 
@@ -46,6 +47,10 @@ ELEMENTWISE_REGISTER_BYTES = 256 * TILE_BYTES_PER_THREAD
 # per block and sequential iteration: barrier and pipeline hand-off (measured on the H200 with
 # bench/tile_sweep.py: 4096^3 matmul, 128x128 tiles, K tile 32 vs 64 at 3 stages: ~0.2 us per iteration)
 ITERATION_S = 0.2e-6
+# per block whose loads cannot overlap compute (`overlaps`): the wait for its first bytes, and for the
+# block before it on its SM to finish (the H200: 7.2 us over 3 waves of rmsnorm_matmul T1's GEMV
+# blocks alone on their SMs, against blocks two to an SM moving the same bytes)
+EXPOSED_LOAD_S = 2.4e-6
 
 
 CALIBRATION_FILE = Path(__file__).with_name("cost_model_calibration.json")
@@ -59,10 +64,18 @@ class Terms:
     compute_s: float  # tensor-core flops of one block at its share of the peak
     iterations: float  # sequential iterations of one block (a mean where a causal mask ends loops early)
     waves: int  # ceil(grid / SMs)
+    # whether a block's loads overlap its compute (`overlaps`): else the two take turns
+    overlapped: bool = True
 
     def to_json(self) -> dict[str, float]:
         """A JSON-able dict (what measurement records hold)."""
         return asdict(self)
+
+    def busy_s(self, memory_scale: float = 1.0, compute_scale: float = 1.0) -> float:
+        """One block's memory and compute time: the longer of the two where they overlap, else their
+        sum and the latency of its loads."""
+        memory, compute = memory_scale * self.memory_s, compute_scale * self.compute_s
+        return max(memory, compute) if self.overlapped else memory + compute + EXPOSED_LOAD_S
 
 
 @dataclass(frozen=True)
@@ -81,7 +94,7 @@ class Calibration:
 
     def kernel_us(self, t: Terms) -> float:
         """Calibrated microseconds of a kernel with terms `t`."""
-        block_s = max(self.memory_scale * t.memory_s, self.compute_scale * t.compute_s) + self.iteration_s * t.iterations
+        block_s = t.busy_s(self.memory_scale, self.compute_scale) + self.iteration_s * t.iterations
         return t.waves * block_s * 1e6 + self.launch_us
 
     def constants(self) -> dict[str, float]:
@@ -275,8 +288,26 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
     return peak
 
 
-def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -> Estimate:
-    """Estimated time and footprint of `kernel` (concrete shapes), with `calibration` (default `CALIBRATION`)."""
+def overlaps(placed: itgraph.KernelOp) -> bool:
+    """Whether a placed kernel's (`cleave-place-memory`) loads overlap compute: they do where its loop
+    has two or more pipelining stages, where a second block fits in the SM's shared memory, or where
+    the grid is one wave. Otherwise each block, alone on its SM, waits for its loads before it
+    computes, and the next block's loads wait for it to finish (rmsnorm_matmul T1's Split-K GEMV on
+    the H200: [512, 128] weight tiles of 128 KiB in 3 waves 24.3 us, [512, 64] tiles two to an SM
+    17.1 us). In one wave, one stage did not cost more than it saved (MLA decode's Split-K part:
+    K tiles of 64 rows on one stage 14.2 us, of 32 rows on two stages 15.7-17.0 us)."""
+    stages = placed.attributes.get("cleave.stages")
+    smem = placed.attributes.get("cleave.smem_bytes")
+    if stages is None or smem is None or stages.value.data > 1 or 2 * smem.value.data <= SMEM_BYTES:  # type: ignore[attr-defined]
+        return True
+    par = placed.body.block.first_op
+    assert isinstance(par, itgraph.ParallelOp)
+    return math.prod(evaluate(e, {}) for e in par.extent_dims) <= SMS
+
+
+def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None, overlapped: bool = True) -> Estimate:
+    """Estimated time and footprint of `kernel` (concrete shapes), with `calibration` (default
+    `CALIBRATION`); `overlapped=False` for a kernel whose loads wait for its compute (`overlaps`)."""
     par = kernel.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
     from cleave_ir.passes.place_memory import direct_gemv_input_row, direct_gemv_operand  # placement imports this module
@@ -304,7 +335,7 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
             iterations += block_trips(op, loops) * loops[op]
     accumulators = accumulator_bytes(par)
     regs = accumulators + peak_live_bytes(par)
-    terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
+    terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS), overlapped)
     us = (calibration or CALIBRATION).kernel_us(terms)
     reason = ""
     computed = [

@@ -528,10 +528,13 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
         return str(e)
     if not est.fits:
         return est.reason
+    placed = kernel.clone()
     try:  # placement stages computed tiles too (a gemm's B operand): it must fit as well
-        place_memory.place(kernel.clone())
+        place_memory.place(placed)
     except CleaveError as e:
         return str(e).removeprefix("error: cleave-place-memory: ")
+    if not cost_model.overlaps(placed):  # one stage, one block per SM, several waves
+        est = cost_model.estimate(kernel, overlapped=False)
     return Scheduled(kernel, est, cfg)
 
 

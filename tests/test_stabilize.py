@@ -164,7 +164,10 @@ def test_split_and_combine_kernels_are_finite_for_huge_logits(name: str) -> None
 def test_split_kernel_is_one_online_softmax_pass(name: str) -> None:
     _, g = flash_decoding(name)
     split, _ = partition(g)  # type: ignore[misc]
-    best = schedule_graph(split, 3)[0]
+    # the kernels that loop over their chunk of K/V (a tile holding a whole 256-key chunk, also
+    # among the top 3 now that its shared memory is counted once, reads it in one step)
+    best = [s for s in schedule_graph(split, 3)[0] if s.config.reduce_tile is not None]
+    assert best
     for s in best:
         k = s.kernel
         par = k.body.block.first_op
