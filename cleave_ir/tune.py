@@ -473,8 +473,11 @@ def worker_main(argv: Sequence[str]) -> int:
 
 
 def worker_command(spec: Path, results: Path) -> list[str]:
-    """The command of a real worker."""
-    return [sys.executable, "-m", "cleave_ir.tune", "worker", str(spec), str(results)]
+    """The command of a real worker. `-P`: the caller's directory is not put first on the worker's
+    `sys.path`, where a checkout's `cleave_ir/` source folder (whose `passes/` the install maps in)
+    would shadow the installed package (on the H200, tuning from the checkout's root failed in every
+    worker with `No module named 'cleave_ir.passes'`)."""
+    return [sys.executable, "-P", "-m", "cleave_ir.tune", "worker", str(spec), str(results)]
 
 
 def run_isolated(

@@ -396,3 +396,18 @@ def test_neighbourhood_follows_the_measured_candidates(decode_module: ModuleOp) 
     assert others[0].head == last
     assert [v.head == first for v in others] == sorted(v.head == first for v in others)  # failed: last
     assert [v.describe() for v in space.variants if v.base] == [v.describe() for v in plain.variants if v.base]
+
+
+def test_workers_import_the_installed_package_from_a_checkout_root(tmp_path: Path) -> None:
+    """A worker started where a `cleave_ir/` source folder shadows the package (a checkout's root, whose
+    `passes/` only the install maps in) still imports the installed one."""
+    import subprocess
+
+    (tmp_path / "cleave_ir").mkdir()
+    (tmp_path / "cleave_ir" / "__init__.py").write_text("raise ImportError('the shadowing source folder')\n")
+    command = tune.worker_command(Path("spec.json"), Path("results.jsonl"))
+    interpreter = command[: command.index("-m")]
+    done = subprocess.run([*interpreter, "-c", "import cleave_ir.passes"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    shadowed = subprocess.run([sys.executable, "-c", "import cleave_ir.passes"], cwd=tmp_path, capture_output=True, text=True)
+    assert "the shadowing source folder" in shadowed.stderr  # the test's folder does shadow without -P
