@@ -214,3 +214,18 @@ def test_candidate_runs_a_cut_chain_at_another_size(suite, tmp_path: Path, monke
         assert got.shape == (17, 512) and check(got, torch_reference(g, xs)[0]) < 1e-2
         buffers = buffers or [b for outs in cand.buffers for b in outs]
     assert [id(b) for outs in cand.buffers for b in outs] == [id(b) for b in buffers] and all(b.shape[0] == 17 for b in buffers)
+
+
+def test_markdown_summary_counts_unrounded_ratios_and_short_rounds(suite) -> None:  # type: ignore[no-untyped-def]
+    """The summary line under the table is computed, not written by hand: a 0.896x row is under 0.9x
+    though the table shows 0.90x, and a row timed in fewer rounds than the run asked for is named."""
+    results = _synthetic_results()
+    results["meta"]["rounds"] = 3
+    near = results["rows"]["gqa_decode_b1_l4096__full"]
+    near.update(ratio=0.896, candidates=[{"graph": "g", "kernels": [], "estimated_us": 1.0, "compile_s": 0.0, "us": 10.0, "rounds": 1}])
+    md = suite.markdown(results)
+    assert "| 0.90x (eager) |" in md
+    geo = (0.896 * 0.64) ** 0.5
+    assert f"Geometric mean over the 2 rows with a ratio: {geo:.3f}x; 0 rows >= 1.0x, 0 >= 0.9x" in md
+    assert "under 0.9x: swiglu_t1 0.640x, gqa_decode_b1_l4096 0.896x." in md
+    assert "Timed in fewer than 3 rounds: gqa_decode_b1_l4096." in md
