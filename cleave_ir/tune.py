@@ -172,7 +172,6 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
             continue
         if not est.fits and "registers" not in est.reason:
             continue
-        bare = kernel.clone()  # as the cost model estimates it (before placement's hoisting)
         try:
             place(kernel)
         except CleaveError:
@@ -184,7 +183,7 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
         loop = _loop_load_bytes(kernel)
         placed_stages = kernel.attributes["cleave.stages"].value.data  # type: ignore[attr-defined]
         shared = kernel.attributes["cleave.smem_bytes"].value.data - (placed_stages - 1) * loop  # type: ignore[attr-defined]
-        serial: cost_model.Estimate | None = None  # the estimate of one stage, where loads then wait
+        serial = cost_model.serialized(est, calibration)  # one stage, where its loads then wait
         for threads in THREADS:
             for stages in STAGES if loop else (1,):
                 smem = shared + (stages - 1) * loop
@@ -195,10 +194,7 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
                 k.attributes["cleave.stages"] = IntegerAttr(stages, i64)
                 k.attributes["cleave.smem_bytes"] = IntegerAttr(smem, i64)
                 k.attributes["cleave.tiles"] = cfg.attr()
-                e = est
-                if not cost_model.overlaps(k):
-                    serial = serial or cost_model.estimate(bare, calibration, overlapped=False)
-                    e = serial
+                e = est if cost_model.overlaps(k) else serial
                 k.attributes["cleave.estimated_us"] = FloatAttr(round(e.microseconds, 3), f64)
                 out.append((Choice(graph.sym_name.data, cfg, threads, stages, e.microseconds, e.terms, e.fits), k))
     return out

@@ -21,7 +21,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type
@@ -303,6 +303,13 @@ def overlaps(placed: itgraph.KernelOp) -> bool:
     par = placed.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
     return math.prod(evaluate(e, {}) for e in par.extent_dims) <= SMS
+
+
+def serialized(est: Estimate, calibration: Calibration | None = None) -> Estimate:
+    """`est` for a kernel whose loads wait for its compute (`overlaps` false), from its terms."""
+    assert est.terms is not None
+    terms = replace(est.terms, overlapped=False)
+    return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 
 def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None, overlapped: bool = True) -> Estimate:

@@ -534,7 +534,7 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
     except CleaveError as e:
         return str(e).removeprefix("error: cleave-place-memory: ")
     if not cost_model.overlaps(placed):  # one stage, one block per SM, several waves
-        est = cost_model.estimate(kernel, overlapped=False)
+        est = cost_model.serialized(est)
     return Scheduled(kernel, est, cfg)
 
 
