@@ -62,7 +62,7 @@ from cleave_ir.passes.schedule import FALLBACKS, Config, build_kernel, configs, 
 from cleave_ir.passes.tmap_propagation import Unschedulable
 
 THREADS = (128, 256)
-STAGES = (1, 2, 3)
+STAGES = (1, 2, 3, 4)
 SECONDS_PER_VARIANT = 3.0
 """Rough GPU-phase cost of one variant (compile share, check, timing), to size the neighbourhood."""
 EMIT_SHARE = 0.35

@@ -18,8 +18,9 @@ Decisions, visible as attributes in the IR:
   counted against its pipelining stages (they take the dead stages' bytes);
 - on the kernel: `cleave.threads` (one warpgroup of 128 threads per 64 rows of the largest matmul
   tile, at most 256) and `cleave.stages` (pipelining of the sequential loop's loads: 3 stages when
-  they fit and the loop has 3+ iterations and at most one matmul, else 2 when the loaded tiles fit
-  twice in shared memory),
+  they fit and the loop has 3+ iterations and at most one matmul, 4 where the fourth costs no
+  co-resident block and the loop has 4+ iterations, else 2 when the loaded tiles fit twice in
+  shared memory),
   and `cleave.smem_bytes` after placement; `cleave.raster` names the parallel dim whose blocks launch
   next to each other (blockIdx.x) where that is not the grid's first: the dim along which blocks read
   the most bytes in common (attention's query blocks share their head's K and V; with the head dims
@@ -425,6 +426,17 @@ def raster_dim(kernel: itgraph.KernelOp) -> str | None:
     return best if shared[best] > shared[first] else None
 
 
+# A fourth stage where it costs no co-resident block: a block streaming its operands from global
+# memory keeps one more tile in flight (gemm_probe_2026-12-03_H200: T=128 rows x [4096, 6144],
+# 64x128x128 tiles, 96 blocks, 20.8 -> 18.6 us; 4096^3 with 128x256x64 tiles 216.1 -> 215.5 us)
+DEEPEST_STAGES = 4
+
+
+def co_resident(smem_bytes: int) -> int:
+    """How many blocks of `smem_bytes` of shared memory one SM holds."""
+    return SMEM_BYTES // max(1, smem_bytes)
+
+
 def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     """Annotate `kernel` (see the module docstring); raises CleaveError if it cannot fit."""
     hoist_invariant_ops(kernel, hoist_elementwise)
@@ -481,6 +493,8 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     if loop_loads and shared + loop_loads <= SMEM_BYTES:
         deep = trips >= 3 and matmuls_in_loop < 2 and shared + 2 * loop_loads <= SMEM_BYTES
         stages = 3 if deep else 2
+        if deep and trips >= DEEPEST_STAGES and co_resident(shared + 3 * loop_loads) == co_resident(shared + 2 * loop_loads):
+            stages = DEEPEST_STAGES
     threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
     # a wide accumulator ([64, 512] fp32 of MLA's latent values) takes a second warpgroup, which the
     # gemms split along N, so that each thread holds at most 128 of its fp32 registers, not 256 (spills)
