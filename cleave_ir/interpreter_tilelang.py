@@ -233,6 +233,10 @@ class TileLangFunctions(InterpreterFunctions):
     def run_wait_gemm(self, interpreter: Interpreter, op: tl.WaitGemmOp, args: tuple[Any, ...]):
         return ()  # async gemms run to completion when interpreted: their result is the same
 
+    @impl(tl.WaitPriorGridsOp)
+    def run_wait_prior_grids(self, interpreter: Interpreter, op: tl.WaitPriorGridsOp, args: tuple[Any, ...]):
+        return ()  # the interpreter runs kernels one after another
+
     @impl(tl.ClearOp)
     def run_clear(self, interpreter: Interpreter, op: tl.ClearOp, args: tuple[Any, ...]):
         args[0][...] = 0

@@ -199,6 +199,8 @@ class _KernelPrinter:
                 for tile in op.retired:  # a read after the wait: TileLang releases the tile after it
                     t = tl.buffer_type(tile)
                     self.emit(indent, f"{self.holds[_dtype(t)]}[0] = {self.py[tile]}[{', '.join('0' * t.rank)}]")
+            elif isinstance(op, tl.WaitPriorGridsOp):
+                self.emit(indent, "T.pdl_sync()")
             elif isinstance(op, tl.ClearOp):
                 self.emit(indent, f"T.clear({self.py[op.buffer]})")
             elif isinstance(op, tl.FillOp):

@@ -477,6 +477,30 @@ class AllocFragmentOp(_AllocOp):
 
 
 @irdl_op_definition
+class WaitPriorGridsOp(IRDLOperation):
+    """`T.pdl_sync()`: wait until the kernels launched before this one on the stream have finished and
+    their writes are visible (CUDA's `griddepcontrol.wait`).
+
+    TileLang launches a kernel that holds it with programmatic stream serialization: its launch and
+    set-up overlap the end of the kernel before it, which a kernel without it waits for. It comes
+    first after the kernel's allocations, before any read of global memory.
+    """
+
+    name = "tilelang.wait_prior_grids"
+
+    traits = traits_def(HasParent(KernelOp))
+
+    assembly_format = "attr-dict"
+
+    def verify_(self) -> None:
+        before = self.prev_op
+        while before is not None:
+            if not isinstance(before, _AllocOp):
+                raise VerifyException(f"tilelang.wait_prior_grids: must come before every statement but allocations, found {before.name} before it")
+            before = before.prev_op
+
+
+@irdl_op_definition
 class CopyOp(IRDLOperation):
     """`T.copy(src[region], dst[region])`: a buffer or a region of one into another (casting the dtype).
 
@@ -1061,6 +1085,7 @@ TileLang = Dialect(
         CopyOp,
         GemmOp,
         WaitGemmOp,
+        WaitPriorGridsOp,
         ClearOp,
         FillOp,
         ReduceSumOp,

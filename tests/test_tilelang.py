@@ -90,6 +90,8 @@ def test_emitted_kernels_lower_for_sm90a(name: str, tmp_path: Path) -> None:
     for kernel, (cuda, log) in logged.items():
         assert "__global__" in cuda, kernel
         assert not sync_warnings(log), f"{kernel}: {sync_warnings(log)}"
+        # tilelang.wait_prior_grids: TileLang then launches the kernel with programmatic stream serialization
+        assert "cudaGridDependencySynchronize();" in cuda, kernel
     mod = load_module_file(path)
     assert mod.CANDIDATES and all(k in mod.KERNELS for _, ks, _ in mod.CANDIDATES for k in ks)
     assert callable(mod.run) and callable(mod.compile_kernel)

@@ -16,6 +16,7 @@
 // CHECK-NEXT:   %[[X:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 512], f16, shared>
 // CHECK:        %[[G:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
 // CHECK:        %[[O:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
+// CHECK-NEXT:   tilelang.wait_prior_grids
 // CHECK-NEXT:   tilelang.clear %[[X]]
 // CHECK-NEXT:   tilelang.copy %x at <[0, 0], [1, 512]> to %[[X]] at <[0, 0], [1, 512]> no_tma
 // CHECK:        tilelang.gemm %[[X]], %{{.*}}, %[[G]] policy FullRow

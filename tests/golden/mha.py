@@ -27,6 +27,7 @@ def mha_c1_k0(q: T.StridedTensor((1, 4, 512, 128), (q_stride0, q_stride1, q_stri
         acc_h = T.alloc_shared((32, 512), "float16")
         red = T.alloc_fragment((32,), "float32")
         acc_1_s = T.alloc_shared((32, 64), "float16")
+        T.pdl_sync()
         T.copy(q[0, by, 32*bx:32*bx + 32, 0:128], q_1)
         T.copy(k[0, by, 0:512, 0:128], k_1)
         T.clear(acc)

@@ -155,3 +155,15 @@ tilelang.kernel @wait_retires_fragment(%x: !tilelang.buffer<[64, 64], f16, globa
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: error: tilelang.wait_gemm: retires shared tiles, got a fragment buffer
+
+// -----
+
+// The wait for prior kernels comes before any read of global memory: first after the allocations.
+tilelang.kernel @wait_prior_grids_late(%x: !tilelang.buffer<[64, 64], f16, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %c = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+  tilelang.clear %c : !tilelang.buffer<[64, 64], f32, fragment>
+  tilelang.wait_prior_grids
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.wait_prior_grids: must come before every statement but allocations, found tilelang.clear before it

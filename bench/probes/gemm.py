@@ -2,7 +2,7 @@
 
 Non-persistent against persistent (`T.Persistent`) grids, K tile and pipelining stages, and the tilings of a
 T=128-row GEMM (rmsnorm_matmul T128's). Run on the GPU machine:
-    bash bench/on_device.sh python bench/gemm_probe.py   (writes $OUT/gemm_probe.json)
+    bash bench/on_device.sh python bench/probes/gemm.py   (writes $OUT/gemm_probe.json)
 Times are medians of 5 interleaved rounds of CUDA-event-timed back-to-back launches; the T=128 case
 rotates 4 copies of its inputs so that its 48 MiB weight is not read from the L2.
 """
