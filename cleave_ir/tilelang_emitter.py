@@ -32,9 +32,9 @@ from cleave_ir.dialects import tilelang as tl
 from cleave_ir.passes.lower_tilelang import (
     RESERVED_NAMES,
     LoweringError,
+    finished_kernel,
     fresh_name,
     ident,
-    lower_kernel,
     lower_module,
 )
 from cleave_ir.passes.pipeline import rank_candidates
@@ -304,9 +304,10 @@ def _implicit_cast(value: SSAValue, user: Operation) -> bool:
 
 
 def kernel_source(kernel: tl.KernelOp | itgraph.KernelOp) -> str:
-    """TileLang source of one kernel (a module-level `@T.prim_func`); itgraph kernels are lowered first."""
+    """TileLang source of one kernel (a module-level `@T.prim_func`); itgraph kernels are lowered first,
+    as `cleave-lower-tilelang` lowers them."""
     if isinstance(kernel, itgraph.KernelOp):
-        kernel = lower_kernel(kernel)
+        kernel = finished_kernel(kernel)
     return _KernelPrinter(kernel).write()
 
 

@@ -1584,9 +1584,17 @@ def wait_prior_grids(kernel: tl.KernelOp) -> None:
     then overlaps the end of the kernel before it. Measured on the H200 (bench/results/
     launch_overlap_2026-12-03_H200.md), candidates of two kernels: gqa_decode B1 L4096 10.45 ->
     10.13 us, mla_decode B1 14.82 -> 14.20, matmul_matmul S1024 6.50 -> 6.08, matmul_rowsum S1024
-    6.09 -> 5.76, rmsnorm_matmul T1 16.75 -> 16.23."""
+    6.09 -> 5.76, rmsnorm_matmul T1 16.75 -> 16.23.
+
+    Not in a kernel that loads elements of a global buffer itself (a GEMV reading its weight from
+    global memory): TileLang then drops `__restrict__` from the kernel's parameters (nvcc could move
+    a read-only load above the wait), and its loads lose the read-only cache path. Llama-3-8B's
+    decode projections, which read their weights so, ran 0.3-1.1 us slower with the wait
+    (bench/results/layers_llama3-8b_decode_2026-12-03aa_H200.md)."""
     ops = list(kernel.body.block.ops)
     if any(isinstance(op, tl.WaitPriorGridsOp) for op in ops):
+        return
+    if any(isinstance(op, tl.LoadOp) and tl.buffer_type(op.buffer).scope_name == tl.Scope.GLOBAL for op in kernel.walk()):
         return
     first = next((op for op in ops if not isinstance(op, (tl.AllocSharedOp, tl.AllocFragmentOp))), None)
     wait = tl.WaitPriorGridsOp()
@@ -1594,6 +1602,16 @@ def wait_prior_grids(kernel: tl.KernelOp) -> None:
         kernel.body.block.add_op(wait)
     else:
         kernel.body.block.insert_op_before(wait, first)
+
+
+def finished_kernel(kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), overlap_gemms: bool = True, overlap_launches: bool = True) -> tl.KernelOp:
+    """`lower_kernel`, then the overlaps `lower_module` applies (see there)."""
+    lowered = lower_kernel(kernel, passthrough)
+    if overlap_gemms:
+        overlap_kernel(lowered)
+    if overlap_launches:
+        wait_prior_grids(lowered)
+    return lowered
 
 
 def lower_module(module: ModuleOp, overlap_gemms: bool = True, overlap_launches: bool = True) -> None:
@@ -1605,12 +1623,7 @@ def lower_module(module: ModuleOp, overlap_gemms: bool = True, overlap_launches:
         graph = graphs.get(tgraph.referenced_symbol(kernel, "cleave.schedule_of") or "")
         attr = graph.attributes.get("cleave.passthrough") if graph is not None else None
         passthrough = [a.data for a in attr.data] if isinstance(attr, ArrayAttr) else []  # type: ignore[union-attr]
-        lowered = lower_kernel(kernel, passthrough)
-        if overlap_gemms:
-            overlap_kernel(lowered)
-        if overlap_launches:
-            wait_prior_grids(lowered)
-        Rewriter.replace_op(kernel, lowered)
+        Rewriter.replace_op(kernel, finished_kernel(kernel, passthrough, overlap_gemms, overlap_launches))
 
 
 @dataclass(frozen=True)
