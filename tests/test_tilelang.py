@@ -87,11 +87,14 @@ def test_emitted_kernels_lower_for_sm90a(name: str, tmp_path: Path) -> None:
     path = emitted(name, tmp_path)
     logged = lower_logged(path)
     assert logged
+    source = path.read_text()
     for kernel, (cuda, log) in logged.items():
         assert "__global__" in cuda, kernel
         assert not sync_warnings(log), f"{kernel}: {sync_warnings(log)}"
         # tilelang.wait_prior_grids: TileLang then launches the kernel with programmatic stream serialization
-        assert "cudaGridDependencySynchronize();" in cuda, kernel
+        waits = "T.pdl_sync()" in source.split(f"def {kernel}(")[1].split("@T.prim_func")[0]
+        assert waits == ("cudaGridDependencySynchronize();" in cuda), kernel
+    assert "cudaGridDependencySynchronize();" in "".join(cuda for cuda, _ in logged.values())
     mod = load_module_file(path)
     assert mod.CANDIDATES and all(k in mod.KERNELS for _, ks, _ in mod.CANDIDATES for k in ks)
     assert callable(mod.run) and callable(mod.compile_kernel)

@@ -20,7 +20,6 @@ def rmsnorm_matmul_c1_k0(x: T.StridedTensor((x_d0, 512), (x_stride0, 1), "float1
         red_part = T.alloc_fragment((16,), "float32")
         red_part_s = T.alloc_shared((16,), "float32")
         mul = T.alloc_fragment((16,), "float32")
-        T.pdl_sync()
         T.copy(x[bx, 0:512], x_1)
         T.clear(acc_part)
         for kk in T.serial(8):
