@@ -3,7 +3,8 @@
 `tilelang.kernel` is a `@T.prim_func` holding one `T.Kernel` launch: its block arguments are the
 global tensors (inputs, then outputs) and its grid variables are `bx`, `by`, `bz`. Buffers are SSA
 values of `!tilelang.buffer<[dims], elt, scope>` (scope `global`, `shared` or `fragment`); the
-allocations (`alloc_shared`, `alloc_fragment`) sit at the top of the kernel body. Block-level ops
+allocations (`alloc_shared`, `alloc_fragment`) sit at the top of the kernel body, followed by
+`wait_prior_grids` where the kernel waits for the kernels launched before it. Block-level ops
 (`copy`, `gemm`, `fill`, `clear`, `reduce_sum`, `reduce_max`) act on whole buffers or global
 regions, each saying which buffers it reads and writes (`accesses()`, `buffer_effects`); a `gemm`
 may be `async` (Hopper's `T.wgmma_gemm`), retired by a later `wait_gemm`; `serial` and `pipelined`

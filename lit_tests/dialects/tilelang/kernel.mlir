@@ -1,8 +1,8 @@
 // RUN: cleave-opt %s | cleave-opt | filecheck %s
 // RUN: ROUNDTRIP
 
-// A row-softmax-weighted matmul with every construct: allocations, region copies, a gemm, a
-// warp reduction, a pipelined loop, an unrolled serial loop, element-wise statements, and a symbolic dim L.
+// A row-softmax-weighted matmul with every construct: allocations, the wait for prior kernels, region
+// copies, a gemm, a warp reduction, a pipelined loop, an unrolled serial loop, element-wise statements, and a symbolic dim L.
 // CHECK-LABEL: tilelang.kernel @k(%x: !tilelang.buffer<[L, 64], f16, global>, %w: !tilelang.buffer<[64, 32], f16, global>, %y: !tilelang.buffer<[L, 32], f16, global>)
 // CHECK-SAME:    grid (bx) in (L ceildiv 64) threads 128 outputs 1 attributes {cleave.note = "hand-written"} {
 // CHECK-NEXT:    %[[XS:.*]] = tilelang.alloc_shared : !tilelang.buffer<[64, 64], f16, shared>
@@ -10,6 +10,7 @@
 // CHECK-NEXT:    %[[WH:.*]] = tilelang.alloc_shared : !tilelang.buffer<[32, 32], f16, shared>
 // CHECK-NEXT:    %[[ACC:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64, 32], f32, fragment>
 // CHECK-NEXT:    %[[M:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64], f32, fragment>
+// CHECK-NEXT:    tilelang.wait_prior_grids
 // CHECK-NEXT:    tilelang.copy %x at <[64*bx, 0], [64, 64]> to %[[XS]] : !tilelang.buffer<[L, 64], f16, global>, !tilelang.buffer<[64, 64], f16, shared>
 // CHECK-NEXT:    tilelang.clear %[[ACC]] : !tilelang.buffer<[64, 32], f32, fragment>
 // CHECK-NEXT:    tilelang.pipelined r0 in 2 stages 2 {
@@ -36,6 +37,7 @@ tilelang.kernel @k(%x: !tilelang.buffer<[L, 64], f16, global>, %w: !tilelang.buf
   %wh = tilelang.alloc_shared : !tilelang.buffer<[32, 32], f16, shared>
   %acc = tilelang.alloc_fragment : !tilelang.buffer<[64, 32], f32, fragment>
   %m = tilelang.alloc_fragment : !tilelang.buffer<[64], f32, fragment>
+  tilelang.wait_prior_grids
   tilelang.copy %x at <[bx*64, 0], [64, 64]> to %xs : !tilelang.buffer<[L, 64], f16, global>, !tilelang.buffer<[64, 64], f16, shared>
   tilelang.clear %acc : !tilelang.buffer<[64, 32], f32, fragment>
   tilelang.pipelined r0 in 2 stages 2 {
