@@ -123,7 +123,8 @@ def check_module(path: Path, n_candidates: int) -> list[str]:
         import tilelang
 
         last = kernels[-1]
-        raw = tilelang.compile(mod.prim_func(last), out_idx=None, target="cuda", pass_configs=mod.KERNELS[last].get("pass_configs"))
+        func = mod.prim_func(last, pdl=mod.has_pdl("cuda")) if hasattr(mod, "has_pdl") else mod.prim_func(last)
+        raw = tilelang.compile(func, out_idx=None, target="cuda", pass_configs=mod.KERNELS[last].get("pass_configs"))
 
         first = mod.KERNELS[kernels[0]]["input_names"]
 

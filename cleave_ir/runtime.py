@@ -405,7 +405,10 @@ def compile_kernel(module: ModuleType, name: str, *, raw: bool = False, target: 
     meta = module.KERNELS[name]
     n_in = meta["inputs"]
     out_idx = None if raw else list(range(n_in, n_in + meta["outputs"]))
-    func = module.prim_func(name) if hasattr(module, "prim_func") else getattr(module, name)  # inputs dense row-major
+    if hasattr(module, "has_pdl"):  # inputs dense row-major; the waits for prior kernels where the GPU runs them
+        func = module.prim_func(name, pdl=module.has_pdl(target))
+    else:
+        func = module.prim_func(name) if hasattr(module, "prim_func") else getattr(module, name)
     return tilelang.compile(func, out_idx=out_idx, target=target, pass_configs=meta.get("pass_configs"))
 
 

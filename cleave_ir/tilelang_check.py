@@ -32,8 +32,13 @@ def lowered(mod: ModuleType, name: str):
     from tilelang import tvm
 
     configs = mod.KERNELS[name].get("pass_configs") or {}
+    target = tvm.target.Target.current(allow_none=True)
+    if hasattr(mod, "has_pdl") and target is not None:  # no wait for prior kernels before sm_90
+        func = mod.prim_func(name, pdl=mod.has_pdl(target))
+    else:
+        func = mod.prim_func(name) if hasattr(mod, "prim_func") else getattr(mod, name)
     with tvm.transform.PassContext(opt_level=3, config=configs):
-        return tilelang.lower(mod.prim_func(name) if hasattr(mod, "prim_func") else getattr(mod, name))
+        return tilelang.lower(func)
 
 
 def lower_all(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str, str]:

@@ -103,6 +103,17 @@ def test_emitted_kernels_lower_for_sm90a(name: str, tmp_path: Path) -> None:
     assert not loop_invariant_shared_reads(lowered)
 
 
+def test_kernels_lower_without_their_waits_for_gpus_before_sm90(tmp_path: Path) -> None:
+    """`T.pdl_sync()` is Hopper's (TileLang refuses it below sm_90: "PDL is not supported"): the module
+    leaves it out of the kernels it compiles for an older GPU, and keeps it for sm_90a."""
+    path = emitted("matmul_rowsum", tmp_path)
+    mod = load_module_file(path)
+    assert not mod.has_pdl({"kind": "cuda", "arch": "sm_80"}) and mod.has_pdl({"kind": "cuda", "arch": "sm_90a"})
+    for arch, waits in (("sm_80", False), ("sm_90a", True)):
+        cuda = lower_all(path, arch=arch, jobs=2)
+        assert cuda and all(("cudaGridDependencySynchronize();" in c) == waits for c in cuda.values()), arch
+
+
 def loop_invariant_shared_reads(module: ModuleOp) -> list[str]:
     """Element-wise reads, inside a pipelined loop, of a shared tile that loop does not write.
 

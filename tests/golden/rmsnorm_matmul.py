@@ -103,10 +103,11 @@ def layout(x):
     return tuple(s if n > 1 else d for s, n, d in zip(x.stride()[:-1], x.shape, dense))  # a size-1 dim's stride is never used
 
 
-def prim_func(name, layouts=()):
+def prim_func(name, layouts=(), pdl=True):
     """Kernel `name` with the outer strides of its tensors (inputs, then outputs) specialized: tensor i
     to `layouts[i]` (`layout`'s tuple), dense row-major where that is None or missing (the same code
-    as a `T.Tensor`)."""
+    as a `T.Tensor`). With `pdl=False`, without its wait for prior kernels (`T.pdl_sync()`), which
+    GPUs before sm_90 do not run (see `has_pdl`)."""
     from tilelang import tvm
 
     func = globals()[name]
@@ -118,7 +119,26 @@ def prim_func(name, layouts=()):
         given = layouts[i] if i < len(layouts) else None
         strides = [*given, 1] if given is not None else _dense(list(buf.shape))
         binds[param] = tvm.tirx.decl_buffer(buf.shape, buf.dtype, buf.name, strides=strides)
-    return func.specialize(binds) if binds else func
+    func = func.specialize(binds) if binds else func
+    if pdl:
+        return func
+
+    def drop(stmt):
+        call = stmt.value
+        if isinstance(call, tvm.tirx.Call) and getattr(call.op, "name", "") == "tl.pdl_sync":
+            return tvm.tirx.Evaluate(0)
+        return None
+
+    return func.with_body(tvm.tirx.stmt_functor.ir_transform(func.body, None, drop, ["tirx.Evaluate"]))
+
+
+def has_pdl(target="cuda"):
+    """Whether `target` runs programmatic dependent launch (`T.pdl_sync()`): sm_90 and later; for
+    "cuda" or "auto", this machine's GPU."""
+    from tilelang.backend.target import determine_target
+    from tilelang.contrib.nvcc import have_pdl
+
+    return have_pdl(determine_target(target, return_object=True))
 
 
 def _key(name, layouts, into):
@@ -134,7 +154,8 @@ def compile_kernel(name, target="cuda", layouts=(), into=False):
     if key not in _compiled:
         n_in = KERNELS[name]["inputs"]
         outs = None if into else list(range(n_in, n_in + KERNELS[name]["outputs"]))
-        _compiled[key] = tilelang.compile(prim_func(name, layouts), out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
+        func = prim_func(name, layouts, pdl=has_pdl(target))
+        _compiled[key] = tilelang.compile(func, out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
     return _compiled[key]
 
 
