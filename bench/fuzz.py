@@ -5,7 +5,7 @@
 
 Every mutant of examples/*.mlir goes through each tool in-process (`cleave compile` without --gpu,
 with a small search: tests/test_fuzz.py's COMPILE_ARGS); a run behaves if it exits 0 or 1, prints
-no traceback, prints exactly one error line when it fails and stays within its bound on CPU time
+no traceback, prints exactly one error line when it fails (only `warning:` lines when it succeeds) and stays within its bound on CPU time
 (a run past twice the bound, or ten times it in wall-clock time, is stopped and reported). Prints one line per misbehaving run, a
 progress line every 50 mutants and a summary line (counts, slowest run, peak memory); `--markdown`
 also writes the tables per tool and per mutation kind. Exit code 1 if any run misbehaved.
