@@ -122,9 +122,10 @@ def check_module(path: Path, n_candidates: int) -> list[str]:
         # tile the kernel never writes shows in the check
         import tilelang
 
+        from cleave_ir.tilelang_check import kernel_func
+
         last = kernels[-1]
-        func = mod.prim_func(last, pdl=mod.has_pdl("cuda")) if hasattr(mod, "has_pdl") else mod.prim_func(last)
-        raw = tilelang.compile(func, out_idx=None, target="cuda", pass_configs=mod.KERNELS[last].get("pass_configs"))
+        raw = tilelang.compile(kernel_func(mod, last), out_idx=None, target="cuda", pass_configs=mod.KERNELS[last].get("pass_configs"))
 
         first = mod.KERNELS[kernels[0]]["input_names"]
 

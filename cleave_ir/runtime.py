@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
 from cleave_ir.dialects.cleave import causal_mask
-from cleave_ir.tilelang_check import load_module_file
+from cleave_ir.tilelang_check import kernel_func, load_module_file
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import torch
@@ -405,10 +405,7 @@ def compile_kernel(module: ModuleType, name: str, *, raw: bool = False, target: 
     meta = module.KERNELS[name]
     n_in = meta["inputs"]
     out_idx = None if raw else list(range(n_in, n_in + meta["outputs"]))
-    if hasattr(module, "has_pdl"):  # inputs dense row-major; the waits for prior kernels where the GPU runs them
-        func = module.prim_func(name, pdl=module.has_pdl(target))
-    else:
-        func = module.prim_func(name) if hasattr(module, "prim_func") else getattr(module, name)
+    func = kernel_func(module, name, target)
     return tilelang.compile(func, out_idx=out_idx, target=target, pass_configs=meta.get("pass_configs"))
 
 

@@ -11,6 +11,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 
 def load_module_file(path: str | Path) -> ModuleType:
@@ -24,6 +25,19 @@ def load_module_file(path: str | Path) -> ModuleType:
     return mod
 
 
+EMITTED_FOR = {"kind": "cuda", "arch": "sm_90a"}
+"""The target the emitted kernels are written for (the H200); CPU lowering uses it unless told otherwise."""
+
+
+def kernel_func(mod: ModuleType, name: str, target: Any = "cuda"):
+    """Kernel `name` of the emitted module `mod` as the TIR function to compile for `target` (inputs
+    dense row-major): without its wait for prior kernels where the target cannot run it (before sm_90;
+    the module's `has_pdl`). Modules emitted before either existed hold the kernel as a global."""
+    if hasattr(mod, "has_pdl"):
+        return mod.prim_func(name, pdl=mod.has_pdl(target))
+    return mod.prim_func(name) if hasattr(mod, "prim_func") else getattr(mod, name)
+
+
 def lowered(mod: ModuleType, name: str):
     """Kernel `name` of the emitted module `mod` lowered (a TileLang CompiledArtifact) under the pass
     configs the module compiles it with on the GPU (`KERNELS[name]["pass_configs"]`), inside the
@@ -33,10 +47,7 @@ def lowered(mod: ModuleType, name: str):
 
     configs = mod.KERNELS[name].get("pass_configs") or {}
     target = tvm.target.Target.current(allow_none=True)
-    if hasattr(mod, "has_pdl") and target is not None:  # no wait for prior kernels before sm_90
-        func = mod.prim_func(name, pdl=mod.has_pdl(target))
-    else:
-        func = mod.prim_func(name) if hasattr(mod, "prim_func") else getattr(mod, name)
+    func = kernel_func(mod, name, target if target is not None else EMITTED_FOR)
     with tvm.transform.PassContext(opt_level=3, config=configs):
         return tilelang.lower(func)
 

@@ -312,9 +312,9 @@ def serialized(est: Estimate, calibration: Calibration | None = None) -> Estimat
     return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 
-def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None, overlapped: bool = True) -> Estimate:
+def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -> Estimate:
     """Estimated time and footprint of `kernel` (concrete shapes), with `calibration` (default
-    `CALIBRATION`); `overlapped=False` for a kernel whose loads wait for its compute (`overlaps`)."""
+    `CALIBRATION`), its loads overlapping its compute (else `serialized`)."""
     par = kernel.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
     from cleave_ir.passes.place_memory import direct_gemv_input_row, direct_gemv_operand  # placement imports this module
@@ -342,7 +342,7 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None, o
             iterations += block_trips(op, loops) * loops[op]
     accumulators = accumulator_bytes(par)
     regs = accumulators + peak_live_bytes(par)
-    terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS), overlapped)
+    terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
     us = (calibration or CALIBRATION).kernel_us(terms)
     reason = ""
     computed = [
