@@ -201,6 +201,15 @@ class _KernelPrinter:
                     self.emit(indent, f"{self.holds[_dtype(t)]}[0] = {self.py[tile]}[{', '.join('0' * t.rank)}]")
             elif isinstance(op, tl.WaitPriorGridsOp):
                 self.emit(indent, "T.pdl_sync()")
+            elif isinstance(op, tl.ClearOp) and tl.buffer_type(op.buffer).scope_name == tl.Scope.SHARED:
+                # TileLang 0.1.15 spreads T.clear of a shared tile over all the block's threads, a
+                # warp-specialized kernel's producer warpgroup included, and fails ("Index mapping does not
+                # form a bijective transform") where that count does not divide the elements: a [64, 80]
+                # padded query tile on 64 + 128 threads. A T.Parallel loop is spread over the block's threads.
+                t = tl.buffer_type(op.buffer)
+                names = [f"i{n}" for n in range(t.rank)]
+                self.emit(indent, f"for {', '.join(names)} in T.Parallel({', '.join(py_expr(d) for d in t.shape)}):")
+                self.emit(indent + 1, f"{self.py[op.buffer]}[{', '.join(names)}] = T.Cast(\"{_dtype(t)}\", 0.0)")
             elif isinstance(op, tl.ClearOp):
                 self.emit(indent, f"T.clear({self.py[op.buffer]})")
             elif isinstance(op, tl.FillOp):

@@ -28,7 +28,8 @@ def gqa_decode_c1_k0(q: T.StridedTensor((1, 8, 4, 128), (q_stride0, q_stride1, q
         red = T.alloc_fragment((64,), "float32")
         acc_1_s = T.alloc_shared((64, 16), "float16")
         T.pdl_sync()
-        T.clear(q_1)
+        for i0, i1 in T.Parallel(64, 128):
+            q_1[i0, i1] = T.Cast("float16", 0.0)
         T.copy(q[0, by, 0:4, 0:128], q_1[0:4, 0:128], annotations={"disable_tma": True})
         T.copy(k[0, by, 0:512, 0:128], k_1)
         T.clear(acc)
