@@ -995,10 +995,14 @@ class _KernelLowering:
             # a computed A operand stays in registers (cast to fp16) when the gemm has a whole
             # warpgroup of 64 rows per 128 threads (wgmma takes A from a fragment); below that (fewer
             # rows, or warpgroups that split the columns: MLA's [64, 512] tile on 256 threads), TileLang
-            # cannot give the fragment both the producer's and this gemm's layout: stage it in shared memory
+            # cannot give the fragment both the producer's and this gemm's layout: stage it in shared memory.
+            # So too with several warpgroups of more than 64 rows each: a gemm result gives warpgroup w
+            # rows [w m/g, (w + 1) m/g), an A operand rows 64 w + 64 g j ("Layout infer conflict":
+            # attention's [256, 64] tile on 256 threads)
             if {a.value, b.value} & self.from_loop_loads:
                 self.no_warp_specialization = True
-            in_registers = m % 64 == 0 and m // 64 >= self.threads // 128
+            groups = max(self.threads // 128, 1)
+            in_registers = m % 64 == 0 and m // 64 >= groups and (groups == 1 or m == 64 * groups)
             # the tensor cores take both operands in one 16-bit type: bf16 where the graph's are, else fp16
             bf16 = BFloat16Type()
             half = bf16 if bf16 in (tgraph.tensor_type(op.lhs).element_type, tgraph.tensor_type(op.rhs).element_type) else f16

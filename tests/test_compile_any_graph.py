@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.ir import SSAValue
+from xdsl.parser import Parser
 
 from cleave_ir.builder import GraphBuilder, module_of
 from cleave_ir.dialects import tgraph
@@ -632,3 +633,32 @@ def test_gqa_decode_with_head_dim_80_lowers(tmp_path: Path) -> None:
     mod = load_module_file(out)
     assert any("split" in name for name in mod.KERNELS), list(mod.KERNELS)
     assert "T.Cast(\"float16\", 0.0)" in out.read_text()
+
+
+def test_attention_tile_of_256_rows_on_two_warpgroups_lowers(tmp_path: Path) -> None:
+    """FlashAttention's 256-row tile over 256 threads (a tuning variant of a head dim 64 row): kept in
+    registers, P is the second gemm's A operand, which TileLang lays out with rows 64 w + 128 j on
+    warpgroup w, where the first gemm's result has rows 128 w + i ("Layout infer conflict between
+    acc and acc_h"): every such variant failed to compile. P goes through shared memory there now;
+    the variant lowers and is exact in the interpreter."""
+    from cleave_ir import tune
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "mha.mlir"
+    text = example.read_text()
+    for old, new in (("[1, 32, 4096, 128]", "[1, 16, 1024, 64]"), ("[1, 32, 4096, 4096]", "[1, 16, 1024, 1024]"), ("[1, 32, 4096, 1]", "[1, 16, 1024, 1]")):
+        text = text.replace(old, new)
+    module = Parser(make_context(), text).parse_module()
+    graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)).clone()
+    PipelinePass(top_k=1, keep=1, split_counts=(2,)).apply(make_context(), module)
+    space = tune.neighbourhood(module, 400)
+    (variant,) = [
+        v for v in space.variants
+        if len(v.choices) == 1 and v.choices[0].config.out_tile[-2:] == (256, 64) and v.choices[0].threads == 256
+        and v.choices[0].stages == 2 and v.choices[0].config.reduce_tile == 64
+    ]
+    out = tune.variant_module(space, variant)
+    lower_module(out)
+    (kernel,) = [k for k in out.walk() if isinstance(k, tl.KernelOp)]
+    assert sum(isinstance(op, tl.GemmOp) for op in kernel.walk()) >= 2
+    check_interpreted(graph, out)
+    check_lowers(out, tmp_path / "k.py")
