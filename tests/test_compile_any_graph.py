@@ -620,7 +620,8 @@ def test_gqa_decode_with_head_dim_80_lowers(tmp_path: Path) -> None:
     query tile in shared memory, then runs a warp-specialized loop on 64 threads. TileLang spreads a
     `T.clear` of a shared tile over the producer warpgroup too (64 + 128 threads), which does not
     divide 64 x 80 elements: the lowering failed ("Index mapping does not form a bijective
-    transform") and no candidate was left. The zeroing is a T.Parallel loop now."""
+    transform") and no candidate was left. The zeroing is a T.Parallel loop now. Placement judges the
+    split kernel's register tiles as padded ([64, 80], not [4, 80]) and gives it 128 threads, not 64."""
     from cleave_ir.compile import main
     from cleave_ir.tilelang_check import load_module_file
 
@@ -632,7 +633,10 @@ def test_gqa_decode_with_head_dim_80_lowers(tmp_path: Path) -> None:
     assert main(["compile", str(src), "-o", str(out), "--no-cache", "--keep", "1", "--split-counts", "16"]) == 0
     mod = load_module_file(out)
     assert any("split" in name for name in mod.KERNELS), list(mod.KERNELS)
-    assert "T.Cast(\"float16\", 0.0)" in out.read_text()
+    text = out.read_text()
+    assert "T.Cast(\"float16\", 0.0)" in text
+    split = text[text.index("def gqa_decode_c4_s16_split"):]
+    assert "threads=128)" in split[: split.index("\n\n")]
 
 
 def test_attention_tile_of_256_rows_on_two_warpgroups_lowers(tmp_path: Path) -> None:
