@@ -653,7 +653,7 @@ def test_attention_tile_of_256_rows_on_two_warpgroups_lowers(tmp_path: Path) -> 
         text = text.replace(old, new)
     module = Parser(make_context(), text).parse_module()
     graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)).clone()
-    PipelinePass(top_k=1, keep=1, split_counts=(2,)).apply(make_context(), module)
+    PipelinePass(top_k=1, keep=1, no_split=True, search_budget=3000).apply(make_context(), module)
     space = tune.neighbourhood(module, 400)
     (variant,) = [
         v for v in space.variants
