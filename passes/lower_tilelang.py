@@ -537,7 +537,11 @@ class _KernelLowering:
                 real = self.real_region(op.result) if op.result in self.pad else None
                 if real is not None:  # the real rows into a zeroed padded tile
                     self.prologue.append(tl.ClearOp(buf.value))
-                copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=self.region(op.tmap), dst_region=real, no_tma=real is not None))
+                region = self.region(op.tmap)
+                if real is None and self.copy_by_slices(buf):
+                    self.copy_slices(self.bufs[op.source].value, buf, region)
+                    continue
+                copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=region, dst_region=real, no_tma=real is not None))
                 self.loaded_at[buf.value] = (copy, len(self.block_stack))
             elif isinstance(op, itgraph.StoreOp):
                 src = self.bufs[op.value]
@@ -957,6 +961,34 @@ class _KernelLowering:
         acc = s.load(out, full)
         s.store(s.binary(_fold(is_sum), acc, element(s, full)), out, full)
         self.serial("kk", extent, lambda: self.parallel(out.shape, s))
+
+    @staticmethod
+    def copy_by_slices(buf: _Buf) -> bool:
+        """Whether a copy into `buf` goes one slice of its first dim at a time: TileLang 0.1.15 fails
+        to lay out one copy of a tile of 3+ dims whose next-to-last dim is not a power of two ("Mapped
+        indices are not independent": a Split-K combine's [16, 3, 16] parts of a T=3 projection, its
+        [4, 96, 16] parts of a matmul chain), and lowers the 2-D copy of each slice."""
+        shape = buf.type.shape
+        rows = shape[-2] if len(shape) >= 3 else None
+        return rows is not None and rows.is_Integer and int(rows) & (int(rows) - 1) != 0
+
+    def copy_slices(self, src: SSAValue, buf: _Buf, region: tl.RegionAttr) -> None:
+        """`buf` = `region` of `src`, by a serial loop over the buffer's first dim (`copy_by_slices`)."""
+        full = list(buf.shape)
+        first = next(i for i, d in enumerate(full) if d != 1)  # the buffer's first dim, in the tile's shape
+        offsets, sizes = list(region.offset_exprs), list(region.size_exprs)
+        kk = symbol("kk")
+        offsets[first] = offsets[first] + kk
+        sizes[first] = 1
+        dims = buf.type.shape
+
+        def body() -> None:
+            self.emit(tl.CopyOp(src, buf.value, src_region=tl.RegionAttr(offsets, sizes),
+                                dst_region=tl.RegionAttr([kk, *[0] * (len(dims) - 1)], [1, *dims[1:]]), no_tma=True))
+
+        # unrolled plain loads: every slice's global loads are in flight at once (a TMA copy per
+        # slice would wait for each in turn)
+        self.serial("kk", int(full[first]), body, unroll=True)
 
     def serial(self, var: str, extent: int, body, unroll: bool = False) -> None:
         loop = tl.SerialOp(var, extent, unroll=unroll)

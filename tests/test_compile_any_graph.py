@@ -666,3 +666,30 @@ def test_attention_tile_of_256_rows_on_two_warpgroups_lowers(tmp_path: Path) -> 
     assert sum(isinstance(op, tl.GemmOp) for op in kernel.walk()) >= 2
     check_interpreted(graph, out)
     check_lowers(out, tmp_path / "k.py")
+
+
+def test_split_k_parts_of_odd_rows_are_copied_slice_by_slice(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """RMSNorm then x [3, 4096] @ W [4096, 1000]: the Split-K combine loads its 16 parts as a [16, 3, 16]
+    tile, and TileLang failed to lay out one copy of it ("Mapped indices are not independent"; so did a
+    matmul chain's [4, 96, 16] parts on 128 threads): `cleave compile` dropped the candidate. A tile of 3+
+    dims whose next-to-last dim is not a power of two is copied one part at a time now."""
+    from cleave_ir.compile import main
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "rmsnorm_matmul.mlir"
+    text = example.read_text().replace("[1, ", "[3, ").replace("6144", "1000")
+    src = tmp_path / "g.mlir"
+    src.write_text(text)
+    out = tmp_path / "g.py"
+    assert main(["compile", str(src), "-o", str(out), "--no-cache", "--keep", "2", "--split-counts", "16"]) == 0
+    assert "dropped kernel" not in capsys.readouterr().err
+    code = out.read_text()
+    assert "for kk in T.unroll(16):" in code and "_s16_combine_k0" in code
+    # the sliced copies in the tilelang interpreter: a matmul chain's combines of [S, 96, 16] parts
+    b = GraphBuilder("mm2")
+    a, bb, c = b.input("a", [64, 96]), b.input("b", [96, 64]), b.input("c", [64, 96])
+    graph = b.build(b.matmul(b.matmul(a, bb), c))
+    module = compile_graph(graph, search=True)
+    assert any(
+        isinstance(o, tl.CopyOp) and isinstance(o.parent_op(), tl.SerialOp) for k in module.walk() if isinstance(k, tl.KernelOp) for o in k.walk()
+    )
+    check_interpreted(graph, module)
