@@ -162,6 +162,20 @@ def unstaged_dynamic_loops(kernel: tl.KernelOp) -> None:
             loop.num_stages = IntegerAttr(1, i64)
 
 
+TMA_MAX_RANK = 5  # dims of a TMA tensor map (cuTensorMapEncodeTiled)
+
+
+def thread_copies_beyond_tma_rank(kernel: tl.KernelOp) -> None:
+    """Copies to or from a global tensor of more than TMA_MAX_RANK dims are thread copies (`no_tma`):
+    TileLang 0.1.15 otherwise builds a TMA descriptor of that rank and fails ("desc.rank >= 1 &&
+    desc.rank <= 5": a Split-K part [S, B, Hkv, group, L, D] of sliding-window GQA attention)."""
+    for op in kernel.walk():
+        if isinstance(op, tl.CopyOp) and op.no_tma is None and any(
+            tl.buffer_type(v).scope_name == tl.Scope.GLOBAL and tl.buffer_type(v).rank > TMA_MAX_RANK for v in (op.src, op.dst)
+        ):
+            op.no_tma = UnitAttr()
+
+
 HOIST_SLACK_BYTES = 8 * 1024  # shared memory a hoisted copy may add to the kernel's peak
 
 
@@ -516,6 +530,7 @@ class _KernelLowering:
             new.attributes["cleave.no_warp_specialization"] = UnitAttr()
             unstaged_dynamic_loops(new)
         hoist_input_loads(new)
+        thread_copies_beyond_tma_rank(new)
         return new
 
     def body(self, ops) -> None:
