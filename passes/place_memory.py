@@ -425,14 +425,18 @@ def padded_tile_shapes(kernel: itgraph.KernelOp, threads: int) -> list[tuple[int
     from cleave_ir.passes.lower_tilelang import plan_row_padding  # the lowering imports this module
 
     pad = plan_row_padding(kernel, threads)
-    if not pad:
-        return None
+    return register_tile_shapes(kernel, pad) if pad else None
+
+
+def register_tile_shapes(kernel: itgraph.KernelOp, pad: dict[SSAValue, int] | None = None) -> list[tuple[int, ...]]:
+    """The shapes of the kernel's tiles computed in registers, with the axis `pad` names (tile -> axis)
+    at PAD_ROWS."""
     shapes = []
     for op in kernel.walk():
         if cleave.memory(op) == Memory.FRAGMENT or isinstance(op, COMPUTED_IN_REGISTERS):
             for r in op.results:
                 shape = [int(d) for d in tgraph.tensor_type(r).shape]
-                if r in pad:
+                if pad and r in pad:
                     shape[pad[r]] = PAD_ROWS
                 shapes.append(tuple(shape))
     return shapes
@@ -537,12 +541,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     # every computed tile: the lowering computes matmuls, reductions and element-wise ops in
     # registers and copies those placed in shared memory there: a [20, 8] product on 64 threads
     # failed TileLang's layout inference)
-    sizes = [
-        tuple(int(d) for d in tgraph.tensor_type(r).shape)
-        for op in kernel.walk()
-        if cleave.memory(op) == Memory.FRAGMENT or isinstance(op, COMPUTED_IN_REGISTERS)
-        for r in op.results
-    ]
+    sizes = register_tile_shapes(kernel)
     keep_warps = any(_tensor_core_shaped(op) for op in kernel.walk())
     threads = gemm_threads(kernel, threads)
     padded = padded_tile_shapes(kernel, threads)
