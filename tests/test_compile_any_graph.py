@@ -639,6 +639,7 @@ def test_gqa_decode_with_head_dim_80_lowers(tmp_path: Path) -> None:
     assert "threads=128)" in split[: split.index("\n\n")]
 
 
+@pytest.mark.slow  # a tuning variant only (12 s): `python -m pytest tests/test_compile_any_graph.py -m slow -n 0`
 def test_attention_tile_of_256_rows_on_two_warpgroups_lowers(tmp_path: Path) -> None:
     """FlashAttention's 256-row tile over 256 threads (a tuning variant of a head dim 64 row): kept in
     registers, P is the second gemm's A operand, which TileLang lays out with rows 64 w + 128 j on
