@@ -946,9 +946,9 @@ class _KernelLowering:
             st.store(st.binary(combine, st.load(part, ["i0"]), x), part, ["i0"])
             self.serial("kk", dims[0] // split, lambda: self.parallel(part.shape, st))
             part = self._shared(part)
-            self._serial_fold(out, is_sum, split, lambda s, full: s.load(part, ["kk"]))
+            self.bufs[result] = self._serial_fold(out, is_sum, split, lambda s, full: s.load(part, ["kk"]))
             return
-        self._serial_fold(out, is_sum, src.shape[src_axis], lambda s, full: s.load(src, _at_kk(full, src_axis)))
+        self.bufs[result] = self._serial_fold(out, is_sum, src.shape[src_axis], lambda s, full: s.load(src, _at_kk(full, src_axis)))
 
     def _reduce_inlined(self, op: tgraph.ReduceOp) -> None:
         """A reduction over a leading dim of an element-wise expression (`inline`), computed in the
@@ -965,17 +965,37 @@ class _KernelLowering:
 
             return self._value(s, op.input, read)
 
-        self._serial_fold(out, op.kind.data == tgraph.ReduceKind.SUM, self.shape(op.input)[op.axis], element)
+        self.bufs[op.result] = self._serial_fold(out, op.kind.data == tgraph.ReduceKind.SUM, self.shape(op.input)[op.axis], element)
 
-    def _serial_fold(self, out: _Buf, is_sum: bool, extent: int, element) -> None:  # noqa: ANN001 - (statements, out's loop variables) -> the value at kk
+    def _serial_fold(self, out: _Buf, is_sum: bool, extent: int, element) -> _Buf:  # noqa: ANN001 - (statements, out's loop variables) -> the value at kk
         """`out` = the sum (else the max) over a serial `kk` of `extent` of `element`, the value at kk
-        for each element of `out` (its loop variables `full`)."""
-        self.emit(tl.FillOp(out.value, 0.0 if is_sum else float("-inf")))
-        full = self.loop_vars(out.shape)
+        for each element of `out` (its loop variables `full`); returns the buffer its readers read.
+
+        Where `out` has fewer elements than the block has threads, `fold_lanes` threads share each
+        element: lane j folds steps kk * lanes + j, then one reduction adds up the lanes (a Split-K
+        combine's [16] row maxima over 32 parts on 256 threads were 32 dependent steps on 16 threads).
+        The reduction lays `out` out, so its readers then read a shared copy (as `direct_gemv`'s)."""
+        init = 0.0 if is_sum else float("-inf")
+        lanes = fold_lanes(prod(out.shape), extent, self.threads)
+        if lanes == 1:
+            self.emit(tl.FillOp(out.value, init))
+            full = self.loop_vars(out.shape)
+            s = _Statements()
+            acc = s.load(out, full)
+            s.store(s.binary(_fold(is_sum), acc, element(s, full)), out, full)
+            self.serial("kk", extent, lambda: self.parallel(out.shape, s))
+            return out
+        part = self.alloc((*out.shape, lanes), out.name + "_part", tl.Scope.FRAGMENT)
+        self.emit(tl.FillOp(part.value, init))
+        pv = self.loop_vars(part.shape)
         s = _Statements()
-        acc = s.load(out, full)
-        s.store(s.binary(_fold(is_sum), acc, element(s, full)), out, full)
-        self.serial("kk", extent, lambda: self.parallel(out.shape, s))
+        acc = s.load(part, pv)
+        x = element(s, pv[:-1])
+        s.store(s.binary(_fold(is_sum), acc, x), part, pv)
+        _substitute_kk(s.ops, symbol("kk") * lanes + symbol(pv[-1]))
+        self.serial("kk", extent // lanes, lambda: self.parallel(part.shape, s))
+        self.emit((tl.ReduceSumOp if is_sum else tl.ReduceMaxOp)(part.value, out.value, len(part.type.shape) - 1, True))
+        return self._shared(out)
 
     @staticmethod
     def copy_by_slices(buf: _Buf) -> bool:
@@ -1075,16 +1095,20 @@ class _KernelLowering:
                 split *= vector if k % (split * vector) == 0 else 1
             self.gemv(a, b, out, tt, split, clear)
             return
-        if clear:
-            self.emit(tl.ClearOp(out.value))
+        def product(s: _Statements, full: list[str | None]) -> SSAValue:
+            lhs_vars = _align(full[:-2], a.shape, full[-2], "kk" if a.shape[-1] != 1 else None)
+            if tt:
+                rhs_vars = _align(full[:-2], b.shape, full[-1], "kk" if b.shape[-1] != 1 else None)
+            else:
+                rhs_vars = _align(full[:-2], b.shape, "kk" if b.shape[-2] != 1 else None, full[-1])
+            return s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars))
+
+        if clear:  # a fresh accumulator: a fold (threads share its elements where it has few)
+            self.bufs[op.result] = self._serial_fold(out, True, k, product)
+            return
         full = self.loop_vars(out.shape)
-        lhs_vars = _align(full[:-2], a.shape, full[-2], "kk" if a.shape[-1] != 1 else None)
-        if tt:
-            rhs_vars = _align(full[:-2], b.shape, full[-1], "kk" if b.shape[-1] != 1 else None)
-        else:
-            rhs_vars = _align(full[:-2], b.shape, "kk" if b.shape[-2] != 1 else None, full[-1])
         s = _Statements()
-        s.store(s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars)), out, full, accumulate=True)
+        s.store(product(s, full), out, full, accumulate=True)
         self.serial("kk", k, lambda: self.parallel(out.shape, s))
 
     def fold_term(self, op: tgraph.MatmulOp, out: _Buf) -> bool:
@@ -1426,6 +1450,7 @@ def _fold(is_sum: bool) -> type[arith.AddfOp] | type[arith.MaximumfOp]:
 DEFERRED_REDUCTION_REGS = 64
 SWIZZLE_PANEL = 10  # blocks per rasterization panel (TileLang's GEMM example)
 STAGED_STORE_MIN_ROWS = 16  # fewer rows: the store is too small for staging to pay
+WARP_SIZE = 32
 # the most bytes per thread of one padded one-row fragment (128 fp32 registers of the 255 a thread
 # may hold: a 64 x 512 fp32 tile over 128 threads, 256 registers each, would spill)
 PAD_FRAGMENT_BYTES = 128 * 4
@@ -1582,6 +1607,35 @@ def gemv_split(m: int, n: int, k: int, threads: int) -> int:
     while split * 2 * n <= threads and k % (split * 2) == 0:
         split *= 2
     return split if threads % (split * n) == 0 else 1
+
+
+def fold_lanes(elements: int, extent: int, threads: int) -> int:
+    """How many threads share each element of a tile of `elements` folded over a serial loop of
+    `extent` steps (`_serial_fold`): the most (a power of two dividing `extent`, at most a warp, so
+    one warp reduction adds them up) with the tile's elements times that still within the block;
+    1 = none (the tile keeps half the threads busy, or the loop is shorter than 8 steps)."""
+    lanes = 1
+    if extent < 8:
+        return lanes
+    while lanes * 2 <= WARP_SIZE and extent % (lanes * 2) == 0 and elements * lanes * 2 <= threads:
+        lanes *= 2
+    return lanes
+
+
+def _substitute_kk(ops: Sequence[Operation], kk: Dim) -> None:
+    """Re-index a T.Parallel body's element reads: the serial loop variable `kk` becomes `kk` (an expression)."""
+    old = symbol("kk")
+
+    def sub(e: Attribute) -> Attribute:
+        if isinstance(e, cleave.ExprAttr) and old in e.data.free_symbols:
+            return cleave.ExprAttr(sympy.expand(e.data.xreplace({old: kk})))
+        return e
+
+    for op in ops:
+        for name, attr in list(op.properties.items()):
+            new = ArrayAttr(sub(e) for e in attr.data) if isinstance(attr, ArrayAttr) else sub(attr)
+            if new != attr:
+                op.properties[name] = new
 
 
 def vector_split(k: int, threads: int) -> int:

@@ -38,9 +38,10 @@ def emit(row: str) -> str:
     from cleave_ir.tilelang_emitter import module_source
 
     graph = gs.parse_graph(gs.graph_text({r.name: r for r in gs.rows()}[row]))
+    module = graph.parent_op()  # the pipeline replaces the graph
     with contextlib.redirect_stderr(io.StringIO()):
-        PipelinePass(keep=3, top_k=2).apply(Context(), graph.parent_op())
-    return module_source(graph.parent_op())
+        PipelinePass(keep=3, top_k=2).apply(Context(), module)
+    return module_source(module)
 
 
 def variant(text: str, v: str) -> str:

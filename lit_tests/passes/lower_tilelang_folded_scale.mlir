@@ -1,5 +1,6 @@
 // cleave-lower-tilelang: attention's exp(c * s - max(c * s)) is one pass over the score tile. The row
-// max is taken of the unscaled scores and scaled after (max(c s) = c max(s) for c > 0), the scale is
+// max is taken of the unscaled scores (4 threads to a row, then a warp reduction) and scaled after
+// (max(c s) = c max(s) for c > 0), the scale is
 // computed inside the exp's loop, and exp2's argument is one FMA, s * (c log2 e) - m * log2 e, not
 // three passes (scale, subtract, exp). The loop body is ordered as TileLang's examples: the row sum
 // of P and its running update before P @ V, V's tile loaded right before its gemm (`order_loop_bodies`).
@@ -10,7 +11,9 @@
 // CHECK:      for r0 in T.Pipelined(
 // CHECK:          T.gemm(q_1, k_1, [[S:[a-z_0-9]+]], transpose_B=True
 // CHECK-NOT:      [[S]][i0, i1] = [[S]][i0, i1] * 0.125
-// CHECK:          [[RED:[a-z_0-9]+]][i0] = T.max([[RED]][i0], {{.*}}[[S]]{{.*}}[i0, kk])
+// CHECK:          [[PART:[a-z_0-9]+]][i0, i1] = T.max([[PART]][i0, i1], {{.*}}[[S]]{{.*}}[i0, i1 + 4*kk])
+// CHECK:          T.reduce_max([[PART]], {{[a-z_0-9]+}}, dim=1, clear=True)
+// CHECK-NEXT:     T.copy({{[a-z_0-9]+}}, [[RED:[a-z_0-9]+]])
 // CHECK:          [[RED]][i0] = [[RED]][i0] * 0.125
 // CHECK:          m_new[i0] = T.max(
 // CHECK-NEXT:         alpha[i0] = T.exp2(
@@ -19,9 +22,11 @@
 // CHECK-NEXT:     for i0, i1 in T.Parallel(16, 128):
 // CHECK-NEXT:         [[S]][i0, i1] = T.exp2([[S]][i0, i1] * 0.18033688011112042 - [[RED]][i0] * 1.4426950408889634)
 // CHECK-NOT:      * alpha
-// CHECK:          l[i0] = l[i0] + {{.*}}
+// CHECK:          l_part[i0, i1] = l_part[i0, i1] + {{.*}}
+// CHECK:          T.reduce_sum(l_part, l, dim=1, clear=True)
+// CHECK-NEXT:     T.copy(l, l_s)
 // CHECK-NEXT:     for i0 in T.Parallel(16):
-// CHECK-NEXT:         l_acc[i0] = l_acc[i0] * alpha[i0] + l[i0]
+// CHECK-NEXT:         l_acc[i0] = l_acc[i0] * alpha[i0] + l_s[i0]
 // CHECK-NEXT:     for i0, i1 in T.Parallel(16, 16):
 // CHECK-NEXT:         o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0]
 // CHECK:          T.copy(v[

@@ -8,7 +8,8 @@
 // [N, K] (nn.Linear's layout, transpose_b): each thread takes 8 consecutive k of a row (one 16-byte
 // vector load; eight threads cover a row's 128 bytes without shared-memory bank conflicts), 64
 // partials per column. @row_sum_k0 reduces its one row of 4096 to one value over
-// 64 threads (each summing every 64th element), then one pass over their partials.
+// 64 threads (each summing every 64th element), then 32 threads fold their partials, which
+// one warp reduction adds up.
 // RUN: cleave-opt %s -p cleave-lower-tilelang | filecheck %s
 // RUN: cleave-opt %s -t tilelang | filecheck %s --check-prefix=PY
 
@@ -46,8 +47,9 @@
 // CHECK:        tilelang.fill %[[RP]], 0.0
 // CHECK-NEXT:   tilelang.serial kk in 64 {
 // CHECK-NEXT:     tilelang.parallel (i0) in (64) {
-// CHECK:        tilelang.serial kk in 64 {
-// CHECK-NEXT:     tilelang.parallel (i0) in (1) {
+// CHECK:        tilelang.serial kk in 2 {
+// CHECK-NEXT:     tilelang.parallel (i0) in (32) {
+// CHECK:        tilelang.reduce_sum %{{.*}}, %{{.*}} dim 0 clear : !tilelang.buffer<[32], f32, fragment>, !tilelang.buffer<[1], f32, fragment>
 
 // PY:      def one_row_k0(
 // PY:          T.copy(x[0, 0:512], x_1[0, 0:512], annotations={"disable_tma": True})

@@ -19,6 +19,9 @@ def rmsnorm_matmul_c1_k0(x: T.StridedTensor((x_d0, 512), (x_stride0, 1), "float1
         scale_s = T.alloc_shared((512,), "float32")
         red_part = T.alloc_fragment((16,), "float32")
         red_part_s = T.alloc_shared((16,), "float32")
+        red_part_1 = T.alloc_fragment((16,), "float32")
+        red_s = T.alloc_shared((1,), "float32")
+        rsqrt = T.alloc_fragment((1,), "float32")
         mul = T.alloc_fragment((16,), "float32")
         T.copy(x[bx, 0:512], x_1)
         T.clear(acc_part)
@@ -35,14 +38,16 @@ def rmsnorm_matmul_c1_k0(x: T.StridedTensor((x_d0, 512), (x_stride0, 1), "float1
             for i0 in T.Parallel(16):
                 red_part[i0] = red_part[i0] + scale_s[i0 + 16*kk]
         T.copy(red_part, red_part_s)
-        T.fill(red, 0.0)
-        for kk in T.serial(16):
-            for i0 in T.Parallel(1):
-                red[0] = red[0] + red_part_s[kk]
+        T.fill(red_part_1, 0.0)
+        for kk in T.serial(1):
+            for i0 in T.Parallel(16):
+                red_part_1[i0] = red_part_1[i0] + red_part_s[i0 + 16*kk]
+        T.reduce_sum(red_part_1, red, dim=0, clear=True)
+        T.copy(red, red_s)
         for i0 in T.Parallel(1):
-            red[0] = T.rsqrt(red[0])
+            rsqrt[0] = T.rsqrt(red_s[0])
         for i0 in T.Parallel(16):
-            mul[i0] = acc_s[i0] * red[0]
+            mul[i0] = acc_s[i0] * rsqrt[0]
         T.copy(mul, out0[bx, 16*by:16*by + 16])
 
 
