@@ -75,9 +75,13 @@ def lower_each(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[st
     def lower(name: str) -> str | Exception:
         try:
             with target:  # the current target is thread-local in TVM: enter it in every worker
-                return lowered(mod, name).kernel_source
+                artifact = lowered(mod, name)
         except Exception as e:  # noqa: BLE001 - recorded per kernel; the caller decides
             return e
+        need = shared_bytes(artifact)
+        if arch.startswith("sm_90") and need > SM90_SHARED_BYTES:
+            return OverflowError(f"{name} needs {need / 1024:.1f} KiB of shared memory; a block on {arch} has {SM90_SHARED_BYTES // 1024} KiB")
+        return artifact.kernel_source
 
     names = list(mod.KERNELS)
     if jobs <= 1 or len(names) <= 1:
@@ -93,13 +97,21 @@ def dynamic_shared_bytes(path: str | Path, arch: str = "sm_90a") -> dict[str, in
     from tilelang import tvm
 
     mod = load_module_file(path)
-    out: dict[str, int] = {}
     with tvm.target.Target({"kind": "cuda", "arch": arch}):
-        for name in mod.KERNELS:
-            device = str(lowered(mod, name).device_mod)
-            sizes = re.findall(r'buf_dyn_shmem = T\.alloc_buffer\(\((\d+),\)', device)
-            out[name] = max((int(n) for n in sizes), default=0)
-    return out
+        return {name: shared_bytes(lowered(mod, name)) for name in mod.KERNELS}
+
+
+SM90_SHARED_BYTES = 227 * 1024
+"""The most shared memory one block may use on sm_90 (H100, H200): past it, the launch fails
+("Failed to set the allowed dynamic shared memory size"), though TileLang lowers the kernel."""
+
+
+def shared_bytes(artifact: Any) -> int:
+    """The dynamic shared memory of a lowered kernel (a TileLang CompiledArtifact): the bytes its
+    launch asks for (the device function's `dyn_shared_memory_buf`; TileLang packs every shared tile
+    into that one buffer, tiles whose lifetimes do not overlap into the same bytes)."""
+    sizes = re.findall(r'"dyn_shared_memory_buf": (\d+)', str(artifact.device_mod))
+    return max((int(n) for n in sizes), default=0)
 
 
 SYNC_WARNING = "[ThreadSync]"

@@ -829,3 +829,41 @@ def test_a_tile_both_gemms_read_is_copied_before_the_first() -> None:
             assert copies[0] < gemms[0], f"@{kernel.sym_name.data}: K is copied after the gemm that reads it first"
         (out,) = run_kernels([kernel], xs)
         assert max_relative_error(ref[0], out) < FP16_TOLERANCE, kernel.sym_name.data
+
+
+_SHARED_PROBE = '''
+import tilelang.language as T
+
+KERNELS = {"fits": {"inputs": 1, "outputs": 1}, "too_big": {"inputs": 1, "outputs": 1}}
+
+
+@T.prim_func
+def fits(x: T.Tensor((128, 128), "float32"), out0: T.Tensor((128, 128), "float32")):
+    with T.Kernel(1, threads=128) as (bx,):
+        s = T.alloc_shared((128, 128), "float32")
+        T.copy(x, s)
+        T.copy(s, out0)
+
+
+@T.prim_func
+def too_big(x: T.Tensor((256, 256), "float32"), out0: T.Tensor((256, 256), "float32")):
+    with T.Kernel(1, threads=128) as (bx,):
+        s = T.alloc_shared((256, 256), "float32")
+        T.copy(x, s)
+        T.copy(s, out0)
+'''
+
+
+def test_a_kernel_over_the_blocks_shared_memory_fails_its_lowering(tmp_path: Path) -> None:
+    """TileLang lowers a kernel whose shared tiles need more than an sm_90 block's 227 KiB, and only
+    its launch fails: the CPU lowering check (what `cleave compile` drops kernels by) reports it
+    (Mistral's sliding-window attention resized: a Split-K candidate of 324.5 KiB, chosen first)."""
+    pytest.importorskip("tilelang")
+    from cleave_ir.tilelang_check import lower_each
+
+    path = tmp_path / "probe.py"
+    path.write_text(_SHARED_PROBE)
+    got = lower_each(path)
+    assert isinstance(got["fits"], str) and "__global__" in got["fits"]
+    assert isinstance(got["too_big"], OverflowError)
+    assert "needs 256.0 KiB of shared memory" in str(got["too_big"])
