@@ -382,7 +382,12 @@ def test_small_folds_share_threads(case: str, tmp_path: Path) -> None:
         (ref,) = run_graph(graph, xs)
         for _, kernels in candidate_kernels(module):
             assert max_relative_error(ref, run_kernels(kernels, xs)[0]) <= FP16_TOL
-    check_lowers(module, tmp_path / "k.py")
+    pytest.importorskip("tilelang")
+    from cleave_ir.tilelang_check import lower_logged, sync_warnings
+
+    (tmp_path / "k.py").write_text(module_source(module))
+    for name, (cuda, log) in lower_logged(tmp_path / "k.py").items():  # lowers, with no barrier TileLang leaves racy
+        assert "__global__" in cuda and not sync_warnings(log), (name, sync_warnings(log))
 
 
 def test_fragment_tiles_fit_the_threads(tmp_path: Path) -> None:
