@@ -13,6 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from cleave_ir.passes.cost_model import SMEM_BYTES
+
 
 def load_module_file(path: str | Path) -> ModuleType:
     """Import an emitted module from its file (TileLang needs the source on disk)."""
@@ -79,8 +81,8 @@ def lower_each(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[st
         except Exception as e:  # noqa: BLE001 - recorded per kernel; the caller decides
             return e
         need = shared_bytes(artifact)
-        if arch.startswith("sm_90") and need > SM90_SHARED_BYTES:
-            return OverflowError(f"{name} needs {need / 1024:.1f} KiB of shared memory; a block on {arch} has {SM90_SHARED_BYTES // 1024} KiB")
+        if arch.startswith("sm_90") and need > SMEM_BYTES:  # past it the launch fails, though TileLang lowers the kernel
+            return OverflowError(f"{name} needs {need / 1024:.1f} KiB of shared memory; a block on {arch} has {SMEM_BYTES // 1024} KiB")
         return artifact.kernel_source
 
     names = list(mod.KERNELS)
@@ -99,11 +101,6 @@ def dynamic_shared_bytes(path: str | Path, arch: str = "sm_90a") -> dict[str, in
     mod = load_module_file(path)
     with tvm.target.Target({"kind": "cuda", "arch": arch}):
         return {name: shared_bytes(lowered(mod, name)) for name in mod.KERNELS}
-
-
-SM90_SHARED_BYTES = 227 * 1024
-"""The most shared memory one block may use on sm_90 (H100, H200): past it, the launch fails
-("Failed to set the allowed dynamic shared memory size"), though TileLang lowers the kernel."""
 
 
 def shared_bytes(artifact: Any) -> int:

@@ -8,8 +8,6 @@ minus the split is what fusing the combine into the split's last blocks could sa
     bash bench/on_device.sh python bench/probes/split_combine_cost.py ROW...   # $OUT/split_combine_cost.json
 """
 
-import contextlib
-import io
 import json
 import os
 import statistics
@@ -19,23 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gpu_suite as gs  # noqa: E402
+from launch_overlap import emit  # noqa: E402  (the row's module as `prepare` emits it)
 
 OUT = Path(os.environ.get("OUT", "/tmp"))
 ROW_NAMES = [a for a in sys.argv[1:] if not a.startswith("--")]
-
-
-def emit(row: str) -> str:
-    """The row's emitted module (the pipeline as `prepare` runs it)."""
-    from xdsl.context import Context
-
-    from cleave_ir.passes.pipeline import PipelinePass
-    from cleave_ir.tilelang_emitter import module_source
-
-    graph = gs.parse_graph(gs.graph_text({r.name: r for r in gs.rows()}[row]))
-    module = graph.parent_op()  # the pipeline replaces the graph
-    with contextlib.redirect_stderr(io.StringIO()):
-        PipelinePass(keep=3, top_k=2).apply(Context(), module)
-    return module_source(module)
 
 
 def main() -> None:
