@@ -403,12 +403,15 @@ def _dense(shape):
 def layout(x):
     """The outer strides kernel inputs are specialized to for tensor `x` (None: dense row-major), or
     "copy" where the kernels cannot read `x` in place (a last stride other than 1, a zero or negative
-    stride, a data pointer not 16-byte aligned)."""
+    stride, a data pointer not 16-byte aligned, an outer stride not a multiple of 16 bytes, which no
+    TMA descriptor takes)."""
     if x.data_ptr() % 16:
         return "copy"
     if x.is_contiguous():
         return None
     if x.dim() < 2 or x.stride(-1) != 1 or any(s <= 0 for s, n in zip(x.stride(), x.shape) if n > 1):
+        return "copy"
+    if any(s * x.element_size() % 16 for s, n in zip(x.stride()[:-1], x.shape) if n > 1):
         return "copy"
     dense = _dense(x.shape)
     return tuple(s if n > 1 else d for s, n, d in zip(x.stride()[:-1], x.shape, dense))  # a size-1 dim's stride is never used

@@ -339,6 +339,30 @@ class Accesses:
 # --------------------------------------------------------------------------- kernel and allocations
 
 
+def _elements(loop: ParallelOp) -> int | None:
+    """The element count of a parallel loop with constant extents, else None."""
+    extents = loop.extent_exprs
+    return math.prod(int(e) for e in extents) if all(e.is_Integer for e in extents) else None
+
+
+def replicated_shared_updates(kernel: KernelOp) -> list[tuple[ParallelOp, SSAValue]]:
+    """Parallel loops of fewer elements than `kernel` has threads that read and write one shared
+    buffer, with that buffer. TileLang spreads such a loop's elements over all threads, several
+    threads per element where its fragments are replicated: one thread's store then races with
+    another's load of the same element (compute-sanitizer racecheck: a read-after-write hazard)."""
+    threads = kernel.threads.value.data
+    found: list[tuple[ParallelOp, SSAValue]] = []
+    for loop in kernel.walk():
+        if not isinstance(loop, ParallelOp) or (n := _elements(loop)) is None or n >= threads:
+            continue
+        read = {o.buffer for o in loop.body.block.ops if isinstance(o, LoadOp) or (isinstance(o, StoreOp) and o.accumulate is not None)}
+        for o in loop.body.block.ops:
+            if isinstance(o, StoreOp) and o.buffer in read and buffer_type(o.buffer).scope_name == Scope.SHARED:
+                found.append((loop, o.buffer))
+                break
+    return found
+
+
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """`@T.prim_func` + `with T.Kernel(grid..., threads=N) as (bx, by, bz)`: global buffers in, then outputs."""
@@ -405,6 +429,12 @@ class KernelOp(IRDLOperation):
             unknown = sorted({s.name for s in e.free_symbols} - syms)  # type: ignore[attr-defined]
             if unknown:
                 raise VerifyException(f"{where}: grid extent {expr_str(e)} uses {', '.join(unknown)}, not a shape symbol")
+        for loop, buf in replicated_shared_updates(self):
+            raise VerifyException(
+                f"{where}: a tilelang.parallel of {_elements(loop)} elements on {self.threads.value.data} threads reads and "
+                f"writes the shared buffer {buf.name_hint or 'of the kernel'}: threads that hold the same element race "
+                "(write the new value into a fragment, then copy it)"
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:

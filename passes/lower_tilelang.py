@@ -77,6 +77,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
@@ -165,13 +166,29 @@ def unstaged_dynamic_loops(kernel: tl.KernelOp) -> None:
 TMA_MAX_RANK = 5  # dims of a TMA tensor map (cuTensorMapEncodeTiled)
 
 
-def thread_copies_beyond_tma_rank(kernel: tl.KernelOp) -> None:
-    """Copies to or from a global tensor of more than TMA_MAX_RANK dims are thread copies (`no_tma`):
-    TileLang 0.1.15 otherwise builds a TMA descriptor of that rank and fails ("desc.rank >= 1 &&
-    desc.rank <= 5": a Split-K part [S, B, Hkv, group, L, D] of sliding-window GQA attention)."""
+TMA_STRIDE_BYTES = 16  # a TMA tensor map's global strides are multiples of this
+
+
+def tma_cannot_map(buf: tl.BufferType) -> bool:
+    """Whether no TMA descriptor describes global tensor `buf` in its dense row-major layout: more
+    than TMA_MAX_RANK dims, or rows whose bytes are not provably a multiple of TMA_STRIDE_BYTES (a
+    [64, 777] f16 operand: 1554-byte rows; a dynamic last dim, whose size is not known)."""
+    dims = list(buf.shape)
+    while len(dims) > 1 and dims[-1] == 1:  # a trailing unit dim has no stride of its own
+        dims.pop()
+    row = sympy.sympify(dims[-1]) * (buf.element_type.bitwidth // 8)  # type: ignore[attr-defined]
+    return buf.rank > TMA_MAX_RANK or (len(dims) > 1 and not (row / TMA_STRIDE_BYTES).is_integer)
+
+
+def thread_copies_where_tma_cannot(kernel: tl.KernelOp) -> None:
+    """Copies to or from a global tensor that no TMA descriptor maps (`tma_cannot_map`) are thread
+    copies (`no_tma`). TileLang 0.1.15 builds the descriptor anyway: past 5 dims it fails to compile
+    ("desc.rank >= 1 && desc.rank <= 5": a Split-K part [S, B, Hkv, group, L, D] of sliding-window
+    GQA attention); with unaligned rows the launch fails on the GPU (CU_TENSOR_MAP ... oobFill: a
+    [333, 64] x [64, 777] x [777, 48] matmul chain, every candidate)."""
     for op in kernel.walk():
         if isinstance(op, tl.CopyOp) and op.no_tma is None and any(
-            tl.buffer_type(v).scope_name == tl.Scope.GLOBAL and tl.buffer_type(v).rank > TMA_MAX_RANK for v in (op.src, op.dst)
+            tl.buffer_type(v).scope_name == tl.Scope.GLOBAL and tma_cannot_map(tl.buffer_type(v)) for v in (op.src, op.dst)
         ):
             op.no_tma = UnitAttr()
 
@@ -530,7 +547,7 @@ class _KernelLowering:
             new.attributes["cleave.no_warp_specialization"] = UnitAttr()
             unstaged_dynamic_loops(new)
         hoist_input_loads(new)
-        thread_copies_beyond_tma_rank(new)
+        thread_copies_where_tma_cannot(new)
         return new
 
     def body(self, ops) -> None:
@@ -872,10 +889,12 @@ class _KernelLowering:
             assert isinstance(scale, tgraph.ScaleOp)
             self._reduce(self.bufs[scale.input], op.axis, False, op.result)
             out = self.bufs[op.result]
+            staged = self._write_target(out, (op.result.name_hint or "red") + "_scaled")
             full = self.loop_vars(out.shape)
             s = _Statements()
-            s.store(s.binary(arith.MulfOp, s.load(out, full), s.const(scale.value, f32)), out, full)
+            s.store(s.binary(arith.MulfOp, s.load(out, full), s.const(scale.value, f32)), staged, full)
             self.parallel(out.shape, s)
+            self._copy_back(staged, out)
             return
         src = self.bufs[op.input]
         is_sum = op.kind.data == tgraph.ReduceKind.SUM
@@ -1228,6 +1247,18 @@ class _KernelLowering:
         if clear:  # the reduction lays the row values out; the rest of the kernel reads them from shared memory
             self.bufs[op.result] = self._shared(out)
 
+    def _write_target(self, buf: _Buf, name: str) -> _Buf:
+        """Where a parallel loop that reads `buf` stores its new value: `buf` if it is a fragment, else a
+        fragment that `_copy_back` then copies into it. A shared tile of fewer elements than threads (the
+        row maxima a fold leaves there, `_serial_fold`) has several threads an element, and one thread's
+        store would race with another's load (`tl.replicated_shared_updates`)."""
+        return self.alloc(buf.shape, name, tl.Scope.FRAGMENT) if buf.scope == tl.Scope.SHARED else buf
+
+    def _copy_back(self, staged: _Buf, buf: _Buf) -> None:
+        """After the loop that `_write_target` gave `staged` to: its values into `buf`."""
+        if staged is not buf:
+            self.emit(tl.CopyOp(staged.value, buf.value))
+
     def _shared(self, buf: _Buf) -> _Buf:
         """`buf` itself if it is in shared memory, else a shared copy of it."""
         if buf.scope == tl.Scope.SHARED:
@@ -1367,9 +1398,11 @@ class _KernelLowering:
         full = self.loop_vars(rm.m_acc.shape)
         s = _Statements()
         ref = _new_max(s, rm.m_acc, part, m_new, rm.alpha, full)
-        s.store(ref, part, full)
+        staged = self._write_target(part, "ref")
+        s.store(ref, staged, full)
         s.store(s.load(m_new, full), rm.m_acc, full)
         self.parallel(rm.m_acc.shape, s)
+        self._copy_back(staged, part)
 
     def _rescaled_update(self, acc: _Buf, part: _Buf, alpha: _Buf) -> None:
         """acc = acc * alpha + part: a rescaled sum's part, already relative to the running max."""
@@ -1716,6 +1749,10 @@ def finished_kernel(kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), o
         overlap_kernel(lowered)
     if overlap_launches:
         wait_prior_grids(lowered)
+    try:  # a kernel the dialect rejects (a race its verifier knows) never reaches TileLang
+        lowered.verify()
+    except VerifyException as e:
+        raise LoweringError(f"error: cleave-lower-tilelang: {e}") from None
     return lowered
 
 

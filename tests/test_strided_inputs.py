@@ -67,6 +67,8 @@ def test_layout_of_views(mha: Any) -> None:
     assert mha.layout(torch.empty(1, 1, 512, 128, dtype=torch.float16).expand(1, 4, 512, 128)) == "copy"  # stride 0
     assert mha.layout(torch.empty(512 * 128 + 1, dtype=torch.float16)[1:].view(512, 128)) == "copy"  # 2-byte aligned
     assert mha.layout(torch.empty(256, dtype=torch.float16)[::2]) == "copy"  # a strided vector
+    assert mha.layout(torch.empty(512, 136, dtype=torch.float16)[:, :128]) == (136,)  # 272-byte rows
+    assert mha.layout(torch.empty(512, 130, dtype=torch.float16)[:, :128]) == "copy"  # 260-byte rows: no TMA
 
 
 def test_run_reads_views_in_place_and_copies_the_rest(mha: Any, monkeypatch: pytest.MonkeyPatch) -> None:

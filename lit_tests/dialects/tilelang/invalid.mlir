@@ -167,3 +167,21 @@ tilelang.kernel @wait_prior_grids_late(%x: !tilelang.buffer<[64, 64], f16, globa
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: error: tilelang.wait_prior_grids: must come before every statement but allocations, found tilelang.clear before it
+
+// -----
+
+// 16 row maxima on 128 threads: TileLang gives each row several threads, which would read and
+// overwrite the same shared element (compute-sanitizer racecheck found it in MLA decode's KV loop).
+tilelang.kernel @replicated_shared_update(%x: !tilelang.buffer<[16], f32, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %ms = tilelang.alloc_shared : !tilelang.buffer<[16], f32, shared>
+  %acc = tilelang.alloc_fragment : !tilelang.buffer<[16], f32, fragment>
+  tilelang.parallel (i0) in (16) {
+    %a = tilelang.load %acc[i0] : !tilelang.buffer<[16], f32, fragment>
+    %m = tilelang.load %ms[i0] : !tilelang.buffer<[16], f32, shared>
+    %n = arith.maximumf %a, %m : f32
+    tilelang.store %n, %ms[i0] : f32, !tilelang.buffer<[16], f32, shared>
+  }
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.kernel @replicated_shared_update: a tilelang.parallel of 16 elements on 128 threads reads and writes the shared buffer ms: threads that hold the same element race (write the new value into a fragment, then copy it)
