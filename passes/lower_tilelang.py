@@ -171,13 +171,14 @@ TMA_STRIDE_BYTES = 16  # a TMA tensor map's global strides are multiples of this
 
 def tma_cannot_map(buf: tl.BufferType) -> bool:
     """Whether no TMA descriptor describes global tensor `buf` in its dense row-major layout: more
-    than TMA_MAX_RANK dims, or rows whose bytes are not provably a multiple of TMA_STRIDE_BYTES (a
-    [64, 777] f16 operand: 1554-byte rows; a dynamic last dim, whose size is not known)."""
+    than TMA_MAX_RANK dims, or rows whose bytes are not a multiple of TMA_STRIDE_BYTES (a [64, 777]
+    f16 operand: 1554-byte rows). A dynamic last dim keeps TMA: the emitted module's `run` compiles
+    the kernel without it for sizes whose rows TMA cannot map (`tma_maps` there)."""
     dims = list(buf.shape)
     while len(dims) > 1 and dims[-1] == 1:  # a trailing unit dim has no stride of its own
         dims.pop()
     row = sympy.sympify(dims[-1]) * (buf.element_type.bitwidth // 8)  # type: ignore[attr-defined]
-    return buf.rank > TMA_MAX_RANK or (len(dims) > 1 and not (row / TMA_STRIDE_BYTES).is_integer)
+    return buf.rank > TMA_MAX_RANK or (len(dims) > 1 and (row / TMA_STRIDE_BYTES).is_integer is False)
 
 
 def thread_copies_where_tma_cannot(kernel: tl.KernelOp) -> None:

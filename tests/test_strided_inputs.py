@@ -113,3 +113,42 @@ def test_run_reads_views_in_place_and_copies_the_rest(mha: Any, monkeypatch: pyt
         mha.run(wide, k, k)
     assert sum(any(key[1]) for key in mha._compiled) == mha.MAX_LAYOUTS
     assert seen[-1][0] == [dense] * 4 and seen[-1][1][0].is_contiguous()  # the last one: copied
+
+
+def test_run_compiles_without_tma_where_tensor_maps_cannot_take_the_rows(mha: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tensor whose rows are not a multiple of 16 bytes (a dynamic width of 127 halves) gets a
+    kernel compiled with thread copies (`tl.disable_tma_lower`): TMA's host-side descriptor refuses
+    such strides and the launch fails (a [333, 64] x [64, 777] x [777, 48] chain on the H200). A kernel
+    whose own output TMA cannot map fails the same way before it launches: `run` then compiles it
+    without TMA once and keeps that kernel for the layout."""
+    configs: list[dict[str, Any]] = []
+    refuse = {"tma": False}
+    name = next(iter(mha.KERNELS))
+
+    def fake_compile(func: Any, out_idx: Any = None, target: str = "cuda", pass_configs: Any = None) -> Any:
+        configs.append(dict(pass_configs or {}))
+        no_tma = bool((pass_configs or {}).get("tl.disable_tma_lower"))
+
+        def kernel(*args: Any) -> Any:
+            if refuse["tma"] and not no_tma:
+                raise RuntimeError("Error: Failed to initialize the TMA descriptor out0_desc")
+            return torch.zeros(mha.KERNELS[name]["shapes"][-1], dtype=torch.float16)
+
+        return kernel
+
+    monkeypatch.setattr(mha.tilelang, "compile", fake_compile)
+    monkeypatch.setattr(mha, "_compiled", {})
+    q, k, v = (torch.randn(1, 4, 512, 128).half() for _ in range(3))
+    assert mha.tma_maps([q, k, v]) and not mha.tma_maps([torch.randn(1, 4, 512, 127).half()])
+    mha.run(q, k, v)
+    assert not configs[-1].get("tl.disable_tma_lower")
+    mha.run(q, k, torch.randn(1, 4, 512, 127).half())  # rows of 254 bytes
+    assert configs[-1].get("tl.disable_tma_lower") is True and configs[-1]["tl.enable_fast_math"] is True
+    monkeypatch.setattr(mha, "_compiled", {})
+    refuse["tma"] = True
+    compiled = len(configs)
+    mha.run(q, k, v)  # the TMA kernel fails on the host; the thread-copy one runs
+    assert [c.get("tl.disable_tma_lower", False) for c in configs[compiled:]] == [False, True]
+    with pytest.raises(RuntimeError, match="out of memory"):
+        monkeypatch.setattr(mha, "_compiled", {(name, ()): lambda *a: (_ for _ in ()).throw(RuntimeError("CUDA out of memory"))})
+        mha.run(q, k, v)  # any other failure is the caller's

@@ -152,21 +152,46 @@ def has_pdl(target="cuda"):
         return True
 
 
-def _key(name, layouts, into):
+def _key(name, layouts, into, tma=True):
     layouts = tuple(layouts) if any(layouts) else ()
-    return (name, layouts, "into") if into else (name, layouts)
+    key = (name, layouts, "into") if into else (name, layouts)
+    return key if tma else (*key, "no_tma")
 
 
-def compile_kernel(name, target="cuda", layouts=(), into=False):
+def tma_maps(tensors):
+    """Whether TMA tensor maps take every one of `tensors`: outer strides (of dims over 1) that are
+    multiples of 16 bytes. A kernel given one that is not (a [64, 777] f16 tensor: 1554-byte rows)
+    is compiled with TileLang's thread copies instead (`tl.disable_tma_lower`): with TMA, its launch
+    fails on the host."""
+    return all(s * x.element_size() % 16 == 0 for x in tensors for s, n in zip(x.stride()[:-1], x.shape) if n > 1)
+
+
+def _launch(name, layouts, into, tma, args):
+    """compile_kernel(...)(*args). A kernel whose own outputs no TMA tensor map takes (rows of an odd
+    dynamic width) fails on the host before it launches: then once more with thread copies."""
+    try:
+        return compile_kernel(name, layouts=layouts, into=into, tma=tma)(*args)
+    except Exception as e:  # noqa: BLE001 - TileLang's launcher raises a plain error naming the descriptor
+        text = str(e).lower()
+        if not tma or ("tma" not in text and "tensor_map" not in text):
+            raise
+    return compile_kernel(name, layouts=layouts, into=into, tma=False)(*args)
+
+
+def compile_kernel(name, target="cuda", layouts=(), into=False, tma=True):
     """Compile one kernel with tilelang.compile (needs a CUDA GPU) for tensor `layouts` (see
     `prim_func`); it allocates and returns its outputs, or with `into` writes outputs passed after
-    the inputs. Cached per process, layout and `into`."""
-    key = _key(name, layouts, into)
+    the inputs; with `tma=False`, copies go without TMA (see `tma_maps`). Cached per process,
+    layout, `into` and `tma`."""
+    key = _key(name, layouts, into, tma)
     if key not in _compiled:
         n_in = KERNELS[name]["inputs"]
         outs = None if into else list(range(n_in, n_in + KERNELS[name]["outputs"]))
         func = prim_func(name, layouts, pdl=has_pdl(target))
-        _compiled[key] = tilelang.compile(func, out_idx=outs, target=target, pass_configs=KERNELS[name].get("pass_configs"))
+        configs = dict(KERNELS[name].get("pass_configs") or {})
+        if not tma:
+            configs["tl.disable_tma_lower"] = True
+        _compiled[key] = tilelang.compile(func, out_idx=outs, target=target, pass_configs=configs or None)
     return _compiled[key]
 
 
@@ -206,10 +231,11 @@ def run(*tensors, candidate=0, out=None):
                 args = [_fresh(x) if lay is not None else x for x, lay in zip(args, layouts)]
                 layouts, into = [], False
         env.update(zip(KERNELS[name]["input_names"], args))
+        tma = tma_maps(args + [out] if into else args)
         if into:
-            compile_kernel(name, layouts=layouts, into=True)(*args, out)
+            _launch(name, layouts, True, tma, [*args, out])
             return out
-        result = compile_kernel(name, layouts=layouts)(*args)
+        result = _launch(name, layouts, False, tma, args)
         values = list(result) if isinstance(result, (list, tuple)) else [result]
         env.update(zip(KERNELS[name].get("output_names", ()), values))
     if out is not None:
