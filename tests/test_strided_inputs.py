@@ -152,3 +152,28 @@ def test_run_compiles_without_tma_where_tensor_maps_cannot_take_the_rows(mha: An
     with pytest.raises(RuntimeError, match="out of memory"):
         monkeypatch.setattr(mha, "_compiled", {(name, ()): lambda *a: (_ for _ in ()).throw(RuntimeError("CUDA out of memory"))})
         mha.run(q, k, v)  # any other failure is the caller's
+
+
+def test_the_gpu_check_launches_as_run_does(mha: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cleave compile --gpu` checks a candidate through `runtime.run_poisoned` with kernels it
+    compiled in parallel; where the module's `tma_maps` refuses the tensors, the check runs the
+    thread-copy kernels too (before, a [64, 777] operand failed every candidate of its graph)."""
+    from cleave_ir import runtime
+
+    configs: list[dict[str, Any]] = []
+    name = next(iter(mha.KERNELS))
+    shape = mha.KERNELS[name]["shapes"][-1]
+
+    def fake_compile(func: Any, out_idx: Any = None, target: str = "cuda", pass_configs: Any = None) -> Any:
+        configs.append(dict(pass_configs or {}))
+        return lambda *args: args[-1].fill_(2.0) if out_idx is None else torch.zeros(shape, dtype=torch.float16)
+
+    monkeypatch.setattr(mha.tilelang, "compile", fake_compile)
+    monkeypatch.setattr(mha, "_compiled", {})
+    xs = [torch.randn(*s).half() for s in mha.KERNELS[name]["shapes"][:3]]
+    prebuilt = lambda *args: args[-1].fill_(1.0)  # noqa: E731 - the check's own raw kernel
+    (got,) = runtime.run_poisoned(mha, [name], xs, {}, prebuilt)
+    assert bool((got == 1).all()) and not configs  # aligned: the kernels it was given
+    monkeypatch.setattr(mha, "tma_maps", lambda tensors: False)
+    (got,) = runtime.run_poisoned(mha, [name], xs, {}, prebuilt)
+    assert bool((got == 2).all()) and configs[-1].get("tl.disable_tma_lower") is True
