@@ -144,6 +144,7 @@ def test_run_compiles_without_tma_where_tensor_maps_cannot_take_the_rows(mha: An
     assert not configs[-1].get("tl.disable_tma_lower")
     mha.run(q, k, torch.randn(1, 4, 512, 127).half())  # rows of 254 bytes
     assert configs[-1].get("tl.disable_tma_lower") is True and configs[-1]["tl.enable_fast_math"] is True
+    assert configs[-1]["tl.disable_warp_specialized"] is True  # its loads would take TMA regardless
     monkeypatch.setattr(mha, "_compiled", {})
     refuse["tma"] = True
     compiled = len(configs)

@@ -162,8 +162,8 @@ def _key(name, layouts, into, tma=True):
 def tma_maps(tensors):
     """Whether TMA tensor maps take every one of `tensors`: outer strides (of dims over 1) that are
     multiples of 16 bytes. A kernel given one that is not (a [64, 777] f16 tensor: 1554-byte rows)
-    is compiled with TileLang's thread copies instead (`tl.disable_tma_lower`): with TMA, its launch
-    fails on the host."""
+    is compiled with TileLang's thread copies instead (`tl.disable_tma_lower`, and no warp
+    specialization): with TMA, its launch fails on the host."""
     return all(s * x.element_size() % 16 == 0 for x in tensors for s, n in zip(x.stride()[:-1], x.shape) if n > 1)
 
 
@@ -190,8 +190,8 @@ def compile_kernel(name, target="cuda", layouts=(), into=False, tma=True):
         outs = None if into else list(range(n_in, n_in + KERNELS[name]["outputs"]))
         func = prim_func(name, layouts, pdl=has_pdl(target))
         configs = dict(KERNELS[name].get("pass_configs") or {})
-        if not tma:
-            configs["tl.disable_tma_lower"] = True
+        if not tma:  # (a warp-specialized loop's loads take TMA whatever the first flag says)
+            configs.update({"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
         _compiled[key] = tilelang.compile(func, out_idx=outs, target=target, pass_configs=configs or None)
     return _compiled[key]
 
