@@ -178,3 +178,30 @@ def test_the_gpu_check_launches_as_run_does(mha: Any, monkeypatch: pytest.Monkey
     monkeypatch.setattr(mha, "tma_maps", lambda tensors: False)
     (got,) = runtime.run_poisoned(mha, [name], xs, {}, prebuilt)
     assert bool((got == 2).all()) and configs[-1].get("tl.disable_tma_lower") is True
+
+
+def test_thread_copy_variant_lowers_without_tensor_maps(tmp_path: Path) -> None:
+    """The variant `run` compiles where TMA cannot map a tensor (`tma=False`): no TMA in the device
+    code, no tensor map on the host, and its pipelined loop of a dynamic trip count (over K of a
+    [128, K] x [K, 768] matmul) lowers with one stage, as TileLang 0.1.15 needs without warp
+    specialization (two stages there: "Downcast from tirx.Sub to ir.IntImm failed")."""
+    from tilelang import tvm
+    from xdsl.context import Context
+
+    from cleave_ir.builder import GraphBuilder, module_of
+    from cleave_ir.passes.pipeline import PipelinePass
+    from cleave_ir.tilelang_emitter import module_source
+
+    b = GraphBuilder("mm")
+    graph = b.build(b.matmul(b.input("a", [128, 8192], dynamic=[1]), b.input("w", [8192, 768], dynamic=[0])))
+    module = module_of(graph)
+    PipelinePass(no_search=True, top_k=1, keep=1).apply(Context(), module)
+    (tmp_path / "mm.py").write_text(module_source(module))
+    mod = load_module_file(tmp_path / "mm.py")
+    (name,) = mod.CANDIDATES[0][1]
+    assert "T.Pipelined(T.ceildiv(" in (tmp_path / "mm.py").read_text()
+    configs = {**mod.KERNELS[name]["pass_configs"], "tl.disable_tma_lower": True, "tl.disable_warp_specialized": True}
+    with tvm.transform.PassContext(config=configs), tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}):
+        art = tilelang.lower(mod.prim_func(name, tma=False))
+    assert "tma_load" not in art.kernel_source and "tma_store" not in art.kernel_source
+    assert "TensorMap" not in str(art.host_mod)

@@ -108,11 +108,28 @@ def layout(x):
     return tuple(s if n > 1 else d for s, n, d in zip(x.stride()[:-1], x.shape, dense))  # a size-1 dim's stride is never used
 
 
-def prim_func(name, layouts=(), pdl=True):
+def _unstaged(func):
+    """`func` with one stage in each pipelined loop of a dynamic trip count: TileLang 0.1.15 pipelines
+    such a loop only when warp-specialized ("Downcast from tirx.Sub to ir.IntImm failed")."""
+    from tilelang import tvm
+
+    tirx = tvm.tirx
+
+    def one_stage(loop):
+        if "num_stages" not in loop.annotations or isinstance(loop.extent, tirx.IntImm):
+            return None
+        annotations = {**loop.annotations, "num_stages": tirx.IntImm("int32", 1)}
+        return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, loop.body, loop.thread_binding, annotations)
+
+    return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, one_stage, ["tirx.For"]))
+
+
+def prim_func(name, layouts=(), pdl=True, tma=True):
     """Kernel `name` with the outer strides of its tensors (inputs, then outputs) specialized: tensor i
     to `layouts[i]` (`layout`'s tuple), dense row-major where that is None or missing (the same code
     as a `T.Tensor`). With `pdl=False`, without its wait for prior kernels (`T.pdl_sync()`), which
-    GPUs before sm_90 do not run (see `has_pdl`)."""
+    GPUs before sm_90 do not run (see `has_pdl`). With `tma=False`, for the thread-copy compile
+    (`compile_kernel`): its pipelined loops of a dynamic trip count get one stage (`_unstaged`)."""
     from tilelang import tvm
 
     func = globals()[name]
@@ -125,6 +142,8 @@ def prim_func(name, layouts=(), pdl=True):
         strides = [*given, 1] if given is not None else _dense(list(buf.shape))
         binds[param] = tvm.tirx.decl_buffer(buf.shape, buf.dtype, buf.name, strides=strides)
     func = func.specialize(binds) if binds else func
+    if not tma:
+        func = _unstaged(func)
     if pdl:
         return func
 
@@ -185,7 +204,7 @@ def compile_kernel(name, target="cuda", layouts=(), into=False, tma=True):
     if key not in _compiled:
         n_in = KERNELS[name]["inputs"]
         outs = None if into else list(range(n_in, n_in + KERNELS[name]["outputs"]))
-        func = prim_func(name, layouts, pdl=has_pdl(target))
+        func = prim_func(name, layouts, pdl=has_pdl(target), tma=tma)
         configs = dict(KERNELS[name].get("pass_configs") or {})
         if not tma:  # (a warp-specialized loop's loads take TMA whatever the first flag says)
             configs.update({"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
