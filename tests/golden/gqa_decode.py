@@ -104,7 +104,7 @@ def layout(x):
         return None
     if x.dim() < 2 or x.stride(-1) != 1 or any(s <= 0 for s, n in zip(x.stride(), x.shape) if n > 1):
         return "copy"
-    if any(s * x.element_size() % 16 for s, n in zip(x.stride()[:-1], x.shape) if n > 1):
+    if not tma_maps([x]):
         return "copy"
     dense = _dense(x.shape)
     return tuple(s if n > 1 else d for s, n, d in zip(x.stride()[:-1], x.shape, dense))  # a size-1 dim's stride is never used
