@@ -708,6 +708,12 @@ def default_budget(elapsed_s: float) -> float:
     return max(30.0, min(150.0, DEFAULT_TOTAL_S - elapsed_s))
 
 
+def shipped_us(measurement: Any) -> float | None:
+    """The fastest correct candidate of the GPU phase's measurement (`runtime.Measurement`), or None."""
+    times = [r.us for r in (measurement.rows if measurement is not None else []) if r.ok and r.us is not None]
+    return min(times) if times else None
+
+
 def tune_job(job: Any, elapsed_s: float) -> None:
     """The tuning phase of `cleave compile --gpu` (after the measurement of the kept candidates).
 
@@ -733,7 +739,12 @@ def tune_job(job: Any, elapsed_s: float) -> None:
             job.say(f"tune: cache hit (entry {entry.short}, {len(recorded['results'])} variants measured on {device}; --retune to measure again)")
             for line in recorded.get("table", []):
                 job.say(line)
-            if recorded.get("improved") and entry.files["tuned/kernel.py"]:
+            won = recorded.get("winner")
+            won_us = next((r["us"] for r in recorded.get("results", []) if r.get("index") == won and r.get("status") == "ok"), None)
+            shipped = shipped_us(job.measurement)
+            if recorded.get("improved") and won_us is not None and shipped is not None and won_us >= shipped:
+                job.say(f"tune: the recorded tuned winner ({won_us:.2f} us) does not beat this run's measured winner ({shipped:.2f} us); {args.output} keeps the pipeline's candidates")
+            elif recorded.get("improved") and entry.files["tuned/kernel.py"]:
                 with tempfile.TemporaryDirectory() as d:
                     path = Path(d) / "tuned_kernel.py"
                     path.write_bytes(entry.files["tuned/kernel.py"])
@@ -766,15 +777,21 @@ def tune_job(job: Any, elapsed_s: float) -> None:
             job.say(f"  {note}")
         failed = sum(1 for r in tuning.results.values() if not r.ok)
         job.say(f"tune: {len(tuning.results)} variants in {tuning.seconds:.1f} s (budget {budget:.0f} s), {failed} failed or skipped")
-        improved = winner is not None and base is not None and winner != base and tuning.us(winner) < tuning.us(base)  # type: ignore[operator]
-        improved = improved or (winner is not None and base is None)
+        # the winner must beat the pipeline's configurations it was tuned from and every candidate the
+        # GPU phase measured: a candidate the tuner cannot vary may be the fastest of all
+        shipped = shipped_us(job.measurement)
+        improved = winner is not None and (base is None or (winner != base and tuning.us(winner) < tuning.us(base)))  # type: ignore[operator]
+        improved = improved and (shipped is None or tuning.us(winner) < shipped)  # type: ignore[operator]
         winner_src = paths[winner].read_bytes() if improved and winner is not None else b""
     if winner is None:
         job.say("tune: no variant ran correctly; the pipeline's candidates stay")
     elif improved:
         _replace_output(job, winner_src)
-        base_text = f"{tuning.us(base):.2f} us" if base is not None else "none correct"
+        best = min(u for u in (tuning.us(base), shipped) if u is not None) if base is not None or shipped is not None else None
+        base_text = f"{best:.2f} us" if best is not None else "none correct"
         job.say(f"tuned winner: variant {winner} ({tuning.variants[winner].describe()}), {tuning.us(winner):.2f} us vs the pipeline's {base_text}; {args.output} holds it: run(*tensors)")
+    elif shipped is not None and tuning.us(winner) >= shipped:  # type: ignore[operator]
+        job.say(f"tune: no variant beats the measured winner ({shipped:.2f} us; the fastest variant: {winner}, {tuning.us(winner):.2f} us); {args.output} keeps the pipeline's candidates")
     else:
         job.say(f"tune: the pipeline's configuration is the fastest (variant {winner}, {tuning.us(winner):.2f} us)")
     data = {**tuning.to_json(), "table": table, "improved": improved}

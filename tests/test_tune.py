@@ -283,6 +283,57 @@ def test_compile_tunes_records_and_reuses(fake_worker, tmp_path: Path, monkeypat
     assert log.read_text().count("spawn") > spawns
 
 
+def test_tuning_never_ships_a_variant_slower_than_the_measured_winner(
+    fake_worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The H200, swiglu T7: the tuner could vary only the third candidate (224.5 us tuned, 227.0 us as
+    the pipeline chose it) and replaced the output, whose measured winner ran 61.9 us."""
+    import torch
+
+    from cleave_ir import runtime
+    from cleave_ir.compile import main as cleave_main
+
+    behave, _, _ = fake_worker
+    behave(v2=50.0)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Test GPU")
+    measured = [100.0]
+
+    def fake_measure(path, graph, out, *, jobs=None):  # type: ignore[no-untyped-def]
+        m = runtime.Measurement("Test GPU", compile_s=1.0)
+        m.rows = [runtime.CandidateResult(0, "matmul", ["matmul_k0"], 420.0, 0.5, 3e-4, measured[0], "graph", 2)]
+        m.winner = 0
+        return m
+
+    monkeypatch.setattr(runtime, "measure", fake_measure)
+    monkeypatch.setattr(runtime, "verify", lambda *a, **k: 2e-4)
+    args = ["compile", str(MATMUL), "-o", "k.py", "--cache-dir", "cache", "--no-search", "--gpu", "--tune-budget", "60"]
+    assert cleave_main(args) == 0
+    assert "tuned winner: variant 2, " not in (out := capsys.readouterr().out) and "50.00 us vs the pipeline's 100.00 us" in out
+    tuned = Path("k.py").read_text()
+    # an entry recorded before this rule (its tuned winner slower than the measured one): not shipped
+    from cleave_ir.cache import MANIFEST, Cache
+
+    (path,) = (tmp_path / "cache" / "entries").iterdir()
+    manifest = json.loads((path / MANIFEST).read_text())
+    cache = Cache(tmp_path / "cache")
+    entry = cache.load(manifest["key"], manifest["key_material"])
+    assert entry is not None
+    data = entry.json("tune.json")
+    for r in data["results"]:
+        r["us"] = r["us"] and r["us"] + 100.0
+    cache.update(entry, manifest["key_material"], {"tune.json": json.dumps(data)})
+    assert cleave_main(args) == 0
+    out = capsys.readouterr().out
+    assert "does not beat this run's measured winner (100.00 us)" in out and Path("k.py").read_text() != tuned
+    measured[0] = 30.0
+    assert cleave_main([*args, "--cache-dir", "cache2"]) == 0
+    out = capsys.readouterr().out
+    assert "no variant beats the measured winner (30.00 us" in out and "tuned winner:" not in out
+    assert Path("k.py").read_text() != tuned
+
+
 def test_tune_budget_flag() -> None:
     def parse(*extra: str):
         return parser().parse_args(["compile", "g.mlir", "--gpu", *extra])
