@@ -140,6 +140,8 @@ def test_run_compiles_without_tma_where_tensor_maps_cannot_take_the_rows(mha: An
     monkeypatch.setattr(mha, "_compiled", {})
     q, k, v = (torch.randn(1, 4, 512, 128).half() for _ in range(3))
     assert mha.tma_maps([q, k, v]) and not mha.tma_maps([torch.randn(1, 4, 512, 127).half()])
+    # a column of row statistics ([T, 1]) is a vector; rows of 3 halves are not 16-byte multiples
+    assert mha.tma_maps([torch.randn(17, 1).half()]) and not mha.tma_maps([torch.randn(17, 3, 1).half()])
     mha.run(q, k, v)
     assert not configs[-1].get("tl.disable_tma_lower")
     mha.run(q, k, torch.randn(1, 4, 512, 127).half())  # rows of 254 bytes

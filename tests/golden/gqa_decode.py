@@ -181,8 +181,16 @@ def tma_maps(tensors):
     """Whether TMA tensor maps take every one of `tensors`: outer strides (of dims over 1) that are
     multiples of 16 bytes. A kernel given one that is not (a [64, 777] f16 tensor: 1554-byte rows)
     is compiled with TileLang's thread copies instead (`tl.disable_tma_lower`, and no warp
-    specialization): with TMA, its launch fails on the host."""
-    return all(s * x.element_size() % 16 == 0 for x in tensors for s, n in zip(x.stride()[:-1], x.shape) if n > 1)
+    specialization): with TMA, its launch fails on the host. Trailing dims of 1 are dropped first:
+    a [T, 1] column of row statistics is a vector, which TileLang copies without TMA (its boxes are
+    under 16 bytes), and a launch that fails anyway is retried with thread copies (`_launch`)."""
+    for x in tensors:
+        dims = list(zip(x.stride(), x.shape))
+        while dims and dims[-1][1] == 1:
+            dims.pop()
+        if any(s * x.element_size() % 16 for s, n in dims[:-1] if n > 1):
+            return False
+    return True
 
 
 def _launch(name, layouts, into, tma, args):
