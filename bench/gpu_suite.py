@@ -12,7 +12,8 @@ recorded with its one-line error; `--lower` also lowers every kernel for sm_90a 
 kernels that do not lower). An existing manifest entry with the same graph and variant is reused, so
 an interrupted `prepare` resumes (`--force` re-runs them). `--models` takes the rows from the
 generality suite instead (`examples/models/*.mlir` at the real shapes of their `// gpu-resize:` lines;
-`bench/models.py` is the entry point for them).
+`bench/models.py` is the entry point for them); `--graphs FILE...` takes one row per tgraph file (e.g.
+`bench/probes/unseen/*.mlir`), whose eager baseline is the graph op by op unless it is named like an example.
 
 `run` (GPU) compiles the kept candidates of every row (threads: tilelang.compile waits on nvcc),
 checks each against a float64 reference with its outputs poisoned (relative error < 1e-2), and times
@@ -135,6 +136,16 @@ def model_rows() -> list[Row]:
     return [Row(p.stem, p.stem, 1, gpu_resize(p)) for p in sorted(MODELS.glob("*.mlir"))]
 
 
+def file_rows(paths: Sequence[str]) -> list[Row]:
+    """One row per tgraph file (`--graphs`), at its written shape or its `// gpu-resize:` line's."""
+    out = []
+    for name in paths:
+        path = Path(name).resolve()
+        resize = gpu_resize(path) if "// gpu-resize:" in path.read_text() else {}
+        out.append(Row(path.stem, str(path), 1, resize))
+    return out
+
+
 def model_path(example: str) -> Path | None:
     """The tgraph file of a model row: a subgraph of examples/models, or any `.mlir` file named by its path."""
     for path in (MODELS / f"{example}.mlir", Path(example)):
@@ -159,7 +170,7 @@ def graph_text(row: Row, scale: bool = False) -> str:
     if path is not None:
         module = parse_module_text(make_context(), path.read_text(), path.name)
         graph = next(g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp))
-        graph = graph.clone() if scale else resize_graph(graph, row.resize)
+        graph = resize_graph(graph, row.resize) if row.resize and not scale else graph.clone()
         graph.attributes.pop("constraints", None)
         graph.bindings = None
         return str(module_of(graph))
@@ -256,6 +267,7 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
     from xdsl.context import Context
 
     from cleave_ir.dialects import cleave, itgraph, tgraph
+    from cleave_ir.passes.padded_dims import apply_padded
     from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
     from cleave_ir.tilelang_emitter import module_source
 
@@ -268,7 +280,12 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
     t0 = time.perf_counter()
     try:
         with contextlib.redirect_stderr(log):
-            PipelinePass(keep=keep, top_k=top_k, **VARIANTS[variant]).apply(Context(), module)  # type: ignore[arg-type]
+            pipeline = PipelinePass(keep=keep, top_k=top_k, **VARIANTS[variant])  # type: ignore[arg-type]
+            padded = apply_padded(pipeline, module)  # awkward sizes padded, as `cleave compile` does
+            if padded is None or not padded[1]:
+                pipeline.apply(Context(), module)
+            if padded is not None:
+                entry["padded"] = f"{padded[0]}: {'kept' if padded[1] else 'dropped (a kernel serves only the given sizes)'}"
             entry["pipeline_s"] = round(time.perf_counter() - t0, 2)
             source = module_source(module)
         units = rank_candidates(module)
@@ -422,7 +439,18 @@ class Candidate:
             sources.append([where[id(a)] for a in args])
             where.update((id(o), (i, j)) for j, o in enumerate(outs))
             self.buffers.append(outs)
-            self.fns[i](*args, *outs)
+            # inputs whose rows no TMA tensor map takes, or outputs whose descriptor fails on the host:
+            # the thread-copy variant, as the module's `run` (`tma_maps`, `_launch`) does
+            tma_maps = getattr(self.mod, "tma_maps", None)
+            if tma_maps is not None and not tma_maps(args):
+                self.fns[i] = self.mod.compile_kernel(name, into=True, tma=False)
+            try:
+                self.fns[i](*args, *outs)
+            except Exception as e:
+                if tma_maps is None or not any(w in str(e).lower() for w in ("tma", "tensor_map")):
+                    raise
+                self.fns[i] = self.mod.compile_kernel(name, into=True, tma=False)
+                self.fns[i](*args, *outs)
             return outs
 
         out = run_chain(self.mod.KERNELS, self.kernels, inputs, launch)[0]
@@ -505,13 +533,17 @@ def model_inputs(graph, xs: list[Any]) -> list[Any]:  # type: ignore[no-untyped-
     return out
 
 
+HAND_WRITTEN = ATTENTION | {"matmul", "rmsnorm_matmul", "swiglu", "matmul_matmul", "matmul_rowsum"}
+"""Graph names (`@name`) that `eager_fn` writes as a PyTorch user would; any other graph runs op by op."""
+
+
 def eager_fn(example: str, scale: float | None, graph=None) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
     """What a PyTorch user writes for the example (fp16, cuBLAS matmuls, torch.softmax); a model
-    row's graph op by op (`graph_eager`)."""
+    row's graph, or any graph not named like one of the examples, op by op (`graph_eager`)."""
     import torch
     import torch.nn.functional as F
 
-    if graph is not None and is_model(example):
+    if graph is not None and (is_model(example) or example not in HAND_WRITTEN):
         return graph_eager(graph)
     if example in ATTENTION:
         return lambda q, k, v: torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * scale, dim=-1), v)
@@ -993,6 +1025,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pp.add_argument("--lower", action="store_true", help="also lower every kernel for sm_90a (CPU) and record failures")
     pp.add_argument("--force", action="store_true", help="re-run entries the manifest already has (after a change to the passes or the emitter)")
     pp.add_argument("--models", action="store_true", help="the generality suite's rows (examples/models at their real shapes) instead")
+    pp.add_argument("--graphs", nargs="+", metavar="FILE", help="rows from these tgraph files (at their written shapes) instead")
     pp.add_argument("--scale", action="store_true", help=argparse.SUPPRESS)  # scaled-down shapes, for smoke tests
     pr = sub.add_parser("run", help="compile, check and time every row on the GPU")
     pr.add_argument("dir", help="the directory `prepare` wrote")
@@ -1012,7 +1045,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pc.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.command == "prepare":
-        only = model_rows() if args.models else None
+        only = model_rows() if args.models else file_rows(args.graphs) if args.graphs else None
         prepare(Path(args.out), args.jobs, args.rows, args.ablations, args.scale, args.keep, args.top_k, only=only, lower=args.lower, force=args.force)
         return 0
     if args.command == "run":

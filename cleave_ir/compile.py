@@ -339,33 +339,15 @@ def _padded_pipeline(job: Job, module: ModuleOp) -> str | None:
     """The pipeline on the graph of `module` with its awkward static sizes padded and dynamic
     (`passes/padded_dims.py`), put in `module` when its kernels serve the real sizes: a line saying
     what was padded. "" when the padded compile was dropped, None when nothing is awkward."""
-    from cleave_ir.passes.padded_dims import PADDED, padded_graph, padded_size, serves_every_size
+    from cleave_ir.passes.padded_dims import apply_padded
 
-    graph = next(op for op in module.body.block.ops if isinstance(op, tgraph.GraphOp))
-    try:
-        padded = padded_graph(graph)
-    except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
-        print(f"cleave compile: no padded form: {one_line(str(e))}", file=sys.stderr)
+    done = apply_padded(pipeline_pass(pipeline_options(job.args)), module)
+    if done is None:
         return None
-    if padded is None:
-        return None
-    sizes = sorted({cast(IntegerAttr, n).value.data for n in cast(DictionaryAttr, padded.attributes[PADDED]).data.values()})
-    said = ", ".join(f"{n} -> {padded_size(n)}" for n in sizes)
-    trial = ModuleOp([padded])
-    try:
-        pipeline_pass(pipeline_options(job.args)).apply(Context(), trial)
-        ok = serves_every_size(trial)
-    except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
-        print(f"cleave compile: padded sizes ({said}) dropped: {one_line(str(e))}", file=sys.stderr)
-        ok = False
+    said, ok = done
     if not ok:
         job.say(f"padded sizes ({said}): no candidate serves the real sizes; scheduled at the given sizes")
         return ""
-    for op in list(module.body.block.ops):
-        module.body.block.erase_op(op)
-    for op in list(trial.body.block.ops):
-        op.detach()
-        module.body.block.add_op(op)
     return f"padded sizes: {said} (dynamic dims; the kernels serve the real sizes)"
 
 

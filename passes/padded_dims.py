@@ -11,7 +11,12 @@ when its candidates serve every size (`serves_every_size`); otherwise the graph 
 
 from __future__ import annotations
 
+import sys
+from typing import cast
+
+from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.passes import ModulePass
 
 from cleave_ir.dialects import itgraph, tgraph
 
@@ -79,3 +84,34 @@ def is_padded(graph: tgraph.GraphOp) -> bool:
 def serves_every_size(module: ModuleOp) -> bool:
     """Whether no kernel the pipeline kept serves only its representative size."""
     return not any(STATIC_ONLY in k.attributes for k in module.walk() if isinstance(k, itgraph.KernelOp))
+
+
+def apply_padded(pipeline: ModulePass, module: ModuleOp) -> tuple[str, bool] | None:
+    """Run `pipeline` on the `padded_graph` of `module`'s graph; when every kept kernel serves the real
+    sizes, `module` takes the result. Returns None when nothing is awkward (or no padded form exists:
+    a note on stderr), else (what was padded, as "77 -> 128", and whether `module` took it); when it
+    did not, the caller runs `pipeline` on the graph as given."""
+    graph = next(op for op in module.body.block.ops if isinstance(op, tgraph.GraphOp))
+    try:
+        padded = padded_graph(graph)
+    except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
+        print(f"cleave-padded-dims: no padded form: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        return None
+    if padded is None:
+        return None
+    sizes = sorted({cast(IntegerAttr, n).value.data for n in cast(DictionaryAttr, padded.attributes[PADDED]).data.values()})
+    said = ", ".join(f"{n} -> {padded_size(n)}" for n in sizes)
+    trial = ModuleOp([padded])
+    try:
+        pipeline.apply(Context(), trial)
+        ok = serves_every_size(trial)
+    except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
+        print(f"cleave-padded-dims: padded sizes ({said}) dropped: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        ok = False
+    if ok:
+        for op in list(module.body.block.ops):
+            module.body.block.erase_op(op)
+        for op in list(trial.body.block.ops):
+            op.detach()
+            module.body.block.add_op(op)
+    return said, ok

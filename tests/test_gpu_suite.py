@@ -229,3 +229,27 @@ def test_markdown_summary_counts_unrounded_ratios_and_short_rounds(suite) -> Non
     assert f"Geometric mean over the 2 rows with a ratio: {geo:.3f}x; 0 rows >= 1.0x, 0 >= 0.9x" in md
     assert "under 0.9x: swiglu_t1 0.640x, gqa_decode_b1_l4096 0.896x." in md
     assert "Timed in fewer than 3 rounds: gqa_decode_b1_l4096." in md
+
+
+def test_rows_from_graph_files_are_padded_and_run_op_by_op(suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`prepare --graphs FILE`: a graph the suite has never seen, at its written shape; its awkward
+    sizes are padded as `cleave compile` pads them, and its eager baseline is the graph op by op."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import check, random_inputs, torch_reference
+
+    path = tmp_path / "odd.mlir"
+    path.write_text("""tgraph.graph @odd(%a: !tgraph.tensor<[40, 64], f16>, %b: !tgraph.tensor<[64, 200], f16>) -> !tgraph.tensor<[40, 1], f16> {
+  %c = tgraph.matmul %a, %b : !tgraph.tensor<[40, 64], f16>, !tgraph.tensor<[64, 200], f16> -> !tgraph.tensor<[40, 200], f16>
+  %e = tgraph.exp %c : !tgraph.tensor<[40, 200], f16>
+  %s = tgraph.reduce sum %e dim 1 : !tgraph.tensor<[40, 200], f16> -> !tgraph.tensor<[40, 1], f16>
+  tgraph.output %s : !tgraph.tensor<[40, 1], f16>
+}""")
+    (row,) = suite.file_rows([str(path)])
+    assert row.name == "odd" and row.resize == {}
+    manifest = suite.prepare(tmp_path / "out", only=[row])
+    entry = manifest["entries"]["odd__full"]
+    assert entry["status"] == "ok" and entry["padded"].startswith("40 -> 64, 200 -> 256: ") and entry["inputs"] == [[40, 64], [64, 200]]
+    graph = suite.parse_graph(entry["graph"])
+    xs = [x * 0.1 for x in random_inputs(graph, device="cpu")]
+    assert check(suite.eager_fn("odd", None, graph)(*xs).float(), torch_reference(graph, xs)[0]) < 1e-2
+    assert "odd" not in suite.HAND_WRITTEN and torch is not None
