@@ -544,7 +544,7 @@ class _KernelLowering:
         # nvcc --use_fast_math (approximate exp2/rsqrt/division, as TileLang's attention examples): on the
         # H200 FlashAttention 553 -> 520 us at S4096 D128; every kernel is checked against float64 anyway
         new.attributes["cleave.fast_math"] = UnitAttr()
-        if self.no_warp_specialization:
+        if self.no_warp_specialization or released_before_read(new):
             new.attributes["cleave.no_warp_specialization"] = UnitAttr()
             unstaged_dynamic_loops(new)
         hoist_input_loads(new)
@@ -568,9 +568,19 @@ class _KernelLowering:
             elif isinstance(op, itgraph.LoadOp):
                 buf = self.alloc_for(op.result, op.result.name_hint or "tile", tl.Scope.SHARED, tgraph.tensor_type(op.result).element_type)
                 real = self.real_region(op.result) if op.result in self.pad else None
+                region = self.region(op.tmap)
+                if real is not None and isinstance(op.parent_op(), itgraph.SequentialOp):
+                    # in a pipelined loop (each stage a buffer of its own, which no clear before the
+                    # loop reaches): the whole padded tile from the input, its rows past the tile's
+                    # the input's next rows (zeros past its end), which stay in the padded rows
+                    sizes = list(region.size_exprs)
+                    sizes[self.pad[op.result]] = sympy.Integer(PAD_ROWS)
+                    region = tl.RegionAttr(list(region.offset_exprs), sizes)
+                    copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=region, no_tma=True))
+                    self.loaded_at[buf.value] = (copy, len(self.block_stack))
+                    continue
                 if real is not None:  # the real rows into a zeroed padded tile
                     self.prologue.append(tl.ClearOp(buf.value))
-                region = self.region(op.tmap)
                 if real is None and self.copy_by_slices(buf):
                     self.copy_slices(self.bufs[op.source].value, buf, region)
                     continue
@@ -1490,6 +1500,29 @@ WARP_SIZE = 32
 PAD_FRAGMENT_BYTES = 128 * 4
 
 
+def released_before_read(kernel: tl.KernelOp) -> bool:
+    """Whether a pipelined loop reads a tile it copies in without TMA both before and after another
+    copy into shared memory: TileLang's warp-specialized pipeline hands such a tile back to its
+    producer after the readers before that copy (swiglu T=7 with padded rows: x read by the gate's
+    gemm, then, after the wait for the up weight, by the up's gemm, gave rel. errors of 0.40-0.64,
+    changing from run to run, on the H200; rmsnorm_matmul T=5, whose x tile's readers all follow
+    the loop's last copy, was right)."""
+    for loop in kernel.walk():
+        if not isinstance(loop, tl.PipelinedOp):
+            continue
+        body = list(loop.body.block.ops)
+        copies = [j for j, o in enumerate(body) if isinstance(o, tl.CopyOp) and tl.buffer_type(o.dst).scope_name == tl.Scope.SHARED]
+        for i in copies:
+            copy = body[i]
+            assert isinstance(copy, tl.CopyOp)
+            if copy.no_tma is None:
+                continue
+            readers = [j for j, o in enumerate(body) if j != i and any(v is copy.dst for inner in o.walk() for v in inner.operands)]
+            if readers and any(min(readers) < j < max(readers) for j in copies if j != i):
+                return True
+    return False
+
+
 def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, int]:
     """Tiles whose row axis is padded to PAD_ROWS so that matmuls of 1..15 rows run on the tensor cores.
 
@@ -1580,8 +1613,14 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
             return isinstance(term, itgraph.YieldOp) and all(
                 want(y, axis) for r, y in zip(op.results, term.operands) if r is v
             )
-        if isinstance(op, itgraph.LoadOp):  # only hoisted loads: a zeroed tile stays zero outside loops
-            return not isinstance(op.parent_op(), itgraph.SequentialOp)
+        if isinstance(op, itgraph.LoadOp):
+            # hoisted: the real rows into a zeroed tile; in a loop, the input's next rows fill the
+            # padded ones (`_KernelLowering`): either way, every op on them is per-row, and stores
+            # write the real rows only. A loop of one matmul only: the H200 ran rmsnorm_matmul T=5's
+            # (84 -> 23 us, right with 1-3 stages); swiglu T=7's, a loop of two, was wrong under
+            # warp specialization (`released_before_read`) and is not measured without it
+            loop = op.parent_op()
+            return not isinstance(loop, itgraph.SequentialOp) or sum(isinstance(o, tgraph.MatmulOp) for o in loop.walk()) == 1
         return isinstance(op, itgraph.StoreOp) and v is op.value
 
     while work:

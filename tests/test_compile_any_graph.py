@@ -34,7 +34,7 @@ from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.cost_model import lays_out, layout_threads
-from cleave_ir.passes.lower_tilelang import gemm_warps_fit, lower_module
+from cleave_ir.passes.lower_tilelang import gemm_warps_fit, lower_module, released_before_read
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.partition_kernels import partition
@@ -783,3 +783,43 @@ def test_copies_of_tensors_beyond_five_dims_are_thread_copies(tmp_path: Path) ->
     assert kernels and all(o.no_tma is not None for k in kernels for o in k.walk() if six_d(o))
     check_interpreted(graph, module)
     check_lowers(module, tmp_path / "k.py", [k.sym_name.data for k in kernels])
+
+
+def _padded_loop_copies(module) -> list[tl.CopyOp]:  # type: ignore[no-untyped-def]
+    """Copies inside pipelined loops that read a whole padded (PAD_ROWS-row) tile without TMA."""
+    return [
+        op for loop in module.walk() if isinstance(loop, tl.PipelinedOp) for op in loop.body.block.ops
+        if isinstance(op, tl.CopyOp) and op.no_tma is not None and op.src_region is not None and 64 in op.src_region.size_exprs
+    ]
+
+
+@pytest.mark.parametrize("tokens", [5, 3])
+def test_few_rows_loaded_in_a_loop_run_on_the_tensor_cores(tokens: int) -> None:
+    """rmsnorm(x) @ W at T = 5 or 3 (x [T, 16384], W [16384, 64]), as (x @ W) * rsqrt(mean(x^2)): the
+    one-kernel form loads x's rows with W's in its K loop.
+    Their matmul runs on the tensor cores with x's rows padded to 64, the tile read whole from x each
+    iteration (rows past the input read as zeros); before, a CUDA-core loop (H200, T=5, N=3000: 84 -> 23 us).
+    Interpreted on two input ranges against the graph. A tile read both before and after another copy
+    of the loop goes without warp specialization (`released_before_read`); swiglu's loop of two
+    matmuls keeps its CUDA-core loops (`plan_row_padding`: wrong under the warp-specialized pipeline)."""
+    b = GraphBuilder("rmsnorm_matmul")
+    x, w = b.input("x", [tokens, 16384]), b.input("w", [16384, 64])  # too long a K for one load
+    rs = b.rsqrt(b.scale(b.reduce("sum", b.square(x), 1), 1 / 16384))
+    graph = b.build(b.mul(b.matmul(x, w), rs))  # the search's form: the row scale after the matmul
+    module = compile_graph(graph.clone())
+    assert _padded_loop_copies(module)
+    # x is read before W's copy (its squares) and after it (the gemm): no warp specialization
+    assert all(released_before_read(k) == ("cleave.no_warp_specialization" in k.attributes) for k in module.walk() if isinstance(k, tl.KernelOp))
+    assert any(released_before_read(k) for k in module.walk() if isinstance(k, tl.KernelOp))
+    rng = np.random.default_rng(5)
+    for low, high in ((-3.0, 3.0), (0.5, 4.0)):
+        xs = [rng.uniform(low, high, s.shape) for s in random_inputs(graph)]
+        (ref,) = run_graph(graph, xs)
+        for _, ks in candidate_kernels(module):
+            assert max_relative_error(ref, run_kernels(ks, xs)[0]) <= FP16_TOL
+    s = GraphBuilder("swiglu")
+    x, wg, wu = s.input("x", [tokens, 16384]), s.input("wg", [16384, 64]), s.input("wu", [16384, 64])
+    g = s.matmul(x, wg)
+    swiglu = s.build(s.mul(s.div(g, s.scalar("add", s.exp(s.neg(g)), 1.0)), s.matmul(x, wu)))
+    module = compile_graph(swiglu)
+    assert any(isinstance(op, tl.PipelinedOp) for op in module.walk()) and not _padded_loop_copies(module)
