@@ -2,8 +2,9 @@
 
 After the search, the schedule and the GPU measurement of the kept candidates, every kept candidate
 is tuned over a neighbourhood of its tile configuration: for each of its kernels, output tiles and
-reduction tiles within a factor of two of the cost model's choice, 128 or 256 threads and 1 to 3
-pipelining stages (where the shared memory holds them); the Split-K split counts are those of the
+reduction tiles within a factor of two of the cost model's choice, the threads placement chose or 128
+or 256 (where its register tiles lay out over them) and 1 to 4 pipelining stages (where the shared
+memory holds them); the Split-K split counts are those of the
 kept candidates. Variants are ordered by the (calibrated) cost model, the configurations the
 pipeline chose first, and emitted as TileLang modules until the budget's emission share is spent.
 
@@ -57,7 +58,7 @@ from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes import cost_model, partition_kernels
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.pipeline import rank_candidates
-from cleave_ir.passes.place_memory import place
+from cleave_ir.passes.place_memory import padded_tile_shapes, place, register_tile_shapes
 from cleave_ir.passes.schedule import FALLBACKS, Config, build_kernel, configs, plan
 from cleave_ir.passes.tmap_propagation import Unschedulable
 
@@ -184,7 +185,10 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
         placed_stages = kernel.attributes["cleave.stages"].value.data  # type: ignore[attr-defined]
         shared = kernel.attributes["cleave.smem_bytes"].value.data - (placed_stages - 1) * loop  # type: ignore[attr-defined]
         serial = cost_model.serialized(est, calibration)  # one stage, where its loads then wait
-        for threads in THREADS:
+        placed_threads = kernel.attributes["cleave.threads"].value.data  # type: ignore[attr-defined]
+        for threads in dict.fromkeys((placed_threads, *THREADS)):
+            if threads != placed_threads and not lays_out_on(kernel, threads):
+                continue  # TileLang would fail it: "no available layout found"
             for stages in STAGES if loop else (1,):
                 smem = shared + (stages - 1) * loop
                 if smem > cost_model.SMEM_BYTES:
@@ -198,6 +202,13 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
                 k.attributes["cleave.estimated_us"] = FloatAttr(round(e.microseconds, 3), f64)
                 out.append((Choice(graph.sym_name.data, cfg, threads, stages, e.microseconds, e.terms, e.fits), k))
     return out
+
+
+def lays_out_on(kernel: itgraph.KernelOp, threads: int) -> bool:
+    """Whether the kernel's register tiles lay out over `threads` (with its few-row matmuls' rows
+    padded where the lowering pads them), as placement requires of the count it chooses."""
+    shapes = padded_tile_shapes(kernel, threads) or register_tile_shapes(kernel)
+    return cost_model.layout_threads(shapes, threads) == threads
 
 
 @dataclass

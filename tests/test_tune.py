@@ -20,7 +20,7 @@ from cleave_ir import calibrate, tune
 from cleave_ir.compile import parser
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.passes import cost_model
-from cleave_ir.passes.pipeline import PipelinePass
+from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.run import load_module
 from cleave_ir.tilelang_emitter import kernel_source
 
@@ -462,3 +462,19 @@ def test_workers_import_the_installed_package_from_a_checkout_root(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     shadowed = subprocess.run([sys.executable, "-c", "import cleave_ir.passes"], cwd=tmp_path, capture_output=True, text=True)
     assert "the shadowing source folder" in shadowed.stderr  # the test's folder does shadow without -P
+
+
+def test_neighbourhood_keeps_placements_threads_and_skips_counts_tiles_do_not_lay_out() -> None:
+    """swiglu T=7 (bench/probes/unseen): its Split-K combines run on 32 threads (a [7, 32] tile), which
+    the neighbourhood's 128 or 256 never reproduced, so the two fastest candidates were "not tuned";
+    and 18 of its 25 variants failed TileLang with "no available layout found" ([7, 128] on 256)."""
+    from cleave_ir.passes.place_memory import padded_tile_shapes, register_tile_shapes
+
+    module = load_module(str(REPO / "bench" / "probes" / "unseen" / "swiglu_t7.mlir"))
+    PipelinePass().apply(Context(), module)
+    space = tune.neighbourhood(module, 60)
+    assert not [n for n in space.notes if "does not schedule again" in n]
+    assert {v.candidate for v in space.variants} == set(range(len(rank_candidates(module))))
+    for choice, kernel in space.kernels.items():
+        shapes = padded_tile_shapes(kernel, choice.threads) or register_tile_shapes(kernel)
+        assert cost_model.layout_threads(shapes, choice.threads) == choice.threads, choice.describe()
