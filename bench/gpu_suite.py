@@ -439,18 +439,7 @@ class Candidate:
             sources.append([where[id(a)] for a in args])
             where.update((id(o), (i, j)) for j, o in enumerate(outs))
             self.buffers.append(outs)
-            # inputs whose rows no TMA tensor map takes, or outputs whose descriptor fails on the host:
-            # the thread-copy variant, as the module's `run` (`tma_maps`, `_launch`) does
-            tma_maps = getattr(self.mod, "tma_maps", None)
-            if tma_maps is not None and not tma_maps(args):
-                self.fns[i] = self.mod.compile_kernel(name, into=True, tma=False)
-            try:
-                self.fns[i](*args, *outs)
-            except Exception as e:
-                if tma_maps is None or not any(w in str(e).lower() for w in ("tma", "tensor_map")):
-                    raise
-                self.fns[i] = self.mod.compile_kernel(name, into=True, tma=False)
-                self.fns[i](*args, *outs)
+            self.fns[i] = launch_into(self.mod, name, self.fns[i], args, outs)
             return outs
 
         out = run_chain(self.mod.KERNELS, self.kernels, inputs, launch)[0]
@@ -462,6 +451,23 @@ class Candidate:
         for outs in self.buffers:
             for b in outs:
                 b.fill_(float("nan"))
+
+
+def launch_into(mod, name: str, fn: Callable[..., Any], args: Sequence[Any], outs: Sequence[Any]) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
+    """Launch kernel `name` of module `mod` (`fn`: compiled with its outputs passed in) as the module's
+    `run` would: inputs whose rows no TMA tensor map takes (`tma_maps`), or outputs whose descriptor
+    fails on the host, get the thread-copy variant. Returns the function launched (reuse it)."""
+    tma_maps = getattr(mod, "tma_maps", None)  # modules emitted before it call the kernels as given
+    if tma_maps is not None and not tma_maps(args):
+        fn = mod.compile_kernel(name, into=True, tma=False)
+    try:
+        fn(*args, *outs)
+    except Exception as e:
+        if tma_maps is None or not any(w in str(e).lower() for w in ("tma", "tensor_map")):
+            raise
+        fn = mod.compile_kernel(name, into=True, tma=False)
+        fn(*args, *outs)
+    return fn
 
 
 def graph_eager(graph) -> Callable[..., Any]:  # type: ignore[no-untyped-def]

@@ -253,3 +253,33 @@ def test_rows_from_graph_files_are_padded_and_run_op_by_op(suite, tmp_path: Path
     xs = [x * 0.1 for x in random_inputs(graph, device="cpu")]
     assert check(suite.eager_fn("odd", None, graph)(*xs).float(), torch_reference(graph, xs)[0]) < 1e-2
     assert "odd" not in suite.HAND_WRITTEN and torch is not None
+
+
+def test_launch_into_takes_the_thread_copy_variant_where_run_would(suite) -> None:  # type: ignore[no-untyped-def]
+    """Inputs whose rows TMA cannot map, or a launch failing on a tensor map: the module's
+    `compile_kernel(..., tma=False)` variant, as the emitted `run` does; other errors propagate."""
+    calls: list[str] = []
+
+    class Mod:
+        @staticmethod
+        def tma_maps(tensors):  # type: ignore[no-untyped-def]
+            return "odd" not in tensors
+
+        @staticmethod
+        def compile_kernel(name, into, tma):  # type: ignore[no-untyped-def]
+            assert into and not tma
+            return lambda *a: calls.append(f"variant {name}")
+
+    def with_tma(*args):  # type: ignore[no-untyped-def]
+        if "bad map" in args:
+            raise RuntimeError("Failed to initialize the TMA descriptor out0_desc")
+        if "crash" in args:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        calls.append("tma")
+
+    assert suite.launch_into(Mod, "k", with_tma, ["ok"], []) is with_tma and calls == ["tma"]
+    suite.launch_into(Mod, "k", with_tma, ["odd"], [])
+    suite.launch_into(Mod, "k", with_tma, ["bad map"], [])
+    assert calls == ["tma", "variant k", "variant k"]
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        suite.launch_into(Mod, "k", with_tma, ["crash"], [])
