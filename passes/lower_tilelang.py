@@ -544,11 +544,12 @@ class _KernelLowering:
         # nvcc --use_fast_math (approximate exp2/rsqrt/division, as TileLang's attention examples): on the
         # H200 FlashAttention 553 -> 520 us at S4096 D128; every kernel is checked against float64 anyway
         new.attributes["cleave.fast_math"] = UnitAttr()
-        if self.no_warp_specialization or released_before_read(new):
-            new.attributes["cleave.no_warp_specialization"] = UnitAttr()
-            unstaged_dynamic_loops(new)
         hoist_input_loads(new)
         thread_copies_where_tma_cannot(new)
+        # (after the thread copies are final: `tl.released_before_read` judges them)
+        if self.no_warp_specialization or tl.released_before_read(new):
+            new.attributes[tl.NO_WARP_SPECIALIZATION] = UnitAttr()
+            unstaged_dynamic_loops(new)
         return new
 
     def body(self, ops) -> None:
@@ -1498,29 +1499,6 @@ WARP_SIZE = 32
 # the most bytes per thread of one padded one-row fragment (128 fp32 registers of the 255 a thread
 # may hold: a 64 x 512 fp32 tile over 128 threads, 256 registers each, would spill)
 PAD_FRAGMENT_BYTES = 128 * 4
-
-
-def released_before_read(kernel: tl.KernelOp) -> bool:
-    """Whether a pipelined loop reads a tile it copies in without TMA both before and after another
-    copy into shared memory: TileLang's warp-specialized pipeline hands such a tile back to its
-    producer after the readers before that copy (swiglu T=7 with padded rows: x read by the gate's
-    gemm, then, after the wait for the up weight, by the up's gemm, gave rel. errors of 0.40-0.64,
-    changing from run to run, on the H200; rmsnorm_matmul T=5, whose x tile's readers all follow
-    the loop's last copy, was right)."""
-    for loop in kernel.walk():
-        if not isinstance(loop, tl.PipelinedOp):
-            continue
-        body = list(loop.body.block.ops)
-        copies = [j for j, o in enumerate(body) if isinstance(o, tl.CopyOp) and tl.buffer_type(o.dst).scope_name == tl.Scope.SHARED]
-        for i in copies:
-            copy = body[i]
-            assert isinstance(copy, tl.CopyOp)
-            if copy.no_tma is None:
-                continue
-            readers = [j for j, o in enumerate(body) if j != i and any(v is copy.dst for inner in o.walk() for v in inner.operands)]
-            if readers and any(min(readers) < j < max(readers) for j in copies if j != i):
-                return True
-    return False
 
 
 def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, int]:

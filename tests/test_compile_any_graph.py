@@ -34,7 +34,7 @@ from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.cost_model import lays_out, layout_threads
-from cleave_ir.passes.lower_tilelang import gemm_warps_fit, lower_module, released_before_read
+from cleave_ir.passes.lower_tilelang import gemm_warps_fit, lower_module
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.partition_kernels import partition
@@ -809,8 +809,8 @@ def test_few_rows_loaded_in_a_loop_run_on_the_tensor_cores(tokens: int) -> None:
     module = compile_graph(graph.clone())
     assert _padded_loop_copies(module)
     # x is read before W's copy (its squares) and after it (the gemm): no warp specialization
-    assert all(released_before_read(k) == ("cleave.no_warp_specialization" in k.attributes) for k in module.walk() if isinstance(k, tl.KernelOp))
-    assert any(released_before_read(k) for k in module.walk() if isinstance(k, tl.KernelOp))
+    assert all(bool(tl.released_before_read(k)) == (tl.NO_WARP_SPECIALIZATION in k.attributes) for k in module.walk() if isinstance(k, tl.KernelOp))
+    assert any(tl.released_before_read(k) for k in module.walk() if isinstance(k, tl.KernelOp))
     rng = np.random.default_rng(5)
     for low, high in ((-3.0, 3.0), (0.5, 4.0)):
         xs = [rng.uniform(low, high, s.shape) for s in random_inputs(graph)]

@@ -185,3 +185,26 @@ tilelang.kernel @replicated_shared_update(%x: !tilelang.buffer<[16], f32, global
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: error: tilelang.kernel @replicated_shared_update: a tilelang.parallel of 16 elements on 128 threads reads and writes the shared buffer ms: threads that hold the same element race (write the new value into a fragment, then copy it)
+
+// -----
+
+// x's tile, copied without TMA, is read by the gate's gemm and, after the up weight's copy, by the
+// up's: TileLang's warp-specialized pipeline refills it after the first reader (wrong results for
+// swiglu on the H200). Without warp specialization (`cleave.no_warp_specialization`) it verifies.
+tilelang.kernel @released_before_read(%x: !tilelang.buffer<[7, 1024], f16, global>, %wg: !tilelang.buffer<[1024, 64], f16, global>, %wu: !tilelang.buffer<[1024, 64], f16, global>, %out0: !tilelang.buffer<[7, 64], f16, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %xs = tilelang.alloc_shared : !tilelang.buffer<[64, 128], f16, shared>
+  %gs = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
+  %us = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
+  %g = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+  %u = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+  tilelang.pipelined r0 in 8 stages 2 {
+    tilelang.copy %x at <[0, 128*r0], [64, 128]> to %xs no_tma : !tilelang.buffer<[7, 1024], f16, global>, !tilelang.buffer<[64, 128], f16, shared>
+    tilelang.copy %wg at <[128*r0, 0], [128, 64]> to %gs : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.gemm %xs, %gs, %g policy FullRow : !tilelang.buffer<[64, 128], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[64, 64], f32, fragment>
+    tilelang.copy %wu at <[128*r0, 0], [128, 64]> to %us : !tilelang.buffer<[1024, 64], f16, global>, !tilelang.buffer<[128, 64], f16, shared>
+    tilelang.gemm %xs, %us, %u policy FullRow : !tilelang.buffer<[64, 128], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[64, 64], f32, fragment>
+  }
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.kernel @released_before_read: a tilelang.pipelined loop reads the shared buffer xs, copied without TMA, both before and after another copy: TileLang's warp-specialized pipeline hands it back to its producer too early (mark the kernel cleave.no_warp_specialization, or read it after the last copy)
