@@ -18,6 +18,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
+from cleave_ir.diagnostics import one_line
 from cleave_ir.dialects import itgraph, tgraph
 
 PADDED = "cleave.padded"
@@ -95,7 +96,7 @@ def apply_padded(pipeline: ModulePass, module: ModuleOp) -> tuple[str, bool] | N
     try:
         padded = padded_graph(graph)
     except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
-        print(f"cleave-padded-dims: no padded form: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        print(f"cleave-padded-dims: no padded form: {one_line(str(e)) or type(e).__name__}", file=sys.stderr)
         return None
     if padded is None:
         return None
@@ -106,7 +107,7 @@ def apply_padded(pipeline: ModulePass, module: ModuleOp) -> tuple[str, bool] | N
         pipeline.apply(Context(), trial)
         ok = serves_every_size(trial)
     except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
-        print(f"cleave-padded-dims: padded sizes ({said}) dropped: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        print(f"cleave-padded-dims: padded sizes ({said}) dropped: {one_line(str(e)) or type(e).__name__}", file=sys.stderr)
         ok = False
     if ok:
         for op in list(module.body.block.ops):
