@@ -454,20 +454,18 @@ class Candidate:
 
 
 def launch_into(mod, name: str, fn: Callable[..., Any], args: Sequence[Any], outs: Sequence[Any]) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
-    """Launch kernel `name` of module `mod` (`fn`: compiled with its outputs passed in) as the module's
-    `run` would: inputs whose rows no TMA tensor map takes (`tma_maps`), or outputs whose descriptor
-    fails on the host, get the thread-copy variant. Returns the function launched (reuse it)."""
-    tma_maps = getattr(mod, "tma_maps", None)  # modules emitted before it call the kernels as given
-    if tma_maps is not None and not tma_maps(args):
-        fn = mod.compile_kernel(name, into=True, tma=False)
-    try:
+    """Launch kernel `name` of module `mod` (`fn`: compiled with its outputs passed in) through the
+    module's own launcher, as its `run` and `runtime.run_poisoned` do: inputs whose rows no TMA tensor
+    map takes (`tma_maps`), or outputs whose descriptor fails on the host, get the thread-copy variant.
+    Returns the function launched (reuse it)."""
+    launcher = getattr(mod, "_launch", None)
+    if launcher is None:  # a module emitted before it: the kernel as given
         fn(*args, *outs)
-    except Exception as e:
-        if tma_maps is None or not any(w in str(e).lower() for w in ("tma", "tensor_map")):
-            raise
-        fn = mod.compile_kernel(name, into=True, tma=False)
-        fn(*args, *outs)
-    return fn
+        return fn
+    mod._compiled.setdefault(mod._key(name, (), True), fn)
+    launcher(name, [], True, mod.tma_maps(args), [*args, *outs])
+    variant = mod._compiled.get(mod._key(name, (), True, False))
+    return variant if variant is not None else fn
 
 
 def graph_eager(graph) -> Callable[..., Any]:  # type: ignore[no-untyped-def]

@@ -798,8 +798,8 @@ def tune_job(job: Any, elapsed_s: float) -> None:
         job.say("tune: no variant ran correctly; the pipeline's candidates stay")
     elif improved:
         _replace_output(job, winner_src)
-        best = min(u for u in (tuning.us(base), shipped) if u is not None) if base is not None or shipped is not None else None
-        base_text = f"{best:.2f} us" if best is not None else "none correct"
+        known = [u for u in (tuning.us(base), shipped) if u is not None]
+        base_text = f"{min(known):.2f} us" if known else "none correct"
         job.say(f"tuned winner: variant {winner} ({tuning.variants[winner].describe()}), {tuning.us(winner):.2f} us vs the pipeline's {base_text}; {args.output} holds it: run(*tensors)")
     elif shipped is not None and tuning.us(winner) >= shipped:  # type: ignore[operator]
         job.say(f"tune: no variant beats the measured winner ({shipped:.2f} us; the fastest variant: {winner}, {tuning.us(winner):.2f} us); {args.output} keeps the pipeline's candidates")

@@ -255,20 +255,23 @@ def test_rows_from_graph_files_are_padded_and_run_op_by_op(suite, tmp_path: Path
     assert "odd" not in suite.HAND_WRITTEN and torch is not None
 
 
-def test_launch_into_takes_the_thread_copy_variant_where_run_would(suite) -> None:  # type: ignore[no-untyped-def]
+def test_launch_into_takes_the_thread_copy_variant_where_run_would(suite, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """Inputs whose rows TMA cannot map, or a launch failing on a tensor map: the module's
     `compile_kernel(..., tma=False)` variant, as the emitted `run` does; other errors propagate."""
+    pytest.importorskip("tilelang")
+    from cleave_ir.tilelang_check import load_module_file
+
+    mod = load_module_file(Path(__file__).resolve().parent / "golden" / "mha.py")
     calls: list[str] = []
 
-    class Mod:
-        @staticmethod
-        def tma_maps(tensors):  # type: ignore[no-untyped-def]
-            return "odd" not in tensors
+    def fake_compile(func, out_idx=None, target="cuda", pass_configs=None):  # type: ignore[no-untyped-def]
+        assert out_idx is None and (pass_configs or {}).get("tl.disable_tma_lower")
+        return lambda *a: calls.append("variant k")
 
-        @staticmethod
-        def compile_kernel(name, into, tma):  # type: ignore[no-untyped-def]
-            assert into and not tma
-            return lambda *a: calls.append(f"variant {name}")
+    monkeypatch.setattr(mod.tilelang, "compile", fake_compile)
+    monkeypatch.setattr(mod, "_compiled", {})
+    monkeypatch.setattr(mod, "tma_maps", lambda tensors: "odd" not in tensors)
+    k = next(iter(mod.KERNELS))
 
     def with_tma(*args):  # type: ignore[no-untyped-def]
         if "bad map" in args:
@@ -277,9 +280,11 @@ def test_launch_into_takes_the_thread_copy_variant_where_run_would(suite) -> Non
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
         calls.append("tma")
 
-    assert suite.launch_into(Mod, "k", with_tma, ["ok"], []) is with_tma and calls == ["tma"]
-    suite.launch_into(Mod, "k", with_tma, ["odd"], [])
-    suite.launch_into(Mod, "k", with_tma, ["bad map"], [])
+    assert suite.launch_into(mod, k, with_tma, ["ok"], []) is with_tma and calls == ["tma"]
+    suite.launch_into(mod, k, with_tma, ["odd"], [])
+    monkeypatch.setattr(mod, "_compiled", {})
+    suite.launch_into(mod, k, with_tma, ["bad map"], [])
     assert calls == ["tma", "variant k", "variant k"]
+    monkeypatch.setattr(mod, "_compiled", {})
     with pytest.raises(RuntimeError, match="illegal memory access"):
-        suite.launch_into(Mod, "k", with_tma, ["crash"], [])
+        suite.launch_into(mod, k, with_tma, ["crash"], [])
