@@ -3,12 +3,14 @@
     bash bench/on_device.sh python bench/racecheck.py --out $OUT/rc          # the GPU machine, ~4 minutes
     python bench/racecheck.py --out DIR --suite SUITE                         # kernels prepared elsewhere
     python bench/racecheck.py --out DIR --rows '^$' --graphs bench/probes/llama3_decode_*_proj.mlir  # just these graphs
+    python bench/racecheck.py --out DIR --suite SUITE --every-candidate --kernels '^swiglu_k0$'      # one kernel of every row
 
 A family is an example of bench/gpu_suite.py's table (its first row; with `--models`, also every model
 subgraph). Without `--suite` the rows are prepared here at the suite's scaled-down shapes (`prepare
 --scale`, the best estimated candidate only: the kernels' structure is the same, the sanitizers run
-far faster on small grids). Every kernel of each family's first candidate is compiled once (filling
-TileLang's cache), then launched alone, once, on random inputs of its declared shapes, in a child
+far faster on small grids). Every kernel of each family's first candidate (with `--every-candidate`,
+of every kept candidate; `--kernels REGEX` picks some) is compiled once (filling TileLang's cache),
+then launched alone, once, on random inputs of its declared shapes, in a child
 process under `compute-sanitizer --tool racecheck` and another under `--tool memcheck`. Writes
 DIR/racecheck.md (kernel, racecheck hazards, memcheck errors), DIR/racecheck.json and each child's
 log under DIR/logs/.
@@ -47,12 +49,14 @@ def families(models: bool = False, pattern: str | None = None, graphs: Sequence[
     return chosen + [gpu_suite.Row(Path(g).stem, str(Path(g).resolve())) for g in graphs]
 
 
-def kernels_to_check(manifest: dict[str, Any]) -> list[tuple[str, str]]:
-    """(manifest entry key, kernel) for every kernel of each prepared entry's first candidate."""
+def kernels_to_check(manifest: dict[str, Any], every_candidate: bool = False) -> list[tuple[str, str]]:
+    """(manifest entry key, kernel) for every kernel of each prepared entry's first candidate (of
+    every kept candidate with `every_candidate`)."""
     out = []
     for key, e in manifest["entries"].items():
         if e["status"] == "ok" and e.get("candidates"):
-            out += [(key, k) for k in dict.fromkeys(e["candidates"][0]["kernels"])]
+            chosen = e["candidates"] if every_candidate else e["candidates"][:1]
+            out += [(key, k) for k in dict.fromkeys(k for c in chosen for k in c["kernels"])]
     return out
 
 
@@ -168,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--graphs", nargs="+", default=[], metavar="FILE", help="also one family per tgraph file (e.g. bench/probes/*.mlir), at its written shapes")
     p.add_argument("-j", "--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1), help="prepare workers, compile threads and concurrent sanitizer runs")
     p.add_argument("--timeout", type=float, default=150.0, help="seconds per sanitizer run")
+    p.add_argument("--every-candidate", action="store_true", help="every kept candidate's kernels, not only the first candidate's")
+    p.add_argument("--kernels", help="only kernels whose name matches this regex")
     args = p.parse_args(argv)
     out = Path(args.out).resolve()
     (out / "logs").mkdir(parents=True, exist_ok=True)
@@ -182,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         suite = out / "suite"
         manifest = gpu_suite.prepare(suite, args.jobs, scale=True, keep=1, top_k=1, only=families(args.models, args.rows, args.graphs))
-    todo = kernels_to_check(manifest)
+    todo = [(key, k) for key, k in kernels_to_check(manifest, args.every_candidate) if args.kernels is None or re.search(args.kernels, k)]
     print(f"racecheck: {len(todo)} kernels ({time.perf_counter() - t0:.0f} s)", flush=True)
 
     from cleave_ir.runtime import compile_candidates

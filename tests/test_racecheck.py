@@ -47,6 +47,9 @@ def test_kernels_of_the_first_candidate(rc) -> None:  # type: ignore[no-untyped-
         "c__full": {"status": "ok", "candidates": [{"kernels": ["c_k0", "c_k0"]}]},
     }}
     assert rc.kernels_to_check(manifest) == [("a__full", "a_split"), ("a__full", "a_combine"), ("c__full", "c_k0")]
+    assert rc.kernels_to_check(manifest, every_candidate=True) == [
+        ("a__full", "a_split"), ("a__full", "a_combine"), ("a__full", "a_k0"), ("c__full", "c_k0")
+    ]
 
 
 RACY = """========= COMPUTE-SANITIZER
