@@ -187,8 +187,6 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
         serial = cost_model.serialized(est, calibration)  # one stage, where its loads then wait
         placed_threads = kernel.attributes["cleave.threads"].value.data  # type: ignore[attr-defined]
         for threads in dict.fromkeys((placed_threads, *THREADS)):
-            if threads != placed_threads and not lays_out_on(kernel, threads):
-                continue  # TileLang would fail it: "no available layout found"
             for stages in STAGES if loop else (1,):
                 smem = shared + (stages - 1) * loop
                 if smem > cost_model.SMEM_BYTES:
@@ -198,6 +196,8 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
                 k.attributes["cleave.stages"] = IntegerAttr(stages, i64)
                 k.attributes["cleave.smem_bytes"] = IntegerAttr(smem, i64)
                 k.attributes["cleave.tiles"] = cfg.attr()
+                if not lays_out_on(k, threads):  # at these stages its rows may not pad (shared memory)
+                    continue  # TileLang would fail it: "no available layout found"
                 e = est if cost_model.overlaps(k) else serial
                 k.attributes["cleave.estimated_us"] = FloatAttr(round(e.microseconds, 3), f64)
                 out.append((Choice(graph.sym_name.data, cfg, threads, stages, e.microseconds, e.terms, e.fits), k))

@@ -573,11 +573,18 @@ class _KernelLowering:
                 if real is not None and isinstance(op.parent_op(), itgraph.SequentialOp):
                     # in a pipelined loop (each stage a buffer of its own, which no clear before the
                     # loop reaches): the whole padded tile from the input, its rows past the tile's
-                    # the input's next rows (zeros past its end), which stay in the padded rows
+                    # the input's next rows (zeros past its end), which stay in the padded rows.
+                    # Several matmuls read it: a TMA copy (which zero-fills rows past the end), so
+                    # that the warp-specialized pipeline releases it after its last reader (a thread
+                    # copy was released after the first: swiglu T=7 wrong on the H200). One matmul:
+                    # a thread copy, without warp specialization (`released_before_read`), faster
+                    # there (rmsnorm_matmul T=5, N=3000: 20.9 us against 26.7 by TMA)
                     sizes = list(region.size_exprs)
                     sizes[self.pad[op.result]] = sympy.Integer(PAD_ROWS)
                     region = tl.RegionAttr(list(region.offset_exprs), sizes)
-                    copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=region, no_tma=True))
+                    loop = op.parent_op()
+                    assert isinstance(loop, itgraph.SequentialOp)
+                    copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=region, no_tma=loop_matmuls(loop) == 1))
                     self.loaded_at[buf.value] = (copy, len(self.block_stack))
                     continue
                 if real is not None:  # the real rows into a zeroed padded tile
@@ -1501,6 +1508,11 @@ WARP_SIZE = 32
 PAD_FRAGMENT_BYTES = 128 * 4
 
 
+def loop_matmuls(loop: itgraph.SequentialOp) -> int:
+    """The matmuls in `loop`'s body."""
+    return sum(isinstance(o, tgraph.MatmulOp) for o in loop.walk())
+
+
 def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, int]:
     """Tiles whose row axis is padded to PAD_ROWS so that matmuls of 1..15 rows run on the tensor cores.
 
@@ -1594,11 +1606,10 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         if isinstance(op, itgraph.LoadOp):
             # hoisted: the real rows into a zeroed tile; in a loop, the input's next rows fill the
             # padded ones (`_KernelLowering`): either way, every op on them is per-row, and stores
-            # write the real rows only. A loop of one matmul only: the H200 ran rmsnorm_matmul T=5's
-            # (84 -> 23 us, right with 1-3 stages); swiglu T=7's, a loop of two, was wrong under
-            # warp specialization (`released_before_read`) and is not measured without it
+            # write the real rows only. In a loop of several matmuls (swiglu) only tiles of 2..15
+            # rows: H200, one row as a CUDA-core GEMV 54.4 us, padded 60.4 (swiglu T=1, N=14336)
             loop = op.parent_op()
-            return not isinstance(loop, itgraph.SequentialOp) or sum(isinstance(o, tgraph.MatmulOp) for o in loop.walk()) == 1
+            return not isinstance(loop, itgraph.SequentialOp) or loop_matmuls(loop) == 1 or _static(v)[axis] > 1
         return isinstance(op, itgraph.StoreOp) and v is op.value
 
     while work:
@@ -1615,8 +1626,14 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
             shape[pad[v]] = PAD_ROWS
         return prod(shape) * _bits(t) // 8
 
+    stages = kernel.attributes.get("cleave.stages")
+    copies = stages.value.data if isinstance(stages, IntegerAttr) else 1
+
+    def buffers(load: itgraph.LoadOp) -> int:  # a pipelined loop's copy has one buffer per stage
+        return copies if isinstance(load.parent_op(), itgraph.SequentialOp) else 1
+
     extra = sum(
-        nbytes(op.result, tgraph.tensor_type(op.result).element_type) - nbytes_unpadded
+        (nbytes(op.result, tgraph.tensor_type(op.result).element_type) - nbytes_unpadded) * buffers(op)
         for op in kernel.walk()
         if isinstance(op, itgraph.LoadOp) and op.result in pad
         for nbytes_unpadded in [prod(_static(op.result)) * _bits(tgraph.tensor_type(op.result).element_type) // 8]
