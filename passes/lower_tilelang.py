@@ -84,7 +84,7 @@ from cleave_ir.passes.causal import computed_in_users, diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
-from cleave_ir.passes.place_memory import PAD_ROWS, after_last_loop, gemm_warps_fit, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
+from cleave_ir.passes.place_memory import MMA_PAD_ROWS, PAD_ROWS, after_last_loop, gemm_warps_fit, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
 from cleave_ir.shapes import Dim, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
@@ -367,7 +367,7 @@ class _KernelLowering:
         # loop-carried row reductions kept element-wise: the chunk's reduce value -> its wide accumulator
         self.deferred: dict[SSAValue, _Buf] = {}
         self.unbounded: dict[SSAValue, bool] = {}  # `_unbounded`, per value (element-wise DAGs share operands)
-        self.pad = plan_row_padding(kernel, self.threads)
+        self.pad, self.pad_rows = row_padding(kernel, self.threads)
         self.prologue: list[Operation] = []  # clears of padded shared tiles, before the first statement
         # each loaded shared tile's copy op and the loop depth it sits at; register copies of those
         # read inside a deeper pipelined loop (`_invariant_operand`)
@@ -456,7 +456,7 @@ class _KernelLowering:
         """The static tile shape of `value` as allocated: its row axis padded where `self.pad` says."""
         shape = list(_static(value))
         if value in self.pad:
-            shape[self.pad[value]] = PAD_ROWS
+            shape[self.pad[value]] = self.pad_rows
         return tuple(shape)
 
     def real_region(self, value: SSAValue) -> tl.RegionAttr:
@@ -580,7 +580,7 @@ class _KernelLowering:
                     # a thread copy, without warp specialization (`released_before_read`), faster
                     # there (rmsnorm_matmul T=5, N=3000: 20.9 us against 26.7 by TMA)
                     sizes = list(region.size_exprs)
-                    sizes[self.pad[op.result]] = sympy.Integer(PAD_ROWS)
+                    sizes[self.pad[op.result]] = sympy.Integer(self.pad_rows)
                     region = tl.RegionAttr(list(region.offset_exprs), sizes)
                     loop = op.parent_op()
                     assert isinstance(loop, itgraph.SequentialOp)
@@ -1513,8 +1513,32 @@ def loop_matmuls(loop: itgraph.SequentialOp) -> int:
     return sum(isinstance(o, tgraph.MatmulOp) for o in loop.walk())
 
 
-def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, int]:
-    """Tiles whose row axis is padded to PAD_ROWS so that matmuls of 1..15 rows run on the tensor cores.
+def row_padding(kernel: itgraph.KernelOp, threads: int) -> tuple[dict[SSAValue, int], int]:
+    """`plan_row_padding`'s tiles and the rows they are padded to: MMA_PAD_ROWS (an MMA tile) where no
+    reduction reads a padded tile, none is thread-copied in a K loop and each has 2..15 rows, else
+    PAD_ROWS (a wgmma tile, as TileLang's decode kernels).
+
+    Measured on the H200 (bench/results/pad_rows_2026-12-04_H200.md): the few-row projections of
+    swiglu and rmsnorm_matmul (a matmul, element-wise ops, a store) ran faster on 16 rows (swiglu T=3
+    33.2 -> 27.1 us, T=7 49.3 -> 43.2, rmsnorm_matmul T=3's Split-K form 13.1 -> 12.1); decode attention,
+    whose softmax reduces the padded rows, ran slower (GQA group 2 10.3 -> 12.1, head dim 96 29.7 ->
+    39.3). A K loop of one matmul that thread-copies the padded rows raced on 16 rows (racecheck:
+    rmsnorm_matmul T=5's projection, clean on 64), so such kernels keep 64 too."""
+    pad = plan_row_padding(kernel, threads)
+    reduced = any(isinstance(op, tgraph.ReduceOp) and op.input in pad for op in kernel.walk())
+    thread_copied = any(  # a padded tile a loop of one matmul thread-copies (`_KernelLowering`)
+        isinstance(op, itgraph.LoadOp) and op.result in pad and isinstance(loop := op.parent_op(), itgraph.SequentialOp) and loop_matmuls(loop) == 1
+        for op in kernel.walk()
+    )
+    if pad and not reduced and not thread_copied and all(_static(v)[axis] > 1 for v, axis in pad.items()):  # one row: not measured
+        small = plan_row_padding(kernel, threads, MMA_PAD_ROWS)
+        if small:
+            return small, MMA_PAD_ROWS
+    return pad, PAD_ROWS
+
+
+def plan_row_padding(kernel: itgraph.KernelOp, threads: int, rows: int = PAD_ROWS) -> dict[SSAValue, int]:
+    """Tiles whose row axis is padded to `rows` so that matmuls of 1..15 rows run on the tensor cores.
 
     Decode attention multiplies a few query rows (the heads of a GQA group, or the one query row of a
     head) by a KV tile; as a CUDA-core loop that leaves most threads idle. TileLang's own decode kernels
@@ -1542,14 +1566,14 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
     def gemm_ok(op: tgraph.MatmulOp) -> bool:
         # judged on the padded operands: a one-row A (or result) is 2-D only once padded
         out, a, b = _static(op.result), _static(op.lhs), _static(op.rhs)
-        out_p, a_p = (*out[:-2], PAD_ROWS, out[-1]), (*a[:-2], PAD_ROWS, a[-1])
+        out_p, a_p = (*out[:-2], rows, out[-1]), (*a[:-2], rows, a[-1])
         rhs = weight_load(op.rhs)
         if rhs is not None and cleave.memory(rhs) == cleave.Memory.GLOBAL:
             return False  # placement gave it the direct GEMV form
         return (
             len(_squeezed(out_p)) == 2 and len(_squeezed(a_p)) == 2 and len(_squeezed(b)) == 2
             and all(d == 1 for d in out[:-2] + a[:-2] + b[:-2])
-            and a[-1] % 16 == 0 and gemm_warps_fit(PAD_ROWS, out[-1], threads, op.transpose_b is not None)
+            and a[-1] % 16 == 0 and gemm_warps_fit(rows, out[-1], threads, op.transpose_b is not None)
         )
 
     for op in kernel.walk():
@@ -1623,7 +1647,7 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
     def nbytes(v: SSAValue, t: Attribute) -> int:
         shape = list(_static(v))
         if v in pad:
-            shape[pad[v]] = PAD_ROWS
+            shape[pad[v]] = rows
         return prod(shape) * _bits(t) // 8
 
     stages = kernel.attributes.get("cleave.stages")
@@ -1642,14 +1666,14 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int) -> dict[SSAValue, i
         for op in kernel.walk()
         if isinstance(op, itgraph.StoreOp) and op.value in pad
     )
-    # a one-row tile grows PAD_ROWS-fold: each of its computed (fp32 fragment) tiles must still fit in
+    # a one-row tile grows `rows`-fold: each of its computed (fp32 fragment) tiles must still fit in
     # a thread's registers, and its serial row reductions stage the padded source in shared memory
     one_row = [v for v, axis in pad.items() if _static(v)[axis] == 1 and not isinstance(v.owner, itgraph.LoadOp)]
     if any(nbytes(v, f32) > PAD_FRAGMENT_BYTES * threads for v in one_row):
         return {}
 
     def warp_reduced(op: tgraph.ReduceOp) -> bool:  # as `_KernelLowering._reduce` will lower it
-        shape = [PAD_ROWS if i == pad[op.input] else d for i, d in enumerate(_static(op.input))]
+        shape = [rows if i == pad[op.input] else d for i, d in enumerate(_static(op.input))]
         kept = [i for i, d in enumerate(shape) if d != 1]
         width = shape[kept[-1]]
         in_registers = isinstance(op.input.owner, Operation) and cleave.memory(op.input.owner) == cleave.Memory.FRAGMENT

@@ -192,6 +192,8 @@ def gemm_warps_fit(m: int, n: int, threads: int, transpose_b: bool = True) -> bo
 
 
 PAD_ROWS = 64  # a tensor-core tile of rows: one warpgroup's wgmma (`lower_tilelang.plan_row_padding`)
+# the rows of an MMA tile (`lower_tilelang.row_padding`: kernels whose padded tiles no reduction reads)
+MMA_PAD_ROWS = 16
 GEMV_VECTOR_BYTES = 16  # one vector load per thread and step of a direct GEMV
 # rows of weight per block: 4 (a warp each, on 128 threads) to 32 (a warp's 256 partial sums per
 # row, 64 registers a thread). Few rows give small projections enough blocks to keep enough loads
@@ -417,27 +419,27 @@ def gemm_threads(kernel: itgraph.KernelOp, threads: int) -> int:
 
 def padded_tile_shapes(kernel: itgraph.KernelOp, threads: int) -> list[tuple[int, ...]] | None:
     """The shapes of the kernel's register tiles as the lowering lays them out on `threads` where it
-    pads the rows of its few-row matmuls to PAD_ROWS (`lower_tilelang.plan_row_padding`), else None.
+    pads the rows of its few-row matmuls (`lower_tilelang.row_padding`), else None.
 
     Judged on the unpadded shapes, GQA decode with head dim 80 had a [4, 80] tile, which no 128
     threads lay out, and got 64 threads (32 for 6 heads a group): on the H200 its split kernel ran 14.2
     us where head dim 128's runs 9.7. Padded, the tile is [64, 80] and takes 128 threads."""
-    from cleave_ir.passes.lower_tilelang import plan_row_padding  # the lowering imports this module
+    from cleave_ir.passes.lower_tilelang import row_padding  # the lowering imports this module
 
-    pad = plan_row_padding(kernel, threads)
-    return register_tile_shapes(kernel, pad) if pad else None
+    pad, rows = row_padding(kernel, threads)
+    return register_tile_shapes(kernel, pad, rows) if pad else None
 
 
-def register_tile_shapes(kernel: itgraph.KernelOp, pad: dict[SSAValue, int] | None = None) -> list[tuple[int, ...]]:
+def register_tile_shapes(kernel: itgraph.KernelOp, pad: dict[SSAValue, int] | None = None, rows: int = PAD_ROWS) -> list[tuple[int, ...]]:
     """The shapes of the kernel's tiles computed in registers, with the axis `pad` names (tile -> axis)
-    at PAD_ROWS."""
+    at `rows`."""
     shapes = []
     for op in kernel.walk():
         if cleave.memory(op) == Memory.FRAGMENT or isinstance(op, COMPUTED_IN_REGISTERS):
             for r in op.results:
                 shape = [int(d) for d in tgraph.tensor_type(r).shape]
                 if pad and r in pad:
-                    shape[pad[r]] = PAD_ROWS
+                    shape[pad[r]] = rows
                 shapes.append(tuple(shape))
     return shapes
 
@@ -546,7 +548,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     threads = gemm_threads(kernel, threads)
     padded = padded_tile_shapes(kernel, threads)
     if padded is not None and layout_threads(padded, threads) == threads:
-        sizes, keep_warps = padded, True  # its few-row matmuls become T.gemm on 64 padded rows
+        sizes, keep_warps = padded, True  # its few-row matmuls become T.gemm on padded rows
     fitting = layout_threads(sizes, threads) if not keep_warps else threads if layout_threads(sizes, threads) == threads else 0
     fitting = fitting or (0 if keep_warps else layout_threads(sizes))  # fewer threads, else up to 256
     if not fitting:

@@ -27,7 +27,7 @@ from xdsl.ir import SSAValue
 from xdsl.parser import Parser
 
 from cleave_ir.builder import GraphBuilder, module_of
-from cleave_ir.dialects import tgraph
+from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
 from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
@@ -785,11 +785,11 @@ def test_copies_of_tensors_beyond_five_dims_are_thread_copies(tmp_path: Path) ->
     check_lowers(module, tmp_path / "k.py", [k.sym_name.data for k in kernels])
 
 
-def _padded_loop_copies(module) -> list[tl.CopyOp]:  # type: ignore[no-untyped-def]
-    """Copies inside pipelined loops that read a whole padded (PAD_ROWS-row) tile."""
+def _padded_loop_copies(module, rows: int = 64) -> list[tl.CopyOp]:  # type: ignore[no-untyped-def]
+    """Copies inside pipelined loops that read a whole padded tile of `rows` rows (its first dim)."""
     return [
         op for loop in module.walk() if isinstance(loop, tl.PipelinedOp) for op in loop.body.block.ops
-        if isinstance(op, tl.CopyOp) and op.src_region is not None and 64 in op.src_region.size_exprs
+        if isinstance(op, tl.CopyOp) and op.src_region is not None and op.src_region.size_exprs[0] == rows
     ]
 
 
@@ -797,7 +797,8 @@ def _padded_loop_copies(module) -> list[tl.CopyOp]:  # type: ignore[no-untyped-d
 def test_few_rows_loaded_in_a_loop_run_on_the_tensor_cores(tokens: int) -> None:
     """rmsnorm(x) @ W and swiglu at T = 5 or 3 (x [T, 16384], weights [16384, 64]): the one-kernel
     forms load x's rows with the weights in their K loops.
-    Their matmuls run on the tensor cores with x's rows padded to 64, the tile read whole from x each
+    Their matmuls run on the tensor cores with x's rows padded (`row_padding`: to 64 where a reduction
+    reads the padded rows, rmsnorm's sum of squares; else to 16, swiglu's), the tile read whole from x each
     iteration (rows past the input read as zeros); before, CUDA-core loops (H200: rmsnorm T=5, N=3000
     84 -> 21 us; swiglu T=7, N=11008 63 -> 51 us, the split form's time before). rmsnorm's one matmul
     takes a thread copy and no warp specialization (`released_before_read`: x is read before and after
@@ -818,11 +819,12 @@ def test_few_rows_loaded_in_a_loop_run_on_the_tensor_cores(tokens: int) -> None:
 
     rng = np.random.default_rng(5)
     # swiglu's product of two 16384-long sums overflows f16 on rmsnorm's ranges
-    for graph, thread_copied, ranges in (
-        (rmsnorm(tokens), True, ((-3.0, 3.0), (0.5, 4.0))), (swiglu(tokens), False, ((-0.1, 0.1), (0.01, 0.04)))
+    # (swiglu's 16-column tiles take 64 rows too: 16 rows give 4 warps no MMA layout; `row_padding` below)
+    for graph, thread_copied, rows, ranges in (
+        (rmsnorm(tokens), True, 64, ((-3.0, 3.0), (0.5, 4.0))), (swiglu(tokens), False, 64, ((-0.1, 0.1), (0.01, 0.04)))
     ):
         module = compile_graph(graph.clone())
-        padded = _padded_loop_copies(module)
+        padded = _padded_loop_copies(module, rows)
         assert padded and all((c.no_tma is not None) == thread_copied for c in padded)
         for k in module.walk():
             if isinstance(k, tl.KernelOp) and any(c in padded for c in k.walk()):
@@ -832,4 +834,25 @@ def test_few_rows_loaded_in_a_loop_run_on_the_tensor_cores(tokens: int) -> None:
             (ref,) = run_graph(graph, xs)
             for _, ks in candidate_kernels(module):
                 assert max_relative_error(ref, run_kernels(ks, xs)[0]) <= FP16_TOL
-    assert not _padded_loop_copies(compile_graph(swiglu(1)))
+    assert not _padded_loop_copies(compile_graph(swiglu(1))) and not _padded_loop_copies(compile_graph(swiglu(1)), 16)
+
+
+def test_row_padding_is_an_mma_tile_where_no_reduction_reads_the_padded_rows() -> None:
+    """`row_padding`: swiglu T=7's kernels (a projection, element-wise ops, a store) pad x's 7 rows to
+    16 (H200: 49.3 -> 43.2 us; T=3 33.2 -> 27.1); GQA decode, whose softmax reduces the padded query
+    rows, keeps 64 (16 measured slower there)."""
+    from cleave_ir.passes.lower_tilelang import row_padding
+
+    probes = Path(__file__).resolve().parents[1] / "bench" / "probes" / "unseen"
+    seen: dict[str, set[int]] = {}
+    for name in ("swiglu_t7", "gqa_decode_d64_g2"):
+        module = Parser(make_context(), (probes / f"{name}.mlir").read_text()).parse_module()
+        PipelinePass(top_k=1, keep=6).apply(make_context(), module)
+        for k in module.walk():
+            if isinstance(k, itgraph.KernelOp):
+                pad, rows = row_padding(k, k.attributes["cleave.threads"].value.data)  # type: ignore[attr-defined]
+                reduced = any(isinstance(op, tgraph.ReduceOp) and op.input in pad for op in k.walk())
+                if pad:  # (16 rows where their MMA tiles lay out over the kernel's warps)
+                    assert rows == 64 if reduced else rows in (16, 64), k.sym_name.data
+                    seen.setdefault(name, set()).add(rows)
+    assert 16 in seen["swiglu_t7"] and seen["gqa_decode_d64_g2"] == {64}
