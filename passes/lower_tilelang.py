@@ -582,9 +582,7 @@ class _KernelLowering:
                     sizes = list(region.size_exprs)
                     sizes[self.pad[op.result]] = sympy.Integer(self.pad_rows)
                     region = tl.RegionAttr(list(region.offset_exprs), sizes)
-                    loop = op.parent_op()
-                    assert isinstance(loop, itgraph.SequentialOp)
-                    copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=region, no_tma=loop_matmuls(loop) == 1))
+                    copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=region, no_tma=thread_copied_in_loop(op)))
                     self.loaded_at[buf.value] = (copy, len(self.block_stack))
                     continue
                 if real is not None:  # the real rows into a zeroed padded tile
@@ -1513,6 +1511,13 @@ def loop_matmuls(loop: itgraph.SequentialOp) -> int:
     return sum(isinstance(o, tgraph.MatmulOp) for o in loop.walk())
 
 
+def thread_copied_in_loop(load: itgraph.LoadOp) -> bool:
+    """Whether the lowering reads a padded tile that `load` brings into a K loop by a thread copy (a
+    loop of one matmul), not by TMA (a loop of several: `_KernelLowering`)."""
+    loop = load.parent_op()
+    return isinstance(loop, itgraph.SequentialOp) and loop_matmuls(loop) == 1
+
+
 def row_padding(kernel: itgraph.KernelOp, threads: int) -> tuple[dict[SSAValue, int], int]:
     """`plan_row_padding`'s tiles and the rows they are padded to: MMA_PAD_ROWS (an MMA tile) where no
     reduction reads a padded tile, none is thread-copied in a K loop and each has 2..15 rows, else
@@ -1526,10 +1531,7 @@ def row_padding(kernel: itgraph.KernelOp, threads: int) -> tuple[dict[SSAValue, 
     rmsnorm_matmul T=5's projection, clean on 64), so such kernels keep 64 too."""
     pad = plan_row_padding(kernel, threads)
     reduced = any(isinstance(op, tgraph.ReduceOp) and op.input in pad for op in kernel.walk())
-    thread_copied = any(  # a padded tile a loop of one matmul thread-copies (`_KernelLowering`)
-        isinstance(op, itgraph.LoadOp) and op.result in pad and isinstance(loop := op.parent_op(), itgraph.SequentialOp) and loop_matmuls(loop) == 1
-        for op in kernel.walk()
-    )
+    thread_copied = any(isinstance(op, itgraph.LoadOp) and op.result in pad and thread_copied_in_loop(op) for op in kernel.walk())
     if pad and not reduced and not thread_copied and all(_static(v)[axis] > 1 for v, axis in pad.items()):  # one row: not measured
         small = plan_row_padding(kernel, threads, MMA_PAD_ROWS)
         if small:
