@@ -154,7 +154,7 @@ def run_tool(sanitizer: str, tool: str, suite: Path, key: str, kernel: str, logs
     except subprocess.TimeoutExpired as e:
         log, rc = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), None
         res = {"launched": False, "count": None, "timeout": True}
-    (logs / f"{kernel}.{tool}.log").write_text(log)
+    (logs / f"{key}.{kernel}.{tool}.log").write_text(log)  # a kernel name recurs across rows
     res.update(rc=rc, seconds=round(time.perf_counter() - t0, 1))
     return res
 

@@ -368,10 +368,13 @@ NO_WARP_SPECIALIZATION = "cleave.no_warp_specialization"
 
 
 def released_before_read(kernel: KernelOp) -> list[tuple[PipelinedOp, SSAValue]]:
-    """Pipelined loops that read a shared tile they copy in without TMA both before and after another
-    copy into shared memory, with that tile. TileLang's warp-specialized pipeline hands such a tile
-    back to its producer after the readers before that copy, while the later ones still read it
-    (swiglu T=7 with its x rows padded: rel. errors of 0.40-0.64 on the H200, changing from run to run)."""
+    """Pipelined loops that read a shared tile they copy in without TMA in two or more statements, or
+    both before and after another copy into shared memory, with that tile. TileLang's warp-specialized
+    pipeline hands such a tile back to its producer after its first reader, while the later ones still
+    read it: swiglu T=7 with its x rows padded (x read by two gemms: rel. errors of 0.40-0.64 on the
+    H200, changing from run to run); rmsnorm_matmul T=5's one kernel (x read by its gemm, then by the
+    sum of squares: 8 racecheck errors, 0 without warp specialization or with a TMA copy,
+    bench/results/split_loops_2026-12-04_H200.md)."""
     found: list[tuple[PipelinedOp, SSAValue]] = []
     for loop in kernel.walk():
         if not isinstance(loop, PipelinedOp):
@@ -384,7 +387,7 @@ def released_before_read(kernel: KernelOp) -> list[tuple[PipelinedOp, SSAValue]]
             if copy.no_tma is None:
                 continue
             readers = [j for j, o in enumerate(body) if j != i and any(v is copy.dst for inner in o.walk() for v in inner.operands)]
-            if readers and any(min(readers) < j < max(readers) for j in copies if j != i):
+            if len(readers) > 1 or (readers and any(min(readers) < j < max(readers) for j in copies if j != i)):
                 found.append((loop, copy.dst))
     return found
 
@@ -459,8 +462,8 @@ class KernelOp(IRDLOperation):
             for _, buf in released_before_read(self):
                 raise VerifyException(
                     f"{where}: a tilelang.pipelined loop reads the shared buffer {buf.name_hint or 'of the kernel'}, copied "
-                    "without TMA, both before and after another copy: TileLang's warp-specialized pipeline hands it back "
-                    f"to its producer too early (mark the kernel {NO_WARP_SPECIALIZATION}, or read it after the last copy)"
+                    "without TMA, in several statements or before and after another copy: TileLang's warp-specialized "
+                    f"pipeline hands it back to its producer too early (mark the kernel {NO_WARP_SPECIALIZATION}, or copy it by TMA)"
                 )
         for loop, buf in replicated_shared_updates(self):
             raise VerifyException(

@@ -207,4 +207,30 @@ tilelang.kernel @released_before_read(%x: !tilelang.buffer<[7, 1024], f16, globa
 }
 
 // CHECK-NEXT: -----
-// CHECK-NEXT: error: tilelang.kernel @released_before_read: a tilelang.pipelined loop reads the shared buffer xs, copied without TMA, both before and after another copy: TileLang's warp-specialized pipeline hands it back to its producer too early (mark the kernel cleave.no_warp_specialization, or read it after the last copy)
+// CHECK-NEXT: error: tilelang.kernel @released_before_read: a tilelang.pipelined loop reads the shared buffer xs, copied without TMA, in several statements or before and after another copy: TileLang's warp-specialized pipeline hands it back to its producer too early (mark the kernel cleave.no_warp_specialization, or copy it by TMA)
+
+// -----
+
+// x's tile, copied without TMA, is read by the gemm and then by the sum of its squares, both after
+// the weight's copy: the pipeline releases it after the gemm while the sum still reads it
+// (rmsnorm_matmul T=5's one kernel: 8 racecheck errors on the H200, none without warp specialization).
+tilelang.kernel @read_twice(%x: !tilelang.buffer<[5, 1024], f16, global>, %w: !tilelang.buffer<[1024, 32], f16, global>, %out0: !tilelang.buffer<[5, 32], f16, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %xs = tilelang.alloc_shared : !tilelang.buffer<[64, 128], f16, shared>
+  %ws = tilelang.alloc_shared : !tilelang.buffer<[128, 32], f16, shared>
+  %acc = tilelang.alloc_fragment : !tilelang.buffer<[64, 32], f32, fragment>
+  %sq = tilelang.alloc_fragment : !tilelang.buffer<[64, 128], f32, fragment>
+  tilelang.pipelined r0 in 8 stages 2 {
+    tilelang.copy %x at <[0, 128*r0], [64, 128]> to %xs no_tma : !tilelang.buffer<[5, 1024], f16, global>, !tilelang.buffer<[64, 128], f16, shared>
+    tilelang.copy %w at <[128*r0, 0], [128, 32]> to %ws : !tilelang.buffer<[1024, 32], f16, global>, !tilelang.buffer<[128, 32], f16, shared>
+    tilelang.gemm %xs, %ws, %acc policy FullRow : !tilelang.buffer<[64, 128], f16, shared>, !tilelang.buffer<[128, 32], f16, shared>, !tilelang.buffer<[64, 32], f32, fragment>
+    tilelang.parallel (i0, i1) in (64, 128) {
+      %v = tilelang.load %xs[i0, i1] : !tilelang.buffer<[64, 128], f16, shared>
+      %f = arith.extf %v : f16 to f32
+      %p = arith.mulf %f, %f : f32
+      tilelang.store %p, %sq[i0, i1] : f32, !tilelang.buffer<[64, 128], f32, fragment>
+    }
+  }
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.kernel @read_twice: a tilelang.pipelined loop reads the shared buffer xs, copied without TMA, in several statements or before and after another copy: TileLang's warp-specialized pipeline hands it back to its producer too early (mark the kernel cleave.no_warp_specialization, or copy it by TMA)
