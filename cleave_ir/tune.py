@@ -2,10 +2,10 @@
 
 After the search, the schedule and the GPU measurement of the kept candidates, every kept candidate
 is tuned over a neighbourhood of its tile configuration: for each of its kernels, output tiles and
-reduction tiles within a factor of two of the cost model's choice, the threads placement chose or 128
-or 256 (where its register tiles lay out over them) and 1 to 4 pipelining stages (where the shared
-memory holds them); the Split-K split counts are those of the
-kept candidates. Variants are ordered by the (calibrated) cost model, the configurations the
+reduction tiles within a factor of two of the cost model's choice (with and without a reduction
+loop), the threads placement chose or 128 or 256 (where its register tiles lay out over them) and 1
+to 4 pipelining stages (where the shared memory holds them); the Split-K split counts are those of
+the kept candidates. Variants are ordered by the (calibrated) cost model, the configurations the
 pipeline chose first, and emitted as TileLang modules until the budget's emission share is spent.
 
 The GPU work runs in child processes (`python -m cleave_ir.tune worker SPEC RESULTS`): a child
@@ -145,8 +145,10 @@ def _loop_load_bytes(kernel: itgraph.KernelOp) -> int:
 
 
 def _near(a: Config, b: Config) -> bool:
-    """Whether `a` is in the neighbourhood of `b`: every tile within a factor of two."""
-    if len(a.out_tile) != len(b.out_tile) or a.fusion != b.fusion or (a.reduce_tile is None) != (b.reduce_tile is None):
+    """Whether `a` is in the neighbourhood of `b`: every tile within a factor of two, with or without
+    a reduction loop (rmsnorm_matmul T=5's Split-K kernel: its whole K chunk in one tile 24.1 us, a loop
+    of 128-wide steps over it 16.8, bench/results/split_loops_2026-12-04_H200.md)."""
+    if len(a.out_tile) != len(b.out_tile) or a.fusion != b.fusion:
         return False
     pairs = list(zip(a.out_tile, b.out_tile))
     if a.reduce_tile is not None and b.reduce_tile is not None:

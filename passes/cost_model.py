@@ -295,14 +295,40 @@ def overlaps(placed: itgraph.KernelOp) -> bool:
     computes, and the next block's loads wait for it to finish (rmsnorm_matmul T1's Split-K GEMV on
     the H200: [512, 128] weight tiles of 128 KiB in 3 waves 24.3 us, [512, 64] tiles two to an SM
     17.1 us). In one wave, one stage did not cost more than it saved (MLA decode's Split-K part:
-    K tiles of 64 rows on one stage 14.2 us, of 32 rows on two stages 15.7-17.0 us)."""
+    K tiles of 64 rows on one stage 14.2 us, of 32 rows on two stages 15.7-17.0 us). A few-row
+    matmul without a K loop never overlaps them (`unlooped_few_row_matmul`)."""
     stages = placed.attributes.get("cleave.stages")
     smem = placed.attributes.get("cleave.smem_bytes")
+    if unlooped_few_row_matmul(placed):
+        return False
     if stages is None or smem is None or stages.value.data > 1 or 2 * smem.value.data <= SMEM_BYTES:  # type: ignore[attr-defined]
         return True
     par = placed.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
     return math.prod(evaluate(e, {}) for e in par.extent_dims) <= SMS
+
+
+def unlooped_few_row_matmul(kernel: itgraph.KernelOp) -> bool:
+    """Whether `kernel` has no K loop and a matmul of 2..15 rows (the lowering pads them to a tensor-core
+    tile) whose operands it loads into shared memory. Each block loads its whole K chunk, then
+    computes, with no load in flight meanwhile.
+
+    On the H200 (bench/results/split_loops_2026-12-04_H200.md), for every split count of rmsnorm_matmul
+    T=5 N=3000 and T=3 N=1000, the fastest Split-K kernel with a loop of 128-wide steps beat the fastest
+    without one, by 1.1-3.3x: T=5, 16 splits of 256 (the schedule's choice) 21.5-25.3 us unlooped,
+    16.0-23.2 looped; 8 splits 22.7-33.5 against 13.4-18.1. 32 splits of 128, too short for such a
+    loop, ran 20.3-26.6 us. Direct GEMVs (one row, weights read from global memory) stream by their
+    own rule."""
+    from cleave_ir.passes.place_memory import direct_gemv_matmul, weight_load  # placement imports this module
+
+    if any(isinstance(op, itgraph.SequentialOp) for op in kernel.walk()):
+        return False
+    return any(
+        isinstance(op, tgraph.MatmulOp) and not direct_gemv_matmul(op)
+        and 1 < int(tgraph.tensor_type(op.result).shape[-2]) < 16
+        and all(weight_load(v) is not None for v in (op.lhs, op.rhs))
+        for op in kernel.walk()
+    )
 
 
 def serialized(est: Estimate, calibration: Calibration | None = None) -> Estimate:

@@ -574,11 +574,11 @@ class _KernelLowering:
                     # in a pipelined loop (each stage a buffer of its own, which no clear before the
                     # loop reaches): the whole padded tile from the input, its rows past the tile's
                     # the input's next rows (zeros past its end), which stay in the padded rows.
-                    # Several matmuls read it: a TMA copy (which zero-fills rows past the end), so
-                    # that the warp-specialized pipeline releases it after its last reader (a thread
-                    # copy was released after the first: swiglu T=7 wrong on the H200). One matmul:
-                    # a thread copy, without warp specialization (`released_before_read`), faster
-                    # there (rmsnorm_matmul T=5, N=3000: 20.9 us against 26.7 by TMA)
+                    # Several readers: a TMA copy (which zero-fills rows past the end), so that the
+                    # warp-specialized pipeline releases it after its last reader (a thread copy was
+                    # released after the first: swiglu T=7 wrong on the H200). One matmul its only
+                    # reader: a thread copy, faster there (rmsnorm_matmul T=5, N=3000: 20.9 us
+                    # against 26.7 by TMA)
                     sizes = list(region.size_exprs)
                     sizes[self.pad[op.result]] = sympy.Integer(self.pad_rows)
                     region = tl.RegionAttr(list(region.offset_exprs), sizes)
@@ -1513,9 +1513,13 @@ def loop_matmuls(loop: itgraph.SequentialOp) -> int:
 
 def thread_copied_in_loop(load: itgraph.LoadOp) -> bool:
     """Whether the lowering reads a padded tile that `load` brings into a K loop by a thread copy (a
-    loop of one matmul), not by TMA (a loop of several: `_KernelLowering`)."""
+    loop of one matmul, the tile's only reader), not by TMA (a loop of several, or a tile read again
+    after its matmul: `_KernelLowering`). TileLang's warp-specialized pipeline hands a thread-copied
+    tile back to its producer after its first reader (`tl.released_before_read`): rmsnorm_matmul
+    T=5's one kernel, whose sum of squares reads x after the matmul, raced (8 racecheck errors), and
+    without warp specialization ran 60.7 us against 19.2 (bench/results/split_loops_2026-12-04_H200.md)."""
     loop = load.parent_op()
-    return isinstance(loop, itgraph.SequentialOp) and loop_matmuls(loop) == 1
+    return isinstance(loop, itgraph.SequentialOp) and loop_matmuls(loop) == 1 and len({u.operation for u in load.result.uses}) == 1
 
 
 def row_padding(kernel: itgraph.KernelOp, threads: int) -> tuple[dict[SSAValue, int], int]:

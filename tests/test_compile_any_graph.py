@@ -795,16 +795,18 @@ def _padded_loop_copies(module, rows: int = 64) -> list[tl.CopyOp]:  # type: ign
 
 @pytest.mark.parametrize("tokens", [5, 3])
 def test_few_rows_loaded_in_a_loop_run_on_the_tensor_cores(tokens: int) -> None:
-    """rmsnorm(x) @ W and swiglu at T = 5 or 3 (x [T, 16384], weights [16384, 64]): the one-kernel
-    forms load x's rows with the weights in their K loops.
+    """rmsnorm(x) @ W, swiglu and a row-scaled projection at T = 5 or 3 (x [T, 16384], weights
+    [16384, 64]): the one-kernel forms load x's rows with the weights in their K loops.
     Their matmuls run on the tensor cores with x's rows padded (`row_padding`: to 64 where a reduction
     reads the padded rows, rmsnorm's sum of squares; else to 16, swiglu's), the tile read whole from x each
     iteration (rows past the input read as zeros); before, CUDA-core loops (H200: rmsnorm T=5, N=3000
-    84 -> 21 us; swiglu T=7, N=11008 63 -> 51 us, the split form's time before). rmsnorm's one matmul
-    takes a thread copy and no warp specialization (`released_before_read`: x is read before and after
-    W's copy); swiglu's two take a TMA copy, which the warp-specialized pipeline releases after its
-    last reader (a thread copy was released after the first: wrong on the H200). At T = 1, swiglu
-    keeps its CUDA-core GEMV (faster there). Interpreted on two input ranges against the graph."""
+    84 -> 21 us; swiglu T=7, N=11008 63 -> 51 us, the split form's time before). A tile read by one
+    matmul only (the projection) takes a thread copy; one read again (rmsnorm's sum of squares after
+    its matmul) or by two matmuls (swiglu) a TMA copy, which the warp-specialized pipeline releases
+    after its last reader (a thread copy was released after the first: wrong on the H200, and
+    racecheck errors). Every kernel keeps warp specialization (`tl.released_before_read` finds
+    nothing). At T = 1, swiglu keeps its CUDA-core GEMV (faster there). Interpreted on two input
+    ranges against the graph."""
     def rmsnorm(t: int) -> tgraph.GraphOp:
         b = GraphBuilder("rmsnorm_matmul")
         x, w = b.input("x", [t, 16384]), b.input("w", [16384, 64])  # too long a K for one load
@@ -817,18 +819,24 @@ def test_few_rows_loaded_in_a_loop_run_on_the_tensor_cores(tokens: int) -> None:
         g = s.matmul(x, wg)
         return s.build(s.mul(s.div(g, s.scalar("add", s.exp(s.neg(g)), 1.0)), s.matmul(x, wu)))
 
+    def projection(t: int) -> tgraph.GraphOp:
+        p = GraphBuilder("scaled_projection")
+        x, w, rs = p.input("x", [t, 16384]), p.input("w", [16384, 64]), p.input("rs", [t, 1])
+        return p.build(p.mul(p.matmul(x, w), rs))
+
     rng = np.random.default_rng(5)
     # swiglu's product of two 16384-long sums overflows f16 on rmsnorm's ranges
     # (swiglu's 16-column tiles take 64 rows too: 16 rows give 4 warps no MMA layout; `row_padding` below)
+    small = ((-0.1, 0.1), (0.01, 0.04))
     for graph, thread_copied, rows, ranges in (
-        (rmsnorm(tokens), True, 64, ((-3.0, 3.0), (0.5, 4.0))), (swiglu(tokens), False, 64, ((-0.1, 0.1), (0.01, 0.04)))
+        (rmsnorm(tokens), False, 64, ((-3.0, 3.0), (0.5, 4.0))), (swiglu(tokens), False, 64, small), (projection(tokens), True, 64, small)
     ):
         module = compile_graph(graph.clone())
         padded = _padded_loop_copies(module, rows)
-        assert padded and all((c.no_tma is not None) == thread_copied for c in padded)
+        assert padded and all((c.no_tma is not None) == thread_copied for c in padded), graph.sym_name.data
         for k in module.walk():
             if isinstance(k, tl.KernelOp) and any(c in padded for c in k.walk()):
-                assert bool(tl.released_before_read(k)) == thread_copied == (tl.NO_WARP_SPECIALIZATION in k.attributes)
+                assert not tl.released_before_read(k) and tl.NO_WARP_SPECIALIZATION not in k.attributes
         for low, high in ranges:
             xs = [rng.uniform(low, high, t.shape) for t in random_inputs(graph)]
             (ref,) = run_graph(graph, xs)
