@@ -14,7 +14,7 @@ then its combine kernel with the partials allocated in between.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -22,7 +22,7 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.target import Target
 
@@ -37,6 +37,7 @@ from cleave_ir.passes.lower_tilelang import (
     ident,
     lower_module,
 )
+from cleave_ir.passes.padded_dims import PADDED
 from cleave_ir.passes.pipeline import rank_candidates
 from cleave_ir.shapes import Dim
 
@@ -381,11 +382,25 @@ def module_source(module: ModuleOp) -> str:
         out.append(f'    {name!r}: """\n{_graph_text(g)}\n""",')
     out.append("}")
     out.append("")
+    out.append("# padded dims (cleave-padded-dims: scheduled at a padded size), compiled at the graph's real size")
+    out.append(f"STATIC_SIZES = {static_sizes(graphs.values())!r}")
+    out.append("")
     units = rank_candidates(module)
     out.append("# the candidates, best estimated first: (estimated us, kernels to run in order, graph)")
     out.append(f"CANDIDATES = {[(round(u, 3), ks, g) for u, ks, g in units]!r}")
     out.append(_RUNTIME)
     return "\n".join(out)
+
+
+def static_sizes(graphs: Iterable[tgraph.GraphOp]) -> dict[str, int]:
+    """The dims `cleave-padded-dims` made dynamic (a static awkward size scheduled at a padded one),
+    by the names the kernels give them, with their real sizes (`padded_dims.PADDED`)."""
+    sizes: dict[str, int] = {}
+    for g in graphs:
+        padded = g.attributes.get(PADDED)
+        if isinstance(padded, DictionaryAttr):
+            sizes.update({name: a.value.data for name, a in padded.data.items() if isinstance(a, IntegerAttr)})
+    return dict(sorted(sizes.items()))
 
 
 _RUNTIME = '''
@@ -436,20 +451,28 @@ def _unstaged(func):
 def prim_func(name, layouts=(), pdl=True, tma=True):
     """Kernel `name` with the outer strides of its tensors (inputs, then outputs) specialized: tensor i
     to `layouts[i]` (`layout`'s tuple), dense row-major where that is None or missing (the same code
-    as a `T.Tensor`). With `pdl=False`, without its wait for prior kernels (`T.pdl_sync()`), which
-    GPUs before sm_90 do not run (see `has_pdl`). With `tma=False`, for the thread-copy compile
-    (`compile_kernel`): its pipelined loops of a dynamic trip count get one stage (`_unstaged`)."""
+    as a `T.Tensor`), and the padded dims of `STATIC_SIZES` at their real sizes: a stride TileLang
+    knows is a multiple of 16 bytes is copied by 16-byte vectors (a mask whose rows are the key
+    length: by 2-byte loads while that length was a dynamic dim). With `pdl=False`, without its wait
+    for prior kernels (`T.pdl_sync()`), which GPUs before sm_90 do not run (see `has_pdl`). With
+    `tma=False`, for the thread-copy compile (`compile_kernel`): its pipelined loops of a dynamic
+    trip count get one stage (`_unstaged`)."""
     from tilelang import tvm
 
     func = globals()[name]
     binds = {}
     for i, param in enumerate(func.params):
         buf = func.buffer_map.get(param)
-        if buf is None or len(buf.shape) < 2:
+        if buf is None:
+            continue
+        shape = [STATIC_SIZES.get(d.name, d) if isinstance(d, tvm.tirx.Var) else d for d in buf.shape]
+        if len(shape) < 2:
+            if any(isinstance(d, int) for d in shape):
+                binds[param] = tvm.tirx.decl_buffer(shape, buf.dtype, buf.name)
             continue
         given = layouts[i] if i < len(layouts) else None
-        strides = [*given, 1] if given is not None else _dense(list(buf.shape))
-        binds[param] = tvm.tirx.decl_buffer(buf.shape, buf.dtype, buf.name, strides=strides)
+        strides = [*given, 1] if given is not None else _dense(shape)
+        binds[param] = tvm.tirx.decl_buffer(shape, buf.dtype, buf.name, strides=strides)
     func = func.specialize(binds) if binds else func
     if not tma:
         func = _unstaged(func)

@@ -308,17 +308,21 @@ def overlaps(placed: itgraph.KernelOp) -> bool:
     return math.prod(evaluate(e, {}) for e in par.extent_dims) <= SMS
 
 
+# the shortest matmul depth `unlooped_few_row_matmul` counts: two 64-wide K steps of a loop
+LOOPABLE_DEPTH = 128
+
+
 def unlooped_few_row_matmul(kernel: itgraph.KernelOp) -> bool:
     """Whether `kernel` has no K loop and a matmul of 2..15 rows (the lowering pads them to a tensor-core
-    tile) whose operands it loads into shared memory. Each block loads its whole K chunk, then
-    computes, with no load in flight meanwhile.
+    tile) over LOOPABLE_DEPTH or more, whose operands it loads into shared memory. Each block loads
+    its whole K chunk, then computes, with no load in flight meanwhile.
 
     On the H200 (bench/results/split_loops_2026-12-04_H200.md), for every split count of rmsnorm_matmul
     T=5 N=3000 and T=3 N=1000, the fastest Split-K kernel with a loop of 128-wide steps beat the fastest
     without one, by 1.1-3.3x: T=5, 16 splits of 256 (the schedule's choice) 21.5-25.3 us unlooped,
-    16.0-23.2 looped; 8 splits 22.7-33.5 against 13.4-18.1. 32 splits of 128, too short for such a
-    loop, ran 20.3-26.6 us. Direct GEMVs (one row, weights read from global memory) stream by their
-    own rule."""
+    16.0-23.2 looped; 8 splits 22.7-33.5 against 13.4-18.1; 32 splits of 128 ran 20.3-26.6 us
+    unlooped. Shallower matmuls (decode attention's head dim at test sizes) have nothing to pipeline.
+    Direct GEMVs (one row, weights read from global memory) stream by their own rule."""
     from cleave_ir.passes.place_memory import direct_gemv_matmul, weight_load  # placement imports this module
 
     if any(isinstance(op, itgraph.SequentialOp) for op in kernel.walk()):
@@ -326,6 +330,7 @@ def unlooped_few_row_matmul(kernel: itgraph.KernelOp) -> bool:
     return any(
         isinstance(op, tgraph.MatmulOp) and not direct_gemv_matmul(op)
         and 1 < int(tgraph.tensor_type(op.result).shape[-2]) < 16
+        and int(tgraph.tensor_type(op.lhs).shape[-1]) >= LOOPABLE_DEPTH
         and all(weight_load(v) is not None for v in (op.lhs, op.rhs))
         for op in kernel.walk()
     )

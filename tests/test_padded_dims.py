@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -41,17 +42,19 @@ def test_padded_graph_declares_the_dims_dynamic_at_the_padded_size() -> None:
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, object]:
-    """`cleave compile` of attention over 100 keys (the kept candidate, lowered for sm_90a)."""
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, object, Path]:
+    """`cleave compile` of attention over 100 keys (the kept candidate, lowered for sm_90a): the
+    report, the pipeline's module and the emitted module's path."""
     out = io.StringIO()
-    job = compile_graph(attention(100), tmp_path_factory.mktemp("pad") / "a.py", ["--no-cache", "--keep", "1"], out=out)
-    return out.getvalue(), job.pipeline
+    path = tmp_path_factory.mktemp("pad") / "a.py"
+    job = compile_graph(attention(100), path, ["--no-cache", "--keep", "1"], out=out)
+    return out.getvalue(), job.pipeline, path
 
 
-def test_attention_over_100_keys_is_a_padded_flash_attention_loop(compiled: tuple[str, object]) -> None:
+def test_attention_over_100_keys_is_a_padded_flash_attention_loop(compiled: tuple[str, object, Path]) -> None:
     """Before: 100 keys had no 16-row tile, and each block took whole rows on the CUDA cores. Now the
     graph is scheduled at 128 with a loop over the keys, and the kernel serves 100."""
-    report, pipeline = compiled
+    report, pipeline, _ = compiled
     assert "padded sizes: 100 -> 128 (dynamic dims; the kernels serve the real sizes)" in report
     kernels = [k for k in pipeline.walk() if isinstance(k, itgraph.KernelOp)]  # type: ignore[attr-defined]
     assert kernels and all("cleave.dynamic" in k.attributes for k in kernels)
@@ -59,8 +62,8 @@ def test_attention_over_100_keys_is_a_padded_flash_attention_loop(compiled: tupl
 
 
 @pytest.mark.parametrize("draw", ["normal", "uniform", "large"])
-def test_padded_kernels_equal_the_graph_at_the_real_size(compiled: tuple[str, object], draw: str) -> None:
-    _, pipeline = compiled
+def test_padded_kernels_equal_the_graph_at_the_real_size(compiled: tuple[str, object, Path], draw: str) -> None:
+    _, pipeline, _ = compiled
     module = pipeline.clone()  # type: ignore[attr-defined]
     LowerTileLangPass().apply(Context(), module)
     graph = attention(100)
@@ -79,6 +82,29 @@ def test_padded_kernels_equal_the_graph_at_the_real_size(compiled: tuple[str, ob
         out = run_kernels(kernels, inputs)
         got = np.asarray(out[0] if isinstance(out, (list, tuple)) else out, dtype=np.float64)
         assert max_relative_error(ref, got.reshape(ref.shape)) < 2e-2, name
+
+
+def test_the_emitted_module_compiles_padded_dims_at_their_real_size(compiled: tuple[str, object, Path]) -> None:
+    """The kernels serve any size of a padded dim, but the graph has one: the emitted module's
+    `prim_func` gives TileLang that size (`STATIC_SIZES`), so it knows every stride and trip count
+    (an [S, S] mask with S dynamic was copied by 2-byte loads without TMA: Mistral's sliding-window
+    attention at S=1000 ran 231.5 us, at S static 83.2, bench/results/split_loops_2026-12-04_H200.md).
+    The kernel lowers for sm_90a with no dynamic dim left."""
+    import tilelang
+    from tilelang import tvm
+
+    from cleave_ir.tilelang_check import EMITTED_FOR, load_module_file
+
+    _, _, path = compiled
+    mod = load_module_file(path)
+    assert mod.STATIC_SIZES and set(mod.STATIC_SIZES.values()) == {100}
+    name = mod.CANDIDATES[0][1][0]
+    func = mod.prim_func(name)
+    shapes = [list(func.buffer_map[p].shape) for p in func.params if p in func.buffer_map]
+    assert all(isinstance(d, tvm.tirx.IntImm) for s in shapes for d in s) and any(int(d) == 100 for s in shapes for d in s)
+    with tvm.target.Target(EMITTED_FOR):
+        source = tilelang.lower(func).kernel_source
+    assert not [v for v in mod.STATIC_SIZES if re.search(rf"\b{v}\b", source)]
 
 
 def test_a_padded_compile_that_cannot_serve_the_real_size_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -293,8 +293,8 @@ def test_few_row_matmuls_without_a_k_loop_do_not_overlap_their_loads() -> None:
     """`cost_model.unlooped_few_row_matmul`: 5 rows times a [512, 3072] weight with the whole K in one
     tile waits for its loads (serialized), a loop of 128-wide K steps overlaps them, and the schedule
     ranks a looped configuration first (Split-K kernels of rmsnorm_matmul T=5 on the H200: 24.1 us
-    unlooped, 16.8 looped). 16 rows (no padding) and a one-row GEMV (its own streaming rule) keep the
-    old rule."""
+    unlooped, 16.8 looped). 16 rows (no padding), a depth of 64 (nothing to pipeline) and a one-row
+    GEMV (its own streaming rule) keep the old rule."""
     from cleave_ir.passes import cost_model, place_memory
 
     def placed(m: int, k: int, cols: int, reduce: int | None) -> itgraph.KernelOp:
@@ -304,7 +304,7 @@ def test_few_row_matmuls_without_a_k_loop_do_not_overlap_their_loads() -> None:
 
     unlooped = placed(5, 512, 64, None)
     assert cost_model.unlooped_few_row_matmul(unlooped) and not cost_model.overlaps(unlooped)
-    for kernel in (placed(5, 512, 64, 128), placed(16, 512, 64, None), placed(1, 512, 64, None)):
+    for kernel in (placed(5, 512, 64, 128), placed(16, 512, 64, None), placed(5, 64, 64, None), placed(1, 512, 64, None)):
         assert not cost_model.unlooped_few_row_matmul(kernel)
     ranked, _ = schedule_graph(_matmul(5, 512, 3072), 1)
     assert ranked[0].config.reduce_tile is not None

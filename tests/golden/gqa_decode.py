@@ -3,6 +3,7 @@
 import tilelang
 import tilelang.language as T
 
+k_d2 = T.dynamic("k_d2")
 q_stride0 = T.dynamic("q_stride0")
 q_stride1 = T.dynamic("q_stride1")
 q_stride2 = T.dynamic("q_stride2")
@@ -16,42 +17,63 @@ out0_stride0 = T.dynamic("out0_stride0")
 out0_stride1 = T.dynamic("out0_stride1")
 out0_stride2 = T.dynamic("out0_stride2")
 @T.prim_func
-def gqa_decode_c1_k0(q: T.StridedTensor((1, 8, 4, 128), (q_stride0, q_stride1, q_stride2, 1), "float16"), k: T.StridedTensor((1, 8, 512, 128), (k_stride0, k_stride1, k_stride2, 1), "float16"), v: T.StridedTensor((1, 8, 512, 128), (v_stride0, v_stride1, v_stride2, 1), "float16"), out0: T.StridedTensor((1, 8, 4, 128), (out0_stride0, out0_stride1, out0_stride2, 1), "float16")):
+def gqa_decode_c1_k0(q: T.StridedTensor((1, 8, 4, 128), (q_stride0, q_stride1, q_stride2, 1), "float16"), k: T.StridedTensor((1, 8, k_d2, 128), (k_stride0, k_stride1, k_stride2, 1), "float16"), v: T.StridedTensor((1, 8, k_d2, 128), (v_stride0, v_stride1, v_stride2, 1), "float16"), out0: T.StridedTensor((1, 8, 4, 128), (out0_stride0, out0_stride1, out0_stride2, 1), "float16")):
     with T.Kernel(8, 8, threads=128) as (bx, by):
         q_1 = T.alloc_shared((64, 128), "float16")
-        k_1 = T.alloc_shared((512, 128), "float16")
-        acc = T.alloc_fragment((64, 512), "float32")
-        row_max = T.alloc_fragment((64,), "float32")
-        v_1 = T.alloc_shared((512, 16), "float16")
-        acc_1 = T.alloc_fragment((64, 16), "float32")
-        acc_h = T.alloc_fragment((64, 512), "float16")
+        acc_acc = T.alloc_fragment((64, 16), "float32")
+        acc_acc_1 = T.alloc_fragment((64,), "float32")
+        acc_acc_2 = T.alloc_fragment((64,), "float32")
+        alpha = T.alloc_fragment((64,), "float32")
+        k_1 = T.alloc_shared((128, 128), "float16")
+        acc = T.alloc_fragment((64, 128), "float32")
+        masked = T.alloc_fragment((64, 128), "float32")
         red = T.alloc_fragment((64,), "float32")
-        acc_1_s = T.alloc_shared((64, 16), "float16")
+        m_new = T.alloc_fragment((64,), "float32")
+        red_1 = T.alloc_fragment((64,), "float32")
+        v_1 = T.alloc_shared((128, 16), "float16")
+        acc_h = T.alloc_fragment((64, 128), "float16")
+        acc_acc_s = T.alloc_shared((64, 16), "float16")
         T.pdl_sync()
         for i0, i1 in T.Parallel(64, 128):
             q_1[i0, i1] = T.Cast("float16", 0.0)
         T.copy(q[0, by, 0:4, 0:128], q_1[0:4, 0:128], annotations={"disable_tma": True})
-        T.copy(k[0, by, 0:512, 0:128], k_1)
-        T.clear(acc)
-        T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-        T.reduce_max(acc, row_max, dim=1, clear=True)
-        for i0 in T.Parallel(64):
-            row_max[i0] = row_max[i0] * 0.08838834764831845
-        for i0, i1 in T.Parallel(64, 512):
-            acc[i0, i1] = T.exp2(acc[i0, i1] * 0.12751743082459868 - T.if_then_else(row_max[i0] != T.Cast("float32", -T.infinity("float32")), row_max[i0], T.Cast("float32", 0.0)) * 1.4426950408889634)
-        T.copy(acc, acc_h)
-        T.clear(acc_1)
-        T.copy(v[0, by, 0:512, 16*bx:16*bx + 16], v_1)
-        T.gemm(acc_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
-        T.reduce_sum(acc, red, dim=1, clear=True)
+        T.clear(acc_acc)
+        T.clear(acc_acc_1)
+        T.fill(acc_acc_2, -T.infinity("float32"))
+        for r0 in T.Pipelined(T.ceildiv(k_d2, 128), num_stages=2):
+            T.clear(acc)
+            T.copy(k[0, by, 128*r0:128*r0 + 128, 0:128], k_1)
+            T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+            for i0, i1 in T.Parallel(64, 128):
+                acc[i0, i1] = acc[i0, i1] * 0.08838834764831845
+            for i0, i1 in T.Parallel(64, 128):
+                masked[i0, i1] = T.if_then_else(i1 + 128*r0 < k_d2, acc[i0, i1], T.Cast("float32", -T.infinity("float32")))
+            T.reduce_max(masked, red, dim=1, clear=True)
+            for i0 in T.Parallel(64):
+                m_new[i0] = T.max(acc_acc_2[i0], red[i0])
+                alpha[i0] = T.exp2((acc_acc_2[i0] - T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))) * 1.4426950408889634)
+                red[i0] = T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))
+                acc_acc_2[i0] = m_new[i0]
+            for i0, i1 in T.Parallel(64, 128):
+                acc[i0, i1] = T.exp2(acc[i0, i1] * 1.4426950408889634 - red[i0] * 1.4426950408889634)
+            for i0, i1 in T.Parallel(64, 128):
+                acc[i0, i1] = T.if_then_else(i1 + 128*r0 < k_d2, acc[i0, i1], T.Cast("float32", 0.0))
+            T.reduce_sum(acc, red_1, dim=1, clear=True)
+            for i0 in T.Parallel(64):
+                acc_acc_1[i0] = acc_acc_1[i0] * alpha[i0] + red_1[i0]
+            for i0, i1 in T.Parallel(64, 16):
+                acc_acc[i0, i1] = acc_acc[i0, i1] * alpha[i0]
+            T.copy(acc, acc_h)
+            T.copy(v[0, by, 128*r0:128*r0 + 128, 16*bx:16*bx + 16], v_1)
+            T.gemm(acc_h, v_1, acc_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
         for i0, i1 in T.Parallel(64, 16):
-            acc_1[i0, i1] = acc_1[i0, i1] / red[i0]
-        T.copy(acc_1, acc_1_s)
-        T.copy(acc_1_s[0:4, 0:16], out0[0, by, 0:4, 16*bx:16*bx + 16], annotations={"disable_tma": True})
+            acc_acc[i0, i1] = acc_acc[i0, i1] / acc_acc_1[i0]
+        T.copy(acc_acc, acc_acc_s)
+        T.copy(acc_acc_s[0:4, 0:16], out0[0, by, 0:4, 16*bx:16*bx + 16], annotations={"disable_tma": True})
 
 
 KERNELS = {
-    'gqa_decode_c1_k0': {'graph': 'gqa_decode_c1', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 4, 16] reduce=none', 'estimated_us': 7.693, 'inputs': 3, 'outputs': 1, 'pass_configs': {'tl.enable_fast_math': True}, 'shapes': [(1, 8, 4, 128), (1, 8, 512, 128), (1, 8, 512, 128), (1, 8, 4, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
+    'gqa_decode_c1_k0': {'graph': 'gqa_decode_c1', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 4, 16] reduce=128', 'estimated_us': 8.374, 'inputs': 3, 'outputs': 1, 'pass_configs': {'tl.enable_fast_math': True}, 'shapes': [(1, 8, 4, 128), (1, 8, 'k_d2', 128), (1, 8, 'k_d2', 128), (1, 8, 4, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -79,8 +101,11 @@ tgraph.graph @gqa_decode_c1(%q: !tgraph.tensor<[1, 8, 4, 128], f16>, %k: !tgraph
 """,
 }
 
+# padded dims (cleave-padded-dims: scheduled at a padded size), compiled at the graph's real size
+STATIC_SIZES = {}
+
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
-CANDIDATES = [(7.693, ['gqa_decode_c1_k0'], 'gqa_decode_c1')]
+CANDIDATES = [(8.374, ['gqa_decode_c1_k0'], 'gqa_decode_c1')]
 
 _compiled = {}
 
@@ -129,20 +154,28 @@ def _unstaged(func):
 def prim_func(name, layouts=(), pdl=True, tma=True):
     """Kernel `name` with the outer strides of its tensors (inputs, then outputs) specialized: tensor i
     to `layouts[i]` (`layout`'s tuple), dense row-major where that is None or missing (the same code
-    as a `T.Tensor`). With `pdl=False`, without its wait for prior kernels (`T.pdl_sync()`), which
-    GPUs before sm_90 do not run (see `has_pdl`). With `tma=False`, for the thread-copy compile
-    (`compile_kernel`): its pipelined loops of a dynamic trip count get one stage (`_unstaged`)."""
+    as a `T.Tensor`), and the padded dims of `STATIC_SIZES` at their real sizes: a stride TileLang
+    knows is a multiple of 16 bytes is copied by 16-byte vectors (a mask whose rows are the key
+    length: by 2-byte loads while that length was a dynamic dim). With `pdl=False`, without its wait
+    for prior kernels (`T.pdl_sync()`), which GPUs before sm_90 do not run (see `has_pdl`). With
+    `tma=False`, for the thread-copy compile (`compile_kernel`): its pipelined loops of a dynamic
+    trip count get one stage (`_unstaged`)."""
     from tilelang import tvm
 
     func = globals()[name]
     binds = {}
     for i, param in enumerate(func.params):
         buf = func.buffer_map.get(param)
-        if buf is None or len(buf.shape) < 2:
+        if buf is None:
+            continue
+        shape = [STATIC_SIZES.get(d.name, d) if isinstance(d, tvm.tirx.Var) else d for d in buf.shape]
+        if len(shape) < 2:
+            if any(isinstance(d, int) for d in shape):
+                binds[param] = tvm.tirx.decl_buffer(shape, buf.dtype, buf.name)
             continue
         given = layouts[i] if i < len(layouts) else None
-        strides = [*given, 1] if given is not None else _dense(list(buf.shape))
-        binds[param] = tvm.tirx.decl_buffer(buf.shape, buf.dtype, buf.name, strides=strides)
+        strides = [*given, 1] if given is not None else _dense(shape)
+        binds[param] = tvm.tirx.decl_buffer(shape, buf.dtype, buf.name, strides=strides)
     func = func.specialize(binds) if binds else func
     if not tma:
         func = _unstaged(func)

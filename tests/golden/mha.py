@@ -77,6 +77,9 @@ tgraph.graph @mha_c1(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tgraph.tens
 """,
 }
 
+# padded dims (cleave-padded-dims: scheduled at a padded size), compiled at the graph's real size
+STATIC_SIZES = {}
+
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
 CANDIDATES = [(9.102, ['mha_c1_k0'], 'mha_c1')]
 
@@ -127,20 +130,28 @@ def _unstaged(func):
 def prim_func(name, layouts=(), pdl=True, tma=True):
     """Kernel `name` with the outer strides of its tensors (inputs, then outputs) specialized: tensor i
     to `layouts[i]` (`layout`'s tuple), dense row-major where that is None or missing (the same code
-    as a `T.Tensor`). With `pdl=False`, without its wait for prior kernels (`T.pdl_sync()`), which
-    GPUs before sm_90 do not run (see `has_pdl`). With `tma=False`, for the thread-copy compile
-    (`compile_kernel`): its pipelined loops of a dynamic trip count get one stage (`_unstaged`)."""
+    as a `T.Tensor`), and the padded dims of `STATIC_SIZES` at their real sizes: a stride TileLang
+    knows is a multiple of 16 bytes is copied by 16-byte vectors (a mask whose rows are the key
+    length: by 2-byte loads while that length was a dynamic dim). With `pdl=False`, without its wait
+    for prior kernels (`T.pdl_sync()`), which GPUs before sm_90 do not run (see `has_pdl`). With
+    `tma=False`, for the thread-copy compile (`compile_kernel`): its pipelined loops of a dynamic
+    trip count get one stage (`_unstaged`)."""
     from tilelang import tvm
 
     func = globals()[name]
     binds = {}
     for i, param in enumerate(func.params):
         buf = func.buffer_map.get(param)
-        if buf is None or len(buf.shape) < 2:
+        if buf is None:
+            continue
+        shape = [STATIC_SIZES.get(d.name, d) if isinstance(d, tvm.tirx.Var) else d for d in buf.shape]
+        if len(shape) < 2:
+            if any(isinstance(d, int) for d in shape):
+                binds[param] = tvm.tirx.decl_buffer(shape, buf.dtype, buf.name)
             continue
         given = layouts[i] if i < len(layouts) else None
-        strides = [*given, 1] if given is not None else _dense(list(buf.shape))
-        binds[param] = tvm.tirx.decl_buffer(buf.shape, buf.dtype, buf.name, strides=strides)
+        strides = [*given, 1] if given is not None else _dense(shape)
+        binds[param] = tvm.tirx.decl_buffer(shape, buf.dtype, buf.name, strides=strides)
     func = func.specialize(binds) if binds else func
     if not tma:
         func = _unstaged(func)
