@@ -66,6 +66,7 @@ class Terms:
     waves: int  # ceil(grid / SMs)
     # whether a block's loads overlap its compute (`overlaps`): else the two take turns
     overlapped: bool = True
+    serial_s: float = 0.0  # one block's serial K steps of CUDA-core matmuls (`with_serial_steps`)
 
     def to_json(self) -> dict[str, float]:
         """A JSON-able dict (what measurement records hold)."""
@@ -94,7 +95,7 @@ class Calibration:
 
     def kernel_us(self, t: Terms) -> float:
         """Calibrated microseconds of a kernel with terms `t`."""
-        block_s = t.busy_s(self.memory_scale, self.compute_scale) + self.iteration_s * t.iterations
+        block_s = t.busy_s(self.memory_scale, self.compute_scale) + self.iteration_s * t.iterations + t.serial_s
         return t.waves * block_s * 1e6 + self.launch_us
 
     def constants(self) -> dict[str, float]:
@@ -334,6 +335,19 @@ def unlooped_few_row_matmul(kernel: itgraph.KernelOp) -> bool:
         and all(weight_load(v) is not None for v in (op.lhs, op.rhs))
         for op in kernel.walk()
     )
+
+
+# one step of a CUDA-core matmul's serial K loop (`lower_tilelang.cuda_core_steps`): on the H200 the
+# one-kernel rmsnorm_matmul T=3 and T=4 (N=1000), which fold K=4096 in 2048 steps, ran 26.3-31.0 us
+# where the model, without this term, estimated 7.9-8.1 (bench/results/static_padded_dims_run_2026-12-04_H200.md)
+SERIAL_STEP_S = 14e-9
+
+
+def with_serial_steps(est: Estimate, steps: int, calibration: Calibration | None = None) -> Estimate:
+    """`est` for a kernel whose blocks also take `steps` serial CUDA-core matmul steps."""
+    assert est.terms is not None
+    terms = replace(est.terms, serial_s=steps * SERIAL_STEP_S)
+    return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 
 def serialized(est: Estimate, calibration: Calibration | None = None) -> Estimate:

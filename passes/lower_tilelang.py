@@ -84,8 +84,8 @@ from cleave_ir.passes.causal import computed_in_users, diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
-from cleave_ir.passes.place_memory import MMA_PAD_ROWS, PAD_ROWS, after_last_loop, gemm_warps_fit, direct_gemv_columns, direct_gemv_operand, direct_gemv_split, weight_load
-from cleave_ir.shapes import Dim, symbol
+from cleave_ir.passes.place_memory import MMA_PAD_ROWS, PAD_ROWS, after_last_loop, gemm_warps_fit, direct_gemv_columns, direct_gemv_matmul, direct_gemv_operand, direct_gemv_split, weight_load
+from cleave_ir.shapes import Dim, evaluate, symbol
 
 RESERVED_NAMES = ("T", "tilelang", "bx", "by", "bz", "kk", *(f"i{n}" for n in range(8)))
 
@@ -1087,14 +1087,13 @@ class _KernelLowering:
         else:
             out = self.alloc_for(op.result, op.result.name_hint or "acc", tl.Scope.FRAGMENT)
             clear = True
-        ta, tb = _squeezed(a.shape), _squeezed(b.shape)
         tt = op.transpose_b is not None
         m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
         batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
         if b.origin is not None:  # placement left the weight in global memory
             self.direct_gemv(op, a, b, out, clear)
             return
-        if batch_one and len(ta) == 2 and len(tb) == 2 and k % 16 == 0 and gemm_warps_fit(m, n, self.threads, tt):
+        if tensor_core_tile(out.shape, a.shape, b.shape, self.threads, tt):
             # a computed A operand stays in registers (cast to fp16) when the gemm has a whole
             # warpgroup of 64 rows per 128 threads (wgmma takes A from a fragment); below that (fewer
             # rows, or warpgroups that split the columns: MLA's [64, 512] tile on 256 threads), TileLang
@@ -1693,6 +1692,36 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int, rows: int = PAD_ROW
     smem = kernel.attributes.get("cleave.smem_bytes")
     used = smem.value.data if isinstance(smem, IntegerAttr) else 0
     return pad if used + extra <= SMEM_BYTES else {}
+
+
+def tensor_core_tile(out: Sequence[int], a: Sequence[int], b: Sequence[int], threads: int, transpose_b: bool) -> bool:
+    """Whether the lowering gives a matmul of these tile shapes (rows padded where `row_padding` pads
+    them) to T.gemm on `threads`; else it runs on the CUDA cores (`cuda_core_steps`)."""
+    batch_one = all(d == 1 for d in [*out[:-2], *a[:-2], *b[:-2]])
+    return batch_one and len(_squeezed(a)) == 2 and len(_squeezed(b)) == 2 and a[-1] % 16 == 0 and gemm_warps_fit(out[-2], out[-1], threads, transpose_b)
+
+
+def cuda_core_steps(kernel: itgraph.KernelOp, threads: int) -> int:
+    """Serial K steps one block of the placed `kernel` takes, on `threads`, in the matmuls of 2..15
+    rows the lowering folds on the CUDA cores outside any loop (`_serial_fold`: rows no tensor-core
+    tile takes, K over `fold_lanes`). Each step waits for the last: the block's loads are all in
+    before, nothing hides them. (In a K loop the steps overlap the next tile's loads; one-row GEMVs
+    and many-row folds are not counted: not measured.)"""
+    pad, rows = row_padding(kernel, threads)
+    steps = 0
+    for op in kernel.walk():
+        if not isinstance(op, tgraph.MatmulOp) or direct_gemv_matmul(op) or isinstance(op.parent_op(), itgraph.SequentialOp):
+            continue
+        out, a, b = (list(_static(v)) for v in (op.result, op.lhs, op.rhs))
+        for shape, v in ((out, op.result), (a, op.lhs)):
+            if v in pad:
+                shape[pad[v]] = rows
+        if tensor_core_tile(out, a, b, threads, op.transpose_b is not None):
+            continue
+        m, n, k = out[-2], out[-1], a[-1]
+        if 1 < m < 16:  # (measured there; a one-row GEMV splits K, a column of many rows folds fast)
+            steps += k // fold_lanes(prod(out), k, threads)
+    return steps
 
 
 def gemv_split(m: int, n: int, k: int, threads: int) -> int:

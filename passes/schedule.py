@@ -535,6 +535,10 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
         return str(e).removeprefix("error: cleave-place-memory: ")
     if not cost_model.overlaps(placed):  # one stage, one block per SM, several waves
         est = cost_model.serialized(est)
+    from cleave_ir.passes.lower_tilelang import cuda_core_steps  # the lowering imports this module's imports
+
+    if steps := cuda_core_steps(placed, placed.attributes["cleave.threads"].value.data):  # type: ignore[attr-defined]
+        est = cost_model.with_serial_steps(est, steps)
     return Scheduled(kernel, est, cfg)
 
 

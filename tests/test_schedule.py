@@ -310,6 +310,32 @@ def test_few_row_matmuls_without_a_k_loop_do_not_overlap_their_loads() -> None:
     assert ranked[0].config.reduce_tile is not None
 
 
+def test_a_cuda_core_fold_of_a_matmul_costs_its_serial_steps() -> None:
+    """`lower_tilelang.cuda_core_steps`: rmsnorm(x) @ W at 3 rows with the whole K = 4096 in one tile
+    (the normalized rows computed, too long to pad) folds K on the CUDA cores in 4096 / 2 steps; the
+    estimate adds them (`cost_model.SERIAL_STEP_S`). On the H200 such a kernel ran 26.3-31.0 us, its
+    estimate without the steps 7.9, and it ranked first. K = 512 pads its rows for T.gemm: no steps."""
+    from cleave_ir.builder import GraphBuilder
+    from cleave_ir.passes import cost_model, place_memory
+    from cleave_ir.passes.lower_tilelang import cuda_core_steps
+
+    def rmsnorm_matmul(k: int) -> tgraph.GraphOp:
+        b = GraphBuilder("rmsnorm_matmul")
+        x, w = b.input("x", [3, k]), b.input("w", [k, 16])
+        return b.build(b.matmul(b.mul(x, b.rsqrt(b.scale(b.reduce("sum", b.square(x), 1), 1 / k))), w))
+
+    steps = {}
+    for k in (4096, 512):
+        kernel = build_kernel(plan(rmsnorm_matmul(k), Config((3, 16), None, True)), "k")
+        place_memory.place(kernel)
+        steps[k] = cuda_core_steps(kernel, kernel.attributes["cleave.threads"].value.data)  # type: ignore[attr-defined]
+    assert steps == {4096: 2048, 512: 0}
+    ranked, _ = schedule_graph(rmsnorm_matmul(4096), 100)
+    (fold,) = [s for s in ranked if s.config == Config((3, 16), None, True)]
+    assert fold.estimate.terms.serial_s == 2048 * cost_model.SERIAL_STEP_S  # type: ignore[union-attr]
+    assert fold.estimate.microseconds > 2048 * cost_model.SERIAL_STEP_S * 1e6
+
+
 def test_blocks_alone_on_their_sm_in_several_waves_do_not_overlap_their_loads() -> None:
     """`cost_model.overlaps`: a one-step GEMV over 512 rows of a [512, 24576] weight, in [512, 128]
     tiles (128 KiB: one block per SM, 192 blocks in 2 waves) waits for its loads; [512, 64] tiles (two
