@@ -928,7 +928,8 @@ def markdown(results: dict[str, Any]) -> str:
 def summary(rows: list[dict[str, Any]], rounds: int | None) -> str:
     """One line computed from the rows: the geometric mean of the ratios, how many rows reach 1.0x and
     0.9x (unrounded: a 0.896x row shows as 0.90x in the table), the rows under 0.9x, and the rows
-    timed in fewer rounds than the run asked for (a row budget cut short)."""
+    timed in fewer rounds than the run asked for (a row budget cut short), and how many rows lack a
+    torch.compile time where the run asked for one (their ratios are against the other baselines)."""
     ratios = {r["row"]: r["ratio"] for r in rows if r.get("ratio")}
     if not ratios:
         return "No row has a ratio."
@@ -945,6 +946,9 @@ def summary(rows: list[dict[str, Any]], rounds: int | None) -> str:
             if any(t.get("rounds", rounds) < rounds for t in [*r.get("candidates", []), *r.get("baselines", {}).values()] if t.get("us"))
         )
         out += f" Timed in fewer than {rounds} rounds: {', '.join(short) or 'no row'}."
+    untimed = [r["row"] for r in rows if r["row"] in ratios and "torch.compile" in r.get("baselines", {}) and not r["baselines"]["torch.compile"].get("us")]
+    if untimed:
+        out += f" **torch.compile not timed on {len(untimed)} of {len(ratios)} rows** ({', '.join(sorted(untimed))}): their ratios leave it out."
     return out
 
 

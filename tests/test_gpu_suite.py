@@ -229,6 +229,9 @@ def test_markdown_summary_counts_unrounded_ratios_and_short_rounds(suite) -> Non
     assert f"Geometric mean over the 2 rows with a ratio: {geo:.3f}x; 0 rows >= 1.0x, 0 >= 0.9x" in md
     assert "under 0.9x: swiglu_t1 0.640x, gqa_decode_b1_l4096 0.896x." in md
     assert "Timed in fewer than 3 rounds: gqa_decode_b1_l4096." in md
+    assert "torch.compile not timed" not in md
+    near["baselines"]["torch.compile"] = {"na": "skipped: row time budget"}
+    assert "**torch.compile not timed on 1 of 2 rows** (gqa_decode_b1_l4096): their ratios leave it out." in suite.markdown(results)
 
 
 def test_rows_from_graph_files_are_padded_and_run_op_by_op(suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
