@@ -339,7 +339,7 @@ def unlooped_few_row_matmul(kernel: itgraph.KernelOp) -> bool:
 
 # one step of a CUDA-core matmul's serial K loop (`lower_tilelang.cuda_core_steps`): on the H200 the
 # one-kernel rmsnorm_matmul T=3 and T=4 (N=1000), which fold K=4096 in 2048 steps, ran 26.3-31.0 us
-# where the model, without this term, estimated 7.9-8.1 (bench/results/static_padded_dims_run_2026-12-04_H200.md)
+# where the model, without this term, estimated 7.9-8.1 (bench/results/split_loops_2026-12-04_H200.md, run 6)
 SERIAL_STEP_S = 14e-9
 
 

@@ -1718,9 +1718,8 @@ def cuda_core_steps(kernel: itgraph.KernelOp, threads: int) -> int:
                 shape[pad[v]] = rows
         if tensor_core_tile(out, a, b, threads, op.transpose_b is not None):
             continue
-        m, n, k = out[-2], out[-1], a[-1]
-        if 1 < m < 16:  # (measured there; a one-row GEMV splits K, a column of many rows folds fast)
-            steps += k // fold_lanes(prod(out), k, threads)
+        if 1 < out[-2] < 16:  # measured there (a one-row GEMV splits K over its threads instead)
+            steps += a[-1] // fold_lanes(prod(out), a[-1], threads)
     return steps
 
 
