@@ -237,17 +237,31 @@ def block_trips(op: Operation, loops: dict[Operation, float]) -> float:
     return n
 
 
-def peak_live_bytes(par: itgraph.ParallelOp) -> int:
+def peak_live_bytes(par: itgraph.ParallelOp, where_used: bool = True) -> int:
     """The most fp32 bytes of computed tiles alive at once in one block (registers, before reuse).
 
     A tile lives from its op to its last use; one used inside a sequential loop it was not defined
     in lives to the loop's end. Loads and reshapes of them (shared memory; a causal mask tile computed
     from its indices is counted unless its users compute it, `causal.computed_in_users`), the loop's accumulators and the matmul products a `T.gemm` accumulates into them
     (`SequentialOp.in_place_products`) are not counted here, nor an element-wise op's result that
-    overwrites an accumulator at its last use.
+    overwrites an accumulator at its last use, nor one the lowering computes where its users read it
+    (`lower_tilelang.computed_where_used`: a masked attention's `select(mask, s * c, mask - 1e4)` holds
+    one [rows, keys] tile, not three; its inputs live until those users). `where_used=False` counts
+    those too: the estimate of a kernel without matmuls does (see `estimate`), and `cleave-place-memory`
+    gives such kernels their threads by that count (the thread counts of the norms and Split-K combines
+    measured on the H200 were chosen by it; counting only the tiles held would halve some of them).
     The compiler keeps a T.Parallel tile in registers and reuses dead ones, so the peak, not the sum,
     is what has to fit (bench/tile_sweep.py: 128-row FlashAttention tiles fit and run faster).
     """
+    from cleave_ir.passes.lower_tilelang import computed_where_used  # the lowering imports this module
+
+    def inlined(op: Operation) -> bool:
+        return where_used and isinstance(op, tgraph.ElementwiseOp) and computed_where_used(op)
+
+    def readers(v: SSAValue) -> list[Operation]:
+        """The ops that read `v`: its users, through those computed where they are used."""
+        return [r for use in v.uses for r in (readers(use.operation.results[0]) if inlined(use.operation) else [use.operation])]
+
     order = {op: i for i, op in enumerate(par.walk())}
     in_place = {v for seq in order if isinstance(seq, itgraph.SequentialOp) for v in seq.in_place_products()}
     accumulated = {r for seq in order if isinstance(seq, itgraph.SequentialOp) for r in seq.results}
@@ -260,7 +274,7 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is None:  # a causal mask tile is a register tile
             loaded.add(op.results[0])
             continue
-        if computed_in_users(op):  # ... unless its users compute it, as the ops of it alone
+        if computed_in_users(op) or inlined(op):  # ... unless its users compute it, as the ops of it alone
             continue
         if isinstance(op, tgraph.ReshapeOp) and op.operands[0] in loaded:  # a view of the shared tile
             loaded.add(op.results[0])
@@ -274,8 +288,8 @@ def peak_live_bytes(par: itgraph.ParallelOp) -> int:
             accumulated.add(op.results[0])
             continue
         last = i
-        for use in op.results[0].uses:
-            user, j = use.operation, order.get(use.operation, i)
+        for user in readers(op.results[0]):
+            j = order.get(user, i)
             loop = user.parent_op()
             while isinstance(loop, itgraph.SequentialOp) and not loop.is_ancestor(op):
                 j, loop = max(j, end[loop]), loop.parent_op()
@@ -386,7 +400,11 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
                 loops[op] = loop_trips(op)
             iterations += block_trips(op, loops) * loops[op]
     accumulators = accumulator_bytes(par)
-    regs = accumulators + peak_live_bytes(par)
+    # with matmuls, the register bound decides the tensor-core tiles, and it counts what the lowering
+    # holds; without, every tile is counted (`peak_live_bytes`): a norm's rows then fit as before, and
+    # on the H200 the larger row tiles the exact count lets in ran slower (Llama's RMSNorm [8, 4096]
+    # rows 20.1 us against [4, 4096] 18.7; ViT's LayerNorm [32, 768] 33.2 against [16, 768] 30.7)
+    regs = accumulators + peak_live_bytes(par, where_used=flops > 0)
     terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
     us = (calibration or CALIBRATION).kernel_us(terms)
     reason = ""

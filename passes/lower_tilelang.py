@@ -693,6 +693,8 @@ class _KernelLowering:
         - m * log2 e)`, one FMA per element, instead of three passes (H200, `bench/probes/fa_order.py`:
         S4096 D128 544 -> 504 us, S8192 D64 1584 -> 1433 us).
         """
+        if computed_where_used(op):
+            return True
         res = op.results[0]
         if (isinstance(op, tgraph.CastOp) and not _widening(op)) or not res.uses:
             return False
@@ -1476,6 +1478,25 @@ def _at_kk(full: Sequence[str | None], axis: int) -> list[str | None]:
     out = list(full)
     out[axis] = "kk"
     return out
+
+
+def computed_where_used(op: tgraph.ElementwiseOp) -> bool:
+    """Whether the lowering computes `op` in the loops of its users and gives it no tile (the first case
+    of `LowerTileLang.inline`): every user is an element-wise op of its block over a tile of the same
+    shape, and `op` is their only input from it or cheap (a scale), and not a narrowing cast. The cost
+    model's register estimate (`cost_model.peak_live_bytes`) leaves such tiles out."""
+    res = op.results[0]
+    if (isinstance(op, tgraph.CastOp) and not _widening(op)) or not res.uses:
+        return False
+    users = [u.operation for u in res.uses]
+    if len(users) > 1 and not isinstance(op, tgraph.ScaleOp):
+        return False
+    shape = tgraph.tensor_type(res).shape
+    return all(
+        user.parent_block() is op.parent_block() and isinstance(user, tgraph.ElementwiseOp)
+        and tgraph.tensor_type(user.results[0]).shape == shape
+        for user in users
+    )
 
 
 def _widening(op: tgraph.CastOp) -> bool:

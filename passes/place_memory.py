@@ -408,7 +408,7 @@ def gemm_threads(kernel: itgraph.KernelOp, threads: int) -> int:
         return threads
     par = kernel.body.block.first_op
     assert isinstance(par, itgraph.ParallelOp)
-    live = accumulator_bytes(kernel) + peak_live_bytes(par)
+    live = accumulator_bytes(kernel) + peak_live_bytes(par, where_used=False)
     fewer = threads // 2
     while fewer >= 32 and live <= fewer * TILE_BYTES_PER_THREAD:
         if all(gemm_warps_fit(m, n, fewer, tt) for m, n, tt in tiles):
@@ -533,7 +533,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         # no matmul: a norm's or softmax's rows over 192 fp32 registers per thread take more threads
         par = kernel.body.block.first_op
         assert isinstance(par, itgraph.ParallelOp)
-        live = accumulator_bytes(kernel) + peak_live_bytes(par)
+        live = accumulator_bytes(kernel) + peak_live_bytes(par, where_used=False)
         while threads < 256 and live > threads * TILE_BYTES_PER_THREAD:
             threads *= 2
     # TileLang lays a fragment out over the threads: one of more elements than threads needs a

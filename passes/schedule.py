@@ -17,7 +17,8 @@ For one tile configuration (output tile sizes, reduction tile size):
 
 One level of iterative tiling is done (reductions inside a loop are computed whole per tile).
 Configurations are enumerated (tiles of 16..256 on the last two output dims, reduction tiles
-32..128) and ranked by `cost_model.estimate`; those that do not fit are dropped with the reason.
+32..128; a few long rows in steps of 512..2048 columns where a kernel without matmuls would leave SMs
+idle, `row_streams`) and ranked by `cost_model.estimate`; those that do not fit are dropped with the reason.
 """
 
 from __future__ import annotations
@@ -505,6 +506,46 @@ def configs(
     out = [Config(tuple(t), r, fusion) for t in tiles for r in reduce_tiles]
     if wide or few_rows:
         out = [c for c in out if any(t == s > 256 for t, s in zip(c.out_tile, shape))]
+    elif iterative and not narrow:
+        out += [c for c in row_streams(graph, shape, tiles, fusion) if c not in out]
+    return out
+
+
+STREAM_REDUCE_TILES = (512, 1024, 2048)
+STREAM_MAX_ELEMENTS = 8 * 1024
+"""Reduction tiles of `row_streams` (at most this many elements a step: 16 KiB of fp16)."""
+STREAM_MIN_BYTES = cost_model.SMS * 64 * 1024
+"""The fewest bytes a reduction of `row_streams` reads: 64 KiB for every SM. Below that the kernel is
+bound by its launch and latency, not by the SMs it leaves idle; the estimates of the two forms then
+differ by a percent, and one of them decided which Split-K candidate `matmul_rowsum` kept (W [80,
+3000] reduced in a 16-split kernel ran 4.0 us on the H200)."""
+
+
+def row_streams(graph: tgraph.GraphOp, shape: Sequence[int], tiles: Sequence[tuple[int, ...]], fusion: bool) -> list[Config]:
+    """Configurations that stream a few long rows per block, for a kernel without matmuls whose
+    ordinary tiles (16 or more rows) leave SMs idle: the row statistics of a log-softmax over a
+    vocabulary ([512, 32768] logits: 32 blocks of 16 rows) read their bytes through a quarter of the
+    GPU. Rows of `WIDE_FEW_ROWS` (the smallest ordinary tile's tiled dims cut down) and reduction
+    steps of `STREAM_REDUCE_TILES` columns, so each step still moves kilobytes; only where a reduction
+    reads `STREAM_MIN_BYTES` or more."""
+    if any(isinstance(op, tgraph.MatmulOp) for op in graph.body.walk()):
+        return []
+    reductions = [op for op in graph.body.walk() if isinstance(op, tgraph.ReduceOp)]
+    lengths = [concrete(op.input)[op.axis] for op in reductions]
+    if not tiles or not lengths or max(lengths) < 2 * STREAM_REDUCE_TILES[0]:
+        return []
+    if max(cost_model.tile_bytes(op.input) for op in reductions) < STREAM_MIN_BYTES:
+        return []
+    grid = lambda t: math.prod(-(-s // x) for s, x in zip(shape, t))  # noqa: E731
+    if max(grid(t) for t in tiles) >= cost_model.SMS:
+        return []
+    smallest = min(tiles, key=math.prod)
+    choices = [[r for r in WIDE_FEW_ROWS if size % r == 0] if t > 1 else [t] for t, size in zip(smallest, shape)]
+    out: list[Config] = []
+    for t in product(*choices):
+        for r in STREAM_REDUCE_TILES:
+            if math.prod(t) * r <= STREAM_MAX_ELEMENTS and any(n > r and n % r == 0 for n in lengths):
+                out.append(Config(tuple(t), r, fusion))
     return out
 
 
