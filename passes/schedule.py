@@ -536,8 +536,7 @@ def row_streams(graph: tgraph.GraphOp, shape: Sequence[int], tiles: Sequence[tup
         return []
     if max(cost_model.tile_bytes(op.input) for op in reductions) < STREAM_MIN_BYTES:
         return []
-    grid = lambda t: math.prod(-(-s // x) for s, x in zip(shape, t))  # noqa: E731
-    if max(grid(t) for t in tiles) >= cost_model.SMS:
+    if max(math.prod(-(-s // x) for s, x in zip(shape, t)) for t in tiles) >= cost_model.SMS:  # the most blocks
         return []
     smallest = min(tiles, key=math.prod)
     choices = [[r for r in WIDE_FEW_ROWS if size % r == 0] if t > 1 else [t] for t, size in zip(smallest, shape)]
