@@ -1545,7 +1545,9 @@ def thread_copied_in_loop(load: itgraph.LoadOp) -> bool:
 def row_padding(kernel: itgraph.KernelOp, threads: int) -> tuple[dict[SSAValue, int], int]:
     """`plan_row_padding`'s tiles and the rows they are padded to: MMA_PAD_ROWS (an MMA tile) where no
     reduction reads a padded tile, none is thread-copied in a K loop and each has 2..15 rows, else
-    PAD_ROWS (a wgmma tile, as TileLang's decode kernels).
+    PAD_ROWS (a wgmma tile, as TileLang's decode kernels). The first also where PAD_ROWS rows would
+    not fit in shared memory beside the pipeline's stages (swiglu T=3's Split-K kernel: its two
+    [64, 256] weight tiles in 2 stages, its outputs staged as [64, 256]).
 
     Measured on the H200 (bench/results/pad_rows_2026-12-04_H200.md): the few-row projections of
     swiglu and rmsnorm_matmul (a matmul, element-wise ops, a store) ran faster on 16 rows (swiglu T=3
@@ -1553,12 +1555,15 @@ def row_padding(kernel: itgraph.KernelOp, threads: int) -> tuple[dict[SSAValue, 
     whose softmax reduces the padded rows, ran slower (GQA group 2 10.3 -> 12.1, head dim 96 29.7 ->
     39.3). A K loop of one matmul that thread-copies the padded rows raced on 16 rows (racecheck:
     rmsnorm_matmul T=5's projection, clean on 64), so such kernels keep 64 too."""
+    def mma_tile(pad: dict[SSAValue, int]) -> bool:
+        reduced = any(isinstance(op, tgraph.ReduceOp) and op.input in pad for op in kernel.walk())
+        thread_copied = any(isinstance(op, itgraph.LoadOp) and op.result in pad and thread_copied_in_loop(op) for op in kernel.walk())
+        return bool(pad) and not reduced and not thread_copied and all(_static(v)[axis] > 1 for v, axis in pad.items())  # one row: not measured
+
     pad = plan_row_padding(kernel, threads)
-    reduced = any(isinstance(op, tgraph.ReduceOp) and op.input in pad for op in kernel.walk())
-    thread_copied = any(isinstance(op, itgraph.LoadOp) and op.result in pad and thread_copied_in_loop(op) for op in kernel.walk())
-    if pad and not reduced and not thread_copied and all(_static(v)[axis] > 1 for v, axis in pad.items()):  # one row: not measured
+    if not pad or mma_tile(pad):  # (where 64 rows do not fit in shared memory, 16 may)
         small = plan_row_padding(kernel, threads, MMA_PAD_ROWS)
-        if small:
+        if mma_tile(small):
             return small, MMA_PAD_ROWS
     return pad, PAD_ROWS
 

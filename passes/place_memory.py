@@ -20,7 +20,8 @@ Decisions, visible as attributes in the IR:
   tile, at most 256) and `cleave.stages` (pipelining of the sequential loop's loads: 3 stages when
   they fit and the loop has 3+ iterations and at most one matmul, 4 where the fourth costs no
   co-resident block and the loop has 4+ iterations, else 2 when the loaded tiles fit twice in
-  shared memory),
+  shared memory; fewer where the rows of a few-row matmul, padded to a tensor-core tile
+  (`lower_tilelang.row_padding`), fit beside fewer stages only),
   and `cleave.smem_bytes` after placement; `cleave.raster` names the parallel dim whose blocks launch
   next to each other (blockIdx.x) where that is not the grid's first: the dim along which blocks read
   the most bytes in common (attention's query blocks share their head's K and V; with the head dims
@@ -430,6 +431,14 @@ def padded_tile_shapes(kernel: itgraph.KernelOp, threads: int) -> list[tuple[int
     return register_tile_shapes(kernel, pad, rows) if pad else None
 
 
+def row_padding_fits(kernel: itgraph.KernelOp, threads: int) -> bool:
+    """Whether the lowering pads the few-row matmuls of the placed `kernel` (its stages and shared
+    memory as annotated) to tensor-core tiles."""
+    from cleave_ir.passes.lower_tilelang import row_padding  # the lowering imports this module
+
+    return bool(row_padding(kernel, threads)[0])
+
+
 def register_tile_shapes(kernel: itgraph.KernelOp, pad: dict[SSAValue, int] | None = None, rows: int = PAD_ROWS) -> list[tuple[int, ...]]:
     """The shapes of the kernel's tiles computed in registers, with the axis `pad` names (tile -> axis)
     at `rows`."""
@@ -547,7 +556,8 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     keep_warps = any(_tensor_core_shaped(op) for op in kernel.walk())
     threads = gemm_threads(kernel, threads)
     padded = padded_tile_shapes(kernel, threads)
-    if padded is not None and layout_threads(padded, threads) == threads:
+    pads = padded is not None and layout_threads(padded, threads) == threads
+    if pads:
         sizes, keep_warps = padded, True  # its few-row matmuls become T.gemm on padded rows
     fitting = layout_threads(sizes, threads) if not keep_warps else threads if layout_threads(sizes, threads) == threads else 0
     fitting = fitting or (0 if keep_warps else layout_threads(sizes))  # fewer threads, else up to 256
@@ -558,16 +568,29 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         )
     threads = fitting
     kernel.attributes["cleave.threads"] = IntegerAttr(threads, i64)
-    kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
     if (raster := raster_dim(kernel)) is not None:
         kernel.attributes["cleave.raster"] = StringAttr(raster)
-    during_loop, after_loop = shared + (stages - 1) * loop_loads, shared - loop_loads + epilogue
+    after_loop = shared - loop_loads + epilogue
     if after_loop > SMEM_BYTES:
         raise CleaveError(
             f"error: cleave-place-memory: @{kernel.sym_name.data} needs {after_loop // 1024} KiB of shared memory "
             f"after its loop (limit {SMEM_BYTES // 1024} KiB)"
         )
-    kernel.attributes["cleave.smem_bytes"] = IntegerAttr(max(during_loop, after_loop), i64)
+
+    def pipeline(stages: int) -> None:
+        kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
+        kernel.attributes["cleave.smem_bytes"] = IntegerAttr(max(shared + (stages - 1) * loop_loads, after_loop), i64)
+
+    pipeline(stages)
+    if pads and not row_padding_fits(kernel, threads):
+        # the padded rows take shared memory beside the pipeline's buffers: fewer stages, not a
+        # CUDA-core fold in the K loop (the threads were chosen for the padding)
+        for fewer in range(stages - 1, 0, -1):
+            pipeline(fewer)
+            if row_padding_fits(kernel, threads):
+                break
+        else:
+            pipeline(stages)
 
 
 @dataclass(frozen=True)

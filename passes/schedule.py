@@ -450,6 +450,18 @@ rows too wide for 16 of them in registers (4096 columns) then runs in one kernel
 Split-K pair that reads x twice."""
 
 
+FILL_MAX_ROWS = 16
+
+
+def filling_columns(n: int) -> list[int]:
+    """Column tiles (multiples of 16) of an output of at most FILL_MAX_ROWS rows that cut its `n`
+    columns into 3/4 to all of the SMs' worth of blocks, where powers of two leave a quarter of them
+    idle: a decode projection to Llama's fused QKV (6144 columns) in 48-column tiles is 128 blocks,
+    in 64-column tiles 96."""
+    sms = cost_model.SMS
+    return [n // b for b in range(sms, sms * 3 // 4, -1) if n % b == 0 and n // b % 16 == 0]
+
+
 def configs(
     graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False, few_rows: bool = False,
     narrow: bool = False,
@@ -483,6 +495,8 @@ def configs(
                 choices.append([t for t in WIDE_FEW_ROWS if t < size and size % t == 0])
             elif d in dims and size > 1:
                 opts = [t for t in (*small, 16, 32, 64, 128, 256) if t < size and size % t == 0]
+                if d == len(shape) - 1 and math.prod(shape[:-1]) <= FILL_MAX_ROWS:
+                    opts += [t for t in filling_columns(size) if t not in opts]
                 if not opts:
                     # no power of two from 16 divides it (200 or 1000 columns): its largest power-of-two
                     # divisor and its largest divisor up to 256, which TileLang can lay out in registers
@@ -511,14 +525,22 @@ def configs(
     return out
 
 
-STREAM_REDUCE_TILES = (512, 1024, 2048)
+STREAM_REDUCE_TILES = (512, 2048)
 STREAM_MAX_ELEMENTS = 8 * 1024
-"""Reduction tiles of `row_streams` (at most this many elements a step: 16 KiB of fp16)."""
-STREAM_MIN_BYTES = cost_model.SMS * 64 * 1024
-"""The fewest bytes a reduction of `row_streams` reads: 64 KiB for every SM. Below that the kernel is
-bound by its launch and latency, not by the SMs it leaves idle; the estimates of the two forms then
-differ by a percent, and one of them decided which Split-K candidate `matmul_rowsum` kept (W [80,
-3000] reduced in a 16-split kernel ran 4.0 us on the H200)."""
+"""Reduction tiles of `row_streams`: the divisors of the reduced length in this range that are
+multiples of 64 (512, 1024, 2048 for 32768 columns; 640 and 1600 for Llama's 32000-word vocabulary),
+at most STREAM_MAX_ELEMENTS elements a step (16 KiB of fp16)."""
+STREAM_MIN_SPEEDUP = 1.25
+"""How much faster than the best ordinary configuration (`configs`' tiles of 16 or more rows) a row
+stream must be estimated to be ranked at all. Where the kernel is bound by its launch and latency,
+not by the SMs it leaves idle, the estimates of the two forms differ by a percent, and such a tie
+decided which Split-K candidate `matmul_rowsum` kept (W [80, 3000] reduced in a 16-split kernel ran
+4.0 us on the H200 in the ordinary form, and the stream form displaced it from the kept three)."""
+
+
+def is_row_stream(cfg: Config) -> bool:
+    """Whether `cfg` is one of `row_streams`' (their reduction steps are wider than any other tile's)."""
+    return cfg.reduce_tile is not None and cfg.reduce_tile >= STREAM_REDUCE_TILES[0]
 
 
 def row_streams(graph: tgraph.GraphOp, shape: Sequence[int], tiles: Sequence[tuple[int, ...]], fusion: bool) -> list[Config]:
@@ -526,15 +548,15 @@ def row_streams(graph: tgraph.GraphOp, shape: Sequence[int], tiles: Sequence[tup
     ordinary tiles (16 or more rows) leave SMs idle: the row statistics of a log-softmax over a
     vocabulary ([512, 32768] logits: 32 blocks of 16 rows) read their bytes through a quarter of the
     GPU. Rows of `WIDE_FEW_ROWS` (the smallest ordinary tile's tiled dims cut down) and reduction
-    steps of `STREAM_REDUCE_TILES` columns, so each step still moves kilobytes; only where a reduction
-    reads `STREAM_MIN_BYTES` or more."""
+    steps of `STREAM_REDUCE_TILES` columns, so each step still moves kilobytes. `schedule_graph` ranks
+    them only where they are estimated `STREAM_MIN_SPEEDUP` times faster than every other tile."""
     if any(isinstance(op, tgraph.MatmulOp) for op in graph.body.walk()):
         return []
     reductions = [op for op in graph.body.walk() if isinstance(op, tgraph.ReduceOp)]
     lengths = [concrete(op.input)[op.axis] for op in reductions]
-    if not tiles or not lengths or max(lengths) < 2 * STREAM_REDUCE_TILES[0]:
-        return []
-    if max(cost_model.tile_bytes(op.input) for op in reductions) < STREAM_MIN_BYTES:
+    low, high = STREAM_REDUCE_TILES
+    steps = sorted({r for n in lengths for r in range(low, min(high, n // 2) + 1, 64) if n % r == 0})
+    if not tiles or not steps:
         return []
     if max(math.prod(-(-s // x) for s, x in zip(shape, t)) for t in tiles) >= cost_model.SMS:  # the most blocks
         return []
@@ -542,8 +564,8 @@ def row_streams(graph: tgraph.GraphOp, shape: Sequence[int], tiles: Sequence[tup
     choices = [[r for r in WIDE_FEW_ROWS if size % r == 0] if t > 1 else [t] for t, size in zip(smallest, shape)]
     out: list[Config] = []
     for t in product(*choices):
-        for r in STREAM_REDUCE_TILES:
-            if math.prod(t) * r <= STREAM_MAX_ELEMENTS and any(n > r and n % r == 0 for n in lengths):
+        for r in steps:
+            if math.prod(t) * r <= STREAM_MAX_ELEMENTS:
                 out.append(Config(tuple(t), r, fusion))
     return out
 
@@ -608,6 +630,9 @@ def schedule_graph(
                 continue
             seen.add(text)
             ranked.append(got)
+    ordinary = [s.estimate.microseconds for s in ranked if not is_row_stream(s.config)]
+    if ordinary:
+        ranked = [s for s in ranked if not is_row_stream(s.config) or s.estimate.microseconds * STREAM_MIN_SPEEDUP <= min(ordinary)]
     # equal estimates of a kernel without matmuls (launch-bound): fewer waves of larger tiles, not
     # thousands of tiny blocks; with matmuls the configuration order decides, as before
     ranked.sort(key=lambda s: (round(s.estimate.microseconds, 3), 0 if s.estimate.flops else s.estimate.terms.waves))
