@@ -450,18 +450,6 @@ rows too wide for 16 of them in registers (4096 columns) then runs in one kernel
 Split-K pair that reads x twice."""
 
 
-FILL_MAX_ROWS = 16
-
-
-def filling_columns(n: int) -> list[int]:
-    """Column tiles (multiples of 16) of an output of at most FILL_MAX_ROWS rows that cut its `n`
-    columns into 3/4 to all of the SMs' worth of blocks, where powers of two leave a quarter of them
-    idle: a decode projection to Llama's fused QKV (6144 columns) in 48-column tiles is 128 blocks,
-    in 64-column tiles 96."""
-    sms = cost_model.SMS
-    return [n // b for b in range(sms, sms * 3 // 4, -1) if n % b == 0 and n // b % 16 == 0]
-
-
 def configs(
     graph: tgraph.GraphOp, iterative: bool = True, fusion: bool = True, wide: bool = False, few_rows: bool = False,
     narrow: bool = False,
@@ -495,8 +483,6 @@ def configs(
                 choices.append([t for t in WIDE_FEW_ROWS if t < size and size % t == 0])
             elif d in dims and size > 1:
                 opts = [t for t in (*small, 16, 32, 64, 128, 256) if t < size and size % t == 0]
-                if d == len(shape) - 1 and math.prod(shape[:-1]) <= FILL_MAX_ROWS:
-                    opts += [t for t in filling_columns(size) if t not in opts]
                 if not opts:
                     # no power of two from 16 divides it (200 or 1000 columns): its largest power-of-two
                     # divisor and its largest divisor up to 256, which TileLang can lay out in registers
