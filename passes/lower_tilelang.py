@@ -950,6 +950,19 @@ class _KernelLowering:
             self.emit(warp_op(src.value, rows.value, axis, True))
             self.bufs[result] = self._shared(rows)
             return
+        if len(dims) == 1 and width >= LONG_VECTOR and width % self.threads == 0:
+            # a long vector (a row stream's step of 640-2048 columns) reduced to one value: every
+            # thread folds its elements in registers, then one reduction across the block (TileLang's
+            # all-reduce), not split-th folds of a shared copy by `vector_split` threads, then a pass
+            # over their partials (the LM head's row statistics: 32 of 64 threads busy, twice a step)
+            if src.scope != tl.Scope.FRAGMENT or src.type.element_type != f32:  # (summed in fp32)
+                held = self.alloc(src.shape, name + "_f", tl.Scope.FRAGMENT)
+                self.emit(tl.CopyOp(src.value, held.value))
+                src = held
+            one = self.alloc(self.shape(result), name + "_w", tl.Scope.FRAGMENT)
+            self.emit(warp_op(src.value, one.value, 0, True))
+            self.bufs[result] = self._shared(one)
+            return
         combine = _fold(is_sum)
         init = 0.0 if is_sum else float("-inf")
         split = row_split(dims[0], width, self.threads) if len(dims) == 2 and axis == 1 and tuple(dims) not in self.cols_split else 1
@@ -1788,6 +1801,10 @@ def _substitute_kk(ops: Sequence[Operation], kk: Dim) -> None:
             new = ArrayAttr(sub(e) for e in attr.data) if isinstance(attr, ArrayAttr) else sub(attr)
             if new != attr:
                 op.properties[name] = new
+
+
+LONG_VECTOR = 512
+"""The shortest 1-D tile `_reduce` reduces with one block-wide reduction from registers."""
 
 
 def vector_split(k: int, threads: int) -> int:

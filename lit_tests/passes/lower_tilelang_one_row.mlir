@@ -7,9 +7,8 @@
 // partial sums added through shared memory. @gemv_t_k0 is the same GEMV against a weight stored
 // [N, K] (nn.Linear's layout, transpose_b): each thread takes 8 consecutive k of a row (one 16-byte
 // vector load; eight threads cover a row's 128 bytes without shared-memory bank conflicts), 64
-// partials per column. @row_sum_k0 reduces its one row of 4096 to one value over
-// 64 threads (each summing every 64th element), then 32 threads fold their partials, which
-// one warp reduction adds up.
+// partials per column. @row_sum_k0 reduces its one row of 4096 to one value with one block-wide
+// T.reduce_sum of the row held in fp32 registers (`LONG_VECTOR`).
 // RUN: cleave-opt %s -p cleave-lower-tilelang | filecheck %s
 // RUN: cleave-opt %s -t tilelang | filecheck %s --check-prefix=PY
 
@@ -43,13 +42,9 @@
 // CHECK-NEXT:     tilelang.parallel (i0) in (16) {
 
 // CHECK:      tilelang.kernel @row_sum_k0
-// CHECK:        %[[RP:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64], f32, fragment>
-// CHECK:        tilelang.fill %[[RP]], 0.0
-// CHECK-NEXT:   tilelang.serial kk in 64 {
-// CHECK-NEXT:     tilelang.parallel (i0) in (64) {
-// CHECK:        tilelang.serial kk in 2 {
-// CHECK-NEXT:     tilelang.parallel (i0) in (32) {
-// CHECK:        tilelang.reduce_sum %{{.*}}, %{{.*}} dim 0 clear : !tilelang.buffer<[32], f32, fragment>, !tilelang.buffer<[1], f32, fragment>
+// CHECK:        %[[RF:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[4096], f32, fragment>
+// CHECK:        tilelang.copy %{{.*}} to %[[RF]] : !tilelang.buffer<[4096], f16, shared>, !tilelang.buffer<[4096], f32, fragment>
+// CHECK-NEXT:   tilelang.reduce_sum %[[RF]], %{{.*}} dim 0 clear : !tilelang.buffer<[4096], f32, fragment>, !tilelang.buffer<[1], f32, fragment>
 
 // PY:      def one_row_k0(
 // PY:          T.copy(x[0, 0:512], x_1[0, 0:512], annotations={"disable_tma": True})
@@ -68,8 +63,8 @@
 // PY-NEXT:         for i0, i1 in T.Parallel(16, 64):
 // PY-NEXT:             acc_part[i0, i1] += x_1[i1 + 64*kk] * w_1[i0, i1 + 64*kk]
 // PY:      def row_sum_k0(
-// PY:              for i0 in T.Parallel(64):
-// PY-NEXT:             s_part[i0] = s_part[i0] + x_1[i0 + 64*kk]
+// PY:          T.copy(x_1, s_f)
+// PY-NEXT:     T.reduce_sum(s_f, s_w, dim=0, clear=True)
 
 builtin.module {
   itgraph.kernel @one_row_k0(%x: !tgraph.tensor<[1, 512], f16>, %w: !tgraph.tensor<[512, 1024], f16>, %out0: !tgraph.tensor<[1, 1024], f16>) attributes {num_outputs = 1 : i64, cleave.threads = 128 : i64, cleave.stages = 1 : i64, cleave.smem_bytes = 66560 : i64, cleave.tiles = #cleave.tiles<out = [1, 64], reduce = none>} {
