@@ -15,12 +15,8 @@ def rmsnorm_matmul_c1_k0(x: T.StridedTensor((x_d0, 512), (x_stride0, 1), "float1
         acc_part = T.alloc_fragment((64, 16), "float32")
         acc_s = T.alloc_shared((16,), "float32")
         scale = T.alloc_fragment((512,), "float32")
-        red = T.alloc_fragment((1,), "float32")
-        scale_s = T.alloc_shared((512,), "float32")
-        red_part = T.alloc_fragment((16,), "float32")
-        red_part_s = T.alloc_shared((16,), "float32")
-        red_part_1 = T.alloc_fragment((16,), "float32")
-        red_s = T.alloc_shared((1,), "float32")
+        red_w = T.alloc_fragment((1,), "float32")
+        red_w_s = T.alloc_shared((1,), "float32")
         rsqrt = T.alloc_fragment((1,), "float32")
         mul = T.alloc_fragment((16,), "float32")
         T.copy(x[bx, 0:512], x_1)
@@ -32,20 +28,10 @@ def rmsnorm_matmul_c1_k0(x: T.StridedTensor((x_d0, 512), (x_stride0, 1), "float1
         T.copy(acc, acc_s)
         for i0 in T.Parallel(512):
             scale[i0] = x_1[i0] * x_1[i0] * 0.000244140625
-        T.copy(scale, scale_s)
-        T.fill(red_part, 0.0)
-        for kk in T.serial(32):
-            for i0 in T.Parallel(16):
-                red_part[i0] = red_part[i0] + scale_s[i0 + 16*kk]
-        T.copy(red_part, red_part_s)
-        T.fill(red_part_1, 0.0)
-        for kk in T.serial(1):
-            for i0 in T.Parallel(16):
-                red_part_1[i0] = red_part_1[i0] + red_part_s[i0 + 16*kk]
-        T.reduce_sum(red_part_1, red, dim=0, clear=True)
-        T.copy(red, red_s)
+        T.reduce_sum(scale, red_w, dim=0, clear=True)
+        T.copy(red_w, red_w_s)
         for i0 in T.Parallel(1):
-            rsqrt[0] = T.rsqrt(red_s[0])
+            rsqrt[0] = T.rsqrt(red_w_s[0])
         for i0 in T.Parallel(16):
             mul[i0] = acc_s[i0] * rsqrt[0]
         T.copy(mul, out0[bx, 16*by:16*by + 16])
