@@ -918,3 +918,23 @@ def test_long_vector_steps_reduce_from_registers(draw: str) -> None:
     for _, kernels in candidate_kernels(module):
         got = run_kernels(kernels, [x])
         assert max(max_relative_error(w, g) for w, g in zip(want, got)) <= FP16_TOL
+
+
+def test_sixteen_row_padding_where_sixty_four_rows_do_not_fit() -> None:
+    """swiglu at T=3 (x [3, 4096], two [4096, 5632] weights), its 16-split kernel: two [64, 256] weight
+    tiles per K step at 2 stages leave no room for x's rows and the two [64, 256] outputs staged as 64
+    rows, but do for 16. `row_padding` tried 16 rows only where 64 fit, so the kernel folded its 3-row
+    matmuls on the CUDA cores (the H200: 39.4 us); now it pads to 16 (30.2 us) and keeps 2 stages."""
+    from xdsl.dialects.builtin import IntegerAttr
+
+    from cleave_ir.passes.lower_tilelang import plan_row_padding, row_padding
+
+    probe = Path(__file__).resolve().parents[1] / "bench" / "probes" / "unseen" / "swiglu_t3_5632.mlir"
+    module = Parser(make_context(), probe.read_text()).parse_module()
+    PipelinePass(top_k=2, keep=3).apply(make_context(), module)
+    (kernel,) = [k for k in module.walk() if isinstance(k, itgraph.KernelOp) and k.sym_name.data == "swiglu_c1_s16_split_k0"]
+    threads, stages = (kernel.attributes[a] for a in ("cleave.threads", "cleave.stages"))
+    assert isinstance(threads, IntegerAttr) and isinstance(stages, IntegerAttr) and stages.value.data == 2
+    assert not plan_row_padding(kernel, threads.value.data)  # 64 rows do not fit
+    pad, rows = row_padding(kernel, threads.value.data)
+    assert pad and rows == 16
