@@ -568,7 +568,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         )
     threads = fitting
     kernel.attributes["cleave.threads"] = IntegerAttr(threads, i64)
-    kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)
+    kernel.attributes["cleave.stages"] = IntegerAttr(stages, i64)  # (its place among the attributes; `pipeline` settles it)
     if (raster := raster_dim(kernel)) is not None:
         kernel.attributes["cleave.raster"] = StringAttr(raster)
     after_loop = shared - loop_loads + epilogue
