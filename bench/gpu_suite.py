@@ -229,33 +229,24 @@ def graph_costs(graph) -> tuple[list[list[int]], list[int], int, int]:  # type: 
 
 
 def lower_kernels(path: Path, arch: str = "sm_90a") -> dict[str, str]:
-    """Lower every kernel of an emitted module for `arch` (CPU only): kernel -> "ok" or the one-line error.
+    """Lower every kernel of an emitted module for `arch` (CPU only): kernel -> "ok" or the one-line error
+    (`tilelang_check.lower_each`: also a kernel whose shared memory exceeds the SM's, which TileLang
+    lowers but the GPU does not launch).
 
     TileLang runs with the working directory outside the repository (a temporary directory).
     """
     import tempfile
 
-    import tilelang
-    from tilelang import tvm
-
-    from cleave_ir.tilelang_check import load_module_file
+    from cleave_ir.tilelang_check import lower_each
 
     cwd = os.getcwd()
-    out: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
         try:
-            mod = load_module_file(path)
-            with tvm.target.Target({"kind": "cuda", "arch": arch}):
-                for name in mod.KERNELS:
-                    try:
-                        tilelang.lower(mod.prim_func(name))
-                        out[name] = "ok"
-                    except Exception as e:  # recorded per kernel
-                        out[name] = one_line(e)
+            lowered = lower_each(path, arch)
         finally:
             os.chdir(cwd)
-    return out
+    return {name: one_line(r) if isinstance(r, Exception) else "ok" for name, r in lowered.items()}
 
 
 def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int, top_k: int, lower: bool = False) -> dict[str, Any]:

@@ -76,6 +76,20 @@ def test_prepare_writes_manifest_and_a_module_that_lowers(suite, prepared, tmp_p
     assert again["entries"]["matmul_rowsum_s1024__full"]["pipeline_s"] == entry["pipeline_s"]
 
 
+def test_prepare_records_a_kernel_over_the_shared_memory(suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`prepare --lower` records a kernel that TileLang lowers but the GPU cannot launch (more shared
+    memory than an sm_90 block has), as `cleave compile` drops it: vit_layernorm_qkv's one-kernel
+    candidate (291 KiB) was recorded "ok" and then failed its launch in `run`."""
+    pytest.importorskip("tilelang")
+    from tests.test_tilelang import _SHARED_PROBE
+
+    path = tmp_path / "probe.py"
+    path.write_text(_SHARED_PROBE)
+    got = suite.lower_kernels(path)
+    assert got["fits"] == "ok"
+    assert "too_big needs 256.0 KiB of shared memory" in got["too_big"]
+
+
 def test_a_failing_pipeline_is_recorded(suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     text = """tgraph.graph @g(%a: !tgraph.tensor<[2, 4, 8], f32>) -> !tgraph.tensor<[2, 8, 4], f32> {
   %b = tgraph.transpose %a perm [0, 2, 1] : !tgraph.tensor<[2, 4, 8], f32> -> !tgraph.tensor<[2, 8, 4], f32>
