@@ -4,7 +4,7 @@ After the search, the schedule and the GPU measurement of the kept candidates, e
 is tuned over a neighbourhood of its tile configuration: for each of its kernels, output tiles and
 reduction tiles within a factor of two of the cost model's choice (with and without a reduction
 loop), the threads placement chose or 128 or 256 (where its register tiles lay out over them) and 1
-to 4 pipelining stages (where the shared memory holds them); the Split-K split counts are those of
+to 4 pipelining stages and the placed count (where the shared memory holds them); the Split-K split counts are those of
 the kept candidates. Variants are ordered by the (calibrated) cost model, the configurations the
 pipeline chose first, and emitted as TileLang modules until the budget's emission share is spent.
 
@@ -190,7 +190,7 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
         serial = cost_model.serialized(est, calibration)  # one stage, where its loads then wait
         placed_threads = kernel.attributes["cleave.threads"].value.data  # type: ignore[attr-defined]
         for threads in dict.fromkeys((placed_threads, *THREADS)):
-            for stages in STAGES if loop else (1,):
+            for stages in (sorted({placed_stages, *STAGES}) if loop else (1,)):
                 smem = shared + (stages - 1) * loop
                 if smem > cost_model.SMEM_BYTES:
                     continue

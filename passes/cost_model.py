@@ -371,6 +371,13 @@ def serialized(est: Estimate, calibration: Calibration | None = None) -> Estimat
     return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 
+def grid_blocks(kernel: itgraph.KernelOp) -> int:
+    """The blocks `kernel` launches (concrete shapes)."""
+    par = kernel.body.block.first_op
+    assert isinstance(par, itgraph.ParallelOp)
+    return math.prod(evaluate(e, {}) for e in par.extent_dims)
+
+
 def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -> Estimate:
     """Estimated time and footprint of `kernel` (concrete shapes), with `calibration` (default
     `CALIBRATION`), its loads overlapping its compute (else `serialized`)."""
@@ -378,7 +385,7 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     assert isinstance(par, itgraph.ParallelOp)
     from cleave_ir.passes.place_memory import direct_gemv_input_row, direct_gemv_operand  # placement imports this module
 
-    grid = math.prod(evaluate(e, {}) for e in par.extent_dims)
+    grid = grid_blocks(kernel)
     grid_vars = {v for v, e in zip(par.var_names, par.extent_dims) if e != 1}
     moved = flops = smem = 0
     iterations: float = 0
