@@ -1234,6 +1234,21 @@ class _KernelLowering:
         y = st.add(tl.LoadOp(b.value, _operand_index(b, {-2: ncol, -1: kexpr} if tt else {-2: kexpr, -1: ncol})))
         st.store(st.binary(arith.MulfOp, x, y), part, pv, accumulate=True)
         self.serial("kk", k // split, lambda: self.parallel(part_shape, st))
+        if split >= GEMV_BLOCK_REDUCE:
+            # many partials a column: one reduction across the block (TileLang's all-reduce), not
+            # `split` dependent steps through shared memory (a norm's sum of squares as x @ x^T:
+            # 1024 partials folded by one thread)
+            kept = [i for i, d in enumerate(part_shape) if d != 1]
+            sums = self.alloc(out.shape, out.name + "_sums", tl.Scope.FRAGMENT)
+            self.emit(tl.ReduceSumOp(part.value, sums.value, kept.index(1 if tt else 0), True))
+            sums = self._shared(sums)
+            if clear:
+                self.emit(tl.ClearOp(out.value))
+            full = self.loop_vars(out.shape)
+            st = _Statements()
+            st.store(st.load(sums, full), out, full, accumulate=True)
+            self.parallel(out.shape, st)
+            return
         part_s = self._shared(part)
         if clear:
             self.emit(tl.ClearOp(out.value))
@@ -1760,6 +1775,9 @@ def cuda_core_steps(kernel: itgraph.KernelOp, threads: int) -> int:
         if 1 < out[-2] < 16:  # measured there (a one-row GEMV splits K over its threads instead)
             steps += a[-1] // fold_lanes(prod(out), a[-1], threads)
     return steps
+
+
+GEMV_BLOCK_REDUCE = 64  # partials a column from which `gemv` adds them up by one block-wide reduction
 
 
 def gemv_split(m: int, n: int, k: int, threads: int) -> int:

@@ -938,3 +938,26 @@ def test_sixteen_row_padding_where_sixty_four_rows_do_not_fit() -> None:
     assert not plan_row_padding(kernel, threads.value.data)  # 64 rows do not fit
     pad, rows = row_padding(kernel, threads.value.data)
     assert pad and rows == 16
+
+
+@pytest.mark.parametrize("draw", ["normal", "uniform", "shifted"])
+def test_one_row_dot_product_adds_its_partials_in_one_reduction(draw: str) -> None:
+    """A one-row matmul against one column on the CUDA cores (a norm's sum of squares as x @ x^T, as
+    the search writes it) splits K over 1024 partials (128 threads, 8-wide vectors). They are added up
+    by one block-wide T.reduce_sum (`GEMV_BLOCK_REDUCE`), not by one thread's 1024 dependent steps over
+    a shared copy (llama_norm_q_decode's first-ranked candidate). Interpreted against the graph on a
+    normal, a uniform and a shifted draw."""
+    b = GraphBuilder("dot_norm")
+    x = b.input("x", [1, 2048])
+    s = b.matmul(x, x, transpose_b=True)
+    graph = b.build(b.mul(x, b.rsqrt(b.scale(s, 1 / 2048))))
+    module = compile_graph(graph.clone())
+    sums = [op for op in module.walk() if isinstance(op, tl.ReduceSumOp)]
+    assert (1024,) in {tuple(op.src.type.shape) for op in sums}, [op.src.type.shape for op in sums]
+    assert not [op for op in module.walk() if isinstance(op, tl.SerialOp) and op.extent_expr.is_Integer and int(op.extent_expr) >= 1024]
+    rng = np.random.default_rng(5)
+    x0 = {"normal": rng.standard_normal, "uniform": lambda s: rng.uniform(-3, 3, s), "shifted": lambda s: rng.standard_normal(s) + 4}[draw]((1, 2048))
+    want = run_graph(graph, [x0])
+    for _, kernels in candidate_kernels(module):
+        got = run_kernels(kernels, [x0])
+        assert max(max_relative_error(w, g) for w, g in zip(want, got)) <= FP16_TOL
