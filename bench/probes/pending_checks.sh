@@ -1,19 +1,76 @@
 #!/usr/bin/env bash
-# The GPU measurements the 2026-12-03 changes still lack, in one device run (about 9 minutes):
+# The GPU measurements the twenty-second session's changes still lack (no device was lent after its
+# first run), in one device run (about 9 minutes):
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh        (writes $OUT/pending/)
-# 1. small tensor-core tiles (c0bf73e): x [16, 4096] @ W^T [1024, 4096], both kept candidates timed
-#    (before: the one-kernel 16 x 16 form 79.5 us on a CUDA-core loop, the Split-K form 6.69 us);
-# 2. the Llama-3 prefill layer, whose causal attention over repeat_kv'd heads now takes the grouped
-#    form (37b61f9; before: 1.00x torch.compile, its attention region 1.03x, under the gate);
-# 3. the Llama-3 decode layer at B64 written with SDPA(enable_gqa=True), against PyTorch's own GQA
-#    kernels (with repeat_kv: 3.01x torch.compile).
+# (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md.)
+# 1. One-wave stages (de54f73): every graph whose kernels the rule changed, its candidates at 1..8
+#    stages; the base is now the placed count, 3 is what 67f18d6 placed. rmsnorm_matmul T=16's two
+#    changed kernels are byte-identical to run 1's measured 5-stage variants (14.54, 15.97 us against
+#    16.14, 17.25 on 3); the rest are not measured.
+# 2. The GEMV's block-wide sum of partials (bc222f7): llama_norm_q_decode's candidates, with the
+#    lowering as committed and with the old serial fold (GEMV_BLOCK_REDUCE out of reach).
+# 3. The hypothesis for residual_rmsnorm_matmul's one kernel (73.6 us against 20.7 for two kernels):
+#    its g tile ([128] halves a K step, one per thread) is loaded synchronously in every iteration
+#    (no cp.async under 4 bytes a thread; the kernel runs without warp specialization). The variant
+#    loads g whole (8 KiB) before the loop.
+# 4. compute-sanitizer racecheck and memcheck on the changed kernels.
 set -uo pipefail
-mkdir -p "$OUT/pending"
-sed 's/\[1, 4096\]/[16, 4096]/g; s/\[1, 1024\]/[16, 1024]/g' bench/probes/llama3_decode_k_proj.mlir > /tmp/k16.mlir
-timeout 120 cleave compile /tmp/k16.mlir -o /tmp/k16.py --gpu --keep 2 --tune-budget 0 -j 15 > "$OUT/pending/k16.log" 2>&1
-grep -E '^\| |winner' "$OUT/pending/k16.log"
-opts=(--cleave-options="--keep 2 --tune-budget 0 -j 15")
-timeout 260 python bench/layers.py --out "$OUT/pending/prefill" --models llama3-8b --settings prefill --budget 200 "${opts[@]}" > "$OUT/pending/prefill.log" 2>&1
-grep -E '^  \{' "$OUT/pending/prefill.log" | cut -c1-600
-timeout 200 python bench/layers.py --out "$OUT/pending/gqa" --models llama3-8b --settings decode --decode-batches 64 --gqa enable_gqa --budget 130 "${opts[@]}" > "$OUT/pending/gqa.log" 2>&1
-grep -E '^  \{' "$OUT/pending/gqa.log" | cut -c1-600
+R=$(pwd)
+P="$OUT/pending"
+mkdir -p "$P"
+sed -e 's/\[1, 4096\]/[16, 4096]/g; s/\[1, 6144\]/[16, 6144]/g; s/\[1, 1\]/[16, 1]/g; s/ {dynamic = array<i64: 0>}//' examples/rmsnorm_matmul.mlir > /tmp/rmsnorm_matmul_t16.mlir
+U=bench/probes/unseen
+timeout 420 python bench/probes/deep_stages.py --budget 40 -j 15 --out "$P/deep_stages.json" /tmp/rmsnorm_matmul_t16.mlir \
+  $U/residual_rmsnorm_matmul.mlir $U/rmsnorm_matmul_t3_n1000.mlir $U/rmsnorm_matmul_t5_n3000.mlir $U/matmul_rowmax_k64.mlir \
+  $U/matmul_matmul_s1000_d96.mlir > "$P/deep_stages.log" 2>&1
+grep -E " base | s5 " "$P/deep_stages.log" | cut -c1-200
+# 2 and 3: one prepared directory, the variants as rows of their own, timed in one `run`
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/llama_norm_q_decode.mlir" "$R/$U/residual_rmsnorm_matmul.mlir" --keep 6 --out /tmp/pc -j 2 > "$P/prepare.log" 2>&1)
+(cd /tmp && python - <<'EOF'
+import json, re, shutil
+from pathlib import Path
+import cleave_ir.passes.lower_tilelang as lt
+d = Path("/tmp/pc"); m = json.loads((d / "manifest.json").read_text())
+def add(key, tag, text):
+    e = dict(m["entries"][key]); e["row"] += "~" + tag; e["module"] = f"kernels/{e['row']}__full.py"
+    (d / e["module"]).write_text(text); m["entries"][e["row"] + "__full"] = e
+# 3: g loaded whole before the K loop of residual_rmsnorm_matmul_c1_k0
+key = "residual_rmsnorm_matmul__full"; src = (d / m["entries"][key]["module"]).read_text()
+head, rest = src.split("def residual_rmsnorm_matmul_c1_k0(", 1); body, tail = rest.split("\n@T.prim_func", 1)
+body = body.replace('g_1 = T.alloc_shared((128,), "float16")', 'g_1 = T.alloc_shared((4096,), "float16")')
+body = re.sub(r"\n( +)T.copy\(g\[0, 128\*r0:128\*r0 \+ 128\], g_1\)", "", body)
+body = re.sub(r"\n( +)for r0 in T.Pipelined", r"\n\1T.copy(g[0, 0:4096], g_1)\n\1for r0 in T.Pipelined", body, count=1)
+body = body.replace("g_1[i1]", "g_1[128*r0 + i1]")
+add(key, "g_whole", head + "def residual_rmsnorm_matmul_c1_k0(" + body + "\n@T.prim_func" + tail)
+(d / "manifest.json").write_text(json.dumps(m, indent=1))
+EOF
+)
+(cd /tmp && python - > "$P/serial_fold.log" 2>&1 <<EOF
+# 2: llama_norm_q_decode with the serial fold the GEMV used before bc222f7
+import json, sys
+sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/llama_norm_q_decode.mlir", "--keep", "6", "--out", "/tmp/pc_serial", "-j", "1"]
+sys.path.insert(0, "$R/bench")
+import cleave_ir.passes.lower_tilelang as lt
+lt.GEMV_BLOCK_REDUCE = 1 << 30
+import gpu_suite
+gpu_suite.main()
+EOF
+)
+(cd /tmp && python - <<'EOF'
+import json, shutil
+from pathlib import Path
+d, s = Path("/tmp/pc"), Path("/tmp/pc_serial")
+m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
+for k, e in ms["entries"].items():
+    e = dict(e); e["row"] += "~serial_fold"; new = f"kernels/{e['row']}__full.py"
+    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
+(d / "manifest.json").write_text(json.dumps(m, indent=1))
+EOF
+)
+(cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/pc --out "$P/pc.json" --deadline 280 --row-budget 45 --torch-compile default -j 15 > "$P/pc.log" 2>&1)
+grep -A12 "^| row" "$P/pc.md" 2>/dev/null || tail -20 "$P/pc.log"
+grep -E "^- " "$P/pc.md" 2>/dev/null | cut -c1-220
+# 4
+(cd /tmp && timeout 240 python "$R/bench/racecheck.py" --suite /tmp/pc --every-candidate --timeout 100 -j 12 --out "$P/rc" \
+  --kernels 'llama_norm_q_decode_c7_k0|llama_norm_q_decode_c1_k0|residual_rmsnorm_matmul_c2_mm_p1_k0|residual_rmsnorm_matmul_c1_k0' > "$P/rc.log" 2>&1)
+tail -20 "$P/rc/racecheck.md"
