@@ -4,8 +4,8 @@ After the search, the schedule and the GPU measurement of the kept candidates, e
 is tuned over a neighbourhood of its tile configuration: for each of its kernels, output tiles and
 reduction tiles within a factor of two of the cost model's choice (with and without a reduction
 loop), the threads placement chose or 128 or 256 (where its register tiles lay out over them) and 1
-to 4 pipelining stages and the placed count (where the shared memory holds them); the Split-K split counts are those of
-the kept candidates. Variants are ordered by the (calibrated) cost model, the configurations the
+to 4 pipelining stages and the count placement chose (where the shared memory holds them); the
+Split-K split counts are those of the kept candidates. Variants are ordered by the (calibrated) cost model, the configurations the
 pipeline chose first, and emitted as TileLang modules until the budget's emission share is spent.
 
 The GPU work runs in child processes (`python -m cleave_ir.tune worker SPEC RESULTS`): a child

@@ -468,10 +468,11 @@ def raster_dim(kernel: itgraph.KernelOp) -> str | None:
 # memory keeps one more tile in flight (gemm_probe_2026-12-03_H200: T=128 rows x [4096, 6144],
 # 64x128x128 tiles, 96 blocks, 20.8 -> 18.6 us; 4096^3 with 128x256x64 tiles 216.1 -> 215.5 us)
 DEEPEST_STAGES = 4
-# A grid of at most one block per SM keeps its SM's loads in flight through its own stages only, and
-# co-residency is moot: up to five where the shared memory and the loop's trips allow. H200
-# (bench/results/deep_stages_2026-12-04s22_H200.md): rmsnorm_matmul T=16's one kernel, 96 blocks of
-# [16, 64] tiles (20 KiB a step), 16.1 us on 3 stages, 14.8 on 4, 14.5 on 5 and 6, 16.5 on 8.
+# A K loop of one matmul in a grid of at most one block per SM keeps its SM's loads in flight through
+# its own stages only, and co-residency is moot: up to five where the shared memory and the loop's
+# trips allow. H200 (bench/results/deep_stages_2026-12-04s22_H200.md): rmsnorm_matmul T=16's one
+# kernel, 96 blocks of [16, 64] tiles (20 KiB a step), 16.1 us on 3 stages, 14.8 on 4, 14.5 on 5 and 6,
+# 16.5 on 8. Loops without a matmul (an LM head's 4-block row statistics) did not gain (86.2 / 87.1 us).
 ONE_WAVE_STAGES = 5
 
 
@@ -538,7 +539,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         stages = 3 if deep else 2
         if deep and trips >= DEEPEST_STAGES and co_resident(shared + 3 * loop_loads) == co_resident(shared + 2 * loop_loads):
             stages = DEEPEST_STAGES
-        if deep and grid_blocks(kernel) <= SMS:
+        if deep and matmuls_in_loop == 1 and grid_blocks(kernel) <= SMS:
             stages = max(s for s in range(stages, ONE_WAVE_STAGES + 1) if s <= max(trips, stages) and shared + (s - 1) * loop_loads <= SMEM_BYTES)
     threads = min(256, 128 * max(1, math.ceil(largest_m / 64)))
     # a wide accumulator ([64, 512] fp32 of MLA's latent values) takes a second warpgroup, which the

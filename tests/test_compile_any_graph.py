@@ -961,3 +961,31 @@ def test_one_row_dot_product_adds_its_partials_in_one_reduction(draw: str) -> No
     for _, kernels in candidate_kernels(module):
         got = run_kernels(kernels, [x0])
         assert max(max_relative_error(w, g) for w, g in zip(want, got)) <= FP16_TOL
+
+
+def test_one_wave_k_loops_of_a_matmul_take_five_stages() -> None:
+    """`place_memory.ONE_WAVE_STAGES`: a K loop of one matmul whose grid is one block per SM or fewer
+    (x [16, 4096] @ W [4096, 6144]: 96 blocks of [16, 64]) takes 5 stages, though at 4 the SM would hold
+    fewer blocks (moot in one wave; the H200: 16.1 -> 14.5 us). A one-wave loop without a matmul (an LM
+    head's row statistics, 4 rows of 32000 streamed) keeps 3, and a GEMM of many waves its 2."""
+    from xdsl.dialects.builtin import IntegerAttr
+
+    def stages(graph: tgraph.GraphOp) -> list[int]:
+        module = module_of(graph)
+        PipelinePass(no_search=True, top_k=1).apply(make_context(), module)
+        out = []
+        for k in module.walk():
+            if isinstance(k, itgraph.KernelOp) and any(isinstance(o, itgraph.SequentialOp) for o in k.walk()):
+                a = k.attributes["cleave.stages"]
+                assert isinstance(a, IntegerAttr)
+                out.append(a.value.data)
+        return out
+
+    b = GraphBuilder("mm16")
+    assert stages(b.build(b.matmul(b.input("x", [16, 4096]), b.input("w", [4096, 6144])))) == [5]
+    b = GraphBuilder("row_stats")
+    logits = b.input("l", [4, 32000])
+    m = b.reduce("max", logits, 1)
+    assert stages(b.build(b.log(b.reduce("sum", b.exp(b.sub(logits, m)), 1)))) == [3]
+    b = GraphBuilder("mm4096")
+    assert stages(b.build(b.matmul(b.input("x", [4096, 4096]), b.input("w", [4096, 4096])))) == [2]
