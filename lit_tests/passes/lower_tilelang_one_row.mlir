@@ -7,7 +7,8 @@
 // partial sums added through shared memory. @gemv_t_k0 is the same GEMV against a weight stored
 // [N, K] (nn.Linear's layout, transpose_b): each thread takes 8 consecutive k of a row (one 16-byte
 // vector load; eight threads cover a row's 128 bytes without shared-memory bank conflicts), 64
-// partials per column. @row_sum_k0 reduces its one row of 4096 to one value with one block-wide
+// partials per column, added up by one block-wide T.reduce_sum (`GEMV_BLOCK_REDUCE`), not 64 serial
+// steps over a shared copy. @row_sum_k0 reduces its one row of 4096 to one value with one block-wide
 // T.reduce_sum of the row held in fp32 registers (`LONG_VECTOR`).
 // RUN: cleave-opt %s -p cleave-lower-tilelang | filecheck %s
 // RUN: cleave-opt %s -t tilelang | filecheck %s --check-prefix=PY
@@ -38,9 +39,8 @@
 // CHECK:        %[[PT:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[16, 64], f32, fragment>
 // CHECK:        tilelang.serial kk in 64 {
 // CHECK-NEXT:     tilelang.parallel (i0, i1) in (16, 64) {
-// CHECK:        tilelang.serial kk in 64 {
-// CHECK-NEXT:     tilelang.parallel (i0) in (16) {
-
+// CHECK:        tilelang.reduce_sum %[[PT]], %{{.*}} dim 1 clear : !tilelang.buffer<[16, 64], f32, fragment>, !tilelang.buffer<[16], f32, fragment>
+// CHECK-NOT:    tilelang.serial
 // CHECK:      tilelang.kernel @row_sum_k0
 // CHECK:        %[[RF:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[4096], f32, fragment>
 // CHECK:        tilelang.copy %{{.*}} to %[[RF]] : !tilelang.buffer<[4096], f16, shared>, !tilelang.buffer<[4096], f32, fragment>
