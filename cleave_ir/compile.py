@@ -274,7 +274,7 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
             padding = _padded_pipeline(job, module)
             if not padding:  # nothing awkward, or the padded compile was dropped
                 pipeline_pass(pipeline_options(args)).apply(Context(), module)
-    lines = [line for line in log.getvalue().splitlines() if line.startswith(("cleave-superoptimize", "cleave-pipeline"))]
+    lines = [line for line in log.getvalue().splitlines() if line.startswith(("cleave-superoptimize", "cleave-pipeline", "cleave-padded-dims"))]
     search_s = time.perf_counter() - t0
     job.say(f"search+schedule: {search_s:.1f} s")
     if padding:

@@ -49,6 +49,11 @@ def decompose(module: ModuleOp) -> None:
     PatternRewriteWalker(MeanToSumScale(), apply_recursively=False).rewrite_module(module)
 
 
+def decompose_graph(graph: tgraph.GraphOp) -> None:
+    """`decompose` of one graph, in place (its means divided by the sizes it has now)."""
+    PatternRewriteWalker(MeanToSumScale(), apply_recursively=False).rewrite_region(graph.body)
+
+
 @dataclass(frozen=True)
 class DecomposePass(CleavePass):
     """Rewrite ops without a kernel form (reduce mean) into ops that have one."""

@@ -37,28 +37,37 @@ def padded_size(size: int) -> int:
     return -(-size // q) * q
 
 
-def awkward_dims(graph: tgraph.GraphOp) -> dict[int, list[int]]:
-    """Input index -> its static awkward dims that are not already declared dynamic."""
+def awkward_dims(graph: tgraph.GraphOp, unreduced: bool = False) -> dict[int, list[int]]:
+    """Input index -> its static awkward dims that are not already declared dynamic (with `unreduced`,
+    only those no output element depends on whole: `reduced_dims.eventually_reduced`)."""
+    from cleave_ir.passes.reduced_dims import eventually_reduced
+
+    reduced = eventually_reduced(graph) if unreduced else [frozenset()] * len(graph.inputs)
     out: dict[int, list[int]] = {}
     for i, a in enumerate(graph.inputs):
-        declared = set(graph.input_annotation(i, "dynamic"))
+        declared = set(graph.input_annotation(i, "dynamic")) | reduced[i]
         dims = [d for d, n in enumerate(tgraph.tensor_type(a).shape) if d not in declared and n.is_Integer and awkward(int(n))]
         if dims:
             out[i] = dims
     return out
 
 
-def padded_graph(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
+def padded_graph(graph: tgraph.GraphOp, unreduced: bool = False) -> tgraph.GraphOp | None:
     """`graph` with its awkward dims declared dynamic and set to their padded sizes (the dims the
-    graph ties to them follow); None when it has none, or holds a `reduce mean` over a padded dim
-    (its kernels would divide by the padded size). A causal mask pads like any other input: the
-    padded keys lie in every real query's future."""
+    graph ties to them follow); None when it has none, or still holds a `reduce mean` over a padded
+    dim. Its means are first written as sums scaled by the real sizes (`cleave-decompose`): a padded
+    graph runs at its real sizes only, and the padding its kernels read is masked to zero before a
+    sum (a LayerNorm over 3000-wide rows: one kernel, where unpadded it was cut into three). A causal
+    mask pads like any other input: the padded keys lie in every real query's future. With
+    `unreduced`, only the awkward dims no reduction runs over are padded (`apply_padded`'s fallback)."""
+    from cleave_ir.passes.decompose import decompose_graph
     from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs, varying_means
 
-    awk = awkward_dims(graph)
+    awk = awkward_dims(graph, unreduced)
     if not awk:
         return None
     marked = graph.clone()
+    decompose_graph(marked)
     attrs = list(marked.arg_attrs.data) if marked.arg_attrs is not None else [DictionaryAttr({})] * len(marked.inputs)
     for i, dims in awk.items():
         entries = dict(attrs[i].data)
@@ -89,12 +98,24 @@ def serves_every_size(module: ModuleOp) -> bool:
 
 def apply_padded(pipeline: ModulePass, module: ModuleOp) -> tuple[str, bool] | None:
     """Run `pipeline` on the `padded_graph` of `module`'s graph; when every kept kernel serves the real
-    sizes, `module` takes the result. Returns None when nothing is awkward (or no padded form exists:
-    a note on stderr), else (what was padded, as "77 -> 128", and whether `module` took it); when it
-    did not, the caller runs `pipeline` on the graph as given."""
+    sizes, `module` takes the result. Where none does, the awkward dims no reduction runs over are
+    padded alone (a LayerNorm of 37 rows of 3000: its whole-row tile cannot serve another width, but
+    64 rows of 3000 schedule as one kernel; unpadded, 37 rows were cut into three). Returns None when
+    nothing is awkward (or no padded form exists: a note on stderr), else (what was padded, as
+    "77 -> 128", and whether `module` took it); when it did not, the caller runs `pipeline` on the
+    graph as given."""
     graph = next(op for op in module.body.block.ops if isinstance(op, tgraph.GraphOp))
+    done = _apply_padded(pipeline, module, graph, unreduced=False)
+    if done is not None and not done[1] and awkward_dims(graph, unreduced=True) not in ({}, awkward_dims(graph)):
+        print(f"cleave-padded-dims: padded sizes ({done[0]}): no candidate serves the real sizes; the dims no reduction runs over padded alone", file=sys.stderr)
+        return _apply_padded(pipeline, module, graph, unreduced=True) or done
+    return done
+
+
+def _apply_padded(pipeline: ModulePass, module: ModuleOp, graph: tgraph.GraphOp, unreduced: bool) -> tuple[str, bool] | None:
+    """`apply_padded` with the dims `padded_graph(graph, unreduced)` pads."""
     try:
-        padded = padded_graph(graph)
+        padded = padded_graph(graph, unreduced)
     except Exception as e:  # noqa: BLE001 - an optimization: the graph as given is compiled instead
         print(f"cleave-padded-dims: no padded form: {one_line(str(e)) or type(e).__name__}", file=sys.stderr)
         return None

@@ -159,14 +159,18 @@ def test_causal_attention_over_77_keys_is_padded_bounded_and_exact(tmp_path: Pat
             assert max_relative_error(ref, got.reshape(ref.shape)) < 1e-2, name
 
 
-def test_a_mean_over_an_awkward_dim_is_not_padded(tmp_path: Path) -> None:
+def test_a_mean_over_an_awkward_dim_divides_by_its_real_size(tmp_path: Path) -> None:
     """A mean over 100 columns, padded to 128, became a sum scaled by 1/128 in kernels serving 100:
-    `cleave compile` shipped it (max relative error 0.22 against the graph, since 1f28bd6). The graph
-    is not padded now, and cleave-decompose refuses a mean over any dim that varies."""
+    `cleave compile` shipped it (max relative error 0.22 against the graph, since 1f28bd6). The padded
+    graph now writes the mean as a sum scaled by 1/100 before it pads (a padded graph runs at its real
+    sizes only), and cleave-decompose still refuses a mean over a dim that varies."""
     b = GraphBuilder("rowmean")
     x = b.input("x", [64, 100])
     graph = b.build(b.reduce("mean", x, 1))
-    assert padded_graph(graph) is None
+    padded = padded_graph(graph)
+    assert padded is not None
+    assert not [op for op in padded.body.walk() if isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MEAN]
+    assert [op.value for op in padded.body.walk() if isinstance(op, tgraph.ScaleOp)] == [pytest.approx(1 / 100)]
     job = compile_graph(graph, tmp_path / "m.py", ["--no-cache", "--keep", "2"], out=io.StringIO())
     module = job.pipeline.clone()  # type: ignore[union-attr]
     LowerTileLangPass().apply(Context(), module)
@@ -177,3 +181,33 @@ def test_a_mean_over_an_awkward_dim_is_not_padded(tmp_path: Path) -> None:
             out = run_kernels(kernels, [xs])
             got = np.asarray(out[0] if isinstance(out, (list, tuple)) else out, dtype=np.float64)
             assert max_relative_error(ref, got.reshape(ref.shape)) < 1e-2, name
+
+
+@pytest.mark.parametrize("draw", ["normal", "shifted"])
+def test_a_norm_over_awkward_widths_pads_its_rows_alone(tmp_path: Path, draw: str) -> None:
+    """A LayerNorm (no affine) and GELU over 37 rows of 3000 (bf16): no tile of a prime row count and a
+    width no thread count divides lays out, so the graph was cut into three kernels (the first a
+    single block over all 37 rows). Padded whole (37 -> 64, 3000 -> 3072) its whole-row kernels cannot
+    serve the real width; the rows padded alone (37 -> 64) give one kernel, which serves 37 rows.
+    Interpreted against the graph at the real size."""
+    b = GraphBuilder("ln_gelu")
+    x = b.input("x", [37, 3000], "bf16")
+    xc = b.sub(x, b.reduce("mean", x, 1))
+    n = b.mul(xc, b.rsqrt(b.scalar("add", b.reduce("mean", b.square(xc), 1), 1e-5)))
+    graph = b.build(b.gelu(n))
+    out = io.StringIO()
+    job = compile_graph(graph, tmp_path / "ln.py", ["--no-cache", "--keep", "2"], out=out)
+    assert "padded sizes: 37 -> 64 (dynamic dims" in out.getvalue()
+    module = job.pipeline.clone()  # type: ignore[union-attr]
+    LowerTileLangPass().apply(Context(), module)
+    candidates = candidate_kernels(module)
+    assert candidates and all(len(kernels) == 1 for _, kernels in candidates)
+    rng = np.random.default_rng(9)
+    raw = rng.standard_normal((37, 3000)).astype(np.float32) + np.float32(40.0 if draw == "shifted" else 0.0)
+    bits = raw.view(np.uint32)  # rounded to bf16 (to nearest even): the graph and the kernels read the same values
+    xs = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32).astype(np.float64)
+    (ref,) = run_graph(graph, [xs])
+    for name, kernels in candidates:
+        got = run_kernels(kernels, [xs])
+        got = np.asarray(got[0] if isinstance(got, (list, tuple)) else got, dtype=np.float64)
+        assert max_relative_error(ref, got.reshape(ref.shape)) < 2e-2, name
