@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU measurements the twenty-second session's changes still lack (no device was lent after its
-# first run), in one device run (about 9 minutes):
-#   bash bench/on_device.sh bash bench/probes/pending_checks.sh        (writes $OUT/pending/)
+# first run), in two device runs of under 10 minutes each:
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh A      (1 and 4; writes $OUT/pending/)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh B      (2, 3 and 5)
 # (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md.)
 # 1. One-wave stages (de54f73): every graph whose kernels the rule changed, its candidates at 1..8
 #    stages; the base is now the placed count, 3 is what 67f18d6 placed. rmsnorm_matmul T=16's two
@@ -14,18 +15,29 @@
 #    (no cp.async under 4 bytes a thread; the kernel runs without warp specialization). The variant
 #    loads g whole (8 KiB) before the loop.
 # 4. compute-sanitizer racecheck and memcheck on the changed kernels.
+# 5. The five unseen graphs added this session (all interpreted correct on the CPU), against PyTorch:
+#    among them the LayerNorm over 37 x 3000 now padded to 64 rows (one kernel, not three).
 set -uo pipefail
 R=$(pwd)
 P="$OUT/pending"
 mkdir -p "$P"
-sed -e 's/\[1, 4096\]/[16, 4096]/g; s/\[1, 6144\]/[16, 6144]/g; s/\[1, 1\]/[16, 1]/g; s/ {dynamic = array<i64: 0>}//' examples/rmsnorm_matmul.mlir > /tmp/rmsnorm_matmul_t16.mlir
 U=bench/probes/unseen
+part=${1:-A}
+if [[ $part == A ]]; then
+sed -e 's/\[1, 4096\]/[16, 4096]/g; s/\[1, 6144\]/[16, 6144]/g; s/\[1, 1\]/[16, 1]/g; s/ {dynamic = array<i64: 0>}//' examples/rmsnorm_matmul.mlir > /tmp/rmsnorm_matmul_t16.mlir
 timeout 420 python bench/probes/deep_stages.py --budget 40 -j 15 --out "$P/deep_stages.json" /tmp/rmsnorm_matmul_t16.mlir \
   $U/residual_rmsnorm_matmul.mlir $U/rmsnorm_matmul_t3_n1000.mlir $U/rmsnorm_matmul_t5_n3000.mlir $U/matmul_rowmax_k64.mlir \
   $U/matmul_matmul_s1000_d96.mlir > "$P/deep_stages.log" 2>&1
 grep -E " base | s5 " "$P/deep_stages.log" | cut -c1-200
+# 4
+(cd /tmp && timeout 200 python "$R/bench/racecheck.py" --graphs "$R/$U/llama_norm_q_decode.mlir" "$R/$U/residual_rmsnorm_matmul.mlir" \
+  --rows '^$' --every-candidate --timeout 100 -j 12 --out "$P/rc" \
+  --kernels 'llama_norm_q_decode_c7_k0|llama_norm_q_decode_c1_k0|residual_rmsnorm_matmul_c2_mm_p1_k0|residual_rmsnorm_matmul_c1_k0' > "$P/rc.log" 2>&1)
+tail -20 "$P/rc/racecheck.md"
+exit 0
+fi
 # 2 and 3: one prepared directory, the variants as rows of their own, timed in one `run`
-(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/llama_norm_q_decode.mlir" "$R/$U/residual_rmsnorm_matmul.mlir" --keep 6 --out /tmp/pc -j 2 > "$P/prepare.log" 2>&1)
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/llama_norm_q_decode.mlir" "$R/$U/residual_rmsnorm_matmul.mlir" --keep 6 --out /tmp/pc -j 15 > "$P/prepare.log" 2>&1)
 (cd /tmp && python - <<'EOF'
 import json, re, shutil
 from pathlib import Path
@@ -67,10 +79,11 @@ for k, e in ms["entries"].items():
 (d / "manifest.json").write_text(json.dumps(m, indent=1))
 EOF
 )
-(cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/pc --out "$P/pc.json" --deadline 280 --row-budget 45 --torch-compile default -j 15 > "$P/pc.log" 2>&1)
+(cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/pc --out "$P/pc.json" --deadline 220 --row-budget 40 --torch-compile default -j 15 > "$P/pc.log" 2>&1)
 grep -A12 "^| row" "$P/pc.md" 2>/dev/null || tail -20 "$P/pc.log"
 grep -E "^- " "$P/pc.md" 2>/dev/null | cut -c1-220
-# 4
-(cd /tmp && timeout 240 python "$R/bench/racecheck.py" --suite /tmp/pc --every-candidate --timeout 100 -j 12 --out "$P/rc" \
-  --kernels 'llama_norm_q_decode_c7_k0|llama_norm_q_decode_c1_k0|residual_rmsnorm_matmul_c2_mm_p1_k0|residual_rmsnorm_matmul_c1_k0' > "$P/rc.log" 2>&1)
-tail -20 "$P/rc/racecheck.md"
+# 5
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/sigmoid_glu_t5.mlir" "$R/$U/norm_eps_after_sqrt.mlir" \
+  "$R/$U/column_softmax.mlir" "$R/$U/qk_norm_decode.mlir" "$R/$U/bf16_layernorm_gelu_37x3000.mlir" --out /tmp/new5 -j 15 > "$P/new5_prepare.log" 2>&1
+ timeout 200 python "$R/bench/gpu_suite.py" run /tmp/new5 --out "$P/new5.json" --deadline 180 --row-budget 35 --torch-compile default -j 15 > "$P/new5.log" 2>&1)
+grep -A8 "^| row" "$P/new5.md" 2>/dev/null || tail -10 "$P/new5.log"
