@@ -45,6 +45,12 @@ from cleave_ir.passes.options import CleavePass
 from cleave_ir.shapes import symbol
 
 
+# the widest row of a tile read after its wait: TileLang 0.1.15's StorageRewrite fails on that read of
+# a [128, 256] K tile ("Can't fetch the lanes of a scalable vector"; GQA decode at head dim 256,
+# bench/probes/unseen/gqa_decode_d256_bf16.mlir), and lowers the same kernel at head dim 128
+MAX_RETIRED_ROW = 128
+
+
 def wgmma_form(gemm: tl.GemmOp, threads: int) -> bool:
     """Whether TileLang lowers `gemm` to Hopper's WGMMA with every warp on its own rows (FullRow):
     then `T.wgmma_gemm` compiles."""
@@ -155,6 +161,8 @@ def plan(loop: tl.PipelinedOp, threads: int) -> _Plan | None:
             return None
     loaded = {op.dst for op in body if isinstance(op, tl.CopyOp) and op.src_region is not None}
     first_tiles = [v for v in (first.a, first.b) if v in loaded and tl.buffer_type(v).scope_name == tl.Scope.SHARED]
+    if any(not (w := tl.buffer_type(v).shape[-1]).is_Integer or int(w) > MAX_RETIRED_ROW for v in (*first_tiles, b)):
+        return None
     return _Plan(first, late, load, early_work, late_work, first_tiles)
 
 

@@ -135,3 +135,28 @@ def test_model_attention_at_its_real_shape_overlaps_and_computes_its_graph() -> 
     for name, kernels in candidate_kernels(module):
         (out,) = run_kernels(kernels, xs)
         assert max_relative_error(ref, out) < FP16_TOLERANCE, name
+
+
+def test_a_k_tile_over_128_wide_keeps_its_gemms_synchronous(tmp_path: Path) -> None:
+    """GQA decode at Gemma's head dim 256 (bench/probes/unseen/gqa_decode_d256_bf16.mlir): the one-kernel
+    candidate's K tile is [128, 256]. Overlapped, its read after the wait failed TileLang's
+    StorageRewrite ("Can't fetch the lanes of a scalable vector"; the same kernel at head dim 128
+    lowers), and `cleave compile` dropped the candidate. The loop now keeps its gemms synchronous
+    (`MAX_RETIRED_ROW`); every kept kernel lowers for sm_90a."""
+    pytest.importorskip("tilelang")
+    from cleave_ir.passes.lower_tilelang import LowerTileLangPass
+    from cleave_ir.passes.pipeline import PipelinePass
+    from cleave_ir.tilelang_check import lower_each
+    from cleave_ir.tilelang_emitter import module_source
+
+    path = Path(__file__).parents[1] / "bench" / "probes" / "unseen" / "gqa_decode_d256_bf16.mlir"
+    module = load_module(str(path))
+    PipelinePass().apply(Context(), module)
+    LowerTileLangPass().apply(Context(), module)
+    kernels = {k.sym_name.data: k for k in module.walk() if isinstance(k, tl.KernelOp)}
+    assert "gqa_decode_d256_c1_k0" in kernels
+    assert not any(isinstance(op, tl.GemmOp) and op.is_async is not None for op in kernels["gqa_decode_d256_c1_k0"].walk())
+    out = tmp_path / "k.py"
+    out.write_text(module_source(module))
+    failed = {name: str(r)[:100] for name, r in lower_each(out, jobs=2).items() if isinstance(r, Exception)}
+    assert not failed
