@@ -226,7 +226,7 @@ class TileLangFunctions(InterpreterFunctions):
         spec = "mk,nk->mn" if op.transpose_b is not None else "mk,kn->mn"
         if op.clear is not None:
             c[...] = 0
-        c += np.einsum(spec, a.astype(np.float32), b.astype(np.float32))
+        c += np.einsum(spec, _tf32(a), _tf32(b))
         return ()
 
     @impl(tl.WaitGemmOp)
@@ -452,3 +452,13 @@ def candidate_kernels(module: ModuleOp) -> list[tuple[str, list[tl.KernelOp]]]:
 
     by_name = {k.sym_name.data: k for k in module.walk() if isinstance(k, tl.KernelOp)}
     return [(g, [by_name[k] for k in ks]) for _, ks, g in rank_candidates(module)]
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """A gemm operand as the tensor cores read it, in fp32: an fp32 operand rounded to TF32 (10 mantissa
+    bits, to nearest), as an fp32 gemm runs on them; 16-bit operands are exact in fp32."""
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        return x.astype(np.float32)
+    bits = x.view(np.uint32)
+    return ((bits + np.uint32(0xFFF) + ((bits >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000)).view(np.float32)

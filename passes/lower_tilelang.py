@@ -1119,10 +1119,9 @@ class _KernelLowering:
             if {a.value, b.value} & self.from_loop_loads:
                 self.no_warp_specialization = True
             groups = max(self.threads // 128, 1)
-            in_registers = m % 64 == 0 and m // 64 >= groups and (groups == 1 or m == 64 * groups)
-            # the tensor cores take both operands in one 16-bit type: bf16 where the graph's are, else fp16
-            bf16 = BFloat16Type()
-            half = bf16 if bf16 in (tgraph.tensor_type(op.lhs).element_type, tgraph.tensor_type(op.rhs).element_type) else f16
+            half = tensor_core_type(op)
+            # (TF32 takes its A operand from shared memory: TileLang lowers an fp32 gemm to mma.sync)
+            in_registers = m % 64 == 0 and m // 64 >= groups and (groups == 1 or m == 64 * groups) and half != f32
             a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if in_registers else tl.Scope.SHARED, half)
             b_op = self._operand_fp16(b, tl.Scope.SHARED, half)
             if clear and not self.fold_term(op, out):
@@ -1314,7 +1313,7 @@ class _KernelLowering:
         return copy
 
     def _operand_fp16(self, buf: _Buf, scope: tl.Scope, half_type: Attribute = f16) -> SSAValue:
-        """`buf` as a gemm operand: 16-bit (`half_type`: fp16, or bf16 for a bf16 graph), in `scope`.
+        """`buf` as a gemm operand in `half_type` (`tensor_core_type`: fp16, bf16 or fp32), in `scope`.
         A tile computed before the loop being lowered (a rotary embedding of attention's Q) is
         converted once, right after it is computed, and the kernel goes without warp specialization."""
         half = buf.type.element_type == half_type
@@ -1506,6 +1505,18 @@ def _at_kk(full: Sequence[str | None], axis: int) -> list[str | None]:
     out = list(full)
     out[axis] = "kk"
     return out
+
+
+def tensor_core_type(op: tgraph.MatmulOp) -> Attribute:
+    """The one type the tensor cores take `op`'s operands in: fp32 (TF32) where either is fp32, else
+    bf16 where either is, else fp16. An fp32 graph's operands were cast to fp16 and overflowed to inf
+    past 65504 (a chain of two fp32 matmuls of inputs around 100: inf from every candidate, in the
+    TileLang interpreter); bf16 kept the range but lost precision (3e-3 against fp32's references).
+    TF32 keeps fp32's range and fp16's 10 mantissa bits."""
+    types = {tgraph.tensor_type(v).element_type for v in (op.lhs, op.rhs)}
+    if any(isinstance(t, (Float32Type, Float64Type)) for t in types):
+        return f32
+    return BFloat16Type() if BFloat16Type() in types else f16
 
 
 def computed_where_used(op: tgraph.ElementwiseOp) -> bool:

@@ -253,3 +253,35 @@ def test_a_split_k_part_with_every_key_masked_adds_nothing(tmp_path: Path) -> No
     for name, kernels in candidates:
         got = np.asarray(run_kernels(kernels, [*xs, m])[0], dtype=np.float64).reshape(ref.shape)
         assert not np.isnan(got).any() and max_relative_error(ref, got) < 1e-2, name
+
+
+def test_fp32_matmuls_keep_fp32_range_on_the_tensor_cores(tmp_path: Path) -> None:
+    """Two chained fp32 batched matmuls ([16, 64, 64] @ [16, 64, 128] @ [16, 128, 32]) with inputs of
+    magnitude 1 to 1e5: the operands went to the tensor cores as fp16, and the intermediate product
+    (about 1e4 for inputs around 100) overflowed to inf in every candidate. They go as fp32 now (TF32:
+    `lower_tilelang.tensor_core_type`, modelled by the interpreter), finite and within fp16-level error
+    at every scale; the kernels lower for sm_90a."""
+    import io
+
+    from xdsl.dialects.builtin import f32
+
+    from cleave_ir.compile import compile_graph
+    from cleave_ir.dialects import tilelang as tl
+
+    b = GraphBuilder("chain32")
+    a, w1, w2 = b.input("a", [16, 64, 64], "f32"), b.input("w1", [16, 64, 128], "f32"), b.input("w2", [16, 128, 32], "f32")
+    graph = b.build(b.matmul(b.matmul(a, w1), w2))
+    out = io.StringIO()
+    job = compile_graph(graph, tmp_path / "c.py", ["--no-cache", "--keep", "3"], out=out)
+    assert "lower (sm_90a" in out.getvalue() and "dropped" not in out.getvalue()  # every kernel lowered
+    module = job.pipeline
+    lower_module(module)
+    gemms = [op for op in module.walk() if isinstance(op, tl.GemmOp)]
+    assert gemms and all(tl.buffer_type(v).element_type == f32 for op in gemms for v in (op.a, op.b))
+    rng = np.random.default_rng(4)
+    for scale in (1.0, 1e2, 1e5):
+        xs = [rng.standard_normal(s) * scale for s in ((16, 64, 64), (16, 64, 128), (16, 128, 32))]
+        (ref,) = run_graph(graph, xs)
+        for name, kernels in candidate_kernels(module):
+            got = np.asarray(run_kernels(kernels, xs)[0], dtype=np.float64).reshape(ref.shape)
+            assert np.isfinite(got).all() and max_relative_error(ref, got) < 2e-3, (name, scale)
