@@ -5,8 +5,9 @@ is tuned over a neighbourhood of its tile configuration: for each of its kernels
 reduction tiles within a factor of two of the cost model's choice (with and without a reduction
 loop), the threads placement chose or 128 or 256 (where its register tiles lay out over them) and 1
 to 4 pipelining stages and the count placement chose (where the shared memory holds them); the
-Split-K split counts are those of the kept candidates. Variants are ordered by the (calibrated) cost model, the configurations the
-pipeline chose first, and emitted as TileLang modules until the budget's emission share is spent.
+Split-K split counts are those of the kept candidates. Variants are ordered by the (calibrated) cost
+model, the configurations the pipeline chose first, and emitted as TileLang modules until the
+budget's emission share is spent.
 
 The GPU work runs in child processes (`python -m cleave_ir.tune worker SPEC RESULTS`): a child
 compiles its variants in parallel, checks each against the float64 reference of the input graph

@@ -54,8 +54,9 @@ def awkward_dims(graph: tgraph.GraphOp, unreduced: bool = False) -> dict[int, li
 
 def padded_graph(graph: tgraph.GraphOp, unreduced: bool = False) -> tgraph.GraphOp | None:
     """`graph` with its awkward dims declared dynamic and set to their padded sizes (the dims the
-    graph ties to them follow); None when it has none, or still holds a `reduce mean` over a padded
-    dim. Its means are first written as sums scaled by the real sizes (`cleave-decompose`): a padded
+    graph ties to them follow); None when it has none, or holds a `reduce mean` over a dim its declared
+    dynamic dims vary (refused where it is compiled as given). Its other means are first written as
+    sums scaled by the real sizes (`cleave-decompose`): a padded
     graph runs at its real sizes only, and the padding its kernels read is masked to zero before a
     sum (a LayerNorm over 3000-wide rows: one kernel, where unpadded it was cut into three). A causal
     mask pads like any other input: the padded keys lie in every real query's future. With
@@ -64,7 +65,7 @@ def padded_graph(graph: tgraph.GraphOp, unreduced: bool = False) -> tgraph.Graph
     from cleave_ir.passes.dynamic_shapes import _dim_names, at_sizes, dynamic_inputs, varying_means
 
     awk = awkward_dims(graph, unreduced)
-    if not awk:
+    if not awk or varying_means(graph):  # (decomposed, such a mean would divide by one size at all)
         return None
     marked = graph.clone()
     decompose_graph(marked)
@@ -83,7 +84,7 @@ def padded_graph(graph: tgraph.GraphOp, unreduced: bool = False) -> tgraph.Graph
             real[name] = max(real.get(name, 0), int(tgraph.tensor_type(graph.inputs[i]).shape[d]))
     out = at_sizes(marked, {name: padded_size(n) for name, n in real.items()})
     out.attributes[PADDED] = DictionaryAttr({name: IntegerAttr(n, i64) for name, n in sorted(real.items())})
-    return None if varying_means(out) else out
+    return out
 
 
 def is_padded(graph: tgraph.GraphOp) -> bool:

@@ -211,3 +211,12 @@ def test_a_norm_over_awkward_widths_pads_its_rows_alone(tmp_path: Path, draw: st
         got = run_kernels(kernels, [xs])
         got = np.asarray(got[0] if isinstance(got, (list, tuple)) else got, dtype=np.float64)
         assert max_relative_error(ref, got.reshape(ref.shape)) < 2e-2, name
+
+
+def test_a_mean_over_a_declared_dynamic_dim_is_not_decomposed_for_padding() -> None:
+    """A graph with an awkward static dim (100 rows) and a mean over a declared dynamic dim: writing
+    that mean as a sum scaled by its representative size would hold at one size only, so the graph has
+    no padded form (compiled as given, cleave-decompose refuses it in one line)."""
+    b = GraphBuilder("dynmean")
+    x = b.input("x", [100, 256], dynamic=[1])
+    assert padded_graph(b.build(b.reduce("mean", x, 1))) is None
