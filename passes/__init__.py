@@ -73,6 +73,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return OverlapGemmsPass
 
+    def whole_small_copies() -> type[ModulePass]:
+        from cleave_ir.passes.whole_small_copies import WholeSmallCopiesPass
+
+        return WholeSmallCopiesPass
+
     def dynamic_shapes() -> type[ModulePass]:
         from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 
@@ -89,6 +94,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-dynamic-shapes": dynamic_shapes,
         "cleave-lower-tilelang": lower_tilelang,
         "cleave-overlap-gemms": overlap_gemms,
+        "cleave-whole-small-copies": whole_small_copies,
         "cleave-schedule": schedule,
         "cleave-drop-unstable": drop_unstable,
         "cleave-partition-split-k": partition_split_k,

@@ -84,6 +84,7 @@ from cleave_ir.passes.causal import computed_in_users, diagonal_extent
 from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
+from cleave_ir.passes.whole_small_copies import copy_small_tiles_whole
 from cleave_ir.passes.place_memory import MMA_PAD_ROWS, PAD_ROWS, after_last_loop, gemm_warps_fit, direct_gemv_columns, direct_gemv_matmul, direct_gemv_operand, direct_gemv_split, weight_load
 from cleave_ir.shapes import Dim, evaluate, symbol
 
@@ -1907,9 +1908,14 @@ def wait_prior_grids(kernel: tl.KernelOp) -> None:
         kernel.body.block.insert_op_before(wait, first)
 
 
-def finished_kernel(kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), overlap_gemms: bool = True, overlap_launches: bool = True) -> tl.KernelOp:
-    """`lower_kernel`, then the overlaps `lower_module` applies (see there)."""
+def finished_kernel(
+    kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), overlap_gemms: bool = True, overlap_launches: bool = True,
+    whole_small_copies: bool = True,
+) -> tl.KernelOp:
+    """`lower_kernel`, then the rewrites `lower_module` applies (see there)."""
     lowered = lower_kernel(kernel, passthrough)
+    if whole_small_copies:
+        copy_small_tiles_whole(lowered)
     if overlap_gemms:
         overlap_kernel(lowered)
     if overlap_launches:
@@ -1921,16 +1927,18 @@ def finished_kernel(kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), o
     return lowered
 
 
-def lower_module(module: ModuleOp, overlap_gemms: bool = True, overlap_launches: bool = True) -> None:
+def lower_module(module: ModuleOp, overlap_gemms: bool = True, overlap_launches: bool = True, whole_small_copies: bool = True) -> None:
     """Replace every itgraph kernel of `module` by its tilelang kernel, in place; with
-    `overlap_gemms`, a loop's second gemm then overlaps the next iteration's work (`cleave-overlap-gemms`);
-    with `overlap_launches`, each kernel's launch overlaps the end of the one before it (`wait_prior_grids`)."""
+    `whole_small_copies`, a loop's per-step copies too small for cp.async are done once before it
+    (`cleave-whole-small-copies`); with `overlap_gemms`, a loop's second gemm then overlaps the next
+    iteration's work (`cleave-overlap-gemms`); with `overlap_launches`, each kernel's launch overlaps
+    the end of the one before it (`wait_prior_grids`)."""
     graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
     for kernel in [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]:
         graph = graphs.get(tgraph.referenced_symbol(kernel, "cleave.schedule_of") or "")
         attr = graph.attributes.get("cleave.passthrough") if graph is not None else None
         passthrough = [a.data for a in attr.data] if isinstance(attr, ArrayAttr) else []  # type: ignore[union-attr]
-        Rewriter.replace_op(kernel, finished_kernel(kernel, passthrough, overlap_gemms, overlap_launches))
+        Rewriter.replace_op(kernel, finished_kernel(kernel, passthrough, overlap_gemms, overlap_launches, whole_small_copies))
 
 
 @dataclass(frozen=True)
@@ -1938,12 +1946,13 @@ class LowerTileLangPass(CleavePass):
     """Every itgraph kernel becomes a tilelang kernel (one `T.prim_func` each); `overlap-gemms=false`
     leaves each loop's gemms synchronous, in the order the itgraph kernel has them;
     `overlap-launches=false` leaves out `tilelang.wait_prior_grids` (each kernel then launches after
-    the one before it has finished)."""
+    the one before it has finished); `whole-small-copies=false` keeps every copy in its loop."""
 
     name = "cleave-lower-tilelang"
 
     overlap_gemms: bool = True
     overlap_launches: bool = True
+    whole_small_copies: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.overlap_gemms, self.overlap_launches)
+        lower_module(op, self.overlap_gemms, self.overlap_launches, self.whole_small_copies)
