@@ -328,8 +328,10 @@ class ParallelOp(IRDLOperation):
         if len(self.vars.data) != len(self.extents.data):
             raise VerifyException("itgraph.parallel: one extent per loop variable")
         stores = [op for op in self.body.block.ops if isinstance(op, StoreOp)]
+        kernel = self.parent_op()
+        held = bounded_sizes(kernel) if isinstance(kernel, KernelOp) else {}
         for st in stores:
-            _check_cover(st, self.var_names, self.extent_dims)
+            _check_cover(st, self.var_names, self.extent_dims, held)
 
     @classmethod
     def parse(cls, parser: Parser) -> ParallelOp:
@@ -345,14 +347,20 @@ class ParallelOp(IRDLOperation):
         printer.print_region(self.body, print_entry_block_args=False)
 
 
-def _check_cover(store: StoreOp, names: Sequence[str], extents: Sequence[Dim]) -> None:
-    """The parallel loop's stores write disjoint tiles that cover the output."""
+def _check_cover(store: StoreOp, names: Sequence[str], extents: Sequence[Dim], held: Mapping[str, int] | None = None) -> None:
+    """The parallel loop's stores write disjoint tiles that cover the output (a bounded dim, `held`:
+    its representative size, which bounds it)."""
     full = tensor_type(store.dest)
     ext = dict(zip(names, extents))
     used: set[str] = set()
+
+    def covers(cover: Dim, size: Dim) -> bool:
+        bound = (held or {}).get(getattr(size, "name", ""))
+        return sympy.simplify(cover - size) == 0 or (bound is not None and cover == bound)
+
     for d, (off, tile, size) in enumerate(zip(store.tmap.offset_exprs, store.tmap.tile_shape, full.shape)):
         if off == 0:
-            if sympy.simplify(tile - size) != 0:
+            if not covers(tile, size):
                 raise VerifyException(
                     f"itgraph.parallel: the stores do not cover dim {d} of the output: offset 0, tile "
                     f"{dim_str(tile)} of {dim_str(size)}"
@@ -365,7 +373,7 @@ def _check_cover(store: StoreOp, names: Sequence[str], extents: Sequence[Dim]) -
         if v in used:
             raise VerifyException(f"itgraph.parallel: loop variable {v} tiles two output dims: tiles overlap")
         used.add(v)
-        if sympy.simplify(ext[v] * tile - size) != 0:
+        if not covers(ext[v] * tile, size):
             raise VerifyException(
                 f"itgraph.parallel: {v} in (0..{dim_str(ext[v])}) with tile {dim_str(tile)} does not cover dim {d} "
                 f"of size {dim_str(size)}"
@@ -570,6 +578,16 @@ def dynamic_quanta(kernel: KernelOp) -> dict[str, int]:
     if attr is None:
         return {}
     return {k: v.value.data for k, v in attr.data.items()}  # type: ignore[attr-defined]
+
+
+def bounded_sizes(kernel: KernelOp) -> dict[str, int]:
+    """`cleave.bounded = ["x_d1"]`: dynamic dims the kernel serves only up to their representative
+    size (`cleave-dynamic-shapes`' held dims), with that size."""
+    attr = kernel.attributes.get("cleave.bounded")
+    if not isinstance(attr, ArrayAttr):
+        return {}
+    rep = representative_sizes(kernel)
+    return {a.data: rep[a.data] for a in attr.data if isinstance(a, StringAttr) and a.data in rep}
 
 
 def representative_sizes(kernel: KernelOp) -> dict[str, int]:

@@ -18,7 +18,10 @@ takes from earlier ones (partials, intermediates named by `cleave.output_names`)
 none of whose shapes depends on a dynamic dim (a FlashDecoding combine, whose partials have the
 split count's shape) stays static and serves every size as it is. When some candidate of a graph
 serves every size, kernels that only serve the representative size are dropped; otherwise every
-kernel of the graph stays static (with a warning).
+kernel of the graph stays static (with a warning). A padded graph (`padded_dims`: it runs at its
+real sizes only) where no candidate serves every size gets its kernels rebuilt with the padded dims
+*held* at the padded size (`cleave.bounded`): such a kernel serves every size up to it, masked, so
+a LayerNorm's whole 3072-wide row tile serves its real 3000 columns.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import MaskFill
 from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.options import CleavePass
+from cleave_ir.passes.padded_dims import PADDED
 from cleave_ir.passes.place_memory import place
 from cleave_ir.passes.schedule import Config, build_kernel, plan
 from cleave_ir.passes.symbolize import instantiate, retype_graph, symbolize_graph
@@ -143,12 +147,14 @@ def _schedule_at(family: _Family, config: Config, sizes: Mapping[sympy.Symbol, i
     return kernel
 
 
-def _sample_points(family: _Family) -> list[dict[sympy.Symbol, int]]:
+def _sample_points(family: _Family, held: Sequence[str] = ()) -> list[dict[sympy.Symbol, int]]:
     """Sizes (per dynamic dim name) to schedule at: multiples of the representative, so every tile
-    still divides; the base, then each dim moved alone, then all of them (the check)."""
+    still divides; the base, then each dim moved alone, then all of them (the check). Dims in `held`
+    are left out (scheduled at their representative size only)."""
     rep: dict[sympy.Symbol, int] = {}
     for s, n in family.dynamic.items():
-        rep[symbol(n)] = family.representative[s]
+        if n not in held:
+            rep[symbol(n)] = family.representative[s]
     base = {n: 2 * r for n, r in rep.items()}
     points = [base]
     for n, r in rep.items():
@@ -157,14 +163,22 @@ def _sample_points(family: _Family) -> list[dict[sympy.Symbol, int]]:
     return points
 
 
-def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
-    """The dynamic version of `kernel` (same configuration, symbolic along the dynamic dims)."""
+def make_dynamic(kernel: itgraph.KernelOp, family: _Family, held: Sequence[str] = ()) -> itgraph.KernelOp:
+    """The dynamic version of `kernel` (same configuration, symbolic along the dynamic dims).
+
+    Dims named in `held` are *bounded*: the kernel is scheduled at their representative size only,
+    its tiles and loops do not move with them, and it serves every size up to that one (loads past
+    the end read zeros, reductions mask the padding), none above (`cleave.bounded` names them; their
+    quantum is the representative size). Only a padded graph's padded dims are held (`padded_dims`:
+    it runs at its real sizes, which its padded sizes bound), and only where none of its candidates
+    serves every size otherwise (`_bounded`)."""
     tiles = cleave.tiles(kernel)
     if tiles is None:
         raise CleaveError(f"error: cleave-dynamic-shapes: kernel @{kernel.sym_name.data} has no cleave.tiles configuration")
     config = Config.of(tiles)
-    points = _sample_points(family)
-    ks = [_schedule_at(family, config, p, kernel.sym_name.data) for p in points]
+    points = _sample_points(family, held)
+    at_rep = {symbol(n): family.representative[s] for s, n in family.dynamic.items() if n in held}
+    ks = [_schedule_at(family, config, {**p, **at_rep}, kernel.sym_name.data) for p in points]
     dims = {symbol(n) for n in family.dynamic.values()}  # the kernel's dynamic symbols
     walks = [list(k.walk()) for k in ks]
     if len({len(w) for w in walks}) != 1 or any(
@@ -188,6 +202,9 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
                 Rewriter.replace_value_with_new_type(vs[0], t.with_shape(shape))
 
     retype([k.body.block.args for k in ks], f"@{kernel.sym_name.data} arguments")
+    if held:
+        _bound_arguments(out, family, held)
+        quanta.update({n: family.representative[s] for s, n in family.dynamic.items() if n in held})
     for ops in zip(*walks):
         op = ops[0]
         where = f"{op.name} in @{kernel.sym_name.data}"
@@ -211,9 +228,29 @@ def make_dynamic(kernel: itgraph.KernelOp, family: _Family) -> itgraph.KernelOp:
     out.attributes["cleave.dynamic"] = DictionaryAttr({k: IntegerAttr(v, i64) for k, v in sorted(quanta.items())})
     rep = {n: family.representative[s] for s, n in family.dynamic.items()}
     out.attributes["cleave.representative"] = DictionaryAttr({k: IntegerAttr(v, i64) for k, v in sorted(rep.items())})
+    if held:
+        out.attributes["cleave.bounded"] = ArrayAttr(StringAttr(n) for n in sorted(held))
     insert_masks(out)
     out.verify()
     return out
+
+
+def _bound_arguments(kernel: itgraph.KernelOp, family: _Family, held: Sequence[str]) -> None:
+    """Give `kernel`'s global arguments (the graph's inputs, then its outputs) the held dims' symbols
+    where the family's graph has them: its tiles stay at the representative size."""
+    graph = family.graph
+    types = [tgraph.tensor_type(v) for v in [*graph.inputs, *graph.output_op.outputs]]
+    names = {s: symbol(n) for s, n in family.dynamic.items() if n in held}
+    for arg, t in zip(kernel.body.block.args, types, strict=True):
+        at = tgraph.tensor_type(arg)
+        shape = list(at.shape)
+        for d, e in enumerate(t.shape):
+            if e.free_symbols & set(names):
+                if e not in names:
+                    raise NotDynamic(f"dim {d} of %{arg.name_hint} is {e}, not a held dim itself")
+                shape[d] = names[e]  # type: ignore[index]
+        if shape != list(at.shape):
+            Rewriter.replace_value_with_new_type(arg, at.with_shape(shape))
 
 
 # ----------------------------------------------------------------------------- masks
@@ -397,6 +434,20 @@ def refuse_varying_means(graph: tgraph.GraphOp) -> None:
         )
 
 
+def _bounded(kernel: itgraph.KernelOp, family: _Family, root: tgraph.GraphOp | None) -> itgraph.KernelOp | None:
+    """`kernel` made dynamic with one of its padded graph's padded dims held, else all of them (a
+    LayerNorm's whole-row tile of 3072 serves its real 3000 columns, masked, but no other width; its
+    rows stay fitted); None where that fails too, or the graph is not padded."""
+    padded = root.attributes.get(PADDED) if root is not None else None
+    held = [n for n in family.dynamic.values() if isinstance(padded, DictionaryAttr) and n in padded.data]
+    for attempt in [*([n] for n in held if len(held) > 1), held] if held else []:
+        try:
+            return make_dynamic(kernel, family, attempt)
+        except CleaveError:
+            continue
+    return None
+
+
 # ----------------------------------------------------------------------------- the pass
 @dataclass(frozen=True)
 class DynamicShapesPass(CleavePass):
@@ -467,6 +518,23 @@ class DynamicShapesPass(CleavePass):
                         return True
             return False
 
+        for root, kernels in static.items():
+            if serves_all(root):
+                continue
+            # a padded graph none of whose candidates serves every size: its kernels held at the
+            # padded sizes serve the real ones (`make_dynamic`'s held dims)
+            for kernel, reason in list(kernels):
+                src = tgraph.referenced_symbol(kernel, "cleave.schedule_of")
+                fam = families.get(src or "")
+                bounded = _bounded(kernel, fam, graphs.get(root)) if fam is not None else None
+                if bounded is None:
+                    continue
+                kernels.remove((kernel, reason))
+                del kernel.attributes["cleave.static_only"]
+                bounded.attributes.pop("cleave.static_only", None)
+                originals.setdefault(root, []).append((bounded, kernel.clone()))
+                Rewriter.replace_op(kernel, bounded)
+                ok.setdefault(root, set()).add(src)  # type: ignore[arg-type]
         for root, pairs in originals.items():
             if not serves_all(root):  # no whole candidate is dynamic: keep them all static, consistently
                 for dynamic, original in pairs:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import re
+from typing import cast
 from pathlib import Path
 
 import numpy as np
 import pytest
 from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr
 
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.compile import compile_graph
@@ -184,12 +186,15 @@ def test_a_mean_over_an_awkward_dim_divides_by_its_real_size(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("draw", ["normal", "shifted"])
-def test_a_norm_over_awkward_widths_pads_its_rows_alone(tmp_path: Path, draw: str) -> None:
+def test_a_norm_over_awkward_widths_holds_its_padded_width(tmp_path: Path, draw: str) -> None:
     """A LayerNorm (no affine) and GELU over 37 rows of 3000 (bf16): no tile of a prime row count and a
     width no thread count divides lays out, so the graph was cut into three kernels (the first a
-    single block over all 37 rows). Padded whole (37 -> 64, 3000 -> 3072) its whole-row kernels cannot
-    serve the real width; the rows padded alone (37 -> 64) give one kernel, which serves 37 rows.
-    Interpreted against the graph at the real size."""
+    single block over all 37 rows). Its rows padded alone (37 -> 64) gave one kernel of [4, 3000]
+    tiles, which lay out over 32 threads only: 255 registers and 7 KB of spills a thread (ptxas for
+    sm_90a). Padded whole (37 -> 64, 3000 -> 3072), its whole-row kernels cannot serve another width,
+    but they serve every width up to 3072: the width is held (`cleave.bounded`), each row one block
+    of 128 threads, the padding masked before both sums. Interpreted against the graph at the real
+    size."""
     b = GraphBuilder("ln_gelu")
     x = b.input("x", [37, 3000], "bf16")
     xc = b.sub(x, b.reduce("mean", x, 1))
@@ -197,8 +202,11 @@ def test_a_norm_over_awkward_widths_pads_its_rows_alone(tmp_path: Path, draw: st
     graph = b.build(b.gelu(n))
     out = io.StringIO()
     job = compile_graph(graph, tmp_path / "ln.py", ["--no-cache", "--keep", "2"], out=out)
-    assert "padded sizes: 37 -> 64 (dynamic dims" in out.getvalue()
+    assert "padded sizes: 37 -> 64, 3000 -> 3072 (dynamic dims" in out.getvalue()
     module = job.pipeline.clone()  # type: ignore[union-attr]
+    kernels = [k for k in module.walk() if isinstance(k, itgraph.KernelOp)]
+    assert kernels and all(itgraph.bounded_sizes(k) == {"x_d1": 3072} for k in kernels)
+    assert all(cast(IntegerAttr, k.attributes["cleave.threads"]).value.data >= 128 for k in kernels)
     LowerTileLangPass().apply(Context(), module)
     candidates = candidate_kernels(module)
     assert candidates and all(len(kernels) == 1 for _, kernels in candidates)
