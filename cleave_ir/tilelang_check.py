@@ -9,6 +9,7 @@ import re
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -155,6 +156,47 @@ def lower_logged(path: str | Path, arch: str = "sm_90a") -> dict[str, tuple[str,
     return out
 
 
+@dataclass(frozen=True)
+class RegisterUsage:
+    """What ptxas reports for one kernel: registers per thread and local-memory spill traffic."""
+
+    registers: int
+    spill_stores: int  # bytes a thread
+    spill_loads: int
+    stack: int
+
+    @property
+    def spills(self) -> bool:
+        return self.spill_stores > 0 or self.spill_loads > 0
+
+
+def register_usage(source: str, arch: str = "sm_90a", fast_math: bool = True) -> RegisterUsage:
+    """Compile a lowered kernel's CUDA source to a cubin with nvcc (as TileLang does, on the CPU: no
+    GPU needed) and read ptxas's report. Raises RuntimeError without nvcc or where it fails."""
+    import shutil
+    import subprocess
+
+    from tilelang import env
+
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise RuntimeError("nvcc is not on PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = Path(tmp) / "kernel.cu"
+        cu.write_text(source)
+        cmd = [nvcc, "-std=c++20", "-w", "-cubin", f"-arch={arch}", "-Xptxas", "-v", "-o", str(Path(tmp) / "kernel.cubin"), str(cu)]
+        cmd += [f"-I{env.TILELANG_TEMPLATE_PATH}", f"-I{env.CUTLASS_INCLUDE_DIR}"] + (["--use_fast_math"] if fast_math else [])
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    report = done.stdout + done.stderr
+    regs = re.search(r"Used (\d+) registers", report)
+    frame = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", report)
+    if done.returncode != 0 or regs is None or frame is None:
+        last = [line for line in report.splitlines() if line.strip()]
+        raise RuntimeError(f"nvcc failed: {last[-1] if last else done.returncode}")
+    stack, stores, loads = (int(g) for g in frame.groups())
+    return RegisterUsage(int(regs.group(1)), stores, loads, stack)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m cleave_ir.tilelang_check kernel.py`: lower every kernel for sm_90a, one line each."""
     import argparse
@@ -165,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arch", default="sm_90a")
     p.add_argument("-j", "--jobs", type=int, default=1, help="kernels lowered in parallel (default 1)")
     p.add_argument("--sync-warnings", action="store_true", help="lower one kernel at a time, list TileLang's ThreadSync warnings and fail on any")
+    p.add_argument("--registers", action="store_true", help="compile each kernel with nvcc (no GPU needed), report its registers and fail on spills")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     warned: dict[str, list[str]] = {}
@@ -179,11 +222,35 @@ def main(argv: list[str] | None = None) -> int:
         lines = [line for line in str(e).splitlines() if line.strip()]
         print(f"error: {args.module}: lowering failed: {lines[-1] if lines else type(e).__name__}", file=sys.stderr)
         return 1
+    spilled: list[str] = []
+    usage: dict[str, RegisterUsage | RuntimeError] = {}
+    if args.registers:  # nvcc subprocesses: threads overlap them
+
+        def use_of(src: str) -> RegisterUsage | RuntimeError:
+            try:
+                return register_usage(src, args.arch)
+            except RuntimeError as e:
+                return e
+
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            usage = dict(zip(sources, pool.map(use_of, sources.values())))
     for name, src in sources.items():
-        print(f"{name}: {len(src.splitlines())} lines of CUDA for {args.arch}")
+        line = f"{name}: {len(src.splitlines())} lines of CUDA for {args.arch}"
+        if args.registers:
+            use = usage[name]
+            if isinstance(use, RuntimeError):
+                print(f"error: {args.module}: {name}: {use}", file=sys.stderr)
+                return 1
+            line += f", {use.registers} registers" + (f", spills {use.spill_stores} B stored / {use.spill_loads} B loaded a thread" if use.spills else "")
+            if use.spills:
+                spilled.append(name)
+        print(line)
         for w in warned.get(name, []):
             print(f"  {w}")
     print(f"lowered {len(sources)} kernels in {time.perf_counter() - t0:.1f} s")
+    if spilled:
+        print(f"error: {args.module}: {len(spilled)} kernels spill registers: {', '.join(spilled)}", file=sys.stderr)
+        return 1
     if warned:
         print(f"error: {args.module}: {len(warned)} kernels with ThreadSync warnings: {', '.join(warned)}", file=sys.stderr)
         return 1

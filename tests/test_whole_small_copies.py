@@ -87,3 +87,22 @@ def test_cuda_loop_body_reads_no_global_weight(scaled, tmp_path: Path) -> None:
     loop = src[src.index("for (int r0 = 0;") :]
     assert not re.search(r"\bg\[", loop), "g is still loaded inside the K loop"
     assert re.search(r"\*\(uint4\*\)\(g \+", src[: src.index("for (int r0 = 0;")])
+
+
+def test_registers_of_the_lowered_kernel_without_a_gpu(scaled, tmp_path: Path, capsys) -> None:
+    """`python -m cleave_ir.tilelang_check FILE --registers` compiles each kernel with nvcc (ptxas's
+    report, no GPU needed): registers a thread, and exit 1 on spills (it found a LayerNorm's [4, 3000]
+    tiles on 32 threads spilling 7 KB a thread)."""
+    import shutil
+
+    pytest.importorskip("tilelang")
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    from cleave_ir.tilelang_check import main
+
+    path = tmp_path / "k.py"
+    path.write_text(module_source(scaled[1]))
+    assert main([str(path), "--registers"]) == 0
+    (line,) = [l for l in capsys.readouterr().out.splitlines() if l.startswith("scaled_proj_k0")]
+    registers = int(re.search(r"(\d+) registers", line).group(1))  # type: ignore[union-attr]
+    assert 0 < registers <= 255 and "spills" not in line
