@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU measurements the twenty-second session's changes still lack (no device was lent after its
+# The GPU measurements the twenty-second and twenty-third sessions' changes still lack (no device was lent after the
 # first run), in two device runs of under 10 minutes each:
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh A      (1 and 4; writes $OUT/pending/)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh B      (2, 3 and 5)
@@ -10,10 +10,11 @@
 #    16.14, 17.25 on 3); the rest are not measured.
 # 2. The GEMV's block-wide sum of partials (bc222f7): llama_norm_q_decode's candidates, with the
 #    lowering as committed and with the old serial fold (GEMV_BLOCK_REDUCE out of reach).
-# 3. The hypothesis for residual_rmsnorm_matmul's one kernel (73.6 us against 20.7 for two kernels):
-#    its g tile ([128] halves a K step, one per thread) is loaded synchronously in every iteration
-#    (no cp.async under 4 bytes a thread; the kernel runs without warp specialization). The variant
-#    loads g whole (8 KiB) before the loop.
+# 3. cleave-whole-small-copies (87f41ea), for residual_rmsnorm_matmul's one kernel (73.6 us against
+#    20.7 for two kernels): its g tile ([128] halves a K step, one per thread) was loaded
+#    synchronously in every iteration (no cp.async under 4 bytes a thread; no warp specialization).
+#    The pipeline now copies g whole (8 KiB) before the loop; the `~per_step_copy` rows are the
+#    kernels as they were (norm_eps_after_sqrt's one kernel too, the other graph the rewrite changes).
 # 4. compute-sanitizer racecheck and memcheck on the changed kernels.
 # 5. The five unseen graphs added this session (all interpreted correct on the CPU), against PyTorch:
 #    among them the LayerNorm over 37 x 3000 now padded to 64 rows (one kernel, not three).
@@ -37,30 +38,11 @@ tail -20 "$P/rc/racecheck.md"
 exit 0
 fi
 # 2 and 3: one prepared directory, the variants as rows of their own, timed in one `run`
-(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/llama_norm_q_decode.mlir" "$R/$U/residual_rmsnorm_matmul.mlir" --keep 6 --out /tmp/pc -j 15 > "$P/prepare.log" 2>&1)
-(cd /tmp && python - <<'EOF'
-import json, re, shutil
-from pathlib import Path
-import cleave_ir.passes.lower_tilelang as lt
-d = Path("/tmp/pc"); m = json.loads((d / "manifest.json").read_text())
-def add(key, tag, text):
-    e = dict(m["entries"][key]); e["row"] += "~" + tag; e["module"] = f"kernels/{e['row']}__full.py"
-    (d / e["module"]).write_text(text); m["entries"][e["row"] + "__full"] = e
-# 3: g loaded whole before the K loop of residual_rmsnorm_matmul_c1_k0
-key = "residual_rmsnorm_matmul__full"; src = (d / m["entries"][key]["module"]).read_text()
-head, rest = src.split("def residual_rmsnorm_matmul_c1_k0(", 1); body, tail = rest.split("\n@T.prim_func", 1)
-body = body.replace('g_1 = T.alloc_shared((128,), "float16")', 'g_1 = T.alloc_shared((4096,), "float16")')
-body = re.sub(r"\n( +)T.copy\(g\[0, 128\*r0:128\*r0 \+ 128\], g_1\)", "", body)
-body = re.sub(r"\n( +)for r0 in T.Pipelined", r"\n\1T.copy(g[0, 0:4096], g_1)\n\1for r0 in T.Pipelined", body, count=1)
-body = body.replace("g_1[i1]", "g_1[128*r0 + i1]")
-add(key, "g_whole", head + "def residual_rmsnorm_matmul_c1_k0(" + body + "\n@T.prim_func" + tail)
-(d / "manifest.json").write_text(json.dumps(m, indent=1))
-EOF
-)
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/llama_norm_q_decode.mlir" "$R/$U/residual_rmsnorm_matmul.mlir" "$R/$U/norm_eps_after_sqrt.mlir" --keep 6 --out /tmp/pc -j 15 > "$P/prepare.log" 2>&1)
 (cd /tmp && python - > "$P/serial_fold.log" 2>&1 <<EOF
 # 2: llama_norm_q_decode with the serial fold the GEMV used before bc222f7
 import json, sys
-sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/llama_norm_q_decode.mlir", "--keep", "6", "--out", "/tmp/pc_serial", "-j", "1"]
+sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/llama_norm_q_decode.mlir", "--keep", "6", "--out", "/tmp/pc_serial_fold", "-j", "1"]
 sys.path.insert(0, "$R/bench")
 import cleave_ir.passes.lower_tilelang as lt
 lt.GEMV_BLOCK_REDUCE = 1 << 30
@@ -68,14 +50,29 @@ import gpu_suite
 gpu_suite.main()
 EOF
 )
+(cd /tmp && python - > "$P/per_step_copy.log" 2>&1 <<EOF
+# 3: residual_rmsnorm_matmul and norm_eps_after_sqrt with g copied in every K step, as before
+# cleave-whole-small-copies (87f41ea): a synchronous 2-byte load a thread
+import json, sys
+sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/residual_rmsnorm_matmul.mlir", "$R/$U/norm_eps_after_sqrt.mlir", "--keep", "6", "--out", "/tmp/pc_per_step_copy", "-j", "1"]
+sys.path.insert(0, "$R/bench")
+import cleave_ir.passes.lower_tilelang as lt
+lt.copy_small_tiles_whole = lambda kernel: 0
+import gpu_suite
+gpu_suite.main()
+EOF
+)
 (cd /tmp && python - <<'EOF'
 import json, shutil
 from pathlib import Path
-d, s = Path("/tmp/pc"), Path("/tmp/pc_serial")
-m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
-for k, e in ms["entries"].items():
-    e = dict(e); e["row"] += "~serial_fold"; new = f"kernels/{e['row']}__full.py"
-    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
+d = Path("/tmp/pc")
+m = json.loads((d / "manifest.json").read_text())
+for tag in ("serial_fold", "per_step_copy"):
+    s = Path(f"/tmp/pc_{tag}")
+    ms = json.loads((s / "manifest.json").read_text())
+    for k, e in ms["entries"].items():
+        e = dict(e); e["row"] += f"~{tag}"; new = f"kernels/{e['row']}__full.py"
+        shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
 (d / "manifest.json").write_text(json.dumps(m, indent=1))
 EOF
 )
