@@ -984,3 +984,30 @@ def test_one_wave_k_loops_of_a_matmul_take_five_stages() -> None:
     assert stages(b.build(b.log(b.reduce("sum", b.exp(b.sub(logits, m)), 1)))) == [3]
     b = GraphBuilder("mm4096")
     assert stages(b.build(b.matmul(b.input("x", [4096, 4096]), b.input("w", [4096, 4096])))) == [2]
+
+
+def test_norm_tiles_stay_within_the_registers_of_the_threads_they_lay_out_over() -> None:
+    """A LayerNorm over 3000 columns, its rows dynamic (64 scheduled): [4, 3000] tiles lay out over 32
+    threads only (3000 is no multiple of 64), where its kernel took 255 registers and spilled 7 KB a
+    thread (ptxas for sm_90a; 96 KB of live tiles on 32 threads, estimated fine before). The cost
+    model bounds a kernel without matmuls by TILE_BYTES_PER_THREAD of the threads its tiles lay out
+    over, not of 256: every kept kernel's live tiles fit its own threads."""
+    from xdsl.dialects.builtin import IntegerAttr
+
+    from cleave_ir.passes.cost_model import TILE_BYTES_PER_THREAD, accumulator_bytes, peak_live_bytes
+
+    b = GraphBuilder("ln3000")
+    x = b.input("x", [64, 3000], "bf16", dynamic=[0])
+    xc = b.sub(x, b.reduce("mean", x, 1))
+    graph = b.build(b.mul(xc, b.rsqrt(b.scalar("add", b.reduce("mean", b.square(xc), 1), 1e-5))))
+    module = module_of(graph)
+    PipelinePass(no_search=True, top_k=1).apply(make_context(), module)
+    kernels = [k for k in module.walk() if isinstance(k, itgraph.KernelOp)]
+    assert kernels
+    for k in kernels:
+        par = k.body.block.first_op
+        assert isinstance(par, itgraph.ParallelOp)
+        threads = k.attributes["cleave.threads"]
+        assert isinstance(threads, IntegerAttr)
+        live = accumulator_bytes(par) + peak_live_bytes(par, where_used=False)
+        assert live <= threads.value.data * TILE_BYTES_PER_THREAD, (k.sym_name.data, live, threads.value.data)
