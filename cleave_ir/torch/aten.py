@@ -774,8 +774,29 @@ def _identity(cx: Emitter, node: fx.Node) -> SSAValue:
     return cx.tensor(node.args[0])
 
 
+_BROADCASTING = ("aten.add", "aten.sub", "aten.mul", "aten.div", "aten.maximum", "aten.minimum")
+
+
+def _only_broadcast(node: fx.Node) -> bool:
+    """Whether every user of `node` is an element-wise binary op whose other operand has `node`'s
+    shape: the op's own broadcasting then gives the expanded result (`F.normalize`'s
+    `norm.expand_as(x)`, divided into x)."""
+    from torch import fx
+
+    shape = [str(d) for d in meta_val(node).shape]
+    for user in node.users:
+        others = [a for a in user.args[:2] if a is not node]
+        if _packet(user) not in _BROADCASTING or len(others) != 1 or not isinstance(others[0], fx.Node):
+            return False
+        if [str(d) for d in getattr(meta_val(others[0]), "shape", ())] != shape:
+            return False
+    return bool(node.users)
+
+
 def _expand(cx: Emitter, node: fx.Node) -> SSAValue:
-    if [str(d) for d in meta_val(node).shape] != [str(d) for d in meta_val(node.args[0]).shape]:
+    """`expand`, `expand_as`: the tensor itself where nothing is broadcast, or where only element-wise
+    binary ops read the broadcast (`_only_broadcast`)."""
+    if [str(d) for d in meta_val(node).shape] != [str(d) for d in meta_val(node.args[0]).shape] and not _only_broadcast(node):
         raise Unsupported("expand that broadcasts (tgraph broadcasts only inside binary ops and matmul)")
     return cx.tensor(node.args[0])
 
@@ -927,6 +948,195 @@ def _safe_softmax(cx: Emitter, node: fx.Node) -> SSAValue:
     raise Unsupported("_safe_softmax is 0 on rows that are -inf throughout (ours would be NaN there)")
 
 
+def _arg(node: fx.Node, i: int, name: str, default: Any = None) -> Any:
+    """Argument `i` of `node`, given by position or as keyword `name`."""
+    return node.args[i] if len(node.args) > i else node.kwargs.get(name, default)
+
+
+def _clamp(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`clamp(x, min, max)` (and `clamp_min`, `clamp_max`, `hardtanh`, `relu6`): scalar or tensor bounds
+    as `max` then `min`, as PyTorch applies them (min wins where min > max)."""
+    op = _packet(node)
+    x = cx.tensor(node.args[0])
+    if op == "aten.hardtanh":
+        lo, hi = _arg(node, 1, "min_val", -1.0), _arg(node, 2, "max_val", 1.0)
+    elif op == "aten.relu6":
+        lo, hi = 0.0, 6.0
+    elif op == "aten.clamp_min":
+        lo, hi = _arg(node, 1, "min"), None
+    elif op == "aten.clamp_max":
+        lo, hi = None, _arg(node, 1, "max")
+    else:
+        lo, hi = _arg(node, 1, "min"), _arg(node, 2, "max")
+    for bound, kind in ((lo, "max"), (hi, "min")):
+        if bound is None:
+            continue
+        c = _scalar(bound)
+        if c is not None:
+            x = cx.builder.scalar(kind, x, c)
+        else:
+            x = cx.builder.binary(kind, *cx.same_rank(x, cx.as_type(cx.tensor(bound), tgraph.tensor_type(x).element_type)))
+    return x
+
+
+def _leaky_relu(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`leaky_relu(x, slope)` = max(x, slope * x) for 0 <= slope <= 1."""
+    slope = float(_arg(node, 1, "negative_slope", 0.01))
+    if not 0.0 <= slope <= 1.0:
+        raise Unsupported(f"leaky_relu with negative_slope={slope} (0..1 are supported)")
+    x = cx.tensor(node.args[0])
+    return cx.builder.binary("max", x, cx.builder.scale(x, slope))
+
+
+def _elu_of(cx: Emitter, x: SSAValue, alpha: float, scale: float = 1.0) -> SSAValue:
+    """scale * (max(x, 0) + alpha * (exp(min(x, 0)) - 1)): exp never sees a positive input."""
+    b = cx.builder
+    neg = b.scale(b.scalar("add", b.exp(b.scalar("min", x, 0.0)), -1.0), alpha)
+    y = b.add(b.scalar("max", x, 0.0), neg)
+    return b.scale(y, scale) if scale != 1.0 else y
+
+
+def _elu(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`elu(x, alpha, scale, input_scale)`, of input_scale * x."""
+    alpha, scale, input_scale = (float(_arg(node, i, n, 1.0)) for i, n in ((1, "alpha"), (2, "scale"), (3, "input_scale")))
+    x = cx.tensor(node.args[0])
+    return _elu_of(cx, cx.builder.scale(x, input_scale) if input_scale != 1.0 else x, alpha, scale)
+
+
+def _selu(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`selu(x)`: `elu` with SELU's alpha and scale."""
+    return _elu_of(cx, cx.tensor(node.args[0]), 1.6732632423543772, 1.0507009873554805)
+
+
+def _softplus_of(cx: Emitter, x: SSAValue, beta: float = 1.0) -> SSAValue:
+    """log(1 + exp(beta x)) / beta as max(x, 0) + log(1 + exp(-|beta x|)) / beta: no overflow. PyTorch
+    returns x past its threshold (beta x > 20), where the two differ by under 2e-9 relatively."""
+    b = cx.builder
+    bx = b.scale(x, beta) if beta != 1.0 else x
+    tail = b.log(b.scalar("add", b.exp(b.neg(b.abs(bx))), 1.0))
+    return b.add(b.scalar("max", x, 0.0), b.scale(tail, 1.0 / beta) if beta != 1.0 else tail)
+
+
+def _softplus(cx: Emitter, node: fx.Node) -> SSAValue:
+    return _softplus_of(cx, cx.tensor(node.args[0]), float(_arg(node, 1, "beta", 1.0)))
+
+
+def _mish(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`mish(x)` = x * tanh(softplus(x))."""
+    x = cx.tensor(node.args[0])
+    return cx.builder.mul(x, cx.builder.tanh(_softplus_of(cx, x)))
+
+
+def _hardsigmoid_of(cx: Emitter, x: SSAValue) -> SSAValue:
+    b = cx.builder
+    return b.scalar("min", b.scalar("max", b.scalar("add", b.scale(x, 1.0 / 6.0), 0.5), 0.0), 1.0)
+
+
+def _hardsigmoid(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`hardsigmoid(x)` = clamp(x / 6 + 1/2, 0, 1)."""
+    return _hardsigmoid_of(cx, cx.tensor(node.args[0]))
+
+
+def _hardswish(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`hardswish(x)` = x * hardsigmoid(x) (MobileNetV3)."""
+    x = cx.tensor(node.args[0])
+    return cx.builder.mul(x, _hardsigmoid_of(cx, x))
+
+
+def _reduced_dims(node: fx.Node, i: int = 1) -> list[int]:
+    dims = _arg(node, i, "dim")
+    if dims is None or dims == []:
+        raise Unsupported(f"{_packet(node)} over all dims")
+    return [dims] if isinstance(dims, int) else list(dims)
+
+
+def _var(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`var(x, dim, correction, keepdim)` (and `std`): the mean of the squared deviations from the
+    mean, times n / (n - correction) (`unbiased` is correction 1, PyTorch's default)."""
+    x = cx.tensor(node.args[0])
+    dims = _reduced_dims(node)
+    if getattr(node.target, "_overloadname", "") == "dim":  # var.dim(x, dim, unbiased, keepdim)
+        correction = 1 if _arg(node, 2, "unbiased", True) else 0
+        keepdim = bool(_arg(node, 3, "keepdim", False))
+    else:  # var.correction(x, dim, *, correction, keepdim)
+        correction = node.kwargs.get("correction")
+        correction = 1 if correction is None else correction
+        keepdim = bool(node.kwargs.get("keepdim", False))
+    n = math.prod(_static_dim(node.args[0], d) for d in dims)
+    if n - correction <= 0:
+        raise Unsupported(f"{_packet(node)} of {n} elements with correction {correction}")
+    b = cx.builder
+    xc = b.sub(x, b.scale(cx.reduce("sum", x, dims, True), 1.0 / n))
+    v = b.scale(cx.reduce("sum", b.square(xc), dims, keepdim), 1.0 / (n - correction))
+    return b.sqrt(v) if _packet(node) == "aten.std" else v
+
+
+def _vector_norm(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`linalg_vector_norm(x, ord, dim, keepdim)` for ord 2 (sqrt of the sum of squares), 1 (sum of
+    |x|) and inf (max of |x|): `torch.norm`, `F.normalize`."""
+    order = float(_arg(node, 1, "ord", 2))
+    dims = _reduced_dims(node, 2)
+    keepdim = bool(_arg(node, 3, "keepdim", False))
+    if node.kwargs.get("dtype") is not None:
+        raise Unsupported("linalg_vector_norm with a dtype")
+    x, b = cx.tensor(node.args[0]), cx.builder
+    if order == 2.0:
+        return b.sqrt(cx.reduce("sum", b.square(x), dims, keepdim))
+    if order == 1.0:
+        return cx.reduce("sum", b.abs(x), dims, keepdim)
+    if order == math.inf:
+        return cx.reduce("max", b.abs(x), dims, keepdim)
+    raise Unsupported(f"linalg_vector_norm of order {order} (2, 1 and inf are supported)")
+
+
+def _logsumexp_of(cx: Emitter, x: SSAValue, dim: int) -> tuple[SSAValue, SSAValue]:
+    """(x - m, log(sum(exp(x - m)))) along `dim`, m the max (kept dim)."""
+    b = cx.builder
+    d = dim % len(cx.shape(x))
+    shifted = b.sub(x, b.reduce("max", x, d))
+    return shifted, b.log(b.reduce("sum", b.exp(shifted), d))
+
+
+def _logsumexp(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`logsumexp(x, dim, keepdim)` = m + log(sum(exp(x - m))), m the max over `dim` (one dim)."""
+    dims = _reduced_dims(node)
+    if len(dims) != 1:
+        raise Unsupported("logsumexp over several dims")
+    x = cx.tensor(node.args[0])
+    d = dims[0] % len(cx.shape(x))
+    m = cx.builder.reduce("max", x, d)
+    y = cx.builder.add(m, _logsumexp_of(cx, x, d)[1])
+    return y if _arg(node, 2, "keepdim", False) else cx.builder.reshape(y, [s for i, s in enumerate(cx.shape(y)) if i != d])
+
+
+def _log_softmax(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`log_softmax(x, dim)` = (x - m) - log(sum(exp(x - m))); with a dtype (`_log_softmax`'s
+    half_to_float) the input is cast to the result's type first."""
+    x = cx.as_type(cx.tensor(node.args[0]), element_type(meta_val(node).dtype))
+    shifted, lse = _logsumexp_of(cx, x, node.args[1])
+    return cx.builder.sub(shifted, lse)
+
+
+def _addcmul(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`addcmul(x, t1, t2, value)` = x + value * t1 * t2."""
+    b = cx.builder
+    prod = b.mul(*cx.same_rank(cx.tensor(node.args[1]), cx.tensor(node.args[2])))
+    value = float(node.kwargs.get("value", 1.0))
+    if value != 1.0:
+        prod = b.scale(prod, value)
+    return b.add(*cx.same_rank(cx.tensor(node.args[0]), prod))
+
+
+def _lerp(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`lerp(x, y, w)` = x + w * (y - x), a scalar or tensor weight."""
+    b = cx.builder
+    x, y, w = cx.tensor(node.args[0]), cx.tensor(node.args[1]), node.args[2]
+    step = b.sub(*cx.same_rank(y, x))
+    c = _scalar(w)
+    step = b.scale(step, c) if c is not None else b.mul(*cx.same_rank(step, cx.tensor(w)))
+    return b.add(*cx.same_rank(x, step))
+
+
 _MATMULS = ("aten.matmul", "aten.mm", "aten.bmm")
 
 ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
@@ -988,6 +1198,27 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.layer_norm": _layer_norm,
     "aten.rms_norm": _rms_norm,
     "aten.scaled_dot_product_attention": _sdpa,
+    "aten.clamp": _clamp,
+    "aten.clamp_min": _clamp,
+    "aten.clamp_max": _clamp,
+    "aten.hardtanh": _clamp,
+    "aten.relu6": _clamp,
+    "aten.leaky_relu": _leaky_relu,
+    "aten.elu": _elu,
+    "aten.selu": _selu,
+    "aten.softplus": _softplus,
+    "aten.mish": _mish,
+    "aten.hardsigmoid": _hardsigmoid,
+    "aten.hardswish": _hardswish,
+    "aten.var": _var,
+    "aten.std": _var,
+    "aten.linalg_vector_norm": _vector_norm,
+    "aten.logsumexp": _logsumexp,
+    "aten.log_softmax": _log_softmax,
+    "aten._log_softmax": _log_softmax,
+    "aten.addcmul": _addcmul,
+    "aten.lerp": _lerp,
+    "aten.expand_as": _expand,
 }
 """aten op (packet name) -> converter. Ops not listed stay in PyTorch."""
 
