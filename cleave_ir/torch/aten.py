@@ -1018,7 +1018,10 @@ def _softplus_of(cx: Emitter, x: SSAValue, beta: float = 1.0) -> SSAValue:
 
 
 def _softplus(cx: Emitter, node: fx.Node) -> SSAValue:
-    return _softplus_of(cx, cx.tensor(node.args[0]), float(_arg(node, 1, "beta", 1.0)))
+    beta = float(_arg(node, 1, "beta", 1.0))
+    if beta <= 0:
+        raise Unsupported(f"softplus with beta={beta} (positive betas are supported)")
+    return _softplus_of(cx, cx.tensor(node.args[0]), beta)
 
 
 def _mish(cx: Emitter, node: fx.Node) -> SSAValue:
@@ -1098,7 +1101,8 @@ def _logsumexp_of(cx: Emitter, x: SSAValue, dim: int) -> tuple[SSAValue, SSAValu
 
 
 def _logsumexp(cx: Emitter, node: fx.Node) -> SSAValue:
-    """`logsumexp(x, dim, keepdim)` = m + log(sum(exp(x - m))), m the max over `dim` (one dim)."""
+    """`logsumexp(x, dim, keepdim)` = m + log(sum(exp(x - m))), m the max over `dim` (one dim). A row
+    that is -inf throughout gives NaN here, where PyTorch special-cases it to -inf."""
     dims = _reduced_dims(node)
     if len(dims) != 1:
         raise Unsupported("logsumexp over several dims")
