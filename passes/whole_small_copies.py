@@ -20,7 +20,7 @@ becomes
 where the tile steps by its own extent `a` along one dim (the steps' tiles cover one contiguous
 range), its only other users read single elements (`tilelang.load`), the loop's trip count is a
 constant, and the whole range fits: at most `WHOLE_COPY_MAX_BYTES`, and the kernel's shared memory
-(`cleave.smem_bytes`, less the tile's pipelined buffers) stays within the H200's.
+(`shared_bytes_bound`, less the tile's pipelined buffers) stays within the H200's.
 Only thread copies qualify (a kernel without warp specialization, or a `no_tma` copy): a TMA bulk copy
 of a small tile is asynchronous already.
 """
@@ -73,6 +73,23 @@ def _readers_are_loads(loop: tl.PipelinedOp, copy: tl.CopyOp) -> bool:
     )
 
 
+def shared_bytes_bound(kernel: tl.KernelOp) -> int:
+    """An upper bound of `kernel`'s shared memory: every shared buffer, those copied into inside a
+    pipelined loop once per stage (TileLang may pack buffers whose lifetimes do not overlap into
+    fewer bytes), and at least placement's `cleave.smem_bytes` (which counts padded rows unpadded)."""
+    stages = {
+        op.dst: loop.num_stages.value.data
+        for loop in kernel.walk() if isinstance(loop, tl.PipelinedOp)
+        for op in loop.body.block.ops if isinstance(op, tl.CopyOp)
+    }
+    total = sum(
+        tl.buffer_type(op.result).nbytes * stages.get(op.result, 1)
+        for op in kernel.body.block.ops if isinstance(op, tl.AllocSharedOp)
+    )
+    smem = kernel.attributes.get("cleave.smem_bytes")
+    return max(total, smem.value.data if isinstance(smem, IntegerAttr) else 0)  # type: ignore[attr-defined]
+
+
 def plan(kernel: tl.KernelOp, loop: tl.PipelinedOp, copy: tl.CopyOp) -> _Plan | None:
     """How to copy `copy`'s tiles whole before `loop`, or None where the rewrite does not apply."""
     n = sympy.sympify(loop.extent_expr)
@@ -98,8 +115,7 @@ def plan(kernel: tl.KernelOp, loop: tl.PipelinedOp, copy: tl.CopyOp) -> _Plan | 
     if len(kept) != dst.rank or tl.buffer_type(copy.dst).shape[kept.index(d)] != sizes[d]:
         return None
     whole = dst.nbytes * int(n)
-    smem = kernel.attributes.get("cleave.smem_bytes")
-    used = smem.value.data if isinstance(smem, IntegerAttr) else SMEM_BYTES  # type: ignore[attr-defined]
+    used = shared_bytes_bound(kernel)
     if whole > WHOLE_COPY_MAX_BYTES or used - loop.num_stages.value.data * dst.nbytes + whole > SMEM_BYTES:
         return None
     return _Plan(copy, d, kept.index(d), sizes[d], offsets[d].subs(var, 0))
