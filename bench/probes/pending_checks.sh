@@ -15,7 +15,8 @@
 #    synchronously in every iteration (no cp.async under 4 bytes a thread; no warp specialization).
 #    The pipeline now copies g whole (8 KiB) before the loop; the `~per_step_copy` rows are the
 #    kernels as they were (norm_eps_after_sqrt's one kernel too, the other graph the rewrite changes).
-# 4. compute-sanitizer racecheck and memcheck on the changed kernels.
+# 4. compute-sanitizer racecheck and memcheck on the changed kernels (with 87f41ea's whole g copies and
+#    9bf43ba's LayerNorm held at 3072 columns, its loads and stores past 3000 masked).
 # 5. The five unseen graphs added this session (all interpreted correct on the CPU), against PyTorch:
 #    among them the LayerNorm over 37 x 3000 now padded to 64 rows (one kernel, not three).
 set -uo pipefail
@@ -32,8 +33,9 @@ timeout 420 python bench/probes/deep_stages.py --budget 40 -j 15 --out "$P/deep_
 grep -E " base | s5 " "$P/deep_stages.log" | cut -c1-200
 # 4
 (cd /tmp && timeout 200 python "$R/bench/racecheck.py" --graphs "$R/$U/llama_norm_q_decode.mlir" "$R/$U/residual_rmsnorm_matmul.mlir" \
+  "$R/$U/bf16_layernorm_gelu_37x3000.mlir" "$R/$U/norm_eps_after_sqrt.mlir" \
   --rows '^$' --every-candidate --timeout 100 -j 12 --out "$P/rc" \
-  --kernels 'llama_norm_q_decode_c7_k0|llama_norm_q_decode_c1_k0|residual_rmsnorm_matmul_c2_mm_p1_k0|residual_rmsnorm_matmul_c1_k0' > "$P/rc.log" 2>&1)
+  --kernels 'llama_norm_q_decode_c7_k0|llama_norm_q_decode_c1_k0|residual_rmsnorm_matmul_c2_mm_p1_k0|residual_rmsnorm_matmul_c1_k0|bf16_ln_gelu_c1_k0|norm_eps_after_sqrt_c1_k0' > "$P/rc.log" 2>&1)
 tail -20 "$P/rc/racecheck.md"
 exit 0
 fi
