@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.printer import Printer
 
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
@@ -93,6 +93,7 @@ def pipeline_options(args: argparse.Namespace) -> dict[str, Any]:
         "iterative_tiling": not args.no_iterative_tiling,
         "horizontal_fusion": not args.no_horizontal_fusion,
         "hoist_elementwise": args.hoist_elementwise,
+        "registers": getattr(args, "registers", False),  # spilling candidates ranked last
         "arch": ARCH,
         "cost_calibration": cost_model.CALIBRATION.constants(),  # a refit changes the ranking
     }
@@ -156,6 +157,7 @@ def parser(cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argp
     c.add_argument("--retune", action="store_true", help="with --gpu: measure again even when the cache holds results")
     c.add_argument("-v", "--verbose", action="store_true", help="show TileLang's and TVM's log output (hidden by default)")
     c.add_argument("--progress", action="store_true", help="progress bars on stderr even when it is not a terminal")
+    c.add_argument("--registers", action="store_true", help="compile each kept kernel with nvcc (no GPU needed): report its registers, rank candidates whose kernels spill after the others")
     c.add_argument("--tune-budget", type=_tune_budget, default=None, metavar="SECONDS", help="with --gpu: seconds for measured tuning of tile configurations (cleave_ir.tune); default: what keeps the whole compile under 5 minutes; 0: no tuning")
     for name, (flag, default) in ABLATIONS.items():
         c.add_argument(flag, action="store_true", help=f"ablation: PipelinePass({name}={not default})")
@@ -302,6 +304,10 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
             _report_candidates(job, candidates)
             source = module_source(module)
             staged.write_text(source)
+        if args.registers and _mark_spills(job, module, lowered):
+            candidates = [[u, ks, g] for u, ks, g in rank_candidates(module)]
+            _report_candidates(job, candidates)
+            source = module_source(module)
         write_atomically(args.output, source)
     job.say(f"emit: {emit_s:.1f} s; kernel module written to {args.output}")
     job.say(f"lower ({ARCH}, {args.jobs} jobs): {len(lowered)} kernels in {job.lower_s:.1f} s")
@@ -369,6 +375,36 @@ def _report_candidates(job: Job, candidates: list[list[Any]]) -> None:
     job.say(f"kept {len(candidates)} candidate{'s' if len(candidates) > 1 else ''}:")
     for i, (us, ks, g) in enumerate(candidates):
         job.say(f"  #{i} @{g}: {len(ks)} kernel{'s' if len(ks) > 1 else ''} ({', '.join(ks)}), estimated {us:.1f} us")
+
+
+def _mark_spills(job: Job, module: ModuleOp, lowered: dict[str, str]) -> int:
+    """ptxas's registers for every lowered kernel (`tilelang_check.register_usage`, nvcc on the CPU);
+    kernels that spill get `cleave.spill_bytes`, which ranks their candidates after the others
+    (`rank_candidates`). Returns how many spill; CleaveError without nvcc."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cleave_ir.tilelang_check import RegisterUsage, register_usage
+
+    def usage(src: str) -> RegisterUsage | RuntimeError:
+        try:
+            return register_usage(src, ARCH)
+        except RuntimeError as e:
+            return e
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max(1, job.args.jobs)) as pool:
+        used = dict(zip(lowered, pool.map(usage, lowered.values())))
+    failed = [(n, u) for n, u in used.items() if isinstance(u, RuntimeError)]
+    if failed:
+        raise CleaveError(f"error: --registers: @{failed[0][0]}: {failed[0][1]}")
+    kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
+    spilling = {n: u for n, u in used.items() if isinstance(u, RegisterUsage) and u.spills}
+    for name, u in spilling.items():
+        if name in kernels:
+            kernels[name].attributes["cleave.spill_bytes"] = IntegerAttr(u.spill_stores + u.spill_loads, i64)
+    job.say(f"registers (nvcc, {ARCH}): {len(used)} kernels in {time.perf_counter() - t0:.1f} s, "
+            + (", ".join(f"@{n} spills {u.spill_stores} B stored / {u.spill_loads} B loaded a thread" for n, u in spilling.items()) or "none spills"))
+    return len(spilling)
 
 
 def _lower(job: Job, path: Path) -> tuple[dict[str, str], dict[str, Exception]]:

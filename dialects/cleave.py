@@ -417,6 +417,8 @@ METADATA: dict[str, type[Attribute] | tuple[type[Attribute], ...]] = {
     "cleave.dynamic": DictionaryAttr,  # dynamic dim -> its quantum
     "cleave.representative": DictionaryAttr,  # dynamic dim -> the size it was scheduled at
     "cleave.static_only": StringAttr,  # why a kernel has no dynamic form
+    "cleave.bounded": ArrayAttr,  # dynamic dims the kernel serves only up to their representative size
+    "cleave.spill_bytes": IntegerAttr,  # spill traffic a thread, from ptxas (`cleave compile --registers`)
     # ops inside kernels
     "cleave.mem": MemoryAttr,
     "cleave.causal": CausalMaskAttr,  # a load of a causal-mask input (graph inputs carry it as an argument attribute)

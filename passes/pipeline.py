@@ -53,7 +53,9 @@ Unit = tuple[float, list[str], str]
 
 
 def rank_candidates(module: ModuleOp) -> list[Unit]:
-    """(estimated us, kernels in launch order, graph) for every schedulable candidate, best first.
+    """(estimated us, kernels in launch order, graph) for every schedulable candidate, best first:
+    candidates with a kernel that spills registers (`cleave.spill_bytes`, from `cleave compile
+    --registers`) after all others.
 
     Kernels are itgraph kernels or, after cleave-lower-tilelang, tilelang kernels.
     """
@@ -73,7 +75,8 @@ def rank_candidates(module: ModuleOp) -> list[Unit]:
         if c is None or any(x.sym_name.data not in best for x in c):
             continue
         units.append((sum(best[x.sym_name.data][0] for x in c), [best[x.sym_name.data][1] for x in c], g.sym_name.data))
-    return sorted(units)
+    spilling = {k.sym_name.data for k in module.body.block.ops if isinstance(k, (itgraph.KernelOp, tilelang.KernelOp)) and "cleave.spill_bytes" in k.attributes}
+    return sorted(units, key=lambda u: (any(k in spilling for k in u[1]), u))
 
 
 def form(module: ModuleOp, graph: str) -> Stage | None:

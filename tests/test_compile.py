@@ -199,3 +199,32 @@ def test_gpu_phase_records_and_reuses_measurements(emitted: Path, monkeypatch: p
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Other GPU")
     assert cleave_main(args) == 0
     assert calls[-1] == "measure" and "recorded on Test GPU, not Other GPU" in capsys.readouterr().out
+
+
+def test_registers_rank_spilling_candidates_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`cleave compile --registers` compiles each kept kernel with nvcc (ptxas's report; faked here)
+    and ranks a candidate with a spilling kernel after the others: the emitted module's first
+    candidate, what `run()` uses without a GPU, does not spill."""
+    import cleave_ir.tilelang_check as tc
+
+    (tmp_path / "rowsum.mlir").write_text(ROWSUM)
+    monkeypatch.chdir(tmp_path)
+    args = ["compile", "rowsum.mlir", "-o", "k.py", "--no-cache", "--keep", "2", "--split-counts", "2,4"]
+    assert cleave_main(args) == 0
+    first = (tmp_path / "k.py").read_text().split("CANDIDATES = ")[1].splitlines()[0]
+    ranked = eval(first)  # noqa: S307 - [(us, kernels, graph), ...] as the emitter writes it
+    assert len(ranked) == 2
+    spilling = set(ranked[0][1])
+
+    def fake_usage(source: str, arch: str = "sm_90a", fast_math: bool = True) -> tc.RegisterUsage:
+        name = source.split("__global__ void ")[1].split("(")[0].split()[-1].removesuffix("_kernel")
+        return tc.RegisterUsage(255, 96, 96, 96) if name in spilling else tc.RegisterUsage(64, 0, 0, 0)
+
+    monkeypatch.setattr(tc, "register_usage", fake_usage)
+    capsys.readouterr()
+    assert cleave_main([*args, "--registers"]) == 0
+    out = capsys.readouterr()
+    report = out.out + out.err
+    assert "spills 96 B stored / 96 B loaded a thread" in report, report
+    again = eval((tmp_path / "k.py").read_text().split("CANDIDATES = ")[1].splitlines()[0])  # noqa: S307
+    assert [r[2] for r in again] == [ranked[1][2], ranked[0][2]]
