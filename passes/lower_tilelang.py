@@ -1138,11 +1138,13 @@ class _KernelLowering:
         a, b = self._shared(a), self._shared(b)
         split = gemv_split(m, n, k, self.threads) if batch_one else 1
         if split > 1:
+            vector = 128 // _bits(b.type.element_type)
             if tt:
                 # B's rows are K-contiguous: each thread takes a 16-byte run of a row (one vector
                 # load from shared memory; eight threads read a row's 128 bytes without bank conflicts)
-                vector = 128 // _bits(b.type.element_type)
                 split *= vector if k % (split * vector) == 0 else 1
+            else:
+                split = gemv_rows_per_step(split, k, vector)
             self.gemv(a, b, out, tt, split, clear)
             return
         def product(s: _Statements, full: list[str | None]) -> SSAValue:
@@ -1790,6 +1792,22 @@ def cuda_core_steps(kernel: itgraph.KernelOp, threads: int) -> int:
 
 
 GEMV_BLOCK_REDUCE = 64  # partials a column from which `gemv` adds them up by one block-wide reduction
+
+GEMV_MAX_STEPS = 64
+"""A one-row CUDA-core matmul over a staged [k, n] slab takes at most this many serial steps where
+more partial rows a column make it so (`gemv_rows_per_step`)."""
+
+
+def gemv_rows_per_step(split: int, k: int, vector: int) -> int:
+    """Partial sums a column of a one-row matmul over a staged [k, n] slab (n contiguous): `split`
+    (one a thread, `gemv_split`), times up to `vector` where its k / split serial steps exceed
+    GEMV_MAX_STEPS. Each thread then adds several rows a step, independent of each other, instead
+    of one dependent add a step: GPT-2's decode down projection (a cut piece, [1, 3072] @ [3072, 16]
+    slabs, 8 partials a column) took 384 steps of one add, now 48 of eight, then one block-wide sum."""
+    u = 1
+    while u < vector and k // (split * u) > GEMV_MAX_STEPS and k % (split * u * 2) == 0:
+        u *= 2
+    return split * u
 
 
 def gemv_split(m: int, n: int, k: int, threads: int) -> int:

@@ -1011,3 +1011,23 @@ def test_norm_tiles_stay_within_the_registers_of_the_threads_they_lay_out_over()
         assert isinstance(threads, IntegerAttr)
         live = accumulator_bytes(par) + peak_live_bytes(par, where_used=False)
         assert live <= threads.value.data * TILE_BYTES_PER_THREAD, (k.sym_name.data, live, threads.value.data)
+
+
+@pytest.mark.parametrize("draw", ["normal", "uniform", "shifted"])
+def test_staged_gemv_takes_few_steps_of_several_rows(draw: str) -> None:
+    """A one-row matmul over a staged [3072, 16] slab (GPT-2's decode down projection, which a cut
+    piece gets: too many steps for the direct GEMV) had 8 partial sums a column, one a thread: 384
+    serial steps of one dependent add. Now 64 partials (`gemv_rows_per_step`): 48 steps of eight
+    independent adds a thread, then one block-wide sum. Interpreted against the graph."""
+    from cleave_ir.passes.lower_tilelang import gemv_rows_per_step
+
+    assert gemv_rows_per_step(8, 3072, 8) == 64 and gemv_rows_per_step(8, 512, 8) == 8 and gemv_rows_per_step(16, 1536, 8) == 32
+    b = GraphBuilder("down_proj")
+    a, w, bias = b.input("a", [1, 3072]), b.input("w", [3072, 768]), b.input("bias", [1, 768])
+    graph = b.build(b.add(b.matmul(a, w), bias))
+    module = compile_graph(graph.clone())
+    loops = [op for op in module.walk() if isinstance(op, tl.SerialOp)]
+    assert loops and max(int(op.extent_expr) for op in loops) <= 64, [op.extent_expr for op in loops]
+    rng = np.random.default_rng(2)
+    sample = {"normal": rng.standard_normal, "uniform": lambda s: rng.uniform(-3, 3, s), "shifted": lambda s: rng.standard_normal(s) + 2}[draw]
+    check_interpreted(graph, module, inputs=[sample((1, 3072)), sample((3072, 768)) / 32, sample((1, 768))])

@@ -3,8 +3,9 @@
 // 64-row shared tile, cleared, with only its real row loaded (no TMA); the products are T.gemm into
 // 64-row fragments, the silu runs over the padded rows (in place, in the product's fragment), and only the real row is stored, through
 // shared memory. @gemv_k0's padded A tile (64 x 4096 fp16, 512 KiB) would not fit in shared memory:
-// its matmul takes TileLang's GEMV form instead, 8 threads per column each summing every 8th k, the
-// partial sums added through shared memory. @gemv_t_k0 is the same GEMV against a weight stored
+// its matmul takes TileLang's GEMV form instead over a staged [4096, 16] slab: 64 partial sums per
+// column, eight a thread, each step adding 64 rows (`gemv_rows_per_step`: 64 steps, not 512 of one
+// dependent add), the partials added by one block-wide T.reduce_sum. @gemv_t_k0 is the same GEMV against a weight stored
 // [N, K] (nn.Linear's layout, transpose_b): each thread takes 8 consecutive k of a row (one 16-byte
 // vector load; eight threads cover a row's 128 bytes without shared-memory bank conflicts), 64
 // partials per column, added up by one block-wide T.reduce_sum (`GEMV_BLOCK_REDUCE`), not 64 serial
@@ -28,11 +29,10 @@
 
 // CHECK:      tilelang.kernel @gemv_k0
 // CHECK-NOT:    tilelang.gemm
-// CHECK:        %[[P:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[8, 16], f32, fragment>
-// CHECK:        tilelang.serial kk in 512 {
-// CHECK-NEXT:     tilelang.parallel (i0, i1) in (8, 16) {
-// CHECK:        tilelang.serial kk in 8 {
-// CHECK-NEXT:     tilelang.parallel (i0) in (16) {
+// CHECK:        %[[P:.*]] = tilelang.alloc_fragment : !tilelang.buffer<[64, 16], f32, fragment>
+// CHECK:        tilelang.serial kk in 64 {
+// CHECK-NEXT:     tilelang.parallel (i0, i1) in (64, 16) {
+// CHECK:        tilelang.reduce_sum %[[P]], %{{.*}} dim 0 clear : !tilelang.buffer<[64, 16], f32, fragment>, !tilelang.buffer<[16], f32, fragment>
 
 // CHECK:      tilelang.kernel @gemv_t_k0
 // CHECK-NOT:    tilelang.gemm
@@ -51,13 +51,10 @@
 // PY:          T.gemm(x_1, w_1, g, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
 // PY:          T.copy(g_s[0, 0:64], out0[0, 64*bx:64*bx + 64], annotations={"disable_tma": True})
 // PY:      def gemv_k0(
-// PY:          for kk in T.serial(512):
-// PY-NEXT:         for i0, i1 in T.Parallel(8, 16):
-// PY-NEXT:             acc_part[i0, i1] += x_1[i0 + 8*kk] * w_1[i0 + 8*kk, i1]
-// PY-NEXT:     T.copy(acc_part, acc_part_s)
-// PY:          for kk in T.serial(8):
-// PY-NEXT:         for i0 in T.Parallel(16):
-// PY-NEXT:             acc[i0] += acc_part_s[kk, i0]
+// PY:          for kk in T.serial(64):
+// PY-NEXT:         for i0, i1 in T.Parallel(64, 16):
+// PY-NEXT:             acc_part[i0, i1] += x_1[i0 + 64*kk] * w_1[i0 + 64*kk, i1]
+// PY-NEXT:     T.reduce_sum(acc_part, acc_sums, dim=0, clear=True)
 // PY:      def gemv_t_k0(
 // PY:          for kk in T.serial(64):
 // PY-NEXT:         for i0, i1 in T.Parallel(16, 64):
