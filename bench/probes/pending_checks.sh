@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU measurements the twenty-second and twenty-third sessions' changes still lack (no device was lent after the
-# first run), in two device runs of under 10 minutes each:
+# first run), in three device runs of under 10 minutes each:
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh A      (1 and 4; writes $OUT/pending/)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh B      (2, 3 and 5)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh C      (6)
 # (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md.)
 # 1. One-wave stages (de54f73): every graph whose kernels the rule changed, its candidates at 1..8
 #    stages; the base is now the placed count, 3 is what 67f18d6 placed. rmsnorm_matmul T=16's two
@@ -25,6 +26,37 @@ P="$OUT/pending"
 mkdir -p "$P"
 U=bench/probes/unseen
 part=${1:-A}
+if [[ $part == C ]]; then
+# 6. The staged one-row GEMV's partial rows (gemv_rows_per_step): gpt2_ln_mlp_decode (its down
+#    projection piece: 48 steps of eight adds, was 384 of one; the row measured 0.88x) and
+#    decode_linear_kn, against the same kernels with one partial a thread (`~one_row_a_thread`).
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/gpt2_ln_mlp_decode.mlir" "$R/bench/probes/decode_linear_kn.mlir" \
+  --keep 4 --out /tmp/pg -j 15 > "$P/pg_prepare.log" 2>&1)
+(cd /tmp && python - > "$P/one_row_a_thread.log" 2>&1 <<EOF
+import sys
+sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/gpt2_ln_mlp_decode.mlir", "$R/bench/probes/decode_linear_kn.mlir", "--keep", "4", "--out", "/tmp/pg_one_row_a_thread", "-j", "1"]
+sys.path.insert(0, "$R/bench")
+import cleave_ir.passes.lower_tilelang as lt
+lt.gemv_rows_per_step = lambda split, k, vector: split
+import gpu_suite
+gpu_suite.main()
+EOF
+)
+(cd /tmp && python - <<'EOF'
+import json, shutil
+from pathlib import Path
+d, s = Path("/tmp/pg"), Path("/tmp/pg_one_row_a_thread")
+m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
+for k, e in ms["entries"].items():
+    e = dict(e); e["row"] += "~one_row_a_thread"; new = f"kernels/{e['row']}__full.py"
+    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
+(d / "manifest.json").write_text(json.dumps(m, indent=1))
+EOF
+)
+(cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/pg --out "$P/pg.json" --deadline 240 --row-budget 50 --torch-compile default -j 15 > "$P/pg.log" 2>&1)
+grep -A12 "^| row" "$P/pg.md" 2>/dev/null || tail -20 "$P/pg.log"
+exit 0
+fi
 if [[ $part == A ]]; then
 sed -e 's/\[1, 4096\]/[16, 4096]/g; s/\[1, 6144\]/[16, 6144]/g; s/\[1, 1\]/[16, 1]/g; s/ {dynamic = array<i64: 0>}//' examples/rmsnorm_matmul.mlir > /tmp/rmsnorm_matmul_t16.mlir
 timeout 420 python bench/probes/deep_stages.py --budget 40 -j 15 --out "$P/deep_stages.json" /tmp/rmsnorm_matmul_t16.mlir \
