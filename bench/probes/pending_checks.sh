@@ -28,13 +28,14 @@ U=bench/probes/unseen
 part=${1:-A}
 if [[ $part == C ]]; then
 # 6. The staged one-row GEMV's partial rows (gemv_rows_per_step): gpt2_ln_mlp_decode (its down
-#    projection piece: 48 steps of eight adds, was 384 of one; the row measured 0.88x) and
-#    decode_linear_kn, against the same kernels with one partial a thread (`~one_row_a_thread`).
+#    projection piece: 48 steps of eight adds, was 384 of one; the row measured 0.88x),
+#    decode_linear_kn's and rmsnorm_matmul T=1's second and third candidates (not the winners), against
+#    the same kernels with one partial a thread (`~one_row_a_thread`).
 (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/gpt2_ln_mlp_decode.mlir" "$R/bench/probes/decode_linear_kn.mlir" \
-  --keep 4 --out /tmp/pg -j 15 > "$P/pg_prepare.log" 2>&1)
+  "$R/examples/rmsnorm_matmul.mlir" --keep 4 --out /tmp/pg -j 15 > "$P/pg_prepare.log" 2>&1)
 (cd /tmp && python - > "$P/one_row_a_thread.log" 2>&1 <<EOF
 import sys
-sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/gpt2_ln_mlp_decode.mlir", "$R/bench/probes/decode_linear_kn.mlir", "--keep", "4", "--out", "/tmp/pg_one_row_a_thread", "-j", "1"]
+sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/gpt2_ln_mlp_decode.mlir", "$R/bench/probes/decode_linear_kn.mlir", "$R/examples/rmsnorm_matmul.mlir", "--keep", "4", "--out", "/tmp/pg_one_row_a_thread", "-j", "1"]
 sys.path.insert(0, "$R/bench")
 import cleave_ir.passes.lower_tilelang as lt
 lt.gemv_rows_per_step = lambda split, k, vector: split
