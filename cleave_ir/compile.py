@@ -305,9 +305,11 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
             source = module_source(module)
             staged.write_text(source)
         if args.registers and _mark_spills(job, module, lowered):
-            candidates = [[u, ks, g] for u, ks, g in rank_candidates(module)]
-            _report_candidates(job, candidates)
-            source = module_source(module)
+            ranked = [[u, ks, g] for u, ks, g in rank_candidates(module)]
+            if ranked != candidates:  # a spilling candidate moved after the others
+                candidates = ranked
+                _report_candidates(job, candidates)
+                source = module_source(module)
         write_atomically(args.output, source)
     job.say(f"emit: {emit_s:.1f} s; kernel module written to {args.output}")
     job.say(f"lower ({ARCH}, {args.jobs} jobs): {len(lowered)} kernels in {job.lower_s:.1f} s")
