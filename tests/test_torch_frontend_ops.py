@@ -94,3 +94,63 @@ def test_kernels_of_the_new_ops_run_in_the_tilelang_interpreter() -> None:
     ys = (torch.randn(8, 64) * 3, torch.randn(64, 32) / 8)
     with torch.no_grad():
         torch.testing.assert_close(m2(*ys), f(*ys), rtol=2e-2, atol=2e-2)
+
+
+class FusedGateUp(torch.nn.Module):
+    """Phi-3's MLP: one projection to gate and up, chunked, then down(silu(gate) * up)."""
+
+    def __init__(self, bias: bool) -> None:
+        super().__init__()
+        self.gate_up = torch.nn.Linear(64, 256, bias=bias)
+        self.down = torch.nn.Linear(128, 64, bias=False)
+
+    def forward(self, x):
+        g, u = self.gate_up(x).chunk(2, dim=-1)
+        return self.down(F.silu(g) * u)
+
+
+def slower(fn, inputs, which, region):  # PyTorch 2x faster
+    return 2.0 if which == "cleave" else 1.0
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_chunked_projection_pieces_are_computed_in_their_regions(bias: bool) -> None:
+    """`gate_up(x).chunk(2, -1)`: each piece is the projection over the weight's rows
+    (`capture.slice_chunked_projections`), so silu(gate) * up joins the matmuls instead of staying in
+    PyTorch (element-wise only) behind a chunk. Where the regions are taken, the fused projection and
+    its chunk are dropped; where not, the model runs as it was."""
+    from cleave_ir.torch.capture import SLICED_LINEAR
+
+    torch.manual_seed(0)
+    m = FusedGateUp(bias).eval()
+    xs = (torch.randn(2, 8, 64),)
+    plan = ct.explain(m, xs, quiet=True)
+    assert all(r.worth for r in plan.regions) and sum("aten.linear (chunk)" in r.ops() for r in plan.regions) == 2, plan.text()
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert {r.decision for r in m2.cleave_report.rows} == {"cleave"}, m2.cleave_report
+    ops = [str(n.target) for n in m2.graph.nodes if n.op == "call_function"]
+    assert not any(o.startswith(("aten.linear", "aten.chunk", "aten.silu")) for o in ops), ops
+    for scale in (1.0, 5.0):
+        ys = (torch.randn(2, 8, 64) * scale,)
+        with torch.no_grad():
+            torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-4, atol=1e-5)
+    kept = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=slower)
+    assert {r.decision for r in kept.cleave_report.rows} == {"pytorch"}
+    ops = [str(n.target) for n in kept.graph.nodes if n.op == "call_function"]
+    assert "aten.chunk.default" in ops and not any("slice" in o for o in ops), ops
+    assert not any(SLICED_LINEAR in n.meta for n in kept.graph.nodes if n.op == "call_function" and "getitem" not in str(n.target))
+
+
+def test_fused_qkv_chunk_feeding_attention_is_left_as_it_is() -> None:
+    """Only pieces that feed element-wise ops are written as projections of their own: a fused QKV
+    projection's pieces go to attention (views, SDPA), and stay the chunk's."""
+    from cleave_ir.torch.capture import SLICED_LINEAR, capture
+
+    qkv = torch.nn.Linear(64, 192)
+
+    def f(x):
+        q, k, v = qkv(x).chunk(3, -1)
+        return F.scaled_dot_product_attention(q, k, v)
+
+    captured = capture(f, (torch.randn(2, 16, 64),))
+    assert not any(SLICED_LINEAR in n.meta for n in captured.module.graph.nodes)

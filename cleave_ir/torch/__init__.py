@@ -22,7 +22,7 @@ from torch import fx
 
 from cleave_ir.runtime import one_line
 from cleave_ir.torch.aten import ATEN, Unsupported
-from cleave_ir.torch.capture import Captured, capture
+from cleave_ir.torch.capture import Captured, capture, drop_unused_slices
 from cleave_ir.torch.compiler import Compiler, PipelineCompiler, interpreted_graph
 from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_sets
 from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, other_shapes, partition, region_module
@@ -106,6 +106,7 @@ def optimize(
     for region, kernel, pytorch in accepted:
         op = stitch.custom_op(stitch.op_name(region), len(region.tensor_inputs()), kernel, pytorch)
         stitch.replace(gm, region, op, replaced)
+    drop_unused_slices(gm)
     stitch.finish(gm)
     gm.cleave_report = Report(rows, margin, plan.text())
     return gm

@@ -713,19 +713,23 @@ def _einsum_matmul(sa: str, sb: str, so: str) -> bool | None:
 
 
 def _linear(cx: Emitter, node: fx.Node) -> SSAValue:
+    return _project(cx, node.args[0], node.args[1], node.args[2] if len(node.args) > 2 else node.kwargs.get("bias"))
+
+
+def _project(cx: Emitter, x_node: Any, w_node: Any, bias: Any) -> SSAValue:
+    """`linear(x, w, bias)` of FX nodes: x @ w^T (+ bias)."""
     from torch import fx
 
-    if not all(isinstance(a, fx.Node) for a in node.args[:2]):
+    if not all(isinstance(a, fx.Node) for a in (x_node, w_node)):
         raise Unsupported("linear of a non-tensor operand")
-    shape = cx.sizes(node.args[0])
-    bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
-    if len(shape) < 2 or len(cx.sizes(node.args[1])) != 2:
+    shape = cx.sizes(x_node)
+    if len(shape) < 2 or len(cx.sizes(w_node)) != 2:
         raise Unsupported("linear with a 1-d input")
     lead = shape[:-1]
     flat = len(lead) > 1 and sum(1 for d in lead if d != 1) <= 1
     # decode's [B, 1, K]: the B rows share the weight, so they are one matmul's M dim, not a batch
-    x = cx.rows(node.args[0]) if flat else cx.tensor(node.args[0])
-    w = cx.value(node.args[1], transposed_ok=True)  # `F.linear(x, w.t())`: x @ w
+    x = cx.rows(x_node) if flat else cx.tensor(x_node)
+    w = cx.value(w_node, transposed_ok=True)  # `F.linear(x, w.t())`: x @ w
     x, wv = cx.same_rank(x, w.value if isinstance(w, Transposed) else w)
     y = cx.builder.matmul(x, wv, transpose_b=not isinstance(w, Transposed))
     if bias is not None:
@@ -1236,14 +1240,35 @@ def _packet(node: fx.Node) -> str | None:
 
 
 def op_name(node: fx.Node) -> str:
-    """The node's op for reports: `aten.linear`, else the FX target's name."""
+    """The node's op for reports: `aten.linear`, else the FX target's name (a chunked projection's
+    piece: `aten.linear` of its weight rows)."""
+    from cleave_ir.torch.capture import SLICED_LINEAR
+
+    if SLICED_LINEAR in node.meta:
+        return "aten.linear (chunk)"
     return _packet(node) or (node.target if isinstance(node.target, str) else getattr(node.target, "__name__", str(node.target)))
+
+
+def _sliced_linear(cx: Emitter, node: fx.Node) -> SSAValue:
+    """A piece of a chunked projection as `linear` of its input over the weight's row slice
+    (`capture.slice_chunked_projections`): x @ W[a:b]^T (+ bias[a:b])."""
+    from cleave_ir.torch.capture import SLICED_LINEAR
+
+    return _project(cx, *node.meta[SLICED_LINEAR])
 
 
 def convert(cx: Emitter, node: fx.Node) -> SSAValue | Transposed:
     """Emit `node` into `cx`; Unsupported when the table lacks its op or the converter refuses it."""
+    from cleave_ir.torch.capture import CHUNKED, SLICED_LINEAR
+
     if node.op != "call_function":
         raise Unsupported(f"{node.op} node")
+    if SLICED_LINEAR in node.meta:
+        out = _sliced_linear(cx, node)
+        cx.env[node] = out
+        return out
+    if CHUNKED in node.meta:
+        raise Unsupported("a chunked projection: its regions compute its pieces from the weight's rows")
     name = _packet(node)
     if name is None:
         raise Unsupported(f"{op_name(node)} is not an aten op")

@@ -9,6 +9,7 @@ first input set of the gate's correctness check.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,14 +110,100 @@ def drop_metadata_checks(gm: fx.GraphModule) -> None:
     gm.recompile()
 
 
+SLICED_LINEAR = "cleave.sliced_linear"
+"""Meta key of a `getitem` of a chunked projection: (x, weight rows, bias rows or None) it equals
+`linear` of (`slice_chunked_projections`)."""
+
+CHUNKED = "cleave.chunked_projection"
+"""Meta key of the fused projection whose pieces are marked `SLICED_LINEAR`: it stays in PyTorch
+(for pieces no region takes) and is dropped where every piece's region took it."""
+
+_ELEMENTWISE_USERS = ("silu", "gelu", "sigmoid", "tanh", "relu", "mul", "add", "sub", "div")
+
+
+def _chunk_bounds(node: fx.Node, n: int) -> list[tuple[int, int]] | None:
+    """The [start, end) of every piece `chunk`/`split`/`split_with_sizes` `node` cuts `n` into."""
+    name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
+    arg = node.args[1] if len(node.args) > 1 else None
+    if name == "chunk" and isinstance(arg, int) and arg > 0:
+        size = -(-n // arg)
+    elif name == "split" and isinstance(arg, int) and arg > 0:
+        size = arg
+    elif name in ("split", "split_with_sizes") and isinstance(arg, (list, tuple)) and sum(arg) == n:
+        starts = [sum(arg[:i]) for i in range(len(arg))]
+        return [(a, a + int(k)) for a, k in zip(starts, arg)]
+    else:
+        return None
+    return [(a, min(a + size, n)) for a in range(0, n, size)]
+
+
+def slice_chunked_projections(gm: fx.GraphModule) -> int:
+    """Mark each piece of a projection cut along its output features (Phi-3's `gate_up(x).chunk(2, -1)`,
+    then silu(gate) * up) as the projection over those rows of the weight: a `getitem` of the chunk
+    gets `SLICED_LINEAR` = (x, W[a:b], bias[a:b]), the row slices added as (view) nodes, so a region
+    may compute `linear(x, W[a:b])` itself instead of taking the piece from PyTorch's fused linear,
+    which stays as it is for PyTorch's own path (a region that is not taken leaves it running).
+    Only where every piece feeds element-wise ops (an MLP's gate and up, not a fused QKV's heads).
+    Returns how many chunks were marked."""
+    marked = 0
+    for node in list(gm.graph.nodes):
+        name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
+        if node.op != "call_function" or name not in ("chunk", "split", "split_with_sizes"):
+            continue
+        lin = node.args[0]
+        if not (isinstance(lin, fx.Node) and getattr(getattr(lin.target, "overloadpacket", None), "__name__", "") == "linear" and len(lin.users) == 1):
+            continue
+        x, w = lin.args[0], lin.args[1]
+        b = lin.args[2] if len(lin.args) > 2 else lin.kwargs.get("bias")
+        val = lin.meta.get("val")
+        dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
+        wval = w.meta.get("val") if isinstance(w, fx.Node) else None
+        if val is None or wval is None or wval.dim() != 2 or dim % val.dim() != val.dim() - 1:
+            continue
+        bounds = _chunk_bounds(node, int(wval.shape[0]))
+        pieces = list(node.users)
+        if bounds is None or not pieces or any(p.target is not operator.getitem or not isinstance(p.args[1], int) for p in pieces):
+            continue
+        if any(getattr(getattr(u.target, "overloadpacket", None), "__name__", "") not in _ELEMENTWISE_USERS for p in pieces for u in p.users):
+            continue
+        for piece in pieces:
+            start, end = bounds[piece.args[1]]
+            with gm.graph.inserting_after(lin):
+                ws = gm.graph.call_function(torch.ops.aten.slice.Tensor, (w, 0, start, end))
+                ws.meta["val"] = wval[start:end]
+                bs = None
+                if isinstance(b, fx.Node) and b.meta.get("val") is not None:
+                    bs = gm.graph.call_function(torch.ops.aten.slice.Tensor, (b, 0, start, end))
+                    bs.meta["val"] = b.meta["val"][start:end]
+            piece.meta[SLICED_LINEAR] = (x, ws, bs)
+        lin.meta[CHUNKED] = True
+        marked += 1
+    if marked:
+        gm.recompile()
+    return marked
+
+
+def drop_unused_slices(gm: fx.GraphModule) -> None:
+    """Erase the weight slices `slice_chunked_projections` added that no region took, and the fused
+    projections and chunks whose pieces every region took (nothing reads them any more)."""
+    for node in reversed(list(gm.graph.nodes)):
+        if node.users or node.op != "call_function":
+            continue
+        name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
+        if name in ("slice", "chunk", "split", "split_with_sizes", "linear") or node.target is operator.getitem:
+            gm.graph.erase_node(node)
+
+
 def capture(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None) -> Captured:
     """Export `model` (or take an FX GraphModule as it is), drop its metadata checks
-    (`drop_metadata_checks`), and record the example run."""
+    (`drop_metadata_checks`), mark chunked projections (`slice_chunked_projections`), and record the
+    example run."""
     if isinstance(model, fx.GraphModule) and _is_aten(model):
         gm = model
     else:
         gm = export(model, example_inputs, dynamic_shapes)
     drop_metadata_checks(gm)
+    slice_chunked_projections(gm)
     return Captured(gm, record(gm, example_inputs))
 
 

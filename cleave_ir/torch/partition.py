@@ -38,7 +38,7 @@ from cleave_ir.torch.aten import (
     Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, floor_softmax_fills, grouped_attention,
     is_mask_dtype, meta_val, op_name, unbounded_float_mask,
 )
-from cleave_ir.torch.capture import Captured
+from cleave_ir.torch.capture import SLICED_LINEAR, Captured
 
 MAX_OPS = 12
 """Default op budget of a region: `cleave compile`'s search budget (--max-ops)."""
@@ -357,6 +357,11 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
             continue
         if float64 and mask_conversion(n):  # a mask's 0/1 in float64, the type of the other operands
             env[n] = g.call_function(torch.ops.aten._to_copy.default, (env[n.args[0]],), {"dtype": torch.float64})
+            continue
+        if SLICED_LINEAR in n.meta:  # a chunked projection's piece: linear over the weight's rows
+            x, ws, bs = n.meta[SLICED_LINEAR]
+            env[n] = g.call_function(torch.ops.aten.linear.default, (arg(x), arg(ws), arg(bs) if bs is not None else None))
+            env[n].meta = dict(n.meta)
             continue
         env[n] = g.node_copy(n, arg)
         if float64 and op_name(n) in ("aten.softmax", "aten._softmax") and len(n.args) > 2:
