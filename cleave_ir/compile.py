@@ -383,19 +383,10 @@ def _mark_spills(job: Job, module: ModuleOp, lowered: dict[str, str]) -> int:
     """ptxas's registers for every lowered kernel (`tilelang_check.register_usage`, nvcc on the CPU);
     kernels that spill get `cleave.spill_bytes`, which ranks their candidates after the others
     (`rank_candidates`). Returns how many spill; CleaveError without nvcc."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from cleave_ir.tilelang_check import RegisterUsage, register_usage
-
-    def usage(src: str) -> RegisterUsage | RuntimeError:
-        try:
-            return register_usage(src, ARCH)
-        except RuntimeError as e:
-            return e
+    from cleave_ir.tilelang_check import RegisterUsage, register_usages
 
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max(1, job.args.jobs)) as pool:
-        used = dict(zip(lowered, pool.map(usage, lowered.values())))
+    used = register_usages(lowered, ARCH, job.args.jobs)
     failed = [(n, u) for n, u in used.items() if isinstance(u, RuntimeError)]
     if failed:
         raise CleaveError(f"error: --registers: @{failed[0][0]}: {failed[0][1]}")

@@ -197,6 +197,20 @@ def register_usage(source: str, arch: str = "sm_90a", fast_math: bool = True) ->
     return RegisterUsage(int(regs.group(1)), stores, loads, stack)
 
 
+def register_usages(sources: dict[str, str], arch: str = "sm_90a", jobs: int = 1) -> dict[str, RegisterUsage | RuntimeError]:
+    """`register_usage` of every kernel source, on `jobs` threads (they overlap nvcc's processes);
+    each kernel's RuntimeError in its place."""
+
+    def usage(src: str) -> RegisterUsage | RuntimeError:
+        try:
+            return register_usage(src, arch)
+        except RuntimeError as e:
+            return e
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        return dict(zip(sources, pool.map(usage, sources.values())))
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m cleave_ir.tilelang_check kernel.py`: lower every kernel for sm_90a, one line each."""
     import argparse
@@ -223,17 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.module}: lowering failed: {lines[-1] if lines else type(e).__name__}", file=sys.stderr)
         return 1
     spilled: list[str] = []
-    usage: dict[str, RegisterUsage | RuntimeError] = {}
-    if args.registers:  # nvcc subprocesses: threads overlap them
-
-        def use_of(src: str) -> RegisterUsage | RuntimeError:
-            try:
-                return register_usage(src, args.arch)
-            except RuntimeError as e:
-                return e
-
-        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            usage = dict(zip(sources, pool.map(use_of, sources.values())))
+    usage = register_usages(sources, args.arch, args.jobs) if args.registers else {}
     for name, src in sources.items():
         line = f"{name}: {len(src.splitlines())} lines of CUDA for {args.arch}"
         if args.registers:

@@ -79,6 +79,15 @@ def is_mask_dtype(dtype: Any) -> bool:
     return not dtype.is_floating_point and not dtype.is_complex
 
 
+SLICED_LINEAR = "cleave.sliced_linear"
+"""Meta key of a `getitem` of a chunked projection: (x, weight rows, bias rows or None) it equals
+`linear` of (`capture.slice_chunked_projections`)."""
+
+CHUNKED = "cleave.chunked_projection"
+"""Meta key of the fused projection whose pieces are marked `SLICED_LINEAR`: it stays in PyTorch
+(for pieces no region takes) and is dropped where every piece's region took it."""
+
+
 def meta_val(node: fx.Node) -> Any:
     return node.meta.get("val")
 
@@ -861,6 +870,14 @@ def _rms_norm(cx: Emitter, node: fx.Node) -> SSAValue:
     return _norm_tail(cx, node, y, weight, None)
 
 
+def _moments(cx: Emitter, x: SSAValue, dims: Sequence[int], n: int, correction: int = 0, keepdim: bool = True) -> tuple[SSAValue, SSAValue]:
+    """(x - mean, variance) over `dims` of `n` elements: the squared deviations summed, over
+    n - `correction` (`layer_norm`, `var`, `std`)."""
+    b = cx.builder
+    xc = b.sub(x, b.scale(cx.reduce("sum", x, dims, True), 1.0 / n))
+    return xc, b.scale(cx.reduce("sum", b.square(xc), dims, keepdim), 1.0 / (n - correction))
+
+
 def _layer_norm(cx: Emitter, node: fx.Node) -> SSAValue:
     args = list(node.args) + [None] * 5
     x = cx.tensor(args[0])
@@ -868,9 +885,7 @@ def _layer_norm(cx: Emitter, node: fx.Node) -> SSAValue:
     eps = args[4] if args[4] is not None else 1e-5
     n = _normalized_dim(node, args[1])
     b = cx.builder
-    d = len(cx.shape(x)) - 1
-    xc = b.sub(x, b.scale(b.reduce("sum", x, d), 1.0 / n))
-    var = b.scale(b.reduce("sum", b.square(xc), d), 1.0 / n)
+    xc, var = _moments(cx, x, [len(cx.shape(x)) - 1], n)
     y = b.mul(xc, b.rsqrt(b.scalar("add", var, eps)))
     return _norm_tail(cx, node, y, weight, bias)
 
@@ -1072,10 +1087,8 @@ def _var(cx: Emitter, node: fx.Node) -> SSAValue:
     n = math.prod(_static_dim(node.args[0], d) for d in dims)
     if n - correction <= 0:
         raise Unsupported(f"{_packet(node)} of {n} elements with correction {correction}")
-    b = cx.builder
-    xc = b.sub(x, b.scale(cx.reduce("sum", x, dims, True), 1.0 / n))
-    v = b.scale(cx.reduce("sum", b.square(xc), dims, keepdim), 1.0 / (n - correction))
-    return b.sqrt(v) if _packet(node) == "aten.std" else v
+    _, v = _moments(cx, x, dims, n, correction, keepdim)
+    return cx.builder.sqrt(v) if _packet(node) == "aten.std" else v
 
 
 def _vector_norm(cx: Emitter, node: fx.Node) -> SSAValue:
@@ -1096,12 +1109,13 @@ def _vector_norm(cx: Emitter, node: fx.Node) -> SSAValue:
     raise Unsupported(f"linalg_vector_norm of order {order} (2, 1 and inf are supported)")
 
 
-def _logsumexp_of(cx: Emitter, x: SSAValue, dim: int) -> tuple[SSAValue, SSAValue]:
-    """(x - m, log(sum(exp(x - m)))) along `dim`, m the max (kept dim)."""
+def _logsumexp_of(cx: Emitter, x: SSAValue, dim: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(m, x - m, log(sum(exp(x - m)))) along `dim`, m the max (kept dim)."""
     b = cx.builder
     d = dim % len(cx.shape(x))
-    shifted = b.sub(x, b.reduce("max", x, d))
-    return shifted, b.log(b.reduce("sum", b.exp(shifted), d))
+    m = b.reduce("max", x, d)
+    shifted = b.sub(x, m)
+    return m, shifted, b.log(b.reduce("sum", b.exp(shifted), d))
 
 
 def _logsumexp(cx: Emitter, node: fx.Node) -> SSAValue:
@@ -1112,8 +1126,8 @@ def _logsumexp(cx: Emitter, node: fx.Node) -> SSAValue:
         raise Unsupported("logsumexp over several dims")
     x = cx.tensor(node.args[0])
     d = dims[0] % len(cx.shape(x))
-    m = cx.builder.reduce("max", x, d)
-    y = cx.builder.add(m, _logsumexp_of(cx, x, d)[1])
+    m, _, lse = _logsumexp_of(cx, x, d)
+    y = cx.builder.add(m, lse)
     return y if _arg(node, 2, "keepdim", False) else cx.builder.reshape(y, [s for i, s in enumerate(cx.shape(y)) if i != d])
 
 
@@ -1121,7 +1135,7 @@ def _log_softmax(cx: Emitter, node: fx.Node) -> SSAValue:
     """`log_softmax(x, dim)` = (x - m) - log(sum(exp(x - m))); with a dtype (`_log_softmax`'s
     half_to_float) the input is cast to the result's type first."""
     x = cx.as_type(cx.tensor(node.args[0]), element_type(meta_val(node).dtype))
-    shifted, lse = _logsumexp_of(cx, x, node.args[1])
+    _, shifted, lse = _logsumexp_of(cx, x, node.args[1])
     return cx.builder.sub(shifted, lse)
 
 
@@ -1242,8 +1256,6 @@ def _packet(node: fx.Node) -> str | None:
 def op_name(node: fx.Node) -> str:
     """The node's op for reports: `aten.linear`, else the FX target's name (a chunked projection's
     piece: `aten.linear` of its weight rows)."""
-    from cleave_ir.torch.capture import SLICED_LINEAR
-
     if SLICED_LINEAR in node.meta:
         return "aten.linear (chunk)"
     return _packet(node) or (node.target if isinstance(node.target, str) else getattr(node.target, "__name__", str(node.target)))
@@ -1252,15 +1264,11 @@ def op_name(node: fx.Node) -> str:
 def _sliced_linear(cx: Emitter, node: fx.Node) -> SSAValue:
     """A piece of a chunked projection as `linear` of its input over the weight's row slice
     (`capture.slice_chunked_projections`): x @ W[a:b]^T (+ bias[a:b])."""
-    from cleave_ir.torch.capture import SLICED_LINEAR
-
     return _project(cx, *node.meta[SLICED_LINEAR])
 
 
 def convert(cx: Emitter, node: fx.Node) -> SSAValue | Transposed:
     """Emit `node` into `cx`; Unsupported when the table lacks its op or the converter refuses it."""
-    from cleave_ir.torch.capture import CHUNKED, SLICED_LINEAR
-
     if node.op != "call_function":
         raise Unsupported(f"{node.op} node")
     if SLICED_LINEAR in node.meta:

@@ -19,6 +19,7 @@ from torch import fx
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.runtime import one_line
+from cleave_ir.torch.aten import CHUNKED, SLICED_LINEAR, op_name
 
 
 @dataclass
@@ -110,26 +111,20 @@ def drop_metadata_checks(gm: fx.GraphModule) -> None:
     gm.recompile()
 
 
-SLICED_LINEAR = "cleave.sliced_linear"
-"""Meta key of a `getitem` of a chunked projection: (x, weight rows, bias rows or None) it equals
-`linear` of (`slice_chunked_projections`)."""
+_CHUNKS = ("aten.chunk", "aten.split", "aten.split_with_sizes")
 
-CHUNKED = "cleave.chunked_projection"
-"""Meta key of the fused projection whose pieces are marked `SLICED_LINEAR`: it stays in PyTorch
-(for pieces no region takes) and is dropped where every piece's region took it."""
-
-_ELEMENTWISE_USERS = ("silu", "gelu", "sigmoid", "tanh", "relu", "mul", "add", "sub", "div")
+_ELEMENTWISE_USERS = tuple(f"aten.{n}" for n in ("silu", "gelu", "sigmoid", "tanh", "relu", "mul", "add", "sub", "div"))
 
 
 def _chunk_bounds(node: fx.Node, n: int) -> list[tuple[int, int]] | None:
     """The [start, end) of every piece `chunk`/`split`/`split_with_sizes` `node` cuts `n` into."""
-    name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
+    name = op_name(node)
     arg = node.args[1] if len(node.args) > 1 else None
-    if name == "chunk" and isinstance(arg, int) and arg > 0:
+    if name == "aten.chunk" and isinstance(arg, int) and arg > 0:
         size = -(-n // arg)
-    elif name == "split" and isinstance(arg, int) and arg > 0:
+    elif name == "aten.split" and isinstance(arg, int) and arg > 0:
         size = arg
-    elif name in ("split", "split_with_sizes") and isinstance(arg, (list, tuple)) and sum(arg) == n:
+    elif name in ("aten.split", "aten.split_with_sizes") and isinstance(arg, (list, tuple)) and sum(arg) == n:
         starts = [sum(arg[:i]) for i in range(len(arg))]
         return [(a, a + int(k)) for a, k in zip(starts, arg)]
     else:
@@ -147,11 +142,10 @@ def slice_chunked_projections(gm: fx.GraphModule) -> int:
     Returns how many chunks were marked."""
     marked = 0
     for node in list(gm.graph.nodes):
-        name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
-        if node.op != "call_function" or name not in ("chunk", "split", "split_with_sizes"):
+        if node.op != "call_function" or op_name(node) not in _CHUNKS:
             continue
         lin = node.args[0]
-        if not (isinstance(lin, fx.Node) and getattr(getattr(lin.target, "overloadpacket", None), "__name__", "") == "linear" and len(lin.users) == 1):
+        if not (isinstance(lin, fx.Node) and op_name(lin) == "aten.linear" and len(lin.users) == 1):
             continue
         x, w = lin.args[0], lin.args[1]
         b = lin.args[2] if len(lin.args) > 2 else lin.kwargs.get("bias")
@@ -164,7 +158,7 @@ def slice_chunked_projections(gm: fx.GraphModule) -> int:
         pieces = list(node.users)
         if bounds is None or not pieces or any(p.target is not operator.getitem or not isinstance(p.args[1], int) for p in pieces):
             continue
-        if any(getattr(getattr(u.target, "overloadpacket", None), "__name__", "") not in _ELEMENTWISE_USERS for p in pieces for u in p.users):
+        if any(op_name(u) not in _ELEMENTWISE_USERS for p in pieces for u in p.users):
             continue
         for piece in pieces:
             start, end = bounds[piece.args[1]]
@@ -189,8 +183,7 @@ def drop_unused_slices(gm: fx.GraphModule) -> None:
     for node in reversed(list(gm.graph.nodes)):
         if node.users or node.op != "call_function":
             continue
-        name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
-        if name in ("slice", "chunk", "split", "split_with_sizes", "linear") or node.target is operator.getitem:
+        if op_name(node) in ("aten.slice", "aten.linear", *_CHUNKS) or node.target is operator.getitem:
             gm.graph.erase_node(node)
 
 

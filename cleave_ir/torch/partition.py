@@ -35,10 +35,10 @@ from cleave_ir.dialects import tgraph
 from cleave_ir.passes.padded_dims import padded_size
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
-    Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, floor_softmax_fills, grouped_attention,
+    SLICED_LINEAR, Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, floor_softmax_fills, grouped_attention,
     is_mask_dtype, meta_val, op_name, unbounded_float_mask,
 )
-from cleave_ir.torch.capture import SLICED_LINEAR, Captured
+from cleave_ir.torch.capture import Captured
 
 MAX_OPS = 12
 """Default op budget of a region: `cleave compile`'s search budget (--max-ops)."""
