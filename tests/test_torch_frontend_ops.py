@@ -154,3 +154,26 @@ def test_fused_qkv_chunk_feeding_attention_is_left_as_it_is() -> None:
 
     captured = capture(f, (torch.randn(2, 16, 64),))
     assert not any(SLICED_LINEAR in n.meta for n in captured.module.graph.nodes)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_logsumexp_of_a_row_masked_throughout_is_minus_inf(dtype) -> None:
+    """A row that is -inf throughout (masked out) gives -inf, as PyTorch does (not -inf - -inf = NaN);
+    the other rows, masked in part or not at all, are unchanged."""
+
+    def f(x, w, mask):
+        return torch.logsumexp((x @ w).masked_fill(mask, float("-inf")), -1)
+
+    torch.manual_seed(0)
+    mask = torch.zeros(4, 32, dtype=torch.bool)
+    mask[1] = True
+    mask[2, :20] = True
+    xs = (torch.randn(4, 64, dtype=dtype), (torch.randn(64, 32) / 8).to(dtype), mask)
+    m2 = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert {r.decision for r in m2.cleave_report.rows} == {"cleave"}, m2.cleave_report
+    with torch.no_grad():
+        for scale in (1.0, 30.0):
+            ys = (xs[0] * scale, xs[1], mask)
+            got, want = m2(*ys), f(*ys)
+            assert got[1].item() == float("-inf")
+            torch.testing.assert_close(got, want, rtol=2e-3, atol=2e-3)

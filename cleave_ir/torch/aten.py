@@ -1119,15 +1119,19 @@ def _logsumexp_of(cx: Emitter, x: SSAValue, dim: int) -> tuple[SSAValue, SSAValu
 
 
 def _logsumexp(cx: Emitter, node: fx.Node) -> SSAValue:
-    """`logsumexp(x, dim, keepdim)` = m + log(sum(exp(x - m))), m the max over `dim` (one dim). A row
-    that is -inf throughout gives NaN here, where PyTorch special-cases it to -inf."""
+    """`logsumexp(x, dim, keepdim)` = m + log(sum(exp(x - m))), m the max over `dim` (one dim), held at
+    or above a finite floor (the element type's lowest value, at most `LOGIT_FLOOR`): a row that is -inf
+    throughout (a masked-out row) then gives -inf, as in PyTorch, not -inf - -inf = NaN."""
     dims = _reduced_dims(node)
     if len(dims) != 1:
         raise Unsupported("logsumexp over several dims")
-    x = cx.tensor(node.args[0])
+    x, b = cx.tensor(node.args[0]), cx.builder
     d = dims[0] % len(cx.shape(x))
-    m, _, lse = _logsumexp_of(cx, x, d)
-    y = cx.builder.add(m, lse)
+    import torch
+
+    floor = max(float(torch.finfo(meta_val(node).dtype).min), LOGIT_FLOOR)
+    m = b.scalar("max", b.reduce("max", x, d), floor)
+    y = b.add(m, b.log(b.reduce("sum", b.exp(b.sub(x, m)), d)))
     return y if _arg(node, 2, "keepdim", False) else cx.builder.reshape(y, [s for i, s in enumerate(cx.shape(y)) if i != d])
 
 
