@@ -4,6 +4,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh A      (1 and 4; writes $OUT/pending/)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh B      (2, 3 and 5)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh C      (6)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh R      (4 alone: the racecheck, about 3 minutes)
 # (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md.)
 # 1. One-wave stages (de54f73): every graph whose kernels the rule changed, its candidates at 1..8
 #    stages; the base is now the placed count, 3 is what 67f18d6 placed. rmsnorm_matmul T=16's two
@@ -64,6 +65,8 @@ timeout 420 python bench/probes/deep_stages.py --budget 40 -j 15 --out "$P/deep_
   $U/residual_rmsnorm_matmul.mlir $U/rmsnorm_matmul_t3_n1000.mlir $U/rmsnorm_matmul_t5_n3000.mlir $U/matmul_rowmax_k64.mlir \
   $U/matmul_matmul_s1000_d96.mlir > "$P/deep_stages.log" 2>&1
 grep -E " base | s5 " "$P/deep_stages.log" | cut -c1-200
+fi
+if [[ $part == A || $part == R ]]; then
 # 4
 (cd /tmp && timeout 200 python "$R/bench/racecheck.py" --graphs "$R/$U/llama_norm_q_decode.mlir" "$R/$U/residual_rmsnorm_matmul.mlir" \
   "$R/$U/bf16_layernorm_gelu_37x3000.mlir" "$R/$U/norm_eps_after_sqrt.mlir" \
