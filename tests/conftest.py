@@ -157,3 +157,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(d.scope == "module" for ds in defs.values() for d in ds):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+@pytest.fixture
+def tf32_allowed():
+    """PyTorch's float32 matmul precision at "high" (TF32 allowed) for the test: the PyTorch front end
+    compiles no fp32 matmul at "highest", PyTorch's default (`cleave_ir.torch.partition.tf32_refused`),
+    and its tests' models are fp32. PyTorch's CPU matmuls are the same at both settings."""
+    import torch
+
+    old = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high")
+    yield
+    torch.set_float32_matmul_precision(old)

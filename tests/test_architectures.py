@@ -18,6 +18,8 @@ import torch.nn.functional as F  # noqa: E402
 
 import cleave_ir.torch as ct  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("tf32_allowed")  # fp32 models: TF32 as PyTorch at "high"
+
 H, NH, HD, S, I = 64, 4, 16, 16, 128  # hidden, heads, head dim, sequence, MLP width
 
 

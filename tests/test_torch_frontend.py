@@ -18,6 +18,8 @@ import cleave_ir.torch as ct  # noqa: E402
 from cleave_ir.compile import graph_text  # noqa: E402
 from cleave_ir.torch.partition import region_module  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("tf32_allowed")  # fp32 models: TF32 as PyTorch at "high"
+
 
 class Layer(nn.Module):
     """RMSNorm, q/k/v projections, masked softmax attention, out projection, RMSNorm, SwiGLU MLP."""

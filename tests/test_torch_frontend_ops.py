@@ -14,6 +14,8 @@ import torch.nn.functional as F  # noqa: E402
 
 import cleave_ir.torch as ct  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("tf32_allowed")  # fp32 models: TF32 as PyTorch at "high"
+
 
 def faster(fn, inputs, which, region):  # ours 2x faster
     return 1.0 if which == "cleave" else 2.0
@@ -177,3 +179,23 @@ def test_logsumexp_of_a_row_masked_throughout_is_minus_inf(dtype) -> None:
             got, want = m2(*ys), f(*ys)
             assert got[1].item() == float("-inf")
             torch.testing.assert_close(got, want, rtol=2e-3, atol=2e-3)
+
+
+def test_fp32_matmul_stays_in_pytorch_at_highest_precision() -> None:
+    """At PyTorch's default fp32 matmul precision ("highest": full fp32) a region with an fp32 matmul
+    stays in PyTorch, saying why: our kernels compute it in TF32, about 1e3 times less precise. At
+    "high" (PyTorch's own TF32) and in half precision it is compiled."""
+
+    def f(x, w):
+        return torch.relu(x @ w).sum(-1)
+
+    xs = (torch.randn(8, 64), torch.randn(64, 32))
+    torch.set_float32_matmul_precision("highest")  # (the module's fixture restores "high" after)
+    [region] = ct.explain(f, xs, quiet=True).regions
+    assert not region.worth and "TF32" in region.reason and "'highest'" in region.reason
+    m2 = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "pytorch" and "set_float32_matmul_precision('high')" in row.reason
+    assert ct.explain(f, tuple(x.half() for x in xs), quiet=True).regions[0].worth
+    torch.set_float32_matmul_precision("high")
+    assert ct.explain(f, xs, quiet=True).regions[0].worth

@@ -14,6 +14,8 @@ import torch.nn as nn  # noqa: E402
 import cleave_ir.torch as ct  # noqa: E402
 from cleave_ir.compile import graph_text  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("tf32_allowed")  # fp32 models: TF32 as PyTorch at "high"
+
 
 def faster(fn, inputs, which, region):  # ours 2x faster
     return 1.0 if which == "cleave" else 2.0

@@ -11,7 +11,9 @@ The rule (`RULE`, printed by `explain`):
    ends a region. An attention over `repeat_kv`'d heads (`aten.grouped_attention`) roots a region
    that holds the repeat nodes and takes its query as an input (passed as a grouped view).
 3. A region is worth compiling when it holds a matmul or a reduction; elementwise-only regions stay
-   in PyTorch (PyTorch fuses or runs them near memory speed; nothing to gain).
+   in PyTorch (PyTorch fuses or runs them near memory speed; nothing to gain). So does a region with
+   an fp32 matmul while `torch.get_float32_matmul_precision()` is "highest" (PyTorch's default): our
+   kernels compute it in TF32 (`tf32_refused`).
 Parameters, buffers, placeholders and values of other regions or of PyTorch ops become graph inputs.
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 import torch
 from torch import fx
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, Float32Type, FunctionType, i64
 from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
@@ -49,7 +51,8 @@ MAX_MATMULS = 2
 RULE = (
     "regions are maximal single-output cones of supported aten ops (a node joins its users' region when all its users "
     "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted, and {max_matmuls} matmuls); a region is "
-    "compiled when it has a matmul or a reduction; parameters and other values become inputs"
+    "compiled when it has a matmul or a reduction (not an fp32 matmul while torch.get_float32_matmul_precision() is "
+    "'highest': our kernels compute it in TF32); parameters and other values become inputs"
 )
 
 
@@ -225,7 +228,30 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
     found = [k for k in ("matmul", "reduce") if k in kinds]
     region.worth = bool(found)
     region.reason = f"has a {' and a '.join(found)}" if found else "no matmul or reduction: nothing to gain over PyTorch"
+    if tf32_refused(region.graph):
+        region.worth = False
+        region.reason = TF32_REFUSED
     return region
+
+
+TF32_REFUSED = (
+    "an fp32 matmul, which our kernels compute in TF32, while torch.get_float32_matmul_precision() is 'highest' "
+    "(PyTorch's default: full fp32); torch.set_float32_matmul_precision('high') allows TF32 here as in PyTorch"
+)
+
+
+def tf32_refused(graph: tgraph.GraphOp) -> bool:
+    """Whether `graph` has a matmul of fp32 operands (the lowering runs it on the tensor cores in TF32,
+    `lower_tilelang.tensor_core_type`) while PyTorch is set to compute fp32 matmuls in full fp32:
+    the kernel would be about 1e3 times less precise than the PyTorch it replaces, and faster for it."""
+    if torch.get_float32_matmul_precision() != "highest":
+        return False
+    return any(
+        isinstance(tgraph.tensor_type(v).element_type, Float32Type)
+        for op in graph.walk()
+        if isinstance(op, tgraph.MatmulOp)
+        for v in (op.lhs, op.rhs)
+    )
 
 
 def _set_signature(graph: tgraph.GraphOp) -> None:
