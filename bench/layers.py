@@ -360,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         args.seq, args.kv, args.decode_batches = min(args.seq, 16), min(args.kv, 32), [b for b in args.decode_batches if b <= 2] or [1]
     device = "cuda" if torch.cuda.is_available() and not args.smoke else "cpu"
     dtype = torch.float16 if device == "cuda" else torch.float32
+    if dtype == torch.float32:  # our kernels compute fp32 matmuls in TF32: allowed at "high" (`partition.tf32_refused`)
+        torch.set_float32_matmul_precision("high")
     meta = {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
         "torch": torch.__version__,
