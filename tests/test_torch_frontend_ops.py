@@ -143,6 +143,37 @@ def test_chunked_projection_pieces_are_computed_in_their_regions(bias: bool) -> 
     assert not any(SLICED_LINEAR in n.meta for n in kept.graph.nodes if n.op == "call_function" and "getitem" not in str(n.target))
 
 
+GATES = {
+    "mish": lambda g, u: F.mish(g) * u,
+    "gelu_tanh_in_fp32": lambda g, u: (F.gelu(g.float(), approximate="tanh") * u.float()).to(g.dtype),
+    "clamped_swiglu": lambda g, u: F.silu(g.clamp(max=7.0)) * u.clamp(-7.0, 7.0),
+    "squared_relu": lambda g, u: torch.square(F.relu(g)) * u,
+}
+
+
+@pytest.mark.parametrize("gate", sorted(GATES))
+def test_chunked_projection_pieces_feeding_any_elementwise_op(gate: str) -> None:
+    """The pieces are projections of their own wherever every reader is element-wise (`aten.ELEMENTWISE`):
+    mish, a tanh GELU in fp32 after a cast, clamps (GPT-OSS's clamped SwiGLU), a squared ReLU; also for
+    `split` with sizes. Each runs with no chunk left in PyTorch, against eager at two scales."""
+    lin, down = torch.nn.Linear(64, 256), torch.nn.Linear(128, 64, bias=False)
+
+    def f(x):
+        g, u = lin(x).split([128, 128], dim=-1)
+        return down(GATES[gate](g, u))
+
+    torch.manual_seed(0)
+    xs = (torch.randn(2, 8, 64),)
+    m2 = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert {r.decision for r in m2.cleave_report.rows} == {"cleave"}, m2.cleave_report
+    ops = [str(n.target) for n in m2.graph.nodes if n.op == "call_function"]
+    assert not any(o.startswith(("aten.linear", "aten.split")) for o in ops), ops
+    for scale in (1.0, 5.0):
+        ys = (torch.randn(2, 8, 64) * scale,)
+        with torch.no_grad():
+            torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-4, atol=1e-5)
+
+
 def test_fused_qkv_chunk_feeding_attention_is_left_as_it_is() -> None:
     """Only pieces that feed element-wise ops are written as projections of their own: a fused QKV
     projection's pieces go to attention (views, SDPA), and stay the chunk's."""

@@ -1165,6 +1165,19 @@ def _lerp(cx: Emitter, node: fx.Node) -> SSAValue:
 
 _MATMULS = ("aten.matmul", "aten.mm", "aten.bmm")
 
+ELEMENTWISE = frozenset(
+    f"aten.{n}"
+    for n in (
+        "exp", "sqrt", "rsqrt", "neg", "silu", "sigmoid", "square", "reciprocal", "tanh", "log", "abs", "exp2", "gelu",
+        "relu", "where", "masked_fill", "minimum", "maximum", "pow", "add", "sub", "rsub", "mul", "div", "clamp",
+        "clamp_min", "clamp_max", "hardtanh", "relu6", "leaky_relu", "elu", "selu", "softplus", "mish", "hardsigmoid",
+        "hardswish", "addcmul", "lerp", "_to_copy", "to", "type_as",
+    )
+)
+"""aten ops of `ATEN` that compute each output element from the same element of their (broadcast)
+inputs: where a projection's piece goes only to these, a region may compute the piece itself."""
+
+
 ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.matmul": _matmul,
     "aten.mm": _matmul,

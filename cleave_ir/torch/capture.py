@@ -19,7 +19,7 @@ from torch import fx
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.runtime import one_line
-from cleave_ir.torch.aten import CHUNKED, SLICED_LINEAR, op_name
+from cleave_ir.torch.aten import CHUNKED, ELEMENTWISE, SLICED_LINEAR, op_name
 
 
 @dataclass
@@ -113,9 +113,6 @@ def drop_metadata_checks(gm: fx.GraphModule) -> None:
 
 _CHUNKS = ("aten.chunk", "aten.split", "aten.split_with_sizes")
 
-_ELEMENTWISE_USERS = tuple(f"aten.{n}" for n in ("silu", "gelu", "sigmoid", "tanh", "relu", "mul", "add", "sub", "div"))
-
-
 def _chunk_bounds(node: fx.Node, n: int) -> list[tuple[int, int]] | None:
     """The [start, end) of every piece `chunk`/`split`/`split_with_sizes` `node` cuts `n` into."""
     name = op_name(node)
@@ -158,7 +155,7 @@ def slice_chunked_projections(gm: fx.GraphModule) -> int:
         pieces = list(node.users)
         if bounds is None or not pieces or any(p.target is not operator.getitem or not isinstance(p.args[1], int) for p in pieces):
             continue
-        if any(op_name(u) not in _ELEMENTWISE_USERS for p in pieces for u in p.users):
+        if any(op_name(u) not in ELEMENTWISE for p in pieces for u in p.users):
             continue
         for piece in pieces:
             start, end = bounds[piece.args[1]]
