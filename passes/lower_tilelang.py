@@ -81,7 +81,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
-from cleave_ir.passes.cost_model import SMEM_BYTES, SMS
+from cleave_ir.passes.cost_model import SMEM_BYTES, SMS, block_trips
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.whole_small_copies import copy_small_tiles_whole
@@ -1771,14 +1771,18 @@ def tensor_core_tile(out: Sequence[int], a: Sequence[int], b: Sequence[int], thr
 
 def cuda_core_steps(kernel: itgraph.KernelOp, threads: int) -> int:
     """Serial K steps one block of the placed `kernel` takes, on `threads`, in the matmuls of 2..15
-    rows the lowering folds on the CUDA cores outside any loop (`_serial_fold`: rows no tensor-core
-    tile takes, K over `fold_lanes`). Each step waits for the last: the block's loads are all in
-    before, nothing hides them. (In a K loop the steps overlap the next tile's loads; one-row GEMVs
-    and many-row folds are not counted: not measured.)"""
+    rows the lowering folds on the CUDA cores (`_serial_fold`: rows no tensor-core tile takes, K over
+    `fold_lanes`), those in a loop once per iteration. Each step waits for the last. Outside a loop
+    the block's loads are all in before, nothing hides them; in one, the steps may overlap the next
+    tile's loads, but counted as a sum they still rank GQA decode B64's 8 heads a block (4-row logits
+    on the CUDA cores, 160 steps in each of 64 iterations; measured 4630 us where estimated 227) after
+    one head a block on T.gemm (bench/results/gpu_suite_2026-12-04s18_H200.md). One-row GEMVs and
+    many-row folds are not counted: not measured."""
     pad, rows = row_padding(kernel, threads)
     steps = 0
+    trips: dict[Operation, float] = {}
     for op in kernel.walk():
-        if not isinstance(op, tgraph.MatmulOp) or direct_gemv_matmul(op) or isinstance(op.parent_op(), itgraph.SequentialOp):
+        if not isinstance(op, tgraph.MatmulOp) or direct_gemv_matmul(op):
             continue
         out, a, b = (list(_static(v)) for v in (op.result, op.lhs, op.rhs))
         for shape, v in ((out, op.result), (a, op.lhs)):
@@ -1787,8 +1791,8 @@ def cuda_core_steps(kernel: itgraph.KernelOp, threads: int) -> int:
         if tensor_core_tile(out, a, b, threads, op.transpose_b is not None):
             continue
         if 1 < out[-2] < 16:  # measured there (a one-row GEMV splits K over its threads instead)
-            steps += a[-1] // fold_lanes(prod(out), a[-1], threads)
-    return steps
+            steps += a[-1] // fold_lanes(prod(out), a[-1], threads) * block_trips(op, trips)
+    return int(steps)
 
 
 GEMV_BLOCK_REDUCE = 64  # partials a column from which `gemv` adds them up by one block-wide reduction

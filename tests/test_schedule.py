@@ -338,6 +338,29 @@ def test_a_cuda_core_fold_of_a_matmul_costs_its_serial_steps() -> None:
     assert fold.estimate.microseconds > 2048 * cost_model.SERIAL_STEP_S * 1e6
 
 
+def test_cuda_core_steps_in_a_loop_count_every_iteration() -> None:
+    """`cuda_core_steps` counts a loop's few-row CUDA-core matmuls once per iteration. 8 KV heads of a
+    4-row decode product in one block ([8, 4, 32] logits, a batch T.gemm cannot take) fold 128 + 32
+    steps in each of 4096 / 32 iterations; one head a block pads its rows for T.gemm: none. Uncounted,
+    GQA decode B64 L4096's 2-split candidate took the first form: estimated 227 us, measured 4630
+    (bench/results/gpu_suite_2026-12-04s18_H200.md); counted, its schedule is one head a block."""
+    from cleave_ir.passes import cost_model, place_memory
+    from cleave_ir.passes.lower_tilelang import cuda_core_steps
+
+    b = GraphBuilder("qkv")
+    q, k, v = b.input("q", [64, 8, 4, 128]), b.input("k", [64, 8, 4096, 128]), b.input("v", [64, 8, 4096, 128])
+    graph = b.build(b.matmul(b.matmul(q, k, transpose_b=True), v))
+    heads, one = Config((1, 8, 4, 128), 32, True), Config((1, 1, 4, 128), 128, True)
+    steps, us = {}, {}
+    for cfg in (heads, one):
+        kernel = build_kernel(plan(graph, cfg), "k")
+        place_memory.place(kernel)
+        steps[cfg] = cuda_core_steps(kernel, kernel.attributes["cleave.threads"].value.data)  # type: ignore[attr-defined]
+        us[cfg] = cost_model.with_serial_steps(cost_model.estimate(kernel), steps[cfg]).microseconds
+    assert steps == {heads: 4096 // 32 * (128 + 32), one: 0}
+    assert us[heads] > 3 * us[one]
+
+
 def test_blocks_alone_on_their_sm_in_several_waves_do_not_overlap_their_loads() -> None:
     """`cost_model.overlaps`: a one-step GEMV over 512 rows of a [512, 24576] weight, in [512, 128]
     tiles (128 KiB: one block per SM, 192 blocks in 2 waves) waits for its loads; [512, 64] tiles (two
