@@ -356,10 +356,18 @@ def unlooped_few_row_matmul(kernel: itgraph.KernelOp) -> bool:
 SERIAL_STEP_S = 14e-9
 
 
-def with_serial_steps(est: Estimate, steps: int, calibration: Calibration | None = None) -> Estimate:
-    """`est` for a kernel whose blocks also take `steps` serial CUDA-core matmul steps."""
+# a block's multiply-adds in a CUDA-core fold of a many-row matmul (`lower_tilelang.many_row_fold_s`):
+# each reads both operands from shared memory (the T.Parallel fold keeps nothing in registers), and an
+# SM's shared memory serves 128 bytes a clock, 16 such FMAs of 4-byte words, at the H200's 1.98 GHz
+# boost clock (the datasheet's; not measured here)
+FOLD_FMAS_PER_S = 16 * 1.98e9
+
+
+def with_serial_steps(est: Estimate, steps: int, calibration: Calibration | None = None, fold_s: float = 0.0) -> Estimate:
+    """`est` for a kernel whose blocks also take `steps` serial CUDA-core matmul steps, and `fold_s`
+    seconds in many-row CUDA-core folds."""
     assert est.terms is not None
-    terms = replace(est.terms, serial_s=steps * SERIAL_STEP_S)
+    terms = replace(est.terms, serial_s=steps * SERIAL_STEP_S + fold_s)
     return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 

@@ -81,7 +81,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
-from cleave_ir.passes.cost_model import SMEM_BYTES, SMS, block_trips
+from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, block_trips
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.whole_small_copies import copy_small_tiles_whole
@@ -1793,6 +1793,28 @@ def cuda_core_steps(kernel: itgraph.KernelOp, threads: int) -> int:
         if 1 < out[-2] < 16:  # measured there (a one-row GEMV splits K over its threads instead)
             steps += a[-1] // fold_lanes(prod(out), a[-1], threads) * block_trips(op, trips)
     return int(steps)
+
+
+def many_row_fold_s(kernel: itgraph.KernelOp, threads: int) -> float:
+    """Seconds one block of the placed `kernel` spends in the matmuls of 16 or more rows that the
+    lowering folds on the CUDA cores (no tensor-core tile takes them: a batch of heads in one tile),
+    at `cost_model.FOLD_FMAS_PER_S` a block; the cost model otherwise counts their flops at the tensor
+    cores' rate. Mistral's sliding-window attention tiled [4 heads, 32 rows, 128 keys] was ranked
+    first that way (estimated 716 us against 833 for one head on T.gemm); its batched logits and
+    products are 5.2 MFLOP an iteration on the CUDA cores (its launch failed, so it was never timed)."""
+    seconds = 0.0
+    trips: dict[Operation, float] = {}
+    pad, rows = row_padding(kernel, threads)
+    for op in kernel.walk():
+        if not isinstance(op, tgraph.MatmulOp) or direct_gemv_matmul(op):
+            continue
+        out, a, b = (list(_static(v)) for v in (op.result, op.lhs, op.rhs))
+        for shape, v in ((out, op.result), (a, op.lhs)):
+            if v in pad:
+                shape[pad[v]] = rows
+        if out[-2] >= 16 and not tensor_core_tile(out, a, b, threads, op.transpose_b is not None):
+            seconds += prod(out) * a[-1] / FOLD_FMAS_PER_S * block_trips(op, trips)
+    return seconds
 
 
 GEMV_BLOCK_REDUCE = 64  # partials a column from which `gemv` adds them up by one block-wide reduction

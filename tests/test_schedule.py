@@ -361,6 +361,27 @@ def test_cuda_core_steps_in_a_loop_count_every_iteration() -> None:
     assert us[heads] > 3 * us[one]
 
 
+def test_many_row_cuda_core_matmuls_cost_their_multiply_adds() -> None:
+    """`many_row_fold_s`: 4 heads of 32 query rows in one tile (a batch no T.gemm takes) fold their
+    logits ([4, 32, 32] over K 128) and products ([4, 32, 128] over 32 keys) on the CUDA cores in each
+    of 1024 / 32 iterations, at `cost_model.FOLD_FMAS_PER_S`; one head of 64 rows runs on T.gemm: none."""
+    from cleave_ir.passes import cost_model, place_memory
+    from cleave_ir.passes.lower_tilelang import many_row_fold_s
+
+    b = GraphBuilder("qkv")
+    q, k, v = b.input("q", [1, 8, 256, 128]), b.input("k", [1, 8, 1024, 128]), b.input("v", [1, 8, 1024, 128])
+    graph = b.build(b.matmul(b.matmul(q, k, transpose_b=True), v))
+    seconds = {}
+    for cfg in (Config((1, 4, 32, 128), 32, True), Config((1, 1, 64, 128), 64, True)):
+        kernel = build_kernel(plan(graph, cfg), "k")
+        place_memory.place(kernel)
+        seconds[cfg.out_tile] = many_row_fold_s(kernel, kernel.attributes["cleave.threads"].value.data)  # type: ignore[attr-defined]
+    fmas = 1024 // 32 * (4 * 32 * 32 * 128 + 4 * 32 * 128 * 32)
+    assert seconds == {(1, 4, 32, 128): pytest.approx(fmas / cost_model.FOLD_FMAS_PER_S), (1, 1, 64, 128): 0.0}
+    ranked, _ = schedule_graph(graph, 3)
+    assert all(s.config.out_tile[1] == 1 for s in ranked)
+
+
 def test_blocks_alone_on_their_sm_in_several_waves_do_not_overlap_their_loads() -> None:
     """`cost_model.overlaps`: a one-step GEMV over 512 rows of a [512, 24576] weight, in [512, 128]
     tiles (128 KiB: one block per SM, 192 blocks in 2 waves) waits for its loads; [512, 64] tiles (two
