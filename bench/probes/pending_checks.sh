@@ -5,7 +5,8 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh B      (2, 3 and 5)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh C      (6)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh R      (4 alone: the racecheck, about 3 minutes)
-# (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md.)
+# (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md; parts B and R ran on
+# 2026-12-05: bench/results/pending_checks_2026-12-05s24_H200.md. A and C have not run.)
 # 1. One-wave stages (de54f73): every graph whose kernels the rule changed, its candidates at 1..8
 #    stages; the base is now the placed count, 3 is what 67f18d6 placed. rmsnorm_matmul T=16's two
 #    changed kernels are byte-identical to run 1's measured 5-stage variants (14.54, 15.97 us against
