@@ -58,7 +58,7 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes import cost_model, partition_kernels
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
-from cleave_ir.passes.lower_tilelang import cuda_core_steps, many_row_fold_s
+from cleave_ir.passes.lower_tilelang import with_cuda_core_time
 from cleave_ir.passes.pipeline import rank_candidates
 from cleave_ir.passes.place_memory import padded_tile_shapes, place, register_tile_shapes
 from cleave_ir.passes.schedule import FALLBACKS, Config, build_kernel, configs, plan
@@ -203,9 +203,7 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
                 if not lays_out_on(k, threads):  # at these stages its rows may not pad (shared memory)
                     continue  # TileLang would fail it: "no available layout found"
                 e = est if cost_model.overlaps(k) else serial
-                steps, fold_s = cuda_core_steps(k, threads), many_row_fold_s(k, threads)
-                if steps or fold_s:
-                    e = cost_model.with_serial_steps(e, steps, calibration, fold_s)
+                e = with_cuda_core_time(e, k, threads, calibration)
                 k.attributes["cleave.estimated_us"] = FloatAttr(round(e.microseconds, 3), f64)
                 out.append((Choice(graph.sym_name.data, cfg, threads, stages, e.microseconds, e.terms, e.fits), k))
     return out

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from math import prod
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -81,7 +81,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
-from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, block_trips
+from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, Calibration, Estimate, block_trips, with_serial_steps
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.whole_small_copies import copy_small_tiles_whole
@@ -1778,18 +1778,9 @@ def cuda_core_steps(kernel: itgraph.KernelOp, threads: int) -> int:
     on the CUDA cores, 160 steps in each of 64 iterations; measured 4630 us where estimated 227) after
     one head a block on T.gemm (bench/results/gpu_suite_2026-12-04s18_H200.md). One-row GEMVs and
     many-row folds are not counted: not measured."""
-    pad, rows = row_padding(kernel, threads)
     steps = 0
     trips: dict[Operation, float] = {}
-    for op in kernel.walk():
-        if not isinstance(op, tgraph.MatmulOp) or direct_gemv_matmul(op):
-            continue
-        out, a, b = (list(_static(v)) for v in (op.result, op.lhs, op.rhs))
-        for shape, v in ((out, op.result), (a, op.lhs)):
-            if v in pad:
-                shape[pad[v]] = rows
-        if tensor_core_tile(out, a, b, threads, op.transpose_b is not None):
-            continue
+    for op, out, a in _cuda_core_matmuls(kernel, threads):
         if 1 < out[-2] < 16:  # measured there (a one-row GEMV splits K over its threads instead)
             steps += a[-1] // fold_lanes(prod(out), a[-1], threads) * block_trips(op, trips)
     return int(steps)
@@ -1804,6 +1795,15 @@ def many_row_fold_s(kernel: itgraph.KernelOp, threads: int) -> float:
     products are 5.2 MFLOP an iteration on the CUDA cores (its launch failed, so it was never timed)."""
     seconds = 0.0
     trips: dict[Operation, float] = {}
+    for op, out, a in _cuda_core_matmuls(kernel, threads):
+        if out[-2] >= 16:
+            seconds += prod(out) * a[-1] / FOLD_FMAS_PER_S * block_trips(op, trips)
+    return seconds
+
+
+def _cuda_core_matmuls(kernel: itgraph.KernelOp, threads: int) -> Iterator[tuple[tgraph.MatmulOp, list[int], list[int]]]:
+    """The placed `kernel`'s matmuls the lowering runs on the CUDA cores (no direct GEMV, no T.gemm
+    tile), with their result and A operand shapes, rows padded where `row_padding` pads them."""
     pad, rows = row_padding(kernel, threads)
     for op in kernel.walk():
         if not isinstance(op, tgraph.MatmulOp) or direct_gemv_matmul(op):
@@ -1812,9 +1812,15 @@ def many_row_fold_s(kernel: itgraph.KernelOp, threads: int) -> float:
         for shape, v in ((out, op.result), (a, op.lhs)):
             if v in pad:
                 shape[pad[v]] = rows
-        if out[-2] >= 16 and not tensor_core_tile(out, a, b, threads, op.transpose_b is not None):
-            seconds += prod(out) * a[-1] / FOLD_FMAS_PER_S * block_trips(op, trips)
-    return seconds
+        if not tensor_core_tile(out, a, b, threads, op.transpose_b is not None):
+            yield op, out, a
+
+
+def with_cuda_core_time(est: Estimate, kernel: itgraph.KernelOp, threads: int, calibration: Calibration | None = None) -> Estimate:
+    """`est` with the placed `kernel`'s CUDA-core matmul time on `threads` added: its few-row serial
+    steps (`cuda_core_steps`) and many-row folds (`many_row_fold_s`)."""
+    steps, fold_s = cuda_core_steps(kernel, threads), many_row_fold_s(kernel, threads)
+    return with_serial_steps(est, steps, calibration, fold_s) if steps or fold_s else est
 
 
 GEMV_BLOCK_REDUCE = 64  # partials a column from which `gemv` adds them up by one block-wide reduction

@@ -41,7 +41,7 @@ from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import AccumulateKind as Acc
 from cleave_ir.dialects.cleave import CausalMaskAttr, Stage, TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
-from cleave_ir.passes.lower_tilelang import cuda_core_steps, many_row_fold_s
+from cleave_ir.passes.lower_tilelang import with_cuda_core_time
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.padded_dims import is_padded
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
@@ -584,10 +584,7 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
         return str(e).removeprefix("error: cleave-place-memory: ")
     if not cost_model.overlaps(placed):  # one stage, one block per SM, several waves
         est = cost_model.serialized(est)
-    threads = placed.attributes["cleave.threads"].value.data  # type: ignore[attr-defined]
-    steps, fold_s = cuda_core_steps(placed, threads), many_row_fold_s(placed, threads)
-    if steps or fold_s:
-        est = cost_model.with_serial_steps(est, steps, fold_s=fold_s)
+    est = with_cuda_core_time(est, placed, placed.attributes["cleave.threads"].value.data)  # type: ignore[attr-defined]
     return Scheduled(kernel, est, cfg)
 
 
