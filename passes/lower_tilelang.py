@@ -1579,9 +1579,13 @@ def thread_copied_in_loop(load: itgraph.LoadOp) -> bool:
     after its matmul: `_KernelLowering`). TileLang's warp-specialized pipeline hands a thread-copied
     tile back to its producer after its first reader (`tl.released_before_read`): rmsnorm_matmul
     T=5's one kernel, whose sum of squares reads x after the matmul, raced (8 racecheck errors), and
-    without warp specialization ran 60.7 us against 19.2 (bench/results/split_loops_2026-12-04_H200.md)."""
+    without warp specialization ran 60.7 us against 19.2 (bench/results/split_loops_2026-12-04_H200.md).
+    A tile read by anything else (a Split-K combine's partials, read by their sum) goes by TMA: thread-
+    copied, sigmoid_glu_t5's combine loaded them one bounds-checked element at a time outside the
+    pipeline (H200: 237.6 us, 80.3 by TMA; bench/results/pending_checks_2026-12-05s25_H200.md)."""
     loop = load.parent_op()
-    return isinstance(loop, itgraph.SequentialOp) and loop_matmuls(loop) == 1 and len({u.operation for u in load.result.uses}) == 1
+    readers = {u.operation for u in load.result.uses}
+    return isinstance(loop, itgraph.SequentialOp) and loop_matmuls(loop) == 1 and len(readers) == 1 and isinstance(next(iter(readers)), tgraph.MatmulOp)
 
 
 def row_padding(kernel: itgraph.KernelOp, threads: int) -> tuple[dict[SSAValue, int], int]:

@@ -5,8 +5,10 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh B      (2, 3 and 5)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh C      (6)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh R      (4 alone: the racecheck, about 3 minutes)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh T      (7: Split-K combines' partials by TMA)
 # (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md; parts B and R ran on
-# 2026-12-05: bench/results/pending_checks_2026-12-05s24_H200.md. A and C have not run.)
+# 2026-12-05: bench/results/pending_checks_2026-12-05s24_H200.md; A's deep stages, C and T ran in the twenty-fifth
+# session: bench/results/pending_checks_2026-12-05s25_H200.md.)
 # 1. One-wave stages (de54f73): every graph whose kernels the rule changed, its candidates at 1..8
 #    stages; the base is now the placed count, 3 is what 67f18d6 placed. rmsnorm_matmul T=16's two
 #    changed kernels are byte-identical to run 1's measured 5-stage variants (14.54, 15.97 us against
@@ -58,6 +60,45 @@ EOF
 )
 (cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/pg --out "$P/pg.json" --deadline 240 --row-budget 50 --torch-compile default -j 15 > "$P/pg.log" 2>&1)
 grep -A12 "^| row" "$P/pg.md" 2>/dev/null || tail -20 "$P/pg.log"
+exit 0
+fi
+if [[ $part == T ]]; then
+# 7. A Split-K combine's padded partial tiles by TMA (thread_copied_in_loop: only a tile whose one reader is
+#    the loop's matmul is thread-copied): sigmoid_glu_t5's combines (s2: 240.8 us, s4: 567.3 measured with
+#    the thread copy; estimated 21.7, 25.3), against the same kernels thread-copied (`~thread_copy`), and
+#    racecheck on the new combines.
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/sigmoid_glu_t5.mlir" --keep 4 --out /tmp/pt -j 15 > "$P/pt_prepare.log" 2>&1)
+(cd /tmp && python - > "$P/thread_copy.log" 2>&1 <<EOF
+import sys
+sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/sigmoid_glu_t5.mlir", "--keep", "4", "--out", "/tmp/pt_thread_copy", "-j", "1"]
+sys.path.insert(0, "$R/bench")
+import cleave_ir.passes.lower_tilelang as lt
+from cleave_ir.dialects import itgraph
+def old(load):
+    loop = load.parent_op()
+    return isinstance(loop, itgraph.SequentialOp) and lt.loop_matmuls(loop) == 1 and len({u.operation for u in load.result.uses}) == 1
+lt.thread_copied_in_loop = old
+import gpu_suite
+gpu_suite.main()
+EOF
+)
+(cd /tmp && python - <<'EOF'
+import json, shutil
+from pathlib import Path
+d, s = Path("/tmp/pt"), Path("/tmp/pt_thread_copy")
+m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
+for k, e in ms["entries"].items():
+    e = dict(e); e["row"] += "~thread_copy"; new = f"kernels/{e['row']}__full.py"
+    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
+(d / "manifest.json").write_text(json.dumps(m, indent=1))
+EOF
+)
+(cd /tmp && timeout 240 python "$R/bench/gpu_suite.py" run /tmp/pt --out "$P/pt.json" --top-k 4 --deadline 200 --row-budget 90 --torch-compile default -j 15 > "$P/pt.log" 2>&1)
+grep -A6 "^| row" "$P/pt.md" 2>/dev/null || tail -20 "$P/pt.log"
+grep -E "^- " "$P/pt.md" 2>/dev/null | cut -c1-240
+(cd /tmp && timeout 150 python "$R/bench/racecheck.py" --graphs "$R/$U/sigmoid_glu_t5.mlir" --rows '^$' --every-candidate --timeout 100 -j 12 \
+  --out "$P/rt" --kernels 'combine' > "$P/rt.log" 2>&1)
+tail -12 "$P/rt/racecheck.md"
 exit 0
 fi
 if [[ $part == A ]]; then
