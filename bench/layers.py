@@ -224,7 +224,8 @@ def run_case(
         fns: dict[str, Any] = {"eager": layer}
         if not args.smoke:
             fns["compile"] = torch.compile(layer)
-            fns["compile-max-autotune-no-cudagraphs"] = torch.compile(layer, mode="max-autotune-no-cudagraphs")
+            if args.max_autotune:
+                fns["compile-max-autotune-no-cudagraphs"] = torch.compile(layer, mode="max-autotune-no-cudagraphs")
         t0 = time.perf_counter()
         ours = ct.optimize(
             layer, inputs, margin=args.margin, compiler=compiler, budget_s=budget_s, baseline="eager" if args.smoke else args.baseline, verbose=args.verbose
@@ -345,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=540.0, help="seconds; no case or region compile starts after it (default 540)")
     p.add_argument("--baseline", default="compile", help="what a region's kernel must beat: eager, compile, or a torch.compile mode (default compile)")
     p.add_argument("--cleave-options", default="--keep 2", help="cleave compile options for each region (default '--keep 2')")
+    p.add_argument("--max-autotune", action=argparse.BooleanOptionalAction, default=True, help="also time torch.compile's max-autotune-no-cudagraphs (its compile takes minutes at prefill)")
     p.add_argument("--smoke", action="store_true", help="tiny shapes, float32, CPU, kernels interpreted, no torch.compile")
     p.add_argument("--warm", action="store_true", help="optimize each layer a second time (warm cache) and report how long that took")
     p.add_argument("--verbose", action="store_true")

@@ -557,6 +557,29 @@ def test_prefill_mlp_weights_enter_as_their_batch_views() -> None:
             torch.testing.assert_close(m2(x2), m(x2), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(2, 8, 64), (4, 1, 64)])
+def test_wide_mlp_cuts_between_its_up_and_down_projections(shape: tuple[int, int, int]) -> None:
+    """A SwiGLU whose hidden layer is WIDE_HIDDEN wide: the region walk used to put up and down together
+    (two matmuls of a chain, then the cap) and leave gate alone, so the fused gate/up projection (the
+    suite's swiglu rows, 1.06-1.18x torch.compile) never formed in a model. The hidden layer now ends a
+    region: gate, up, silu and the product are one region, down and the residual another; a narrow
+    hidden layer (a LoRA's rank) keeps its chain in one region. Stitched, equal to eager."""
+    from cleave_ir.torch.partition import WIDE_HIDDEN
+
+    torch.manual_seed(0)
+    m, x = SwiGLU(ffn=WIDE_HIDDEN, residual=True).eval(), torch.randn(*shape)
+    plan = ct.explain(m, (x,), quiet=True)
+    assert [r.ops() for r in plan.regions] == [["aten.linear", "aten.silu", "aten.linear", "aten.mul"], ["aten.linear", "aten.add"]], plan.text()
+    assert f"hidden layer at least {WIDE_HIDDEN} wide" in plan.text()
+    m2 = ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=faster)
+    assert [row.decision for row in m2.cleave_report.rows] == ["cleave", "cleave"], m2.cleave_report
+    with torch.no_grad():
+        for x2 in [x, *fresh_inputs(x)]:
+            torch.testing.assert_close(m2(x2), m(x2), rtol=1e-4, atol=1e-4)
+    narrow = SwiGLU(ffn=WIDE_HIDDEN // 2, residual=True).eval()
+    assert [len(r.ops()) for r in ct.explain(narrow, (x,), quiet=True).regions] == [1, 5]
+
+
 def test_decode_mlp_dynamic_batch_stays_dynamic_on_rows() -> None:
     """A dynamic decode batch: the squeezed [B, N] inputs keep B dynamic; checked and run at other batches."""
     torch.manual_seed(0)

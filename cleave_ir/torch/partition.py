@@ -6,7 +6,10 @@ The rule (`RULE`, printed by `explain`):
    supported node joins the region of its users when all its users are in one region and the region
    stays within `max_ops` tgraph ops (reshapes not counted; default 12, the search's budget) and
    `MAX_MATMULS` matmuls (2: attention, matmul chains, SwiGLU; what the scheduler fuses);
-   otherwise it starts a region of its own (its root; the region's output). tgraph graphs have one
+   otherwise it starts a region of its own (its root; the region's output). So does a wide hidden layer
+   feeding a projection (`wide_hidden_layer`: an MLP's silu(gate) * up before its down projection): the
+   up projections that read one input share a region, not the up and down projections of a chain.
+   tgraph graphs have one
    output, so a value used by two regions (e.g. a normalized input feeding q, k and v projections)
    ends a region. An attention over `repeat_kv`'d heads (`aten.grouped_attention`) roots a region
    that holds the repeat nodes and takes its query as an input (passed as a grouped view).
@@ -38,7 +41,7 @@ from cleave_ir.passes.padded_dims import padded_size
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
     SLICED_LINEAR, Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, floor_softmax_fills, grouped_attention,
-    is_mask_dtype, meta_val, op_name, unbounded_float_mask,
+    ELEMENTWISE, is_mask_dtype, meta_val, op_name, unbounded_float_mask,
 )
 from cleave_ir.torch.capture import Captured
 
@@ -48,9 +51,17 @@ MAX_OPS = 12
 MAX_MATMULS = 2
 """Most matmuls in one region (the benchmark subgraphs the pipeline fuses have at most two)."""
 
+WIDE_HIDDEN = 1024
+"""A hidden layer this wide between two projections (an MLP's up and down) ends a region: no kernel holds
+a 128-row tile of it (1024 fp16 columns: 256 KiB, past shared memory), so the two projections gain nothing
+from one region; the projections that read one input (gate and up) do, and take the region instead."""
+
+_VIEWS = frozenset(f"aten.{n}" for n in ("view", "reshape", "_unsafe_view", "unsqueeze", "squeeze", "t", "transpose", "permute", "expand", "contiguous", "clone", "alias", "detach", "_to_copy", "to"))
+
 RULE = (
     "regions are maximal single-output cones of supported aten ops (a node joins its users' region when all its users "
-    "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted, and {max_matmuls} matmuls); a region is "
+    "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted, and {max_matmuls} matmuls, "
+    "and is not a hidden layer at least {wide} wide between two projections); a region is "
     "compiled when it has a matmul or a reduction (not an fp32 matmul while torch.get_float32_matmul_precision() is "
     "'highest': our kernels compute it in TF32); parameters and other values become inputs"
 )
@@ -126,7 +137,7 @@ class Plan:
         calls = [n for n in self.captured.module.graph.nodes if n.op == "call_function"]
         todo = sum(r.worth for r in self.regions)
         print(f"cleave_ir.torch: {len(calls)} ops, {len(self.regions)} regions ({todo} to compile), {len(self.unsupported)} ops stay in PyTorch", file=out)
-        print(f"rule: {RULE.format(max_ops=self.max_ops, max_matmuls=MAX_MATMULS)}", file=out)
+        print(f"rule: {RULE.format(max_ops=self.max_ops, max_matmuls=MAX_MATMULS, wide=WIDE_HIDDEN)}", file=out)
         for r in self.regions:
             decision = "compile" if r.worth else "PyTorch"
             print(f"region {r.index} [{decision}]: {', '.join(r.ops())}", file=out)
@@ -156,6 +167,45 @@ def support(captured: Captured) -> dict[fx.Node, str | tuple[int, int]]:
     return {n: _try(captured, n) for n in nodes}
 
 
+def _parameter(node: Any) -> bool:
+    """Whether `node` is a parameter or buffer (a `get_attr`), seen through views and casts."""
+    while isinstance(node, fx.Node) and op_name(node) in _VIEWS:
+        node = node.args[0]
+    return isinstance(node, fx.Node) and node.op == "get_attr"
+
+
+def projection_input(node: fx.Node) -> fx.Node | None:
+    """The activation a projection (a matmul by a parameter: linear, addmm, mm, a chunk's piece) reads, else None."""
+    if SLICED_LINEAR in node.meta:
+        x = node.meta[SLICED_LINEAR][0]
+        return x if isinstance(x, fx.Node) else None
+    name, args = op_name(node), node.args
+    x, w = {"aten.linear": (0, 1), "aten.mm": (0, 1), "aten.matmul": (0, 1), "aten.addmm": (1, 2)}.get(name, (None, None))
+    if x is None or len(args) <= max(x, w) or not isinstance(args[x], fx.Node) or not _parameter(args[w]):
+        return None
+    return args[x]
+
+
+def wide_hidden_layer(node: fx.Node) -> bool:
+    """Whether `node` is a hidden layer between projections: at least WIDE_HIDDEN wide and computed from a
+    projection's output by element-wise ops and views alone (an MLP's silu(gate) * up, gelu(fc))."""
+    val = meta_val(node)
+    if not hasattr(val, "shape") or len(val.shape) == 0 or not isinstance(val.shape[-1], int) or val.shape[-1] < WIDE_HIDDEN:
+        return False
+    seen: set[fx.Node] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if projection_input(n) is not None:
+            return True
+        if op_name(n) in ELEMENTWISE or op_name(n) in _VIEWS:
+            todo.extend(a for a in n.all_input_nodes if a.op == "call_function")
+    return False
+
+
 def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int = MAX_OPS) -> list[list[fx.Node]]:
     """Regions by the cone rule over the supported nodes (`cost`: their op and matmul counts), in graph order."""
     order = list(captured.module.graph.nodes)
@@ -174,6 +224,7 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
         if (
             not n.users or r is None or size[r][0] + ops > max_ops or size[r][1] + mms > MAX_MATMULS
             or grouped is not None or n in grouped_queries or bool_masked_attention(n) or n in masks
+            or any(projection_input(u) is n for u in n.users) and wide_hidden_layer(n)
         ):
             r = len(members)
             members.append([])
