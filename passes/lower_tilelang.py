@@ -1580,12 +1580,17 @@ def thread_copied_in_loop(load: itgraph.LoadOp) -> bool:
     tile back to its producer after its first reader (`tl.released_before_read`): rmsnorm_matmul
     T=5's one kernel, whose sum of squares reads x after the matmul, raced (8 racecheck errors), and
     without warp specialization ran 60.7 us against 19.2 (bench/results/split_loops_2026-12-04_H200.md).
-    A tile read by anything else (a Split-K combine's partials, read by their sum) goes by TMA: thread-
+    The one reader is the matmul itself or through reshapes of the tile. A tile read by anything else (a
+    Split-K combine's partials, read by their sum; residual_rmsnorm_matmul's x and r, by their add) goes by TMA: thread-
     copied, sigmoid_glu_t5's combine loaded them one bounds-checked element at a time outside the
     pipeline (H200: 237.6 us, 80.3 by TMA; bench/results/pending_checks_2026-12-05s25_H200.md)."""
     loop = load.parent_op()
-    readers = {u.operation for u in load.result.uses}
-    return isinstance(loop, itgraph.SequentialOp) and loop_matmuls(loop) == 1 and len(readers) == 1 and isinstance(next(iter(readers)), tgraph.MatmulOp)
+    if not isinstance(loop, itgraph.SequentialOp) or loop_matmuls(loop) != 1:
+        return False
+    value: SSAValue = load.result
+    while len(readers := {u.operation for u in value.uses}) == 1 and isinstance(reader := next(iter(readers)), tgraph.ReshapeOp):
+        value = reader.result  # a view of the tile (the lowering reads the same buffer)
+    return len(readers) == 1 and isinstance(next(iter(readers)), tgraph.MatmulOp)
 
 
 def row_padding(kernel: itgraph.KernelOp, threads: int) -> tuple[dict[SSAValue, int], int]:
