@@ -6,6 +6,8 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh C      (6)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh R      (4 alone: the racecheck, about 3 minutes)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh T      (7: Split-K combines' partials by TMA)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh U      (8: residual RMSNorm's x and r by TMA; not run yet)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh L      (9: Llama-3-8B layers after the MLP cut; not run yet)
 # (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md; parts B and R ran on
 # 2026-12-05: bench/results/pending_checks_2026-12-05s24_H200.md; A's deep stages, C and T ran in the twenty-fifth
 # session: bench/results/pending_checks_2026-12-05s25_H200.md.)
@@ -99,6 +101,51 @@ grep -E "^- " "$P/pt.md" 2>/dev/null | cut -c1-240
 (cd /tmp && timeout 150 python "$R/bench/racecheck.py" --graphs "$R/$U/sigmoid_glu_t5.mlir" --rows '^$' --every-candidate --timeout 100 -j 12 \
   --out "$P/rt" --kernels 'combine' > "$P/rt.log" 2>&1)
 tail -12 "$P/rt/racecheck.md"
+exit 0
+fi
+if [[ $part == U ]]; then
+# 8. residual_rmsnorm_matmul's one kernel after 0e994d8: x and r, read by their add, are copied by TMA (62.0 us
+#    thread-copied, s25), against the kernels as before (`~thread_copy`), and racecheck on its first candidate.
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/residual_rmsnorm_matmul.mlir" --keep 4 --out /tmp/pu -j 15 > "$P/pu_prepare.log" 2>&1)
+(cd /tmp && python - > "$P/pu_thread_copy.log" 2>&1 <<EOF
+import sys
+sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/residual_rmsnorm_matmul.mlir", "--keep", "4", "--out", "/tmp/pu_thread_copy", "-j", "1"]
+sys.path.insert(0, "$R/bench")
+import cleave_ir.passes.lower_tilelang as lt
+from cleave_ir.dialects import itgraph
+def old(load):
+    loop = load.parent_op()
+    return isinstance(loop, itgraph.SequentialOp) and lt.loop_matmuls(loop) == 1 and len({u.operation for u in load.result.uses}) == 1
+lt.thread_copied_in_loop = old
+import gpu_suite
+gpu_suite.main()
+EOF
+)
+(cd /tmp && python - <<'EOF'
+import json, shutil
+from pathlib import Path
+d, s = Path("/tmp/pu"), Path("/tmp/pu_thread_copy")
+m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
+for k, e in ms["entries"].items():
+    e = dict(e); e["row"] += "~thread_copy"; new = f"kernels/{e['row']}__full.py"
+    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
+(d / "manifest.json").write_text(json.dumps(m, indent=1))
+EOF
+)
+(cd /tmp && timeout 240 python "$R/bench/gpu_suite.py" run /tmp/pu --out "$P/pu.json" --top-k 4 --deadline 200 --row-budget 90 --torch-compile default -j 15 > "$P/pu.log" 2>&1)
+grep -A6 "^| row" "$P/pu.md" 2>/dev/null || tail -20 "$P/pu.log"
+grep -E "^- " "$P/pu.md" 2>/dev/null | cut -c1-240
+(cd /tmp && timeout 150 python "$R/bench/racecheck.py" --graphs "$R/$U/residual_rmsnorm_matmul.mlir" --rows '^$' --timeout 100 -j 12 \
+  --out "$P/ru" --kernels 'residual_rmsnorm_matmul_c1_k0' > "$P/ru.log" 2>&1)
+tail -8 "$P/ru/racecheck.md"
+exit 0
+fi
+if [[ $part == L ]]; then
+# 9. Llama-3-8B's layer with the wide-hidden cut (de3e5a0: gate and up in one region, down with the residual)
+#    and the gate comparing where fp16 holds the result (1282f3b): prefill and decode B1.
+(timeout 540 python bench/layers.py --out "$P/layers" --models llama3-8b --no-max-autotune --decode-batches 1 --budget 420 \
+  "--cleave-options=--keep 2 --tune-budget 0 -j 15" > "$P/layers.log" 2>&1)
+grep -E "^\|" "$P/layers/layers.md" | cut -c1-220
 exit 0
 fi
 if [[ $part == A ]]; then
