@@ -153,7 +153,7 @@ def _past_range(ref: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     inf as well (an fp16 SwiGLU's silu(x Wg) * (x Wu) on normal(0, 1) weights, K = 4096)."""
     if not dtype.is_floating_point or dtype == torch.float64:
         return torch.zeros_like(ref, dtype=torch.bool)
-    return ref.abs() > torch.finfo(dtype).max
+    return torch.isfinite(ref) & (ref.abs() > torch.finfo(dtype).max)  # an infinite reference is compared as is (`_check`)
 
 
 def _inverted_masks(xs: Sequence[torch.Tensor], example: Sequence[torch.Tensor]) -> list[torch.Tensor] | None:
@@ -225,6 +225,9 @@ def gate(
                 names.append(name)
     except Exception as e:  # a kernel that cannot run keeps PyTorch
         row.reason = f"kernel failed: {one_line(e)}"
+        return row
+    if not errors:
+        row.reason = f"not checked: no input set in the region's domain ({'; '.join(skipped)})"
         return row
     row.error, row.pytorch_error = max(errors), max(torch_errors)
     worst = max(range(len(errors)), key=lambda i: errors[i])
