@@ -32,112 +32,69 @@ P="$OUT/pending"
 mkdir -p "$P"
 U=bench/probes/unseen
 part=${1:-A}
+# variant DIR TAG PATCH GRAPH...: prepare the GRAPHs into DIR (4 candidates each), again into DIR_TAG with the
+# Python statements PATCH run first (the passes as they were), and add the second set to DIR's manifest as rows
+# `NAME~TAG`, so that one `gpu_suite.py run DIR` times both side by side
+variant() {
+  local dir=$1 tag=$2 patch=$3; shift 3
+  (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$@" --keep 4 --out "$dir" -j 15 > "$P/${dir##*/}_prepare.log" 2>&1)
+  (cd /tmp && R="$R" PATCH="$patch" python - "$dir" "$tag" "$@" > "$P/${dir##*/}_$tag.log" 2>&1 <<'EOF'
+import os, sys
+out, tag, graphs = sys.argv[1], sys.argv[2], sys.argv[3:]
+sys.path.insert(0, os.path.join(os.environ["R"], "bench"))
+exec(os.environ["PATCH"])
+import gpu_suite
+sys.argv = ["gpu_suite.py", "prepare", "--graphs", *graphs, "--keep", "4", "--out", f"{out}_{tag}", "-j", "1"]
+gpu_suite.main()
+EOF
+  )
+  python - "$dir" "$tag" <<'EOF'
+import json, shutil, sys
+from pathlib import Path
+d, tag = Path(sys.argv[1]), sys.argv[2]
+s = Path(f"{d}_{tag}")
+m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
+for e in ms["entries"].values():
+    e = dict(e); e["row"] += f"~{tag}"; new = f"kernels/{e['row']}__full.py"
+    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
+(d / "manifest.json").write_text(json.dumps(m, indent=1))
+EOF
+}
+# thread_copied_in_loop as it was before 18543d0: any one reader in a loop of one matmul
+OLD_THREAD_COPY='
+import cleave_ir.passes.lower_tilelang as lt
+from cleave_ir.dialects import itgraph
+def old(load):
+    loop = load.parent_op()
+    return isinstance(loop, itgraph.SequentialOp) and lt.loop_matmuls(loop) == 1 and len({u.operation for u in load.result.uses}) == 1
+lt.thread_copied_in_loop = old
+'
 if [[ $part == C ]]; then
 # 6. The staged one-row GEMV's partial rows (gemv_rows_per_step): gpt2_ln_mlp_decode (its down
 #    projection piece: 48 steps of eight adds, was 384 of one; the row measured 0.88x),
 #    decode_linear_kn's and rmsnorm_matmul T=1's second and third candidates (not the winners), against
 #    the same kernels with one partial a thread (`~one_row_a_thread`).
-(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/gpt2_ln_mlp_decode.mlir" "$R/bench/probes/decode_linear_kn.mlir" \
-  "$R/examples/rmsnorm_matmul.mlir" --keep 4 --out /tmp/pg -j 15 > "$P/pg_prepare.log" 2>&1)
-(cd /tmp && python - > "$P/one_row_a_thread.log" 2>&1 <<EOF
-import sys
-sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/gpt2_ln_mlp_decode.mlir", "$R/bench/probes/decode_linear_kn.mlir", "$R/examples/rmsnorm_matmul.mlir", "--keep", "4", "--out", "/tmp/pg_one_row_a_thread", "-j", "1"]
-sys.path.insert(0, "$R/bench")
-import cleave_ir.passes.lower_tilelang as lt
-lt.gemv_rows_per_step = lambda split, k, vector: split
-import gpu_suite
-gpu_suite.main()
-EOF
-)
-(cd /tmp && python - <<'EOF'
-import json, shutil
-from pathlib import Path
-d, s = Path("/tmp/pg"), Path("/tmp/pg_one_row_a_thread")
-m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
-for k, e in ms["entries"].items():
-    e = dict(e); e["row"] += "~one_row_a_thread"; new = f"kernels/{e['row']}__full.py"
-    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
-(d / "manifest.json").write_text(json.dumps(m, indent=1))
-EOF
-)
+variant /tmp/pg one_row_a_thread $'import cleave_ir.passes.lower_tilelang as lt\nlt.gemv_rows_per_step = lambda split, k, vector: split' \
+  "$R/$U/gpt2_ln_mlp_decode.mlir" "$R/bench/probes/decode_linear_kn.mlir" "$R/examples/rmsnorm_matmul.mlir"
 (cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/pg --out "$P/pg.json" --deadline 240 --row-budget 50 --torch-compile default -j 15 > "$P/pg.log" 2>&1)
 grep -A12 "^| row" "$P/pg.md" 2>/dev/null || tail -20 "$P/pg.log"
 exit 0
 fi
-if [[ $part == T ]]; then
-# 7. A Split-K combine's padded partial tiles by TMA (thread_copied_in_loop: only a tile whose one reader is
-#    the loop's matmul is thread-copied): sigmoid_glu_t5's combines (s2: 240.8 us, s4: 567.3 measured with
-#    the thread copy; estimated 21.7, 25.3), against the same kernels thread-copied (`~thread_copy`), and
-#    racecheck on the new combines.
-(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/sigmoid_glu_t5.mlir" --keep 4 --out /tmp/pt -j 15 > "$P/pt_prepare.log" 2>&1)
-(cd /tmp && python - > "$P/thread_copy.log" 2>&1 <<EOF
-import sys
-sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/sigmoid_glu_t5.mlir", "--keep", "4", "--out", "/tmp/pt_thread_copy", "-j", "1"]
-sys.path.insert(0, "$R/bench")
-import cleave_ir.passes.lower_tilelang as lt
-from cleave_ir.dialects import itgraph
-def old(load):
-    loop = load.parent_op()
-    return isinstance(loop, itgraph.SequentialOp) and lt.loop_matmuls(loop) == 1 and len({u.operation for u in load.result.uses}) == 1
-lt.thread_copied_in_loop = old
-import gpu_suite
-gpu_suite.main()
-EOF
-)
-(cd /tmp && python - <<'EOF'
-import json, shutil
-from pathlib import Path
-d, s = Path("/tmp/pt"), Path("/tmp/pt_thread_copy")
-m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
-for k, e in ms["entries"].items():
-    e = dict(e); e["row"] += "~thread_copy"; new = f"kernels/{e['row']}__full.py"
-    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
-(d / "manifest.json").write_text(json.dumps(m, indent=1))
-EOF
-)
-(cd /tmp && timeout 240 python "$R/bench/gpu_suite.py" run /tmp/pt --out "$P/pt.json" --top-k 4 --deadline 200 --row-budget 90 --torch-compile default -j 15 > "$P/pt.log" 2>&1)
-grep -A6 "^| row" "$P/pt.md" 2>/dev/null || tail -20 "$P/pt.log"
-grep -E "^- " "$P/pt.md" 2>/dev/null | cut -c1-240
-(cd /tmp && timeout 150 python "$R/bench/racecheck.py" --graphs "$R/$U/sigmoid_glu_t5.mlir" --rows '^$' --every-candidate --timeout 100 -j 12 \
-  --out "$P/rt" --kernels 'combine' > "$P/rt.log" 2>&1)
-tail -12 "$P/rt/racecheck.md"
-exit 0
-fi
-if [[ $part == U ]]; then
-# 8. residual_rmsnorm_matmul's one kernel after 0e994d8: x and r, read by their add, are copied by TMA (62.0 us
-#    thread-copied, s25), against the kernels as before (`~thread_copy`), and racecheck on its first candidate.
-(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/residual_rmsnorm_matmul.mlir" --keep 4 --out /tmp/pu -j 15 > "$P/pu_prepare.log" 2>&1)
-(cd /tmp && python - > "$P/pu_thread_copy.log" 2>&1 <<EOF
-import sys
-sys.argv = ["gpu_suite.py", "prepare", "--graphs", "$R/$U/residual_rmsnorm_matmul.mlir", "--keep", "4", "--out", "/tmp/pu_thread_copy", "-j", "1"]
-sys.path.insert(0, "$R/bench")
-import cleave_ir.passes.lower_tilelang as lt
-from cleave_ir.dialects import itgraph
-def old(load):
-    loop = load.parent_op()
-    return isinstance(loop, itgraph.SequentialOp) and lt.loop_matmuls(loop) == 1 and len({u.operation for u in load.result.uses}) == 1
-lt.thread_copied_in_loop = old
-import gpu_suite
-gpu_suite.main()
-EOF
-)
-(cd /tmp && python - <<'EOF'
-import json, shutil
-from pathlib import Path
-d, s = Path("/tmp/pu"), Path("/tmp/pu_thread_copy")
-m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
-for k, e in ms["entries"].items():
-    e = dict(e); e["row"] += "~thread_copy"; new = f"kernels/{e['row']}__full.py"
-    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
-(d / "manifest.json").write_text(json.dumps(m, indent=1))
-EOF
-)
-(cd /tmp && timeout 240 python "$R/bench/gpu_suite.py" run /tmp/pu --out "$P/pu.json" --top-k 4 --deadline 200 --row-budget 90 --torch-compile default -j 15 > "$P/pu.log" 2>&1)
-grep -A6 "^| row" "$P/pu.md" 2>/dev/null || tail -20 "$P/pu.log"
-grep -E "^- " "$P/pu.md" 2>/dev/null | cut -c1-240
-(cd /tmp && timeout 150 python "$R/bench/racecheck.py" --graphs "$R/$U/residual_rmsnorm_matmul.mlir" --rows '^$' --timeout 100 -j 12 \
-  --out "$P/ru" --kernels 'residual_rmsnorm_matmul_c1_k0' > "$P/ru.log" 2>&1)
-tail -8 "$P/ru/racecheck.md"
+if [[ $part == T || $part == U ]]; then
+# 7 (T). A Split-K combine's padded partial tiles by TMA (thread_copied_in_loop: only a tile whose one reader is
+#    the loop's matmul is thread-copied): sigmoid_glu_t5's combines (s2: 240.8 us, s4: 567.3 measured with the
+#    thread copy; estimated 21.7, 25.3), against the same kernels thread-copied (`~thread_copy`); racecheck on
+#    the new combines. Measured: bench/results/pending_checks_2026-12-05s25_H200.md.
+# 8 (U). residual_rmsnorm_matmul's one kernel after 0e994d8: x and r, read by their add, are copied by TMA (62.0 us
+#    thread-copied, s25), against the kernels as before, and racecheck on its first candidate.
+if [[ $part == T ]]; then graph=sigmoid_glu_t5 kernels=combine; else graph=residual_rmsnorm_matmul kernels=residual_rmsnorm_matmul_c1_k0; fi
+variant /tmp/p$part thread_copy "$OLD_THREAD_COPY" "$R/$U/$graph.mlir"
+(cd /tmp && timeout 240 python "$R/bench/gpu_suite.py" run /tmp/p$part --out "$P/p$part.json" --top-k 4 --deadline 200 --row-budget 90 --torch-compile default -j 15 > "$P/p$part.log" 2>&1)
+grep -A6 "^| row" "$P/p$part.md" 2>/dev/null || tail -20 "$P/p$part.log"
+grep -E "^- " "$P/p$part.md" 2>/dev/null | cut -c1-240
+(cd /tmp && timeout 150 python "$R/bench/racecheck.py" --graphs "$R/$U/$graph.mlir" --rows '^$' --every-candidate --timeout 100 -j 12 \
+  --out "$P/r$part" --kernels "$kernels" > "$P/r$part.log" 2>&1)
+tail -12 "$P/r$part/racecheck.md"
 exit 0
 fi
 if [[ $part == L ]]; then
