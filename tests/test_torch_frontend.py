@@ -615,6 +615,31 @@ def test_wide_mlp_cuts_between_its_up_and_down_projections(shape: tuple[int, int
     assert [len(r.ops()) for r in ct.explain(narrow, (x,), quiet=True).regions] == [1, 5]
 
 
+def test_norm_joins_one_projection_not_two() -> None:
+    """An RMSNorm feeding one projection shares its region (the rmsnorm_matmul form); feeding an MLP's gate
+    and up it is a region of its own: the search ran 160 s on the norm with both projections (Llama-3-8B's
+    sizes, 208544 e-graph nodes) and found no candidate. `explain` says where each region ends and why."""
+
+    class NormThen(nn.Module):
+        def __init__(self, mlp: bool) -> None:
+            super().__init__()
+            self.w, self.mlp = nn.Parameter(torch.rand(64) + 0.5), SwiGLU(ffn=1024) if mlp else nn.Linear(64, 256, bias=False)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.mlp(x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.w)
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 8, 64)
+    one = ct.explain(NormThen(False).eval(), (x,), quiet=True)
+    assert [r.ops()[-1] for r in one.regions] == ["aten.linear"] and "aten.mean" in one.regions[0].ops(), one.text()
+    plan = ct.explain(NormThen(True).eval(), (x,), quiet=True)
+    assert [r.ops()[-1] for r in plan.regions] == ["aten.mul", "aten.mul", "aten.linear"], plan.text()
+    assert "aten.mean" in plan.regions[0].ops() and plan.regions[1].ops() == ["aten.linear", "aten.silu", "aten.linear", "aten.mul"]
+    text = plan.text()
+    assert "  ends here: the input of a region of 2 projections" in text and "  ends here: a hidden layer at least 1024 wide" in text, text
+    assert "  ends here: the graph's output" in text
+
+
 def test_decode_mlp_dynamic_batch_stays_dynamic_on_rows() -> None:
     """A dynamic decode batch: the squeezed [B, N] inputs keep B dynamic; checked and run at other batches."""
     torch.manual_seed(0)

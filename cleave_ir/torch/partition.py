@@ -8,8 +8,9 @@ The rule (`RULE`, printed by `explain`):
    `MAX_MATMULS` matmuls (2: attention, matmul chains, SwiGLU; what the scheduler fuses);
    otherwise it starts a region of its own (its root; the region's output). So does a wide hidden layer
    feeding a projection (`wide_hidden_layer`: an MLP's silu(gate) * up before its down projection): the
-   up projections that read one input share a region, not the up and down projections of a chain.
-   tgraph graphs have one
+   up projections that read one input share a region, not the up and down projections of a chain;
+   and so does the input of a region that has two projections already (a norm before gate and up: the
+   search does not finish on that graph). tgraph graphs have one
    output, so a value used by two regions (e.g. a normalized input feeding q, k and v projections)
    ends a region. An attention over `repeat_kv`'d heads (`aten.grouped_attention`) roots a region
    that holds the repeat nodes and takes its query as an input (passed as a grouped view).
@@ -61,7 +62,7 @@ _VIEWS = frozenset(f"aten.{n}" for n in ("view", "reshape", "_unsafe_view", "uns
 RULE = (
     "regions are maximal single-output cones of supported aten ops (a node joins its users' region when all its users "
     "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted, and {max_matmuls} matmuls, "
-    "and is not a hidden layer at least {wide} wide between two projections); a region is "
+    "and is neither a hidden layer at least {wide} wide between two projections nor the input of {max_matmuls} projections); a region is "
     "compiled when it has a matmul or a reduction (not an fp32 matmul while torch.get_float32_matmul_precision() is "
     "'highest': our kernels compute it in TF32); parameters and other values become inputs"
 )
@@ -80,6 +81,7 @@ class Region:
     output_like: int | None = None  # the graph's output is a grouped view of this tensor input's shape
     unsqueeze: tuple[int, ...] = ()  # size-1 dims of the root that the graph's output leaves out
     empty_rows: int | None = None  # this tensor input is an SDPA mask: the output's rows it masks whole are 0
+    cut: str = ""  # why its root does not join its users' region (`cut_reason`)
 
     def zero_empty_rows(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         """`out` (the root's value) with the query rows that the mask `xs[empty_rows]` masks (False or -inf)
@@ -143,6 +145,8 @@ class Plan:
             print(f"region {r.index} [{decision}]: {', '.join(r.ops())}", file=out)
             print(f"  tgraph: {', '.join(r.tgraph_ops()) or '-'}; inputs: {', '.join(r.input_names())}; output: {r.root.name}", file=out)
             print(f"  why: {r.reason}", file=out)
+            if r.cut:
+                print(f"  ends here: {r.cut}", file=out)
         for n, why in self.unsupported.items():
             print(f"PyTorch: {n.name} ({op_name(n)}): {why}", file=out)
         return out.getvalue()
@@ -187,30 +191,35 @@ def projection_input(node: fx.Node) -> fx.Node | None:
 
 
 def wide_hidden_layer(node: fx.Node) -> bool:
-    """Whether `node` is a hidden layer between projections: at least WIDE_HIDDEN wide and computed from a
-    projection's output by element-wise ops and views alone (an MLP's silu(gate) * up, gelu(fc))."""
+    """Whether `node` is a hidden layer between projections: at least WIDE_HIDDEN wide and computed from
+    projections' outputs by element-wise ops and views alone (an MLP's silu(gate) * up, gelu(fc)); a norm of
+    a projection's output is not (its row statistics are reductions)."""
     val = meta_val(node)
     if not hasattr(val, "shape") or len(val.shape) == 0 or not isinstance(val.shape[-1], int) or val.shape[-1] < WIDE_HIDDEN:
         return False
-    seen: set[fx.Node] = set()
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        if projection_input(n) is not None:
-            return True
-        if op_name(n) in ELEMENTWISE or op_name(n) in _VIEWS:
-            todo.extend(a for a in n.all_input_nodes if a.op == "call_function")
-    return False
+    known: dict[fx.Node, bool] = {}
+
+    def hidden(n: fx.Node) -> bool:
+        """n is a projection, or element-wise of such values and values from outside the graph's ops."""
+        if n not in known:
+            known[n] = False  # (no cycles in an FX graph; this only bounds the walk)
+            if projection_input(n) is not None:
+                known[n] = True
+            elif op_name(n) in ELEMENTWISE or op_name(n) in _VIEWS:
+                computed = [a for a in n.all_input_nodes if a.op == "call_function"]
+                known[n] = bool(computed) and all(hidden(a) for a in computed)
+        return known[n]
+
+    return hidden(node)
 
 
-def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int = MAX_OPS) -> list[list[fx.Node]]:
-    """Regions by the cone rule over the supported nodes (`cost`: their op and matmul counts), in graph order."""
+def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int = MAX_OPS) -> list[tuple[list[fx.Node], str]]:
+    """Regions by the cone rule over the supported nodes (`cost`: their op and matmul counts), in graph
+    order, each with why its root did not join its users' region (`cut_reason`)."""
     order = list(captured.module.graph.nodes)
     region_of: dict[fx.Node, int] = {}
     members: list[list[fx.Node]] = []
+    cuts: list[str] = []
     size: list[list[int]] = []
     grouped_queries = {n.args[0] for n in cost if grouped_attention(n) is not None}
     masks = {m for n in cost if (m := unbounded_float_mask(n, cost)) is not None}  # region inputs
@@ -221,14 +230,13 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
         owners = {region_of.get(u) for u in n.users}
         r = next(iter(owners)) if len(owners) == 1 else None
         grouped = grouped_attention(n)
-        if (
-            not n.users or r is None or size[r][0] + ops > max_ops or size[r][1] + mms > MAX_MATMULS
-            or grouped is not None or n in grouped_queries or bool_masked_attention(n) or n in masks
-            or any(projection_input(u) is n for u in n.users) and wide_hidden_layer(n)
-        ):
+        cut = cut_reason(n, owners, size[r] if r is not None else None, ops, mms, max_ops, grouped is not None or n in grouped_queries, n in masks)
+        if cut:
             r = len(members)
             members.append([])
+            cuts.append(cut)
             size.append([0, 0])
+        assert r is not None
         region_of[n] = r
         members[r].append(n)
         for x in reversed(grouped.repeat_nodes if grouped is not None else []):
@@ -236,14 +244,42 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
             members[r].append(x)
         size[r][0] += ops
         size[r][1] += mms
-    regions = [list(reversed(m)) for m in members]
-    regions.sort(key=lambda m: order.index(m[-1]))
+    regions = [(list(reversed(m)), c) for m, c in zip(members, cuts)]
+    regions.sort(key=lambda mc: order.index(mc[0][-1]))
     return regions
 
 
-def emit(captured: Captured, index: int, nodes: list[fx.Node]) -> Region:
+def cut_reason(
+    n: fx.Node, owners: set[int | None], size: list[int] | None, ops: int, mms: int, max_ops: int, grouped: bool, mask: bool
+) -> str:
+    """Why the supported node `n` starts a region of its own (`RULE`), or "" where it joins its users'
+    region (`owners`: their regions, None for a user outside every region; `size`: that region's tgraph
+    ops and matmuls so far)."""
+    if all(u.op == "output" for u in n.users):
+        return "the graph's output"
+    if size is None:
+        return "its value is also read outside any region (in PyTorch, or as an output)" if None in owners else "its value is used by several regions"
+    if size[0] + ops > max_ops:
+        return f"its users' region would pass {max_ops} tgraph ops"
+    if size[1] + mms > MAX_MATMULS:
+        return f"its users' region would pass {MAX_MATMULS} matmuls"
+    if ops and size[1] >= MAX_MATMULS and any(projection_input(u) is n for u in n.users):  # (a view of the input joins)
+        # Llama's RMSNorm before gate and up: 208544 e-graph nodes explored, no candidate, 160 s
+        return f"the input of a region of {MAX_MATMULS} projections (the search does not finish on a norm before them)"
+    if grouped:
+        return "a grouped attention and its query are regions of their own"
+    if bool_masked_attention(n):
+        return "an attention with a boolean mask roots a region"
+    if mask:
+        return "a float attention mask enters its attention's region as an input"
+    if any(projection_input(u) is n for u in n.users) and wide_hidden_layer(n):
+        return f"a hidden layer at least {WIDE_HIDDEN} wide between two projections"
+    return ""
+
+
+def emit(captured: Captured, index: int, nodes: list[fx.Node], cut: str = "") -> Region:
     """The region's tgraph graph (or the reason there is none) and whether it is worth compiling."""
-    region = Region(index, nodes)
+    region = Region(index, nodes, cut=cut)
     val = meta_val(region.root)
     cx = Emitter(GraphBuilder("region", element_type(val.dtype)), captured.sizes)  # renamed by content below
     grouped = grouped_attention(region.root)
@@ -404,7 +440,7 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
     """Supported nodes, cut into regions by `RULE`, each with its tgraph graph."""
     reasons = support(captured)
     cost = {n: c for n, c in reasons.items() if not isinstance(c, str)}
-    regions = [emit(captured, i, nodes) for i, nodes in enumerate(cones(captured, cost, max_ops))]
+    regions = [emit(captured, i, nodes, cut) for i, (nodes, cut) in enumerate(cones(captured, cost, max_ops))]
     unsupported = {n: why for n, why in reasons.items() if isinstance(why, str)}
     return Plan(captured, regions, unsupported, max_ops)
 
