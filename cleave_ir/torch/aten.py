@@ -1259,6 +1259,10 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.lerp": _lerp,
     "aten.expand_as": _expand,
 }
+
+VIEWS = frozenset(name for name, convert_node in ATEN.items() if convert_node in (_reshape, _transpose, _expand, _identity, _convert))
+"""aten ops of `ATEN` that pass their input's values on (views, copies, casts): read through them to
+find where a value comes from."""
 """aten op (packet name) -> converter. Ops not listed stay in PyTorch."""
 
 

@@ -212,11 +212,11 @@ def gate(
                 got = kernel(*xs)
                 if tuple(got.shape) != tuple(ref.shape):
                     raise ValueError(f"output shape {tuple(got.shape)} on {name} inputs, expected {tuple(ref.shape)}")
-                theirs = pytorch(*xs)
                 past = _past_range(ref, got.dtype)
                 if float(past.float().mean()) > PAST_RANGE_SKIP:
                     skipped.append(f"{name} (past the output type's range)")
                     continue
+                theirs = pytorch(*xs)
                 if bool(past.any()):  # compared where the output type can hold the result
                     got, theirs, ref = got.masked_fill(past, 0), theirs.masked_fill(past, 0), ref.masked_fill(past, 0)
                     out_of_range.append(f"{name}, {int(past.sum())} of {past.numel()} elements")

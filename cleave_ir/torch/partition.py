@@ -42,7 +42,7 @@ from cleave_ir.passes.padded_dims import padded_size
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
     SLICED_LINEAR, Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, floor_softmax_fills, grouped_attention,
-    ELEMENTWISE, is_mask_dtype, meta_val, op_name, unbounded_float_mask,
+    ELEMENTWISE, VIEWS, is_mask_dtype, meta_val, op_name, unbounded_float_mask,
 )
 from cleave_ir.torch.capture import Captured
 
@@ -57,7 +57,8 @@ WIDE_HIDDEN = 1024
 a 128-row tile of it (1024 fp16 columns: 256 KiB, past shared memory), so the two projections gain nothing
 from one region; the projections that read one input (gate and up) do, and take the region instead."""
 
-_VIEWS = frozenset(f"aten.{n}" for n in ("view", "reshape", "_unsafe_view", "unsqueeze", "squeeze", "t", "transpose", "permute", "expand", "contiguous", "clone", "alias", "detach", "_to_copy", "to"))
+_PROJECTION_ARGS = {"aten.linear": (0, 1), "aten.mm": (0, 1), "aten.matmul": (0, 1), "aten.addmm": (1, 2)}
+"""Where the activation and the weight are among a projection's arguments."""
 
 RULE = (
     "regions are maximal single-output cones of supported aten ops (a node joins its users' region when all its users "
@@ -173,7 +174,7 @@ def support(captured: Captured) -> dict[fx.Node, str | tuple[int, int]]:
 
 def _parameter(node: Any) -> bool:
     """Whether `node` is a parameter or buffer (a `get_attr`), seen through views and casts."""
-    while isinstance(node, fx.Node) and op_name(node) in _VIEWS:
+    while isinstance(node, fx.Node) and op_name(node) in VIEWS:
         node = node.args[0]
     return isinstance(node, fx.Node) and node.op == "get_attr"
 
@@ -184,7 +185,7 @@ def projection_input(node: fx.Node) -> fx.Node | None:
         x = node.meta[SLICED_LINEAR][0]
         return x if isinstance(x, fx.Node) else None
     name, args = op_name(node), node.args
-    x, w = {"aten.linear": (0, 1), "aten.mm": (0, 1), "aten.matmul": (0, 1), "aten.addmm": (1, 2)}.get(name, (None, None))
+    x, w = _PROJECTION_ARGS.get(name, (None, None))
     if x is None or len(args) <= max(x, w) or not isinstance(args[x], fx.Node) or not _parameter(args[w]):
         return None
     return args[x]
@@ -205,7 +206,7 @@ def wide_hidden_layer(node: fx.Node) -> bool:
             known[n] = False  # (no cycles in an FX graph; this only bounds the walk)
             if projection_input(n) is not None:
                 known[n] = True
-            elif op_name(n) in ELEMENTWISE or op_name(n) in _VIEWS:
+            elif op_name(n) in ELEMENTWISE or op_name(n) in VIEWS:
                 computed = [a for a in n.all_input_nodes if a.op == "call_function"]
                 known[n] = bool(computed) and all(hidden(a) for a in computed)
         return known[n]
