@@ -1,5 +1,6 @@
-"""Layers of architectures the pipeline was not developed on (Phi-3, Gemma, Falcon, BERT, T5, and
-Llama and GPT-2 as `transformers` writes them in eager mode), captured, partitioned, compiled and stitched on
+"""Layers of architectures the pipeline was not developed on (Phi-3, Gemma, Falcon, BERT, T5, Llama and
+GPT-2 as `transformers` writes them in eager mode; Gemma-2, BLOOM, GPT-NeoX, Qwen2, OLMo and a top-2
+mixture of experts, added later without changing the code), captured, partitioned, compiled and stitched on
 the CPU: every region must either compile correctly or stay in PyTorch with a reason, and the
 optimized layer must equal the model. Tiny sizes, fp16.
 
@@ -179,6 +180,120 @@ class GPT2HF(nn.Module):  # transformers' eager GPT-2 block: Conv1D, where + fin
         return x + self.c_out(h)
 
 
+class Gemma2(nn.Module):  # softcapped logits (tanh), pre+post norms, sliding window additive mask, GQA 2 kv heads
+    def __init__(self):
+        super().__init__()
+        self.w = nn.ParameterList([nn.Parameter(torch.randn(H) * 0.1) for _ in range(4)])
+        self.q = nn.Linear(H, H, bias=False); self.k = nn.Linear(H, 2 * HD, bias=False); self.v = nn.Linear(H, 2 * HD, bias=False); self.o = nn.Linear(H, H, bias=False)
+        self.gate = nn.Linear(H, I, bias=False); self.up = nn.Linear(H, I, bias=False); self.down = nn.Linear(I, H, bias=False)
+    def norm(self, x, i):
+        xf = x.float(); y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return (y * (1.0 + self.w[i].float())).type_as(x)
+    def forward(self, x, mask):
+        b, t, _ = x.shape
+        h = self.norm(x, 0)
+        q = self.q(h).view(b, t, NH, HD).transpose(1, 2)
+        k = self.k(h).view(b, t, 2, HD).transpose(1, 2).repeat_interleave(NH // 2, dim=1)
+        v = self.v(h).view(b, t, 2, HD).transpose(1, 2).repeat_interleave(NH // 2, dim=1)
+        w = q @ k.transpose(2, 3) * (HD ** -0.5)
+        w = torch.tanh(w / 50.0) * 50.0 + mask
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        a = (w @ v).transpose(1, 2).reshape(b, t, H)
+        x = x + self.norm(self.o(a), 1)
+        h = self.norm(x, 2)
+        return x + self.norm(self.down(F.gelu(self.gate(h), approximate="tanh") * self.up(h)), 3)
+
+class Bloom(nn.Module):  # ALiBi through baddbmm, LayerNorm, fused qkv by view, gelu (tanh form written out)
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(H); self.qkv = nn.Linear(H, 3 * H); self.o = nn.Linear(H, H)
+        self.ln2 = nn.LayerNorm(H); self.fc1 = nn.Linear(H, 4 * H); self.fc2 = nn.Linear(4 * H, H)
+        slopes = torch.tensor([2 ** (-8 * (i + 1) / NH) for i in range(NH)])
+        self.register_buffer("alibi", (slopes[:, None] * torch.arange(S)[None, :]).reshape(NH, 1, S))
+    def forward(self, x, mask):
+        b, t, _ = x.shape
+        h = self.ln1(x)
+        qkv = self.qkv(h).view(b, t, NH, 3, HD)
+        q = qkv[..., 0, :].transpose(1, 2).reshape(b * NH, t, HD)
+        k = qkv[..., 1, :].permute(0, 2, 3, 1).reshape(b * NH, HD, t)
+        v = qkv[..., 2, :].transpose(1, 2).reshape(b * NH, t, HD)
+        sc = torch.baddbmm(self.alibi.to(x.dtype).repeat(b, 1, 1), q, k, beta=1.0, alpha=1.0 / math.sqrt(HD))
+        sc = sc.view(b, NH, t, t) + mask
+        p = F.softmax(sc, dim=-1, dtype=torch.float32).to(x.dtype).view(b * NH, t, t)
+        a = torch.bmm(p, v).view(b, NH, t, HD).permute(0, 2, 1, 3).reshape(b, t, H)
+        x = x + self.o(a)
+        u = self.fc1(self.ln2(x))
+        u = u * 0.5 * (1.0 + torch.tanh(0.79788456 * u * (1 + 0.044715 * u * u)))
+        return x + self.fc2(u)
+
+class NeoX(nn.Module):  # parallel residual, partial rotary (25%), qkv interleaved per head
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(H); self.ln2 = nn.LayerNorm(H)
+        self.qkv = nn.Linear(H, 3 * H); self.o = nn.Linear(H, H); self.fc1 = nn.Linear(H, 4 * H); self.fc2 = nn.Linear(4 * H, H)
+        r = HD // 4
+        inv = 1.0 / (10000 ** (torch.arange(0, r, 2).float() / r)); f = torch.outer(torch.arange(S).float(), inv); emb = torch.cat([f, f], -1)
+        self.register_buffer("cos", emb.cos()[None, None]); self.register_buffer("sin", emb.sin()[None, None]); self.r = r
+    def forward(self, x):
+        b, t, _ = x.shape
+        qkv = self.qkv(self.ln1(x)).view(b, t, NH, 3 * HD).permute(0, 2, 1, 3)
+        q, k, v = qkv[..., :HD], qkv[..., HD:2 * HD], qkv[..., 2 * HD:]
+        def rope(z):
+            zr, zp = z[..., :self.r], z[..., self.r:]
+            rot = torch.cat((-zr[..., self.r // 2:], zr[..., :self.r // 2]), -1)
+            return torch.cat((zr * self.cos.to(z.dtype) + rot * self.sin.to(z.dtype), zp), -1)
+        q, k = rope(q), rope(k)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).permute(0, 2, 1, 3).reshape(b, t, H)
+        return x + self.o(a) + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+class Qwen2(nn.Module):  # qkv biases, GQA via SDPA enable_gqa, SwiGLU
+    def __init__(self):
+        super().__init__()
+        self.n1 = nn.RMSNorm(H, eps=1e-6); self.n2 = nn.RMSNorm(H, eps=1e-6)
+        self.q = nn.Linear(H, H); self.k = nn.Linear(H, 2 * HD); self.v = nn.Linear(H, 2 * HD); self.o = nn.Linear(H, H, bias=False)
+        self.gate = nn.Linear(H, I, bias=False); self.up = nn.Linear(H, I, bias=False); self.down = nn.Linear(I, H, bias=False)
+    def forward(self, x):
+        b, t, _ = x.shape
+        h = self.n1(x)
+        q = self.q(h).view(b, t, NH, HD).transpose(1, 2); k = self.k(h).view(b, t, 2, HD).transpose(1, 2); v = self.v(h).view(b, t, 2, HD).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True).transpose(1, 2).reshape(b, t, H)
+        x = x + self.o(a)
+        h = self.n2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+class Olmo(nn.Module):  # non-parametric LayerNorm, clamped qkv (clip_qkv), SwiGLU from one fused projection
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(H, 3 * H, bias=False); self.o = nn.Linear(H, H, bias=False)
+        self.ff = nn.Linear(H, 2 * I, bias=False); self.down = nn.Linear(I, H, bias=False)
+    def forward(self, x):
+        b, t, _ = x.shape
+        h = F.layer_norm(x, (H,))
+        qkv = self.qkv(h).clamp(-8.0, 8.0)
+        q, k, v = (z.view(b, t, NH, HD).transpose(1, 2) for z in qkv.split(H, -1))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, H)
+        x = x + self.o(a)
+        u, g = self.ff(F.layer_norm(x, (H,))).chunk(2, -1)
+        return x + self.down(F.silu(g) * u)
+
+class MoE(nn.Module):  # top-2 routed experts (topk, scatter-free loop over experts), shared expert
+    def __init__(self):
+        super().__init__()
+        self.n = nn.RMSNorm(H); self.router = nn.Linear(H, 4, bias=False)
+        self.experts = nn.ModuleList([nn.Sequential(nn.Linear(H, I, bias=False), nn.SiLU(), nn.Linear(I, H, bias=False)) for _ in range(4)])
+        self.shared = nn.Sequential(nn.Linear(H, I, bias=False), nn.GELU(), nn.Linear(I, H, bias=False))
+    def forward(self, x):
+        h = self.n(x)
+        p = F.softmax(self.router(h).float(), -1)
+        w, idx = torch.topk(p, 2, -1)
+        w = (w / w.sum(-1, keepdim=True)).to(x.dtype)
+        out = self.shared(h)
+        for e, ex in enumerate(self.experts):
+            sel = ((idx == e).to(x.dtype) * w).sum(-1, keepdim=True)
+            out = out + sel * ex(h)
+        return x + out
+
+
 def inputs(name: str) -> tuple[torch.Tensor, ...]:
     x = torch.randn(1, S, H).half()
     if name == "Bert":
@@ -188,10 +303,15 @@ def inputs(name: str) -> tuple[torch.Tensor, ...]:
         return (x, torch.full((S, S), -1e4).triu(1)[None, None].half())
     if name == "T5":
         return (x, (torch.randn(1, NH, S, S) * 0.5).half())
+    if name == "Gemma2":  # causal and a sliding window of 8
+        i = torch.arange(S)
+        return (x, (((i[None, :] > i[:, None]) | (i[:, None] - i[None, :] >= 8)).float() * -1e4)[None, None].half())
+    if name == "Bloom":
+        return (x, torch.full((S, S), -1e4).triu(1)[None, None].half())
     return (x,)
 
 
-ARCHITECTURES = ["Phi3", "Gemma", "Falcon", "Bert", "T5", "HFLlama", "GPT2HF"]
+ARCHITECTURES = ["Phi3", "Gemma", "Falcon", "Bert", "T5", "HFLlama", "GPT2HF", "Gemma2", "Bloom", "NeoX", "Qwen2", "Olmo", "MoE"]
 
 
 def optimized(name: str, compiler):  # type: ignore[no-untyped-def]
