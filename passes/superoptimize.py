@@ -19,6 +19,9 @@ equivalence):
   cast: "forgetful") are bounded otherwise: no more of each along one path than in the input graph,
   `x + c` and `max(x, c)` only on operands of the form they have there, none over a select unless
   the input graph has it there; and terms whose form is a bare constant (x / x) are not built;
+- element-wise ops compute only tensors of shapes the input graph has, or of split forms (a split
+  count in the shape, or the rank a combine leaves): a weight raised to meet split tensors is not
+  a place for row vectors to broadcast into (`Enumerator._elementwise_at`);
 - `select(m, a, b)` is enumerated like the binary ops: (condition, picked) pairs are matched against
   the selects of the output's form before a third operand is tried. Its algebra (`condition`) says
   that an elementwise f commutes with it only on both sides and that no reduction does: a candidate
@@ -420,6 +423,12 @@ def _matmul_shape(a: tuple[Dim, ...], b: tuple[Dim, ...], transpose_b: bool) -> 
     return None if batch is None else (*batch, a[-2], n)
 
 
+def value_shapes(graph: tgraph.GraphOp) -> frozenset[tuple[Dim, ...]]:
+    """The shapes of the graph's inputs and op results."""
+    values = [*graph.inputs, *(r for op in graph.block.ops for r in op.results)]
+    return frozenset(tuple(tgraph.tensor_type(v).shape) for v in values if isinstance(v.type, tgraph.TensorType))
+
+
 def _broadcast(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tuple[Dim, ...] | None:
     if len(a) != len(b):
         return None
@@ -460,6 +469,11 @@ class Enumerator:
         plain, split = op_limit(graph, len(leaves), max_splits)
         self.plain_ops, self.max_ops = max(max_ops, plain), max(max_ops, split)
         self.max_rank = max(len(tgraph.tensor_type(t).shape) for t in (*graph.inputs, graph.output_op.outputs[0]))
+        self.value_shapes = value_shapes(graph)
+        self._elementwise_shapes: dict[tuple[Dim, ...], bool] = {}
+        self.unit_contractions = any(
+            isinstance(op, tgraph.MatmulOp) and tgraph.tensor_type(op.operands[0]).shape[-1] == 1 for op in graph.block.ops
+        )
         budget: dict[object, int] = {k: n for k, n in ops.items()}
         # tree expansion counts a shared split (or reshape) once per use
         share = max(leaves.values(), default=1)
@@ -738,21 +752,23 @@ class Enumerator:
         if (k in _BINARY_FN or k in ("matmul", "matmul_t")) and cs[0].elt != cs[1].elt:
             return None  # the verifiers want equal element types (a cast comes first)
         if k in ("matmul", "matmul_t"):
+            if k == "matmul" and cs[0].shape[-1] == 1 and not self.unit_contractions:
+                return None  # [.., m, 1] @ [.., 1, n]: the broadcasting mul computes it (a transposed one it cannot)
             shape = _matmul_shape(cs[0].shape, cs[1].shape, k == "matmul_t")
             return None if shape is None else (shape, cs[0].shape[-1])
         if k in _BINARY_FN:
             shape = _broadcast(cs[0].shape, cs[1].shape)
-            return None if shape is None else (shape, None)
+            return None if shape is None or not self._elementwise_at(shape) else (shape, None)
         if k in _SELECT:
             if self._elt(node) is None:
                 return None
             shape = _broadcast(cs[0].shape, cs[1].shape)
             shape = None if shape is None else _broadcast(shape, cs[2].shape)
-            return None if shape is None else (shape, None)
+            return None if shape is None or not self._elementwise_at(shape) else (shape, None)
         if k == OPAQUE and node.attr[2] is not None and str(node.attr[2]) == cs[0].elt:  # type: ignore[index]
             return None  # a cast to the type it has
         if k in _UNARY_FN or k in ("scale", OPAQUE):
-            return cs[0].shape, None
+            return (cs[0].shape, None) if self._elementwise_at(cs[0].shape) else None
         if k.startswith("reduce_"):
             d = node.attr
             size = cs[0].shape[d]  # type: ignore[index]
@@ -773,6 +789,19 @@ class Enumerator:
                 return None
             return target, None
         return None
+
+    def _elementwise_at(self, shape: tuple[Dim, ...]) -> bool:
+        """Whether an element-wise op may compute a tensor of `shape`: one the input graph has, or a
+        split form's (a split count in it, or the rank a combine leaves). A weight raised to meet split
+        tensors ([d1, d0] -> [1, d1, d0]) is otherwise a tensor every row-sized term broadcasts into:
+        a decode RMSNorm before two projections built 49262 classes (rows x weight, outer products)
+        and stopped at the work budget after 153 s; with the rule it finishes in ~20 s."""
+        ok = self._elementwise_shapes.get(shape)
+        if ok is None:
+            ok = self._elementwise_shapes[shape] = (
+                shape in self.value_shapes or len(shape) > self.max_rank or any(SPLIT in d.free_symbols for d in shape)
+            )
+        return ok
 
     def _evaluate(self, node: Node, shape: tuple[Dim, ...]) -> np.ndarray | None:
         xs = [self.classes[a].value for a in node.args]

@@ -352,3 +352,64 @@ def test_concretize_check_fits_its_budget_when_the_contracted_dim_is_huge() -> N
     at = check_bindings(split, {**split.binding_values(), "s": 8}, 0.5)
     assert _bytes(split, at) <= 0.5 * 2**30
     instantiate(split, at)  # the split dim still divides by s
+
+
+def _decode_norm_gate_up(d: int = 256, f: int = 512) -> tgraph.GraphOp:
+    """Llama's RMSNorm before gate and up at decode: one row, [1, 1, d], weights in nn.Linear layout."""
+    b = GraphBuilder("decode_norm_gate_up", "f16")
+    x, gamma = b.input("x", [1, 1, d]), b.input("gamma", [1, 1, d])
+    wg, wu = b.input("wg", [f, d]), b.input("wu", [f, d])
+    r = b.rsqrt(b.scalar("add", b.scale(b.reduce("sum", b.square(x), 2), 1.0 / d), 1e-5))
+    xn = b.reshape(b.mul(b.mul(x, r), gamma), [1, d])
+    return b.build(b.mul(b.silu(b.matmul(xn, wg, transpose_b=True)), b.matmul(xn, wu, transpose_b=True)))
+
+
+def test_elementwise_ops_stay_at_the_graphs_shapes() -> None:
+    """With one row, every row-sized term broadcasts into a weight raised to [1, f, d] (a shape the
+    graph does not have: the raising is for meeting split tensors); the search built thousands of such
+    classes and ran to its work budget (153 s on Llama-3-8B's decode norm + gate/up). No element-wise
+    op computes a tensor of a shape outside the graph's, unless a split form's."""
+    from cleave_ir.passes.elementwise_cones import find_cone, outline
+    from cleave_ir.passes.superoptimize import SPLIT, Enumerator, value_shapes
+
+    graph = _decode_norm_gate_up()
+    symbolize(graph)
+    cone = find_cone(graph)
+    searched = outline(graph, cone) if cone is not None else graph
+    en = Enumerator(searched, max_ops=12, max_splits=2, time_limit=600, seed=0, progress=False, budget=40_000)
+    en.run()
+    shapes = value_shapes(searched)
+    elementwise = [c for c in en.classes if c.nodes[0].kind not in ("input", "reshape", "split", "matmul", "matmul_t") and not c.nodes[0].kind.startswith("reduce")]
+    off = [c.shape for c in elementwise if c.shape not in shapes and len(c.shape) <= en.max_rank and not any(SPLIT in d.free_symbols for d in c.shape)]
+    assert elementwise and not off, off[:5]
+
+
+@pytest.mark.slow
+def test_decode_norm_before_two_projections_finishes_within_the_budget() -> None:
+    """The whole search on the decode norm + gate/up graph ends before the work budget (it stopped at
+    the budget, 1.5 million constructions, before the element-wise shape rule)."""
+    cands, stats = superoptimize_graph(_decode_norm_gate_up(), max_ops=12)
+    assert not stats.stopped_by_budget and not stats.stopped_by_time, stats.line()
+
+
+def test_unit_contraction_is_left_to_the_broadcasting_mul() -> None:
+    """`[t, 1] @ [1, n]` is the broadcasting mul's outer product: the search builds it as a mul only
+    (a transposed one, `[t, 1] @ [n, 1]^T`, which no mul computes, stays); a graph that has such a
+    matmul keeps it."""
+    from cleave_ir.passes.superoptimize import Enumerator
+
+    def search(with_matmul: bool) -> Enumerator:
+        b = GraphBuilder("outer", "f32")
+        x, w, c = b.input("x", [12, 18]), b.input("w", [18, 24]), b.input("c", [1, 24])
+        r = b.reduce("sum", x, 1)
+        graph = b.build(b.add(b.matmul(x, w), b.matmul(r, c) if with_matmul else b.mul(r, c)))
+        symbolize(graph)
+        en = Enumerator(graph, max_ops=6, max_splits=0, time_limit=60, seed=0, progress=False, budget=20_000)
+        en.run()
+        return en
+
+    def unit_matmuls(en: Enumerator) -> int:
+        return sum(1 for c in en.classes for n in c.nodes if n.kind == "matmul" and en.classes[n.args[0]].shape[-1] == 1)
+
+    assert unit_matmuls(search(False)) == 0
+    assert unit_matmuls(search(True)) > 0

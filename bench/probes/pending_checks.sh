@@ -8,6 +8,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh T      (7: Split-K combines' partials by TMA)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh U      (8: residual RMSNorm's x and r by TMA; not run yet)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh L      (9: Llama-3-8B layers after the MLP cut; not run yet)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh N      (10: a decode norm joined to gate/up or cut off; not run yet)
 # (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md; parts B and R ran on
 # 2026-12-05: bench/results/pending_checks_2026-12-05s24_H200.md; A's deep stages, C and T ran in the twenty-fifth
 # session: bench/results/pending_checks_2026-12-05s25_H200.md.)
@@ -103,6 +104,16 @@ if [[ $part == L ]]; then
 (timeout 540 python bench/layers.py --out "$P/layers" --models llama3-8b --no-max-autotune --decode-batches 1 --budget 420 \
   "--cleave-options=--keep 2 --tune-budget 0 -j 15" > "$P/layers.log" 2>&1)
 grep -E "^\|" "$P/layers/layers.md" | cut -c1-220
+exit 0
+fi
+if [[ $part == N ]]; then
+# 10. The partition cuts Llama-3-8B's RMSNorm off its gate/up region. At decode the joined graph, now searched in
+#     ~20 s (it ran 153 s to the work budget before the element-wise shape rule), is one kernel estimated 49.8 us
+#     against 4.8 + 47.1 for the norm and the fused gate/up; measure the three against PyTorch.
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/llama3_norm_gate_up_decode.mlir" "$R/bench/probes/llama3_decode_norm.mlir" \
+  "$R/bench/probes/llama3_decode_gate_up.mlir" --out /tmp/pN -j 15 > "$P/pN_prepare.log" 2>&1
+ timeout 240 python "$R/bench/gpu_suite.py" run /tmp/pN --out "$P/pN.json" --deadline 200 --row-budget 60 --torch-compile default -j 15 > "$P/pN.log" 2>&1)
+grep -A6 "^| row" "$P/pN.md" 2>/dev/null || tail -20 "$P/pN.log"
 exit 0
 fi
 if [[ $part == A ]]; then
