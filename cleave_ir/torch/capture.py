@@ -17,8 +17,7 @@ from typing import Any
 import torch
 from torch import fx
 
-from cleave_ir.diagnostics import CleaveError
-from cleave_ir.runtime import one_line
+from cleave_ir.diagnostics import CleaveError, one_line
 from cleave_ir.torch.aten import CHUNKED, ELEMENTWISE, SLICED_LINEAR, op_name
 
 
@@ -53,8 +52,20 @@ def export(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None
     try:
         ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
     except Exception as e:  # one line for the user; the model itself is untouched
-        raise CleaveError(f"error: torch.export failed: {one_line(e)}") from None
+        raise CleaveError(f"error: torch.export failed: {export_message(e)}") from None
     return ep.module()
+
+
+def export_message(e: BaseException) -> str:
+    """What torch.export says is wrong, in one line: its first line (less "For more information ...")
+    and its first bulleted detail, without the closing boilerplate ("The error above occurred when
+    calling torch.export.export ...") that is all a last line holds."""
+    lines = [x.strip() for x in str(e).splitlines() if x.strip() and not x.strip().startswith("The error above occurred")]
+    if not lines:
+        return type(e).__name__
+    head = lines[0].split(" For more information")[0]
+    detail = next((x.removeprefix("- ").strip() for x in lines[1:] if x.startswith("- ")), "")
+    return one_line(f"{head} {detail}".strip())
 
 
 def _varargs_shapes(fn: Callable[..., Any], dynamic_shapes: Any) -> Any:
