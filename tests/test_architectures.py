@@ -1,6 +1,7 @@
 """Layers of architectures the pipeline was not developed on (Phi-3, Gemma, Falcon, BERT, T5, Llama and
 GPT-2 as `transformers` writes them in eager mode; Gemma-2, BLOOM, GPT-NeoX, Qwen2, OLMo and a top-2
-mixture of experts, added later without changing the code), captured, partitioned, compiled and stitched on
+mixture of experts, and decode steps of Gemma-2, BLOOM and Qwen2 against a KV cache, added later without
+changing the code), captured, partitioned, compiled and stitched on
 the CPU: every region must either compile correctly or stay in PyTorch with a reason, and the
 optimized layer must equal the model. Tiny sizes, fp16.
 
@@ -294,6 +295,67 @@ class MoE(nn.Module):  # top-2 routed experts (topk, scatter-free loop over expe
         return x + out
 
 
+L = 24  # positions in the decode layers' KV cache
+
+class Gemma2Decode(nn.Module):  # one token against a KV cache (inputs), concatenated and repeat_interleave'd; softcap
+    def __init__(self):
+        super().__init__()
+        self.w = nn.ParameterList([nn.Parameter(torch.randn(H) * 0.1) for _ in range(4)])
+        self.q = nn.Linear(H, H, bias=False); self.k = nn.Linear(H, 2 * HD, bias=False); self.v = nn.Linear(H, 2 * HD, bias=False); self.o = nn.Linear(H, H, bias=False)
+        self.gate = nn.Linear(H, I, bias=False); self.up = nn.Linear(H, I, bias=False); self.down = nn.Linear(I, H, bias=False)
+    def norm(self, x, i):
+        xf = x.float(); y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return (y * (1.0 + self.w[i].float())).type_as(x)
+    def forward(self, x, kc, vc):
+        b = x.shape[0]
+        h = self.norm(x, 0)
+        q = self.q(h).view(b, 1, NH, HD).transpose(1, 2)
+        k = torch.cat([kc, self.k(h).view(b, 1, 2, HD).transpose(1, 2)], 2).repeat_interleave(NH // 2, dim=1)
+        v = torch.cat([vc, self.v(h).view(b, 1, 2, HD).transpose(1, 2)], 2).repeat_interleave(NH // 2, dim=1)
+        w = q @ k.transpose(2, 3) * (HD ** -0.5)
+        w = torch.tanh(w / 50.0) * 50.0
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        a = (w @ v).transpose(1, 2).reshape(b, 1, H)
+        x = x + self.norm(self.o(a), 1)
+        h = self.norm(x, 2)
+        return x + self.norm(self.down(F.gelu(self.gate(h), approximate="tanh") * self.up(h)), 3)
+
+class BloomDecode(nn.Module):  # one token: ALiBi through baddbmm against the cache, bmm
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(H); self.qkv = nn.Linear(H, 3 * H); self.o = nn.Linear(H, H)
+        self.ln2 = nn.LayerNorm(H); self.fc1 = nn.Linear(H, 4 * H); self.fc2 = nn.Linear(4 * H, H)
+        slopes = torch.tensor([2 ** (-8 * (i + 1) / NH) for i in range(NH)])
+        self.register_buffer("alibi", (slopes[:, None] * torch.arange(L + 1)[None, :]).reshape(NH, 1, L + 1))
+    def forward(self, x, kc, vc):
+        b = x.shape[0]
+        qkv = self.qkv(self.ln1(x)).view(b, 1, NH, 3, HD)
+        q = qkv[..., 0, :].transpose(1, 2).reshape(b * NH, 1, HD)
+        k = torch.cat([kc, qkv[..., 1, :].transpose(1, 2)], 2).reshape(b * NH, L + 1, HD).transpose(1, 2)
+        v = torch.cat([vc, qkv[..., 2, :].transpose(1, 2)], 2).reshape(b * NH, L + 1, HD)
+        sc = torch.baddbmm(self.alibi.to(x.dtype).repeat(b, 1, 1), q, k, beta=1.0, alpha=1.0 / math.sqrt(HD))
+        p = F.softmax(sc, dim=-1, dtype=torch.float32).to(x.dtype)
+        a = torch.bmm(p, v).view(b, NH, 1, HD).permute(0, 2, 1, 3).reshape(b, 1, H)
+        x = x + self.o(a)
+        u = self.fc1(self.ln2(x))
+        return x + self.fc2(F.gelu(u, approximate="tanh"))
+
+class Qwen2Decode(nn.Module):  # one token: SDPA with enable_gqa over the cache, the norm called twice
+    def __init__(self):
+        super().__init__()
+        self.n1 = nn.RMSNorm(H, eps=1e-6); self.n2 = nn.RMSNorm(H, eps=1e-6)
+        self.q = nn.Linear(H, H); self.k = nn.Linear(H, 2 * HD); self.v = nn.Linear(H, 2 * HD); self.o = nn.Linear(H, H, bias=False)
+        self.gate = nn.Linear(H, I, bias=False); self.up = nn.Linear(H, I, bias=False); self.down = nn.Linear(I, H, bias=False)
+    def forward(self, x, kc, vc):
+        b = x.shape[0]
+        h = self.n1(x)
+        q = self.q(h).view(b, 1, NH, HD).transpose(1, 2)
+        k = torch.cat([kc, self.k(h).view(b, 1, 2, HD).transpose(1, 2)], 2); v = torch.cat([vc, self.v(h).view(b, 1, 2, HD).transpose(1, 2)], 2)
+        a = F.scaled_dot_product_attention(q, k, v, enable_gqa=True).transpose(1, 2).reshape(b, 1, H)
+        x = x + self.o(a)
+        return x + self.down(F.silu(self.gate(self.n2(x))) * self.up(self.n2(x)))
+
+
 def inputs(name: str) -> tuple[torch.Tensor, ...]:
     x = torch.randn(1, S, H).half()
     if name == "Bert":
@@ -308,10 +370,14 @@ def inputs(name: str) -> tuple[torch.Tensor, ...]:
         return (x, (((i[None, :] > i[:, None]) | (i[:, None] - i[None, :] >= 8)).float() * -1e4)[None, None].half())
     if name == "Bloom":
         return (x, torch.full((S, S), -1e4).triu(1)[None, None].half())
+    if name.endswith("Decode"):  # two sequences, one new token each, their cached keys and values
+        kv_heads = NH if name == "BloomDecode" else 2
+        return (torch.randn(2, 1, H).half(), torch.randn(2, kv_heads, L, HD).half(), torch.randn(2, kv_heads, L, HD).half())
     return (x,)
 
 
-ARCHITECTURES = ["Phi3", "Gemma", "Falcon", "Bert", "T5", "HFLlama", "GPT2HF", "Gemma2", "Bloom", "NeoX", "Qwen2", "Olmo", "MoE"]
+ARCHITECTURES = ["Phi3", "Gemma", "Falcon", "Bert", "T5", "HFLlama", "GPT2HF", "Gemma2", "Bloom", "NeoX", "Qwen2", "Olmo", "MoE",
+                 "Gemma2Decode", "BloomDecode", "Qwen2Decode"]
 
 
 def optimized(name: str, compiler):  # type: ignore[no-untyped-def]
