@@ -21,7 +21,8 @@ equivalence):
   the input graph has it there; and terms whose form is a bare constant (x / x) are not built;
 - element-wise ops compute only tensors of shapes the input graph has, or of split forms (a split
   count in the shape, or the rank a combine leaves): a weight raised to meet split tensors is not
-  a place for row vectors to broadcast into (`Enumerator._elementwise_at`);
+  a place for row vectors to broadcast into (`Enumerator._elementwise_at`); a `[.., m, 1] @ [.., 1, n]`
+  matmul is left to the broadcasting mul that computes it (unless the input graph has one);
 - `select(m, a, b)` is enumerated like the binary ops: (condition, picked) pairs are matched against
   the selects of the output's form before a third operand is tried. Its algebra (`condition`) says
   that an elementwise f commutes with it only on both sides and that no reduction does: a candidate
