@@ -211,3 +211,42 @@ def test_causal_masks_made_per_length_are_few():
         assert mask.shape == (1, 1, n, n + 1)
         assert torch.equal(mask[0, 0], torch.ones(n, n + 1).tril())
         assert len(aten._MASKS) <= aten.MASKS_KEPT
+
+
+class CosineAttention(torch.nn.Module):
+    """Swin-v2's attention: F.normalize of q and k, a clamped learned logit scale, softmax; the norms
+    are regions of their own (the attention's region would pass 12 ops), so they enter it as inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = torch.nn.Linear(64, 192)
+        self.logit_scale = torch.nn.Parameter(torch.log(10 * torch.ones(4, 1, 1)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, 4, 16).permute(2, 0, 3, 1, 4)
+        attn = F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(-2, -1)
+        attn = attn * torch.clamp(self.logit_scale, max=4.6052).exp()
+        return (attn.softmax(-1) @ v).transpose(1, 2).reshape(b, t, 64)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_random_norms_past_what_the_type_computes(dtype: torch.dtype) -> None:
+    """The gate draws the norms entering the attention's region from a normal: a negative one, clamped
+    to 1e-12, divides q by it. In fp32 the logits reach ~1e13 and the test compiler's exp(x) / sum(exp(x))
+    (the aten table's softmax) overflowed where every emitted kernel subtracts the row max: it now does
+    too (`interpreted_graph`). In fp16 q itself overflows, in PyTorch's own region as in ours: those sets
+    are not checked, and the report names them, where before the region was refused as "ours is inf or
+    NaN where the float64 reference is not". The stitched model equals eager."""
+    torch.manual_seed(0)
+    m, x = CosineAttention().to(dtype).eval(), torch.randn(2, 16, 64).to(dtype)
+    m2 = ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=faster)
+    attention = [r for r in m2.cleave_report.rows if "aten.softmax" in r.ops]
+    assert len(attention) == 1 and attention[0].decision == "cleave", m2.cleave_report
+    if dtype == torch.float32:
+        assert attention[0].reason.startswith("correct on 4 input sets"), attention[0].reason
+    else:
+        assert "(not checked where float16 cannot compute the result, PyTorch's own region not finite or past its range: normal(0,1)" in attention[0].reason, attention[0].reason
+    with torch.no_grad():
+        tol = 1e-2 if dtype == torch.float16 else 1e-4
+        torch.testing.assert_close(m2(x), m(x), rtol=tol, atol=tol)

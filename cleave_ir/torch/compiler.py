@@ -132,13 +132,17 @@ def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -
 def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
     """A kernel that runs the graph itself in the tgraph interpreter (declared precision): for tests.
 
-    Inputs of other sizes run the graph resized (`cleave_ir.run.resize_graph`: every dim of an
-    example size that differs takes the new size).
+    Its normalized exps read `x - max(x)`, as every emitted kernel's do (`stabilize_exp`): the aten
+    table writes a softmax as `exp(x) / sum(exp(x))`, the form the search knows, which overflows
+    in f32 on logits past ~88. Inputs of other sizes run the graph resized
+    (`cleave_ir.run.resize_graph`: every dim of an example size that differs takes the new size).
     """
     from cleave_ir.interpreter import run_graph
+    from cleave_ir.passes.stabilize_exp import shifted_for_cut
     from cleave_ir.run import resize_graph
 
     dtype = output_dtype(graph)
+    graph = shifted_for_cut(graph)
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]

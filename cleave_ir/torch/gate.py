@@ -2,8 +2,9 @@
 
 Correct: on every input set (the example run's values, then random normal(0, 1), uniform(-1, 1) and
 normal(0, 0.1) tensors, and where the region has dynamic dims, normal(0, 1) tensors at other sizes), the kernel's output is within `tolerance` (max abs error / max abs
-reference) of PyTorch's version of the region evaluated in float64, where the output type can hold
-that result (past its range PyTorch's own output is inf too; `PAST_RANGE_SKIP`). Faster: `t_ours * (1 + margin) <
+reference) of PyTorch's version of the region evaluated in float64, where the region's type can compute
+that result (past its range, or where PyTorch's own region in that type is not finite, PyTorch fails
+too; `PAST_RANGE_SKIP`). Faster: `t_ours * (1 + margin) <
 t_pytorch`, both timed by `timer` (injectable; tests fake it). Otherwise PyTorch's version stays and
 the report row says why.
 """
@@ -144,16 +145,20 @@ def _check(got: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 PAST_RANGE_SKIP = 0.01
-"""An input set whose float64 results are past the output type's range in more than this share of the
-elements says nothing of the kernel: it is skipped, as a set outside the region's domain is."""
+"""An input set that drives more than this share of the elements beyond what the region's type computes
+(`_beyond_dtype`) says nothing of the kernel: it is skipped, as a set outside the region's domain is."""
 
 
-def _past_range(ref: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Where the float64 `ref` is past `dtype`'s largest finite value: there PyTorch in that type gives
-    inf as well (an fp16 SwiGLU's silu(x Wg) * (x Wu) on normal(0, 1) weights, K = 4096)."""
+def _beyond_dtype(ref: torch.Tensor, theirs: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Where the float64 `ref` is finite but the region's type cannot compute it: past `dtype`'s largest
+    finite value (PyTorch in that type gives inf as well: an fp16 SwiGLU's silu(x Wg) * (x Wu) on
+    normal(0, 1) weights, K = 4096), or where PyTorch's own region in that type (`theirs`) is not
+    finite (an intermediate overflows: fp16 F.normalize over random norms, a negative one clamped to
+    1e-12, divides q by it)."""
     if not dtype.is_floating_point or dtype == torch.float64:
         return torch.zeros_like(ref, dtype=torch.bool)
-    return torch.isfinite(ref) & (ref.abs() > torch.finfo(dtype).max)  # an infinite reference is compared as is (`_check`)
+    finite = torch.isfinite(ref)  # an infinite reference is compared as is (`_check`)
+    return finite & ((ref.abs() > torch.finfo(dtype).max) | ~torch.isfinite(theirs))
 
 
 def _inverted_masks(xs: Sequence[torch.Tensor], example: Sequence[torch.Tensor]) -> list[torch.Tensor] | None:
@@ -191,6 +196,8 @@ def gate(
     row = Row(region.index, region.ops(), "pytorch", "", tgraph_ops=region.tgraph_ops())
     tol = tolerance if tolerance is not None else region_tolerance(region)
     errors, torch_errors, names, skipped, out_of_range = [], [], [], [], []
+    beyond: list[str] = []  # sets the region's type cannot compute (`_beyond_dtype`)
+    dtype = ""  # the region's output type, once known
     try:
         example_finite: torch.Tensor | None = None
         with torch.no_grad():
@@ -210,14 +217,15 @@ def gate(
                     skipped.append(name)
                     continue  # random inputs outside the region's domain (e.g. rsqrt of a negative): no reference
                 got = kernel(*xs)
+                dtype = str(got.dtype).removeprefix("torch.")
                 if tuple(got.shape) != tuple(ref.shape):
                     raise ValueError(f"output shape {tuple(got.shape)} on {name} inputs, expected {tuple(ref.shape)}")
-                past = _past_range(ref, got.dtype)
-                if float(past.float().mean()) > PAST_RANGE_SKIP:
-                    skipped.append(f"{name} (past the output type's range)")
-                    continue
                 theirs = pytorch(*xs)
-                if bool(past.any()):  # compared where the output type can hold the result
+                past = _beyond_dtype(ref, theirs, got.dtype)
+                if float(past.float().mean()) > PAST_RANGE_SKIP:
+                    beyond.append(name)
+                    continue
+                if bool(past.any()):  # compared where the region's type can compute the result
                     got, theirs, ref = got.masked_fill(past, 0), theirs.masked_fill(past, 0), ref.masked_fill(past, 0)
                     out_of_range.append(f"{name}, {int(past.sum())} of {past.numel()} elements")
                 errors.append(_check(got, ref))
@@ -227,7 +235,7 @@ def gate(
         row.reason = f"kernel failed: {one_line(e)}"
         return row
     if not errors:
-        row.reason = f"not checked: no input set in the region's domain ({'; '.join(skipped)})"
+        row.reason = f"not checked: no input set in the region's domain ({'; '.join(skipped + [f'{n} (beyond what {dtype} computes)' for n in beyond])})"
         return row
     row.error, row.pytorch_error = max(errors), max(torch_errors)
     worst = max(range(len(errors)), key=lambda i: errors[i])
@@ -249,8 +257,10 @@ def gate(
         row.reason = f"correct on {len(names)} input sets and {row.pytorch_us / row.cleave_us:.2f}x faster"
         if skipped:
             row.reason += f" (not checked where the reference is not finite: {'; '.join(skipped)})"
+        if beyond:
+            row.reason += f" (not checked where {dtype} cannot compute the result, PyTorch's own region not finite or past its range: {'; '.join(beyond)})"
         if out_of_range:
-            row.reason += f" (not compared where the result is past the output type's range: {'; '.join(out_of_range)})"
+            row.reason += f" (not compared where the region's type cannot compute the result, past its range or not finite in PyTorch too: {'; '.join(out_of_range)})"
     else:
         row.reason = f"correct but not faster by {margin:.0%} ({row.pytorch_us / row.cleave_us:.2f}x)"
     return row
