@@ -171,7 +171,7 @@ def test_dynamic_shapes_of_a_plain_function():
     for shapes in (({0: b},) * 4, {"q": {0: b}, "k": {0: b}, "v": {0: b}, "mask": {0: b}}):
         m2 = ct.optimize(f, xs, dynamic_shapes=shapes, compiler=ct.interpreted_graph, timer=faster)
         [row] = m2.cleave_report.rows
-        assert row.decision == "cleave" and row.reason.startswith("correct on 5 input sets"), row
+        assert row.decision == "cleave" and row.reason.startswith("correct on 7 input sets"), row
     ys = (torch.randn(3, 4, 8, 16), torch.randn(3, 4, 8, 16), torch.randn(3, 4, 8, 16), torch.ones(3, 1, 8, 8, dtype=torch.bool).tril())
     with torch.no_grad():
         torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-5, atol=1e-5)
@@ -192,7 +192,7 @@ def test_pytorchs_own_nan_rows_match():
     drop[..., 0, :] = True
     m2 = ct.optimize(f, (q, k, v, drop), compiler=ct.interpreted_graph, timer=faster)
     [row] = m2.cleave_report.rows
-    assert row.decision == "cleave" and row.reason.startswith("correct on 4 input sets"), row
+    assert row.decision == "cleave" and row.reason.startswith("correct on 6 input sets"), row
     with torch.no_grad():
         got, want = m2(q, k, v, drop), f(q, k, v, drop)
     assert torch.equal(got.isnan(), want.isnan()) and bool(want[..., 0, :].isnan().all())

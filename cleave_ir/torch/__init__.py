@@ -22,9 +22,9 @@ from torch import fx
 
 from cleave_ir.runtime import one_line
 from cleave_ir.torch.aten import ATEN, Unsupported
-from cleave_ir.torch.capture import Captured, capture, drop_unused_slices
+from cleave_ir.torch.capture import Captured, capture, drop_unused_slices, model_runs
 from cleave_ir.torch.compiler import Compiler, PipelineCompiler, interpreted_graph
-from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_sets
+from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_sets, with_model_runs
 from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, other_shapes, partition, region_module
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
@@ -72,6 +72,7 @@ def optimize(
     t_start = time.perf_counter()
     captured = capture(model, example_inputs, dynamic_shapes)
     plan = partition(captured, max_ops)
+    runs = model_runs(captured.module, example_inputs)
     compiler = compiler if compiler is not None else PipelineCompiler()
     rows: list[Row] = []
     accepted = []
@@ -93,7 +94,8 @@ def optimize(
             continue
         base = None if baseline == "eager" else torch.compile(pytorch, mode=None if baseline == "compile" else baseline)
         row = gate(
-            region, pytorch, kernel, input_sets(region_inputs(captured, region), other_shapes(captured, region)), timer=timer, margin=margin, tolerance=tolerance, baseline=base,
+            region, pytorch, kernel, with_model_runs(input_sets(region_inputs(captured, region), other_shapes(captured, region)), runs, region),
+            timer=timer, margin=margin, tolerance=tolerance, baseline=base,
             reference=region_module(region, float64=True),
         )
         rows.append(row)

@@ -107,6 +107,35 @@ def record(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> dict[fx.Node, A
     return values
 
 
+
+MODEL_RUNS = ("its example inputs shuffled", "normal(0,1) inputs")
+
+
+def model_runs(gm: fx.GraphModule, example_inputs: Sequence[Any], seed: int = 0) -> list[tuple[str, dict[fx.Node, Any]]]:
+    """Every node's value when `gm` runs on other inputs of the example's shapes (`MODEL_RUNS`): each float
+    input's values shuffled (the same values: a variance stays positive), then drawn from normal(0, 1);
+    masks, ids and other non-float inputs keep their example values. A region's inputs taken from these
+    runs are what the model makes of such inputs (a norm is positive, a softmax row sums to 1), which
+    the gate's region-level random sets are not. A run that fails (a model that refuses such inputs)
+    is left out."""
+    gen = torch.Generator().manual_seed(seed)
+
+    def draw(x: Any, how: str) -> Any:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            return x
+        if how == MODEL_RUNS[0]:
+            flat = x.flatten()
+            return flat[torch.randperm(flat.numel(), generator=gen).to(x.device)].reshape(x.shape)
+        return torch.randn(x.shape, generator=gen, dtype=torch.float64).to(x.device, x.dtype)
+
+    runs = []
+    for how in MODEL_RUNS:
+        try:
+            runs.append((f"the model run on {how}", record(gm, [draw(x, how) for x in example_inputs])))
+        except Exception:  # noqa: BLE001 - the region-level sets still check the region
+            continue
+    return runs
+
 METADATA_CHECKS = ("_assert_tensor_metadata",)
 """aten ops that only check a tensor's dtype or device when the program runs (torch.export puts one
 in front of every `.to(dtype)`); they compute nothing."""

@@ -1,7 +1,9 @@
 """The gate: a compiled region replaces PyTorch only if it is correct and measurably faster.
 
-Correct: on every input set (the example run's values, then random normal(0, 1), uniform(-1, 1) and
-normal(0, 0.1) tensors, and where the region has dynamic dims, normal(0, 1) tensors at other sizes), the kernel's output is within `tolerance` (max abs error / max abs
+Correct: on every input set (the example run's values, the region's inputs when the model runs on its
+example inputs shuffled and on normal(0, 1) inputs (`with_model_runs`), then random normal(0, 1),
+uniform(-1, 1) and normal(0, 0.1) tensors, and where the region has dynamic dims, normal(0, 1) tensors
+at other sizes), the kernel's output is within `tolerance` (max abs error / max abs
 reference) of PyTorch's version of the region evaluated in float64, where the region's type can compute
 that result (past its range, or where PyTorch's own region in that type is not finite, PyTorch fails
 too; `PAST_RANGE_SKIP`). Faster: `t_ours * (1 + margin) <
@@ -113,6 +115,15 @@ def input_sets(example: Sequence[torch.Tensor], other_shapes: Sequence[Sequence[
         sets.append((f"normal(0,1) at shapes {[list(s) for s in other_shapes]}", resized))
     return sets
 
+
+
+def with_model_runs(sets: Sequence[InputSet], runs: Sequence[tuple[str, dict[Any, Any]]], region: Region) -> list[InputSet]:
+    """`sets` with, after the example, the region's inputs in each of the model's own runs on other
+    inputs (`capture.model_runs`: values the model makes, where the region-level random sets may leave
+    the region's domain)."""
+    nodes = region.tensor_inputs()
+    extra = [(name, [values[n] for n in nodes]) for name, values in runs if all(n in values for n in nodes)]
+    return [*sets[:1], *extra, *sets[1:]]
 
 def causal_mask(shape: list[int], device: Any) -> torch.Tensor:
     """A boolean mask of `shape` keeping key j for query i when j <= i + (keys - queries): no row empty."""
