@@ -6,9 +6,10 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh C      (6)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh R      (4 alone: the racecheck, about 3 minutes)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh T      (7: Split-K combines' partials by TMA)
-#   bash bench/on_device.sh bash bench/probes/pending_checks.sh U      (8: residual RMSNorm's x and r by TMA; not run yet)
-#   bash bench/on_device.sh bash bench/probes/pending_checks.sh L      (9: Llama-3-8B layers after the MLP cut; not run yet)
-#   bash bench/on_device.sh bash bench/probes/pending_checks.sh N      (10: a decode norm joined to gate/up or cut off; not run yet)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh U      (8: residual RMSNorm's x and r by TMA)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh L      (9: Llama-3-8B layers after the MLP cut)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh N      (10: a decode norm joined to gate/up or cut off)
+# (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md; parts B and R ran on
 # 2026-12-05: bench/results/pending_checks_2026-12-05s24_H200.md; A's deep stages, C and T ran in the twenty-fifth
 # session: bench/results/pending_checks_2026-12-05s25_H200.md.)
