@@ -107,7 +107,6 @@ def record(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> dict[fx.Node, A
     return values
 
 
-
 MODEL_RUNS = ("its example inputs shuffled", "normal(0,1) inputs")
 
 
@@ -135,6 +134,7 @@ def model_runs(gm: fx.GraphModule, example_inputs: Sequence[Any], seed: int = 0)
         except Exception:  # noqa: BLE001 - the region-level sets still check the region
             continue
     return runs
+
 
 METADATA_CHECKS = ("_assert_tensor_metadata",)
 """aten ops that only check a tensor's dtype or device when the program runs (torch.export puts one

@@ -116,7 +116,6 @@ def input_sets(example: Sequence[torch.Tensor], other_shapes: Sequence[Sequence[
     return sets
 
 
-
 def with_model_runs(sets: Sequence[InputSet], runs: Sequence[tuple[str, dict[Any, Any]]], region: Region) -> list[InputSet]:
     """`sets` with, after the example, the region's inputs in each of the model's own runs on other
     inputs (`capture.model_runs`: values the model makes, where the region-level random sets may leave
@@ -124,6 +123,7 @@ def with_model_runs(sets: Sequence[InputSet], runs: Sequence[tuple[str, dict[Any
     nodes = region.tensor_inputs()
     extra = [(name, [values[n] for n in nodes]) for name, values in runs if all(n in values for n in nodes)]
     return [*sets[:1], *extra, *sets[1:]]
+
 
 def causal_mask(shape: list[int], device: Any) -> torch.Tensor:
     """A boolean mask of `shape` keeping key j for query i when j <= i + (keys - queries): no row empty."""
