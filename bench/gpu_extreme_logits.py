@@ -4,6 +4,10 @@ which subtracts the row max). A candidate passes when its output is finite and w
 reference (max |error| / max |reference|); the CPU interpreters check the same at small shapes
 (tests/test_stabilize.py -m slow).
 
+`--uniform-values X` checks large values instead: every logit equal (a zero query) and V drawn around
+X (X (1 + 0.05 N(0, 1))), so the output is about X while a chunk's unnormalized P.V is X times its
+length (past f16's range from 66 keys at X = 1000; tests/test_partition_split_k.py checks the same).
+
     python bench/gpu_suite.py prepare --out /tmp/suite -j 15 --rows 'mha_b1|gqa_b1|mqa|mla_b1|decode'
     bash bench/on_device.sh python bench/gpu_extreme_logits.py /tmp/suite --out results.md
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -38,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("suite", help="the directory `gpu_suite.py prepare` wrote")
     p.add_argument("--out", required=True, help="markdown results (JSON beside it)")
     p.add_argument("--logit", type=float, default=1000.0, help="the largest |logit| after scaling the query (default 1000)")
+    p.add_argument("--uniform-values", type=float, metavar="X", help="equal logits and values around X instead of scaled logits")
+    p.add_argument("--rows", help="only rows whose name matches this regex")
     p.add_argument("--top-k", type=int, default=3)
     p.add_argument("-j", "--jobs", type=int, default=15)
     args = p.parse_args(argv)
@@ -46,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     suite = Path(args.suite)
     manifest = json.loads((suite / "manifest.json").read_text())
     lines = [
-        f"Command: `python bench/gpu_extreme_logits.py {args.suite} --out {args.out} --logit {args.logit:g}`; GPU: {torch.cuda.get_device_name()}",
+        f"Command: `python bench/gpu_extreme_logits.py {args.suite} --out {args.out} "
+        + (f"--uniform-values {args.uniform_values:g}" if args.uniform_values else f"--logit {args.logit:g}")
+        + f"`; GPU: {torch.cuda.get_device_name()}",
         "",
         "| row | candidate | max abs logit | finite | rel. error | verdict |",
         "| --- | --- | ---: | --- | ---: | --- |",
@@ -56,14 +65,18 @@ def main(argv: list[str] | None = None) -> int:
         if entry.get("status") != "ok" or entry["variant"] != "full":
             continue
         graph = gpu_suite.parse_graph(entry["graph"])
-        if graph.sym_name.data not in gpu_suite.ATTENTION:
+        if graph.sym_name.data not in gpu_suite.ATTENTION or (args.rows and not re.search(args.rows, entry["row"])):
             continue
         t0 = time.perf_counter()
         mod, compiled, _, _ = gpu_suite.compile_row(entry, suite, args.top_k, args.jobs)
         q, k, v = random_inputs(graph)
         scale = gpu_suite._scale_of(graph) or 1.0
         _, biggest = reference(q, k, v, scale)
-        q = (q.float() * (args.logit / biggest)).half()
+        if args.uniform_values:
+            q = torch.zeros_like(q)
+            v = (args.uniform_values * (1 + 0.05 * torch.randn_like(v.float()))).half()
+        else:
+            q = (q.float() * (args.logit / biggest)).half()
         ref, biggest = reference(q, k, v, scale)
         for c in entry["candidates"][: args.top_k]:
             bad = [n for n in c["kernels"] if isinstance(compiled.get(n), Exception)]

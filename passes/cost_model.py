@@ -236,6 +236,10 @@ def block_trips(op: Operation, loops: dict[Operation, float]) -> float:
     return n
 
 
+def _same_shape(a: SSAValue, b: SSAValue) -> bool:
+    return tgraph.tensor_type(a).shape == tgraph.tensor_type(b).shape
+
+
 def peak_live_bytes(par: itgraph.ParallelOp, where_used: bool = True) -> int:
     """The most fp32 bytes of computed tiles alive at once in one block (registers, before reuse).
 
@@ -273,17 +277,21 @@ def peak_live_bytes(par: itgraph.ParallelOp, where_used: bool = True) -> int:
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is None:  # a causal mask tile is a register tile
             loaded.add(op.results[0])
             continue
+        overwrites = isinstance(op, tgraph.ElementwiseOp) and any(
+            v in accumulated and _same_shape(v, op.results[0]) and all(order.get(u.operation, i) <= i for u in v.uses)
+            for v in op.operands
+        )  # an accumulator at its last use, as the lowering's `reuse` does (the epilogue's divide); a cast
+        # to f16 gets its own tile, but each element replaces the f32 one it is computed from
         if computed_in_users(op) or inlined(op):  # ... unless its users compute it, as the ops of it alone
+            if overwrites:  # (what its users compute from it overwrites the accumulator in turn)
+                accumulated.add(op.results[0])
             continue
         if isinstance(op, tgraph.ReshapeOp) and op.operands[0] in loaded:  # a view of the shared tile
             loaded.add(op.results[0])
             continue
         if op.results[0] in in_place:  # a T.gemm into its loop's accumulator
             continue
-        if isinstance(op, tgraph.ElementwiseOp) and any(
-            v in accumulated and v.type == op.results[0].type and all(order.get(u.operation, i) <= i for u in v.uses)
-            for v in op.operands
-        ):  # overwrites an accumulator at its last use, as the lowering's `reuse` does (the epilogue's divide)
+        if overwrites:
             accumulated.add(op.results[0])
             continue
         last = i

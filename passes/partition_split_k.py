@@ -12,6 +12,11 @@ graph casts them up, and the combine graph computes in f32 from them and casts i
 their declared types (a matmul in the combine reads its widened operands narrowed again). Partial
 products of a matmul (P.V, a split-K GEMM's partial sums) keep their type, unless the combine does
 more with them than sums, scalings and products (q k^T split over the head dim before a softmax).
+
+A weighted sum `E @ V` of non-negative weights `E` whose row sum `W` also crosses the cut (attention's
+unnormalized P.V beside its chunk's sum of exps) crosses divided by `W`: a convex combination of V's
+rows, bounded by max |V|, where `E @ V` itself grows with the chunk length (256 keys of values 300, or
+2048 keys of values 32, overflow f16). The combine multiplies it back by `W` in f32.
 """
 
 from __future__ import annotations
@@ -105,16 +110,29 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
     for old, new in zip(graph.inputs, split_block.args):
         new.name_hint = old.name_hint
         mapping[old] = new
+    weighted = weighted_sums(partials, upstream)
     for op in upstream:
-        split_block.add_op(op.clone(value_mapper=mapping))
-    stored = []  # the partials as the split graph returns them: reduced ones (maxima, sums) in f32
-    for p in partials:
+        if op.results and op.results[0] in weighted:  # the weighted sum in f32, to be normalized
+            x = tgraph.tensor_type(op.results[0])
+            split_block.add_op(new := tgraph.MatmulOp(
+                mapping[op.operands[0]], mapping[op.operands[1]], x.with_element_type(_wide(x).element_type),
+                transpose_b=op.transpose_b is not None,  # type: ignore[attr-defined]
+            ))
+            new.result.name_hint = op.results[0].name_hint
+            mapping[op.results[0]] = new.result
+        else:
+            split_block.add_op(op.clone(value_mapper=mapping))
+    stored_as: dict[SSAValue, SSAValue] = {}  # a partial -> its value in the split graph as stored
+    for p in sorted(partials, key=lambda p: p in weighted):  # sums first: the weighted ones divide by them
         v = mapping[p]
         if (isinstance(p.owner, tgraph.ReduceOp) or _needs_absolute_precision(p, downstream)) and _wide(tgraph.tensor_type(v)) != tgraph.tensor_type(v):
             widen = tgraph.CastOp(v, f32)
             split_block.add_op(widen)
             v = widen.result
-        stored.append(v)
+        if p in weighted:
+            v = _normalized(split_block, v, stored_as[weighted[p]], tgraph.tensor_type(p).element_type)
+        stored_as[p] = v
+    stored = [stored_as[p] for p in partials]
     split_block.add_op(tgraph.OutputOp(stored))
     split = tgraph.GraphOp(
         f"{name}_split",
@@ -131,6 +149,11 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
     for i, (old, new) in enumerate(zip([*partials, *passthrough], combine_block.args)):
         new.name_hint = old.name_hint if old in passthrough else f"partial{i}"
         mapping[old] = new
+    for x, w in weighted.items():  # back to the weighted sum, in f32
+        widen = tgraph.CastOp(mapping[x], f32)
+        combine_block.add_op(widen)
+        combine_block.add_op(back := tgraph.MulOp(widen.result, mapping[w]))
+        mapping[x] = back.result
     for op in downstream_in_order(graph, downstream):
         _add_widened(combine_block, op, mapping)
     outs = []
@@ -160,6 +183,46 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
         StringAttr(v.name_hint or f"arg{graph.inputs.index(v)}") for v in passthrough
     )
     return split, combine
+
+
+def weighted_sums(partials: list[SSAValue], upstream: list[Operation]) -> dict[SSAValue, SSAValue]:
+    """Partials `E @ V` with non-negative weights `E` whose row sum `reduce sum E` (over the
+    contracted dim) is a partial too, each mapped to that sum. Only a matmul used by no split op
+    (its f32 form replaces it there)."""
+    sums = {
+        p.owner.input: p
+        for p in partials
+        if isinstance(p.owner, tgraph.ReduceOp) and p.owner.kind.data == tgraph.ReduceKind.SUM
+        and p.owner.axis == tgraph.tensor_type(p.owner.input).rank - 1
+    }
+    inside = set(upstream)
+    return {
+        p: sums[p.owner.lhs]
+        for p in partials
+        if isinstance(p.owner, tgraph.MatmulOp) and p.owner.lhs in sums and _nonnegative(p.owner.lhs)
+        and isinstance(tgraph.tensor_type(p).element_type, (Float16Type, BFloat16Type))
+        and not any(u.operation in inside for u in p.uses)
+    }
+
+
+def _nonnegative(v: SSAValue) -> bool:
+    """Whether every element of `v` is >= 0 by its ops' declared algebra (exp, a square, a select
+    or product of such)."""
+    op = v.owner
+    if isinstance(op, (tgraph.SelectOp, tgraph.MulOp)):
+        return all(_nonnegative(o) for o in op.operands[-2:])
+    if isinstance(op, tgraph.CastOp):
+        return _nonnegative(op.input)
+    return isinstance(op, tgraph.ElementwiseOp) and op.semantics().algebra.nonnegative
+
+
+def _normalized(block: Block, x: SSAValue, w: SSAValue, element_type) -> SSAValue:
+    """`x / max(w, 1e-30)` cast to `element_type`: a weighted sum over its weights' sum (0 where the
+    weights are all 0, as in a chunk past a dynamic length)."""
+    block.add_op(safe := tgraph.ScalarOp(tgraph.ScalarKind.MAX, w, 1e-30))
+    block.add_op(div := tgraph.DivOp(x, safe.result))
+    block.add_op(narrow := tgraph.CastOp(div.result, element_type))
+    return narrow.result
 
 
 def _needs_absolute_precision(partial: SSAValue, downstream: set[Operation]) -> bool:

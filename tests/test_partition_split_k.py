@@ -130,3 +130,57 @@ def test_keeps_relative_error_reads_the_op_declarations() -> None:
         ]
     }
     assert {k for k, op in ops.items() if tgraph.keeps_relative_error(op)} == {"sum", "matmul", "reshape", "mul"}
+
+
+def flash_decoding(weights: Callable[[GraphBuilder, SSAValue], SSAValue], parts: int = 4, keys: int = 1024) -> tgraph.GraphOp:
+    """Split-K attention decode in f16 as the search writes it: per chunk of keys, `E = weights(s -
+    chunk max)`, `E @ V` and `sum E`, combined by the max over the chunks."""
+    b = GraphBuilder("fd", "f16")
+    q = b.input("q", [2, 4, 16])
+    k = b.input("k", [2, keys, 16])
+    v = b.input("v", [2, keys, 16])
+    s = b.matmul(b.reshape(q, [1, 2, 4, 16]), b.split(k, 1, parts), transpose_b=True)
+    m = b.reduce("max", s, 3)
+    e = weights(b, b.sub(s, m))
+    pv = b.matmul(e, b.split(v, 1, parts))
+    gm = b.reduce("max", m, 0)
+    rescale = b.exp(b.sub(m, gm))
+    o = b.reduce("sum", b.mul(pv, rescale), 0)
+    l = b.reduce("sum", b.mul(b.reduce("sum", e, 3), rescale), 0)
+    return b.build(b.reshape(b.div(o, l), [2, 4, 16]))
+
+
+def test_a_weighted_sum_crosses_divided_by_its_weights_sum() -> None:
+    """`E @ V` over 256 keys of values 300 (or 2048 keys of values 32) is past f16's range though the
+    attention's output is not: the split stores it over `sum E`, the combine multiplies back."""
+    g = flash_decoding(lambda b, x: b.exp(x))
+    split, combine = partition_checked(g)
+    assert partial_types(g) == ["f32", "f16", "f32"]  # chunk max, E @ V / sum E, sum E
+    ops = [op.name for op in split.block.ops]
+    assert ops[-4:] == ["tgraph.scalar", "tgraph.div", "tgraph.cast", "tgraph.output"]
+    assert [op.name for op in combine.block.ops][:2] == ["tgraph.cast", "tgraph.mul"]
+    q = np.zeros((2, 4, 16))  # every score equal: E = 1 on all 256 keys of a chunk
+    k = np.random.default_rng(0).standard_normal((2, 1024, 16))
+    for value in (300.0, -300.0, 6e4):
+        v = np.full((2, 1024, 16), value)
+        out = run_split_k(split, combine, [q, k, v], mode="declared")[0]
+        np.testing.assert_allclose(out, value, rtol=1e-3)
+    rng = np.random.default_rng(1)
+    for scale in (1.0, 30.0):
+        xs = [rng.standard_normal(x.shape) * scale for x in (q, k, k)]
+        ref = run_graph(g, xs)[0]
+        assert np.max(np.abs(run_split_k(split, combine, xs, mode="declared")[0] - ref)) <= 2e-3 * np.max(np.abs(ref))
+
+
+@pytest.mark.parametrize(
+    "weights, normalized",
+    [
+        (lambda b, x: b.exp2(x), True),
+        (lambda b, x: b.square(b.exp(x)), True),
+        (lambda b, x: b.scale(b.exp(x), -1.0), False),  # negative weights: no convex combination
+        (lambda b, x: b.tanh(x), False),
+    ],
+)
+def test_only_non_negative_weights_are_normalized(weights: Callable[[GraphBuilder, SSAValue], SSAValue], normalized: bool) -> None:
+    split, _ = partition_checked(flash_decoding(weights))
+    assert ("tgraph.div" in [op.name for op in split.block.ops]) == normalized

@@ -30,20 +30,25 @@
 
 // Partition: the chunk max is one more partial of the split graph; its max over the chunks, the
 // rescale and the combine sums form the combine graph. The chunk max and sum are stored in f32 (a chunk max
-// rounded to f16 is off by up to |max| * 2^-11, which exp(m - M) turns into a relative error): the
-// combine computes in f32 (P.V stays f16) and casts its result to the declared f16.
+// rounded to f16 is off by up to |max| * 2^-11, which exp(m - M) turns into a relative error). P.V
+// crosses in f16 divided by its chunk's sum (bounded by max |V|, where P.V grows with the chunk);
+// the combine multiplies it back, computes in f32 and casts its result to the declared f16.
 // RUN: cleave-opt %s -p cleave-stabilize-split-k,cleave-partition-split-k | filecheck %s --check-prefix=PART
 // RUN: cleave-opt %s -p cleave-stabilize-split-k,cleave-partition-split-k | cleave-run - | filecheck %s --check-prefix=PAIR
 // PART:      tgraph.graph @fd_split({{.*}}) -> (!tgraph.tensor<[4, 2, 4, 1], f32>, !tgraph.tensor<[4, 2, 4, 64], f16>, !tgraph.tensor<[4, 2, 4, 1], f32>)
 // PART:        %[[M:.*]] = tgraph.cast %chunk_max : !tgraph.tensor<[4, 2, 4, 1], f16> -> !tgraph.tensor<[4, 2, 4, 1], f32>
 // PART-NEXT:   %[[S:.*]] = tgraph.cast %l
-// PART-NEXT:   tgraph.output %[[M]], %pv, %[[S]]
+// PART-NEXT:   %[[SAFE:.*]] = tgraph.scalar max %[[S]], 1.000000e-30
+// PART-NEXT:   %[[N:.*]] = tgraph.div %pv, %[[SAFE]] : !tgraph.tensor<[4, 2, 4, 64], f32>, !tgraph.tensor<[4, 2, 4, 1], f32>
+// PART-NEXT:   %[[NH:.*]] = tgraph.cast %[[N]] : !tgraph.tensor<[4, 2, 4, 64], f32> -> !tgraph.tensor<[4, 2, 4, 64], f16>
+// PART-NEXT:   tgraph.output %[[M]], %[[NH]], %[[S]]
 // PART:      tgraph.graph @fd_combine(%partial0: !tgraph.tensor<[4, 2, 4, 1], f32>, %partial1: !tgraph.tensor<[4, 2, 4, 64], f16>, %partial2: !tgraph.tensor<[4, 2, 4, 1], f32>) -> !tgraph.tensor<[2, 4, 64], f16>
+// PART-NEXT:   %[[PV32:.*]] = tgraph.cast %partial1 : !tgraph.tensor<[4, 2, 4, 64], f16> -> !tgraph.tensor<[4, 2, 4, 64], f32>
+// PART-NEXT:   %[[BACK:.*]] = tgraph.mul %[[PV32]], %partial2
 // PART-NEXT:   %global_max = tgraph.reduce max %partial0 dim 0
 // PART-NEXT:   %[[D:.*]] = tgraph.sub %partial0, %global_max
 // PART-NEXT:   %rescale = tgraph.exp %[[D]]
-// PART-NEXT:   %[[PV32:.*]] = tgraph.cast %partial1 : !tgraph.tensor<[4, 2, 4, 64], f16> -> !tgraph.tensor<[4, 2, 4, 64], f32>
-// PART-NEXT:   %[[PV:.*]] = tgraph.mul %[[PV32]], %rescale
+// PART-NEXT:   %[[PV:.*]] = tgraph.mul %[[BACK]], %rescale
 // PART-NEXT:   %o = tgraph.reduce sum %[[PV]] dim 0
 // PART-NEXT:   %[[L:.*]] = tgraph.mul %partial2, %rescale
 // PART-NEXT:   %lsum = tgraph.reduce sum %[[L]] dim 0
