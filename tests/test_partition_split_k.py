@@ -8,6 +8,7 @@ f32. The pass knows no op by name: an op it has never seen is classified by its 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -184,3 +185,22 @@ def test_a_weighted_sum_crosses_divided_by_its_weights_sum() -> None:
 def test_only_non_negative_weights_are_normalized(weights: Callable[[GraphBuilder, SSAValue], SSAValue], normalized: bool) -> None:
     split, _ = partition_checked(flash_decoding(weights))
     assert ("tgraph.div" in [op.name for op in split.block.ops]) == normalized
+
+
+def test_split_k_decode_kernels_stay_finite_at_large_values() -> None:
+    """The same through the whole pipeline, kernels lowered and run by the tilelang interpreter (their
+    fp16/fp32 numerics): gqa_decode at L=512, every logit equal, V around 1000. The Split-K pairs' f16
+    P.V of 128 or 256 keys was inf before (the H200's kernels too:
+    bench/results/split_k_values_2026-12-05s27_H200.md)."""
+    from test_compile_any_graph import check_interpreted, compile_graph
+
+    from cleave_ir.interpreter_tilelang import candidate_kernels
+    from cleave_ir.run import load_module, resize_graph
+
+    root = Path(__file__).resolve().parent.parent
+    g = resize_graph(load_module(str(root / "examples" / "gqa_decode.mlir")).body.block.first_op, {4096: 512})
+    module = compile_graph(g, search=True)
+    assert any("_split" in name for name, _ in candidate_kernels(module))
+    rng = np.random.default_rng(0)
+    xs = [np.zeros((1, 8, 4, 128)), rng.standard_normal((1, 8, 512, 128)), 1000 * (1 + 0.05 * rng.standard_normal((1, 8, 512, 128)))]
+    assert check_interpreted(g, module, inputs=xs) == 3
