@@ -39,12 +39,29 @@ from cleave_ir.passes.options import CleavePass
 
 
 def _shifted_by_max(exp: tgraph.ExpOp) -> bool:
-    """Whether `exp` reads `x - max(x)` (the max over some axis of x, possibly of a partial)."""
+    """Whether `exp` reads `x - max(x)` (the max over some axis of that same x, possibly of a partial).
+    A shift by the max of another value is not one: the search may write softmax's `c s - max(c s)`
+    as `c s - max(s)` (equal after the normalization, any row constant cancels), whose exps underflow
+    for c < 1 (d 112 attention: every P of a row 0 in f16, the output 0)."""
     sub = exp.input.owner
     if not isinstance(sub, tgraph.SubOp):
         return False
     mx = sub.rhs.owner
-    return isinstance(mx, tgraph.ReduceOp) and mx.kind.data == tgraph.ReduceKind.MAX
+    return isinstance(mx, tgraph.ReduceOp) and mx.kind.data == tgraph.ReduceKind.MAX and _same_value(mx.input, sub.lhs)
+
+
+def _same_value(a: SSAValue, b: SSAValue, depth: int = 4) -> bool:
+    """Whether `a` and `b` compute the same thing: one value, or results of ops of one kind and
+    properties over the same values (a kernel may hold two copies of `scale(s, c)`)."""
+    if a == b:
+        return True
+    x, y = a.owner, b.owner
+    return (
+        depth > 0 and isinstance(x, Operation) and isinstance(y, Operation) and type(x) is type(y)
+        and x.properties == y.properties and list(x.results).index(a) == list(y.results).index(b)
+        and len(x.operands) == len(y.operands)
+        and all(_same_value(p, q, depth - 1) for p, q in zip(x.operands, y.operands))
+    )
 
 
 def stable_axis(exp: tgraph.ExpOp) -> int | None:

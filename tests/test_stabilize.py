@@ -383,6 +383,30 @@ def test_whole_row_kernel_subtracts_the_row_max() -> None:
     assert np.all(np.isfinite(got)) and max_relative_error(run_graph(ref, xs)[0], got) < 1e-12
 
 
+def test_a_shift_by_the_max_of_another_value_is_shifted_again() -> None:
+    """softmax(c s) written `exp(c s - max(s))` (the search's form of a d112 attention: any row
+    constant cancels in the normalization) is not stable: for c = 0.0945 and scores of max ~30 its
+    exps are ~e^-27, 0 in f16, and the kernel's output was 0. The kernel subtracts the max of its
+    own argument as well, and matches the graph at logits of any size."""
+    b = GraphBuilder("a", "f16")
+    s = b.input("s", [4, 64])
+    v = b.input("v", [64, 16])
+    e = b.exp(b.sub(b.scale(s, 0.0945), b.reduce("max", s, 1)))
+    g = b.build(b.div(b.matmul(e, v), b.reduce("sum", e, 1)))
+    k = build_kernel(plan(g, Config((4, 16), None)), "k")
+    assert not unshifted_exps(k)
+    (exp,) = [op for op in k.walk() if isinstance(op, tgraph.ExpOp)]
+    assert exp.input.owner.rhs.owner.input == exp.input.owner.lhs  # x - max(x) of the same x
+    rng = np.random.default_rng(0)
+    for scale in (1.0, 30.0, 1000.0):
+        xs = [rng.standard_normal((4, 64)) * scale, rng.standard_normal((64, 16))]
+        z = 0.0945 * xs[0]
+        p = np.exp(z - z.max(1, keepdims=True))
+        want = (p / p.sum(1, keepdims=True)) @ xs[1]
+        got = run_kernel(k, xs)[0]
+        assert np.all(np.isfinite(got)) and max_relative_error(want, got) < 1e-9
+
+
 def test_kernels_that_do_not_normalize_keep_their_exp() -> None:
     """exp stored as it is, or summed into a partial (a split kernel): no shift is inserted."""
     b = GraphBuilder("e", "f32")
