@@ -671,7 +671,10 @@ class _KernelLowering:
             if (causal := self.index_tiles.get(value)) is not None:
                 return self.causal_keep(s, causal, full)
             buf = self.bufs[value]
-            return s.load(self._invariant_operand(buf if laid else self._broadcast_operand(buf, out), out), full)
+            x = s.load(self._invariant_operand(buf if laid else self._broadcast_operand(buf, out), out), full)
+            # an fp16 tile's elements widened before the op: fp16's own x * x overflows past |x| = 256
+            # (a norm's squares) and leaves its normal range under 8e-3, where the fp32 result need not
+            return s.cast(x, f32) if elt == f32 and isinstance(x.type, (Float16Type, BFloat16Type)) else x
 
         if isinstance(op, tgraph.ExpOp) and op.input in self.inlined:
             s.store(s.add(math.Exp2Op(self._times(s, op.input, tgraph.LOG2E, read))), out, full)

@@ -9,7 +9,15 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh U      (8: residual RMSNorm's x and r by TMA)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh L      (9: Llama-3-8B layers after the MLP cut)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh N      (10: a decode norm joined to gate/up or cut off)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh W      (11 and 12, the twenty-seventh session's; carry
+#                                                                      .gpu/site.tar.xz and .gpu/new_suite.tgz)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
+# 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
+#     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
+#     c1_mm's norm); timed as prepared now against .gpu/new_suite.tgz (the same rows prepared at 5e542b1, timed
+#     in bench/results/gpu_suite_2026-12-05s27_H200.md), one `run` each, same machine.
+# 12. bench/probes/wide_fold.py: rmsnorm_matmul's one kernel with its [128, 128] sum-of-squares accumulator
+#     folded to [128, 32 | 16 | 8] (fewer registers beside the GEMM's), at T = 1024 and 4096.
 # (The 2026-12-03 list this file held ran: bench/results/pending_checks_2026-12-03_H200.md; parts B and R ran on
 # 2026-12-05: bench/results/pending_checks_2026-12-05s24_H200.md; A's deep stages, C and T ran in the twenty-fifth
 # session: bench/results/pending_checks_2026-12-05s25_H200.md.)
@@ -98,6 +106,16 @@ grep -E "^- " "$P/p$part.md" 2>/dev/null | cut -c1-240
   --out "$P/r$part" --kernels "$kernels" > "$P/r$part.log" 2>&1)
 tail -12 "$P/r$part/racecheck.md"
 exit 0
+fi
+if [[ $part == W ]]; then
+  mkdir -p /tmp/w_old && tar -C /tmp/w_old -xzf .gpu/new_suite.tgz
+  (cd /tmp && python "$R/bench/gpu_suite.py" prepare --out /tmp/w_new --rows rmsnorm_matmul -j 15 > "$P/w_prepare.log" 2>&1
+   for v in new old; do d=/tmp/w_new; [[ $v == old ]] && d=/tmp/w_old/new
+     timeout 200 python "$R/bench/gpu_suite.py" run $d --rows rmsnorm_matmul --out "$P/w_$v.json" --deadline 180 --row-budget 35 --torch-compile default -j 15 > "$P/w_$v.log" 2>&1; done)
+  grep "^| rmsnorm" "$P/w_new.md" "$P/w_old.md"
+  (cd /tmp && timeout 240 python "$R/bench/probes/wide_fold.py" /tmp/w_old/new > "$P/wide_fold.log" 2>&1; cp "$OUT/wide_fold.json" "$P/" 2>/dev/null)
+  grep -E "^T[0-9]|failed" "$P/wide_fold.log"
+  exit 0
 fi
 if [[ $part == L ]]; then
 # 9. Llama-3-8B's layer with the wide-hidden cut (de3e5a0: gate and up in one region, down with the residual)

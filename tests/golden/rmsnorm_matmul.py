@@ -27,7 +27,7 @@ def rmsnorm_matmul_c1_k0(x: T.StridedTensor((x_d0, 512), (x_stride0, 1), "float1
         T.reduce_sum(acc_part, acc, dim=0, clear=True)
         T.copy(acc, acc_s)
         for i0 in T.Parallel(512):
-            scale[i0] = x_1[i0] * x_1[i0] * 0.000244140625
+            scale[i0] = T.Cast("float32", x_1[i0]) * T.Cast("float32", x_1[i0]) * 0.000244140625
         T.reduce_sum(scale, red_w, dim=0, clear=True)
         T.copy(red_w, red_w_s)
         for i0 in T.Parallel(1):
