@@ -115,7 +115,7 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
         if op.results and op.results[0] in weighted:  # the weighted sum in f32, to be normalized
             x = tgraph.tensor_type(op.results[0])
             split_block.add_op(new := tgraph.MatmulOp(
-                mapping[op.operands[0]], mapping[op.operands[1]], x.with_element_type(_wide(x).element_type),
+                mapping[op.operands[0]], mapping[op.operands[1]], x.with_element_type(f32),
                 transpose_b=op.transpose_b is not None,  # type: ignore[attr-defined]
             ))
             new.result.name_hint = op.results[0].name_hint
