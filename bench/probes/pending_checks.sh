@@ -107,6 +107,43 @@ grep -E "^- " "$P/p$part.md" 2>/dev/null | cut -c1-240
 tail -12 "$P/r$part/racecheck.md"
 exit 0
 fi
+if [[ $part == Y ]]; then
+# 13. (twenty-eighth session) a norm's sum of squares over rows too wide for one warp (5120, 768, 3000) folded from
+#     its x tile with the square computed in the fold, no fp32 tile of the squares staged in shared memory: as
+#     prepared now against `~old` (the squares' tile, `_row_split` out of reach), then the wide_fold probe (12).
+  mkdir -p /tmp/w_old && tar -C /tmp/w_old -xzf .gpu/new_suite.tgz
+  variant /tmp/y old 'import cleave_ir.passes.lower_tilelang as lt; lt._KernelLowering._row_split = lambda self, op: 1' \
+    "$R"/bench/probes/norms/*.mlir "$R"/$U/layernorm_affine_t197.mlir "$R"/$U/bf16_layernorm_gelu_37x3000.mlir \
+    "$R"/$U/rmsnorm_matmul_t5_n3000.mlir
+  (cd /tmp && timeout 260 python "$R/bench/gpu_suite.py" run /tmp/y --out "$P/y_norms.json" --deadline 240 --row-budget 20 --torch-compile default -j 15 > "$P/y_norms.log" 2>&1)
+  grep "^| " "$P/y_norms.md" | cut -d'|' -f2-4,8-10
+  (cd /tmp && timeout 170 python "$R/bench/probes/wide_fold.py" /tmp/w_old/new > "$P/wide_fold.log" 2>&1; cp "$OUT/wide_fold.json" "$P/" 2>/dev/null)
+  grep -E "^T[0-9]|failed|Error" "$P/wide_fold.log"
+  exit 0
+fi
+if [[ $part == X ]]; then
+# 11 and 12 in one run (the twenty-eighth session): the kernels as prepared now and the 5e542b1 ones (rows `~old`) in
+# one manifest, so one `gpu_suite.py run` times both interleaved with the same baselines; then the wide_fold probe.
+  mkdir -p /tmp/w_old && tar -C /tmp/w_old -xzf .gpu/new_suite.tgz
+  (cd /tmp && python "$R/bench/gpu_suite.py" prepare --out /tmp/w_new --rows rmsnorm_matmul -j 15 > "$P/x_prepare.log" 2>&1)
+  python - /tmp/w_new /tmp/w_old/new <<'PY'
+import json, shutil, sys
+from pathlib import Path
+d, s = Path(sys.argv[1]), Path(sys.argv[2])
+m, ms = (json.loads((x / "manifest.json").read_text()) for x in (d, s))
+for e in ms["entries"].values():
+    if not e["row"].startswith("rmsnorm_matmul"):
+        continue
+    e = dict(e); e["row"] += "~old"; new = f"kernels/{e['row']}__full.py"
+    shutil.copy(s / e["module"], d / new); e["module"] = new; m["entries"][e["row"] + "__full"] = e
+(d / "manifest.json").write_text(json.dumps(m, indent=1))
+PY
+  (cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/w_new --rows rmsnorm_matmul --out "$P/x_rms.json" --deadline 280 --row-budget 28 --torch-compile default -j 15 > "$P/x_rms.log" 2>&1)
+  grep "^| rmsnorm" "$P/x_rms.md"
+  (cd /tmp && timeout 170 python "$R/bench/probes/wide_fold.py" /tmp/w_old/new > "$P/wide_fold.log" 2>&1; cp "$OUT/wide_fold.json" "$P/" 2>/dev/null)
+  grep -E "^T[0-9]|failed|Error" "$P/wide_fold.log"
+  exit 0
+fi
 if [[ $part == W ]]; then
   mkdir -p /tmp/w_old && tar -C /tmp/w_old -xzf .gpu/new_suite.tgz
   (cd /tmp && python "$R/bench/gpu_suite.py" prepare --out /tmp/w_new --rows rmsnorm_matmul -j 15 > "$P/w_prepare.log" 2>&1
