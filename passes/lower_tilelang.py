@@ -714,6 +714,11 @@ class _KernelLowering:
             if isinstance(user, tgraph.ReduceOp) and self._serial_reduction(user) and not self._reads_index_tile(op):
                 continue  # computed in the reduction's loop (`_reduce_inlined`)
             if (
+                isinstance(user, tgraph.ReduceOp) and user.result not in self.deferred and self._row_split(user) > 1
+                and not self._reads_index_tile(op)
+            ):
+                continue  # computed in the split rows' fold (`_reduce_rows`)
+            if (
                 cheap and isinstance(user, tgraph.ReduceOp) and user.kind.data == tgraph.ReduceKind.MAX
                 and user.result not in self.deferred and op.value > 0 and op.input not in self.inlined
             ):
@@ -908,6 +913,9 @@ class _KernelLowering:
         if op.input in self.inlined and self._serial_reduction(op):
             self._reduce_inlined(op)
             return
+        if op.input in self.inlined and op.result not in self.deferred and (split := self._row_split(op)) > 1:
+            self._reduce_rows_inlined(op, split)
+            return
         if (scale := self.inlined.get(op.input)) is not None:  # the max of c x is c times the max of x (`inline`)
             assert isinstance(scale, tgraph.ScaleOp)
             self._reduce(self.bufs[scale.input], op.axis, False, op.result)
@@ -971,21 +979,8 @@ class _KernelLowering:
         init = 0.0 if is_sum else float("-inf")
         split = row_split(dims[0], width, self.threads) if len(dims) == 2 and axis == 1 and tuple(dims) not in self.cols_split else 1
         if split > 1:
-            # rows too wide for one warp reduction (a width such as 768): `split` threads per row each
-            # fold every split-th element, then a warp reduction of their partials. A serial loop with
-            # one thread per row left most threads idle, and its row values, read by the tile's other
-            # loops, made TileLang give each thread whole rows of those tiles (GPT-2's layer_norm
-            # [16, 768]: 1536 floats per thread, 0.02x PyTorch)
-            src = self._shared(src)
-            part = self.alloc((dims[0], split), name + "_part", tl.Scope.FRAGMENT)
-            self.emit(tl.FillOp(part.value, init))
-            st = _Statements()
-            x = st.add(tl.LoadOp(src.value, [symbol("i0"), symbol("kk") * split + symbol("i1")]))
-            st.store(st.binary(combine, st.load(part, ["i0", "i1"]), x), part, ["i0", "i1"])
-            self.serial("kk", width // split, lambda: self.parallel(part.shape, st))
-            rows = self.alloc(self.shape(result), name + "_w", tl.Scope.FRAGMENT)
-            self.emit(warp_op(part.value, rows.value, 1, True))
-            self.bufs[result] = self._shared(rows)
+            shared = self._shared(src)
+            self._fold_rows(dims[0], width, split, is_sum, result, lambda st: st.add(tl.LoadOp(shared.value, [symbol("i0"), symbol("kk")])))
             return
         out = self.alloc_for(result, name, tl.Scope.FRAGMENT)
         # any other axis: a serial loop over the reduced dim around a parallel update
@@ -1021,6 +1016,60 @@ class _KernelLowering:
             return self._value(s, op.input, read)
 
         self.bufs[op.result] = self._serial_fold(out, op.kind.data == tgraph.ReduceKind.SUM, self.shape(op.input)[op.axis], element)
+
+    def _row_split(self, op: tgraph.ReduceOp) -> int:
+        """The threads a row that `_reduce` splits each row of `op`'s input tile over (`row_split`; 1:
+        none), where the tile is not reduced by TileLang's warp reduction (a width not a power of two)."""
+        shape = self.shape(op.input)
+        dims = [d for d in shape if d != 1]
+        axis = sum(1 for d in shape[: op.axis] if d != 1)
+        if len(dims) != 2 or axis != 1 or shape[op.axis] == 1 or tuple(dims) in self.cols_split:
+            return 1
+        width = dims[1]
+        if width >= 8 and width & (width - 1) == 0:
+            return 1
+        return row_split(dims[0], width, self.threads)
+
+    def _reduce_rows_inlined(self, op: tgraph.ReduceOp, split: int) -> None:
+        """A row reduction of an element-wise expression (`inline`) split over `split` threads a row,
+        each folding the expression computed from its leaves' shared tiles: a norm's sum of squares
+        of [4, 5120] reads x once, with no fp32 tile of the squares (80 KiB of shared memory, one
+        block an SM) staged between them."""
+        shape = self.shape(op.input)
+        rows, width = (d for d in shape if d != 1)
+        full = _at_kk(self.loop_vars(shape), op.axis)
+        shared: dict[SSAValue, _Buf] = {}  # each leaf's shared copy, made before the loop
+
+        def element(st: _Statements) -> SSAValue:
+            def read(value: SSAValue) -> SSAValue:
+                if value not in shared:
+                    shared[value] = self._shared(self.bufs[value])
+                x = st.load(shared[value], full)
+                # summed in fp32 from fp32 elements: fp16's own x * x overflows past |x| = 256
+                return st.cast(x, f32) if isinstance(x.type, (Float16Type, BFloat16Type)) else x
+
+            return self._value(st, op.input, read)
+
+        self._fold_rows(rows, width, split, op.kind.data == tgraph.ReduceKind.SUM, op.result, element)
+
+    def _fold_rows(self, rows: int, width: int, split: int, is_sum: bool, result: SSAValue, element) -> None:  # noqa: ANN001 - statements -> the element at (i0, kk)
+        """`result` = the row sums (else maxima) of a `rows` x `width` tile whose element at row `i0`,
+        column `kk` `element` computes: rows too wide for one warp reduction (a width such as 768),
+        `split` threads a row each folding every split-th element, then a warp reduction of their
+        partials. A serial loop with one thread a row left most threads idle, and its row values,
+        read by the tile's other loops, made TileLang give each thread whole rows of those tiles
+        (GPT-2's layer_norm [16, 768]: 1536 floats a thread, 0.02x PyTorch)."""
+        name = result.name_hint or "red"
+        part = self.alloc((rows, split), name + "_part", tl.Scope.FRAGMENT)
+        self.emit(tl.FillOp(part.value, 0.0 if is_sum else float("-inf")))
+        st = _Statements()
+        x = element(st)
+        _substitute_kk(st.ops, symbol("kk") * split + symbol("i1"))
+        st.store(st.binary(_fold(is_sum), st.load(part, ["i0", "i1"]), x), part, ["i0", "i1"])
+        self.serial("kk", width // split, lambda: self.parallel(part.shape, st))
+        out = self.alloc(self.shape(result), name + "_w", tl.Scope.FRAGMENT)
+        self.emit((tl.ReduceSumOp if is_sum else tl.ReduceMaxOp)(part.value, out.value, 1, True))
+        self.bufs[result] = self._shared(out)
 
     def _serial_fold(self, out: _Buf, is_sum: bool, extent: int, element) -> _Buf:  # noqa: ANN001 - (statements, out's loop variables) -> the value at kk
         """`out` = the sum (else the max) over a serial `kk` of `extent` of `element`, the value at kk
