@@ -245,20 +245,23 @@ def _loops(graph: tgraph.GraphOp, ops: list[Operation], tiles: dict[SSAValue, Ti
 
 
 def _explicit_maxes(graph: tgraph.GraphOp, ops: list[Operation]) -> dict[Operation, Operation]:
-    """Each `max_a(x)` that is a graph output and feeds only exp(x - max_a(x)), itself only summed over a: max -> exp."""
+    """Each `max_a(x)` that feeds exp(x - max_a(x)), itself only summed over a, and is read after the
+    loop of those sums as well (a graph output, or an op computed from the sums: logsumexp's
+    `log(sum exp(x - m)) + m`): max -> exp."""
     out: dict[Operation, Operation] = {}
     for op in ops:
         if not (isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX):
             continue
         users = [u.operation for u in op.result.uses]
-        subs = [u for u in users if not isinstance(u, tgraph.OutputOp) and not _stored_cast(u)]
-        if len(subs) != 1 or len(users) == len(subs):
+        subs = [u for u in users if isinstance(u, tgraph.SubOp) and u.lhs is op.input and u.rhs is op.result]
+        if len(subs) != 1 or len(users) == 1:
             continue
         (sub,) = subs
-        if not (isinstance(sub, tgraph.SubOp) and sub.lhs is op.input and sub.rhs is op.result):
-            continue
         exps = [u.operation for u in sub.result.uses]
-        if len(exps) == 1 and isinstance(exps[0], tgraph.ExpOp) and _sums_over(exps[0], op.axis):
+        if not (len(exps) == 1 and isinstance(exps[0], tgraph.ExpOp) and _sums_over(exps[0], op.axis)):
+            continue
+        after = set().union(*(_descendants(u.operation) | {u.operation} for u in exps[0].results[0].uses))
+        if all(isinstance(u, tgraph.OutputOp) or _stored_cast(u) or u in after for u in users if u is not sub):
             out[op] = exps[0]
     return out
 
