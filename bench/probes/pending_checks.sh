@@ -110,15 +110,17 @@ fi
 if [[ $part == Y ]]; then
 # 13. (twenty-eighth session) a norm's sum of squares over rows too wide for one warp (5120, 768, 3000) folded from
 #     its x tile with the square computed in the fold, no fp32 tile of the squares staged in shared memory: as
-#     prepared now against `~old` (the squares' tile, `_row_split` out of reach), then the wide_fold probe (12).
-  mkdir -p /tmp/w_old && tar -C /tmp/w_old -xzf .gpu/new_suite.tgz
+#     prepared now against `~old` (the squares' tile, `_row_split` out of reach); then `cleave compile --gpu` tunes
+#     the two prefill norms (bench/probes/norms) over their tile neighbourhood.
   variant /tmp/y old 'import cleave_ir.passes.lower_tilelang as lt; lt._KernelLowering._row_split = lambda self, op: 1' \
     "$R"/bench/probes/norms/*.mlir "$R"/$U/layernorm_affine_t197.mlir "$R"/$U/bf16_layernorm_gelu_37x3000.mlir \
     "$R"/$U/rmsnorm_matmul_t5_n3000.mlir
-  (cd /tmp && timeout 260 python "$R/bench/gpu_suite.py" run /tmp/y --out "$P/y_norms.json" --deadline 240 --row-budget 20 --torch-compile default -j 15 > "$P/y_norms.log" 2>&1)
+  (cd /tmp && timeout 220 python "$R/bench/gpu_suite.py" run /tmp/y --out "$P/y_norms.json" --deadline 200 --row-budget 20 --torch-compile default -j 15 > "$P/y_norms.log" 2>&1)
   grep "^| " "$P/y_norms.md" | cut -d'|' -f2-4,8-10
-  (cd /tmp && timeout 170 python "$R/bench/probes/wide_fold.py" /tmp/w_old/new > "$P/wide_fold.log" 2>&1; cp "$OUT/wide_fold.json" "$P/" 2>/dev/null)
-  grep -E "^T[0-9]|failed|Error" "$P/wide_fold.log"
+  # the measured tuner over the norms' tile neighbourhood (rows a block, threads): is 16 rows in one wave the fastest?
+  for f in "$R"/bench/probes/norms/*.mlir; do n=$(basename "$f" .mlir)
+    (cd /tmp && timeout 110 cleave compile "$f" --gpu --tune-budget 60 -j 15 --cache-dir /tmp/cleave-cache -o "$P/tune_$n.py" > "$P/tune_$n.log" 2>&1)
+    grep -E "^\| [0-9]|^tune|^tuned|^winner" "$P/tune_$n.log" | head -40; done
   exit 0
 fi
 if [[ $part == X ]]; then
@@ -140,8 +142,10 @@ for e in ms["entries"].values():
 PY
   (cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/w_new --rows rmsnorm_matmul --out "$P/x_rms.json" --deadline 280 --row-budget 28 --torch-compile default -j 15 > "$P/x_rms.log" 2>&1)
   grep "^| rmsnorm" "$P/x_rms.md"
-  (cd /tmp && timeout 170 python "$R/bench/probes/wide_fold.py" /tmp/w_old/new > "$P/wide_fold.log" 2>&1; cp "$OUT/wide_fold.json" "$P/" 2>/dev/null)
-  grep -E "^T[0-9]|failed|Error" "$P/wide_fold.log"
+  # the measured tuner over the norms' tile neighbourhood (rows a block, threads): is 16 rows in one wave the fastest?
+  for f in "$R"/bench/probes/norms/*.mlir; do n=$(basename "$f" .mlir)
+    (cd /tmp && timeout 110 cleave compile "$f" --gpu --tune-budget 60 -j 15 --cache-dir /tmp/cleave-cache -o "$P/tune_$n.py" > "$P/tune_$n.log" 2>&1)
+    grep -E "^\| [0-9]|^tune|^tuned|^winner" "$P/tune_$n.log" | head -40; done
   exit 0
 fi
 if [[ $part == W ]]; then
