@@ -11,6 +11,9 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh N      (10: a decode norm joined to gate/up or cut off)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh W      (11 and 12, the twenty-seventh session's; carry
 #                                                                      .gpu/site.tar.xz and .gpu/new_suite.tgz)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh X      (11 and 12 in one run: carry .gpu/site.tar.xz and
+#                                                                      .gpu/new_suite.tgz)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh Y      (13, the twenty-eighth session's: the norm folds)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
