@@ -118,11 +118,11 @@ if [[ $part == Y ]]; then
   variant /tmp/y old 'import cleave_ir.passes.lower_tilelang as lt; lt._KernelLowering._row_split = lambda self, op: 1' \
     "$R"/bench/probes/norms/*.mlir "$R"/$U/layernorm_affine_t197.mlir "$R"/$U/bf16_layernorm_gelu_37x3000.mlir \
     "$R"/$U/rmsnorm_matmul_t5_n3000.mlir
-  (cd /tmp && timeout 220 python "$R/bench/gpu_suite.py" run /tmp/y --out "$P/y_norms.json" --deadline 200 --row-budget 20 --torch-compile default -j 15 > "$P/y_norms.log" 2>&1)
+  (cd /tmp && timeout 230 python "$R/bench/gpu_suite.py" run /tmp/y --out "$P/y_norms.json" --deadline 215 --row-budget 20 --torch-compile default -j 15 > "$P/y_norms.log" 2>&1)
   grep "^| " "$P/y_norms.md" | cut -d'|' -f2-4,8-10
   # the measured tuner over the norms' tile neighbourhood (rows a block, threads): is 16 rows in one wave the fastest?
   for f in "$R"/bench/probes/norms/*.mlir; do n=$(basename "$f" .mlir)
-    (cd /tmp && timeout 110 cleave compile "$f" --gpu --tune-budget 60 -j 15 --cache-dir /tmp/cleave-cache -o "$P/tune_$n.py" > "$P/tune_$n.log" 2>&1)
+    (cd /tmp && timeout 80 cleave compile "$f" --gpu --tune-budget 40 -j 15 --cache-dir /tmp/cleave-cache -o "$P/tune_$n.py" > "$P/tune_$n.log" 2>&1)
     grep -E "^\| [0-9]|^tune|^tuned|^winner" "$P/tune_$n.log" | head -40; done
   exit 0
 fi
@@ -147,7 +147,7 @@ PY
   grep "^| rmsnorm" "$P/x_rms.md"
   # the measured tuner over the norms' tile neighbourhood (rows a block, threads): is 16 rows in one wave the fastest?
   for f in "$R"/bench/probes/norms/*.mlir; do n=$(basename "$f" .mlir)
-    (cd /tmp && timeout 110 cleave compile "$f" --gpu --tune-budget 60 -j 15 --cache-dir /tmp/cleave-cache -o "$P/tune_$n.py" > "$P/tune_$n.log" 2>&1)
+    (cd /tmp && timeout 80 cleave compile "$f" --gpu --tune-budget 40 -j 15 --cache-dir /tmp/cleave-cache -o "$P/tune_$n.py" > "$P/tune_$n.log" 2>&1)
     grep -E "^\| [0-9]|^tune|^tuned|^winner" "$P/tune_$n.log" | head -40; done
   exit 0
 fi
