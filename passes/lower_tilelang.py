@@ -388,6 +388,8 @@ class _KernelLowering:
         self.fp16_operands: dict[tuple[SSAValue, tl.Scope], SSAValue] = {}
         # element-wise results computed inside their users' loops, not in a tile of their own (`inline`)
         self.inlined: dict[SSAValue, tgraph.ElementwiseOp] = {}
+        # row reductions whose inlined input `_reduce_rows_inlined` folds, and the threads a row it splits them over
+        self.rows_folded: dict[SSAValue, int] = {}
 
     # ------------------------------------------------------------------ helpers
     def fresh(self, hint: str) -> str:
@@ -714,10 +716,11 @@ class _KernelLowering:
             if isinstance(user, tgraph.ReduceOp) and self._serial_reduction(user) and not self._reads_index_tile(op):
                 continue  # computed in the reduction's loop (`_reduce_inlined`)
             if (
-                isinstance(user, tgraph.ReduceOp) and user.result not in self.deferred and self._row_split(user) > 1
+                isinstance(user, tgraph.ReduceOp) and user.result not in self.deferred and (split := self._row_split(user)) > 1
                 and not self._reads_index_tile(op)
             ):
-                continue  # computed in the split rows' fold (`_reduce_rows`)
+                self.rows_folded[user.result] = split  # computed in the split rows' fold (`_reduce_rows_inlined`)
+                continue
             if (
                 cheap and isinstance(user, tgraph.ReduceOp) and user.kind.data == tgraph.ReduceKind.MAX
                 and user.result not in self.deferred and op.value > 0 and op.input not in self.inlined
@@ -913,8 +916,8 @@ class _KernelLowering:
         if op.input in self.inlined and self._serial_reduction(op):
             self._reduce_inlined(op)
             return
-        if op.input in self.inlined and op.result not in self.deferred and (split := self._row_split(op)) > 1:
-            self._reduce_rows_inlined(op, split)
+        if op.input in self.inlined and op.result in self.rows_folded:
+            self._reduce_rows_inlined(op, self.rows_folded[op.result])
             return
         if (scale := self.inlined.get(op.input)) is not None:  # the max of c x is c times the max of x (`inline`)
             assert isinstance(scale, tgraph.ScaleOp)
