@@ -14,6 +14,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh X      (11 and 12 in one run: carry .gpu/site.tar.xz and
 #                                                                      .gpu/new_suite.tgz)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh Y      (13, the twenty-eighth session's: the norm folds)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh Z      (14: logsumexp in one kernel or two)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -109,6 +110,21 @@ grep -E "^- " "$P/p$part.md" 2>/dev/null | cut -c1-240
   --out "$P/r$part" --kernels "$kernels" > "$P/r$part.log" 2>&1)
 tail -12 "$P/r$part/racecheck.md"
 exit 0
+fi
+if [[ $part == Z ]]; then
+# 14. (twenty-eighth session) logsumexp in one streaming kernel (3a271c5) against the two kernels before (`~old`: a max
+#     read after its loop is not a running max), and torch.compile.
+  variant /tmp/z old '
+import cleave_ir.passes.schedule as sc
+from cleave_ir.dialects import tgraph
+new = sc._explicit_maxes
+def old(graph, ops):
+    keep = lambda u: isinstance(u, (tgraph.OutputOp, tgraph.SubOp)) or sc._stored_cast(u)
+    return {m: e for m, e in new(graph, ops).items() if all(keep(u.operation) for u in m.result.uses)}
+sc._explicit_maxes = old' "$R"/$U/logsumexp_t8_v32000.mlir
+  (cd /tmp && timeout 150 python "$R/bench/gpu_suite.py" run /tmp/z --out "$P/z_lse.json" --deadline 140 --row-budget 60 --torch-compile default -j 15 > "$P/z_lse.log" 2>&1)
+  grep "^| \|^- " "$P/z_lse.md" | cut -c1-200
+  exit 0
 fi
 if [[ $part == Y ]]; then
 # 13. (twenty-eighth session) a norm's sum of squares over rows too wide for one warp (5120, 768, 3000) folded from
