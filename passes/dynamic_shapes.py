@@ -434,6 +434,12 @@ def refuse_varying_means(graph: tgraph.GraphOp) -> None:
         )
 
 
+BOUNDED_SPEEDUP = 1.5
+"""How much faster than every candidate of a padded graph that serves every size a held kernel must be
+estimated to be tried (`_bounded`). Below it the candidates that serve every size are kept alone, as
+measured (CLIP's causal attention over 77 tokens: a FlashAttention loop stopping at the diagonal)."""
+
+
 def _bounded(kernel: itgraph.KernelOp, family: _Family, root: tgraph.GraphOp | None) -> itgraph.KernelOp | None:
     """`kernel` made dynamic with one of its padded graph's padded dims held, else all of them (a
     LayerNorm's whole-row tile of 3072 serves its real 3000 columns, masked, but no other width; its
@@ -518,11 +524,31 @@ class DynamicShapesPass(CleavePass):
                         return True
             return False
 
+        def estimated_us(name: str) -> float:
+            """The estimate of the fastest whole candidate with kernel `name` that serves every size (inf if none)."""
+            serving = ok.get(name, set()) | fixed.get(name, set())
+            best = math.inf
+            for head in ok.get(name, ()):
+                chain = partition_kernels.chain(graphs[head], graphs) if partition_kernels.chain_head(graphs[head]) else None
+                if chain is not None and all(g.sym_name.data in serving for g in chain):
+                    best = min(best, sum(kernel_us.get(g.sym_name.data, 0.0) for g in chain))
+            return best
+
+        kernel_us = {
+            tgraph.referenced_symbol(k, "cleave.schedule_of") or "": k.attributes["cleave.estimated_us"].value.data  # type: ignore[attr-defined]
+            for k in op.body.block.ops if isinstance(k, itgraph.KernelOp) and "cleave.estimated_us" in k.attributes
+        }
         for root, kernels in static.items():
-            if serves_all(root):
+            # a padded graph's kernels held at the padded sizes serve the real ones (`make_dynamic`'s held
+            # dims): where none of its candidates serves every size, and where those that do are estimated
+            # BOUNDED_SPEEDUP times slower than a held kernel (Stable Diffusion's attention at head dim 40,
+            # padded to 64: its FlashAttention and Split-K kernels serve 40 only held, and the candidate
+            # that materializes the scores serves every size at 3.8x their estimate)
+            if serves_all(root) and not any(
+                kernel_us.get(tgraph.referenced_symbol(k, "cleave.schedule_of") or "", math.inf) * BOUNDED_SPEEDUP < estimated_us(root)
+                for k, _ in kernels
+            ):
                 continue
-            # a padded graph none of whose candidates serves every size: its kernels held at the
-            # padded sizes serve the real ones (`make_dynamic`'s held dims)
             for kernel, reason in list(kernels):
                 src = tgraph.referenced_symbol(kernel, "cleave.schedule_of")
                 fam = families.get(src or "")
