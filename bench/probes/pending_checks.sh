@@ -161,10 +161,8 @@ for e in ms["entries"].values():
 PY
   (cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/w_new --rows rmsnorm_matmul --out "$P/x_rms.json" --deadline 280 --row-budget 28 --torch-compile default -j 15 > "$P/x_rms.log" 2>&1)
   grep "^| rmsnorm" "$P/x_rms.md"
-  # the measured tuner over the norms' tile neighbourhood (rows a block, threads): is 16 rows in one wave the fastest?
-  for f in "$R"/bench/probes/norms/*.mlir; do n=$(basename "$f" .mlir)
-    (cd /tmp && timeout 80 cleave compile "$f" --gpu --tune-budget 40 -j 15 --cache-dir /tmp/cleave-cache -o "$P/tune_$n.py" > "$P/tune_$n.log" 2>&1)
-    grep -E "^\| [0-9]|^tune|^tuned|^winner" "$P/tune_$n.log" | head -40; done
+  (cd /tmp && timeout 170 python "$R/bench/probes/wide_fold.py" /tmp/w_old/new > "$P/wide_fold.log" 2>&1; cp "$OUT/wide_fold.json" "$P/" 2>/dev/null)
+  grep -E "^T[0-9]|failed|Error" "$P/wide_fold.log"
   exit 0
 fi
 if [[ $part == W ]]; then
