@@ -308,6 +308,11 @@ class _Statements:
             return self.add(arith.ExtFOp(x, t))
         return self.add(arith.TruncFOp(x, t))
 
+    def widened(self, x: SSAValue) -> SSAValue:
+        """`x` in fp32 if it is an fp16 or bf16 element: fp16's own x * x overflows past |x| = 256 (a
+        norm's squares) and leaves its normal range under 8e-3, where the fp32 result need not."""
+        return self.cast(x, f32) if isinstance(x.type, (Float16Type, BFloat16Type)) else x
+
     def const(self, value: float, t: Attribute) -> SSAValue:
         """A Python float literal: an f64 constant that TileLang narrows to the other operand's type."""
         return self.cast(self.add(arith.ConstantOp(FloatAttr(value, f64))), t)
@@ -674,9 +679,7 @@ class _KernelLowering:
                 return self.causal_keep(s, causal, full)
             buf = self.bufs[value]
             x = s.load(self._invariant_operand(buf if laid else self._broadcast_operand(buf, out), out), full)
-            # an fp16 tile's elements widened before the op: fp16's own x * x overflows past |x| = 256
-            # (a norm's squares) and leaves its normal range under 8e-3, where the fp32 result need not
-            return s.cast(x, f32) if elt == f32 and isinstance(x.type, (Float16Type, BFloat16Type)) else x
+            return s.widened(x) if elt == f32 else x  # an fp16 tile's elements widened before an fp32 op
 
         if isinstance(op, tgraph.ExpOp) and op.input in self.inlined:
             s.store(s.add(math.Exp2Op(self._times(s, op.input, tgraph.LOG2E, read))), out, full)
@@ -980,7 +983,7 @@ class _KernelLowering:
             return
         combine = _fold(is_sum)
         init = 0.0 if is_sum else float("-inf")
-        split = row_split(dims[0], width, self.threads) if len(dims) == 2 and axis == 1 and tuple(dims) not in self.cols_split else 1
+        split = self._split_rows(dims, axis)
         if split > 1:
             shared = self._shared(src)
             self._fold_rows(dims[0], width, split, is_sum, result, lambda st: st.add(tl.LoadOp(shared.value, [symbol("i0"), symbol("kk")])))
@@ -1020,18 +1023,21 @@ class _KernelLowering:
 
         self.bufs[op.result] = self._serial_fold(out, op.kind.data == tgraph.ReduceKind.SUM, self.shape(op.input)[op.axis], element)
 
+    def _split_rows(self, dims: Sequence[int], axis: int) -> int:
+        """The threads a row that `_reduce` splits the rows of a tile of (squeezed) `dims` reduced along
+        (squeezed) `axis` over (`row_split`; 1: none)."""
+        if len(dims) != 2 or axis != 1 or tuple(dims) in self.cols_split:
+            return 1
+        return row_split(dims[0], dims[1], self.threads)
+
     def _row_split(self, op: tgraph.ReduceOp) -> int:
-        """The threads a row that `_reduce` splits each row of `op`'s input tile over (`row_split`; 1:
-        none), where the tile is not reduced by TileLang's warp reduction (a width not a power of two)."""
+        """`_split_rows` of `op`'s input tile, where TileLang's warp reduction does not take the rows
+        whole (a width not a power of two)."""
         shape = self.shape(op.input)
         dims = [d for d in shape if d != 1]
-        axis = sum(1 for d in shape[: op.axis] if d != 1)
-        if len(dims) != 2 or axis != 1 or shape[op.axis] == 1 or tuple(dims) in self.cols_split:
+        if shape[op.axis] == 1 or (dims[-1] >= 8 and dims[-1] & (dims[-1] - 1) == 0):
             return 1
-        width = dims[1]
-        if width >= 8 and width & (width - 1) == 0:
-            return 1
-        return row_split(dims[0], width, self.threads)
+        return self._split_rows(dims, sum(1 for d in shape[: op.axis] if d != 1))
 
     def _reduce_rows_inlined(self, op: tgraph.ReduceOp, split: int) -> None:
         """A row reduction of an element-wise expression (`inline`) split over `split` threads a row,
@@ -1047,9 +1053,7 @@ class _KernelLowering:
             def read(value: SSAValue) -> SSAValue:
                 if value not in shared:
                     shared[value] = self._shared(self.bufs[value])
-                x = st.load(shared[value], full)
-                # summed in fp32 from fp32 elements: fp16's own x * x overflows past |x| = 256
-                return st.cast(x, f32) if isinstance(x.type, (Float16Type, BFloat16Type)) else x
+                return st.widened(st.load(shared[value], full))  # summed in fp32 from fp32 elements
 
             return self._value(st, op.input, read)
 

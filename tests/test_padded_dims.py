@@ -236,8 +236,9 @@ def test_a_bounded_kernel_is_kept_beside_a_candidate_that_serves_every_size(tmp_
     """Stable Diffusion's self-attention at head dim 40 (bench/probes/unseen/sd_self_attention_d40.mlir, here 2
     heads): padded to 64, its FlashAttention and Split-K kernels serve 40 only held at 64 (a tile spans the
     head dim). They were dropped because the candidate that materializes the [4096, 4096] scores serves every
-    size (estimated 114.5 us against 30.3). Now a padded graph's kernels are held whether or not another
-    candidate serves every size; each kept candidate equals the graph at the real size."""
+    size (estimated 114.5 us against 30.3). Now a padded graph's kernels are also held where every candidate
+    that serves every size is estimated `BOUNDED_SPEEDUP` times slower; each kept candidate equals the graph
+    at the real size."""
     from cleave_ir.run import load_module
 
     text = (ROOT / "bench/probes/unseen/sd_self_attention_d40.mlir").read_text().replace("[1, 8, ", "[1, 2, ")
