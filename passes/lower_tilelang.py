@@ -81,7 +81,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
-from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, Calibration, Estimate, block_trips, with_serial_steps
+from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, Calibration, Estimate, block_trips, grid_blocks, with_serial_steps
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.whole_small_copies import copy_small_tiles_whole
@@ -339,6 +339,21 @@ class _RunningMax:
     alpha_ready: bool = False  # alpha is computed (right after the chunk max)
 
 
+@dataclass
+class _LaneSoftmax:
+    """An online softmax over a few long rows lowered lane by lane (see `_KernelLowering._plan_lanes`):
+    every element position of the chunk keeps its own running max and rescaled sums, and the rows are
+    reduced once after the loop."""
+
+    chunk_max: SSAValue  # the body's max over the chunk (its buffer then holds the lanes' references)
+    axis: int  # the reduced axis of the chunk tile
+    shape: tuple[int, ...]  # the chunk tile's shape
+    m_lanes: _Buf  # each lane's running max
+    alpha: _Buf  # exp(a lane's old running max - its new reference)
+    ref: _Buf  # each lane's new running max, 0 where it is -inf
+    sums: dict[SSAValue, _Buf]  # the body's rescaled row sums -> their lanes' accumulators
+
+
 class _KernelLowering:
     def __init__(self, kernel: itgraph.KernelOp, passthrough: Sequence[str]) -> None:
         self.kernel = kernel
@@ -367,6 +382,7 @@ class _KernelLowering:
         stages = kernel.attributes.get("cleave.stages")
         self.stages = stages.value.data if stages is not None else 2  # type: ignore[attr-defined]
         self.running_max: _RunningMax | None = None
+        self.lanes: _LaneSoftmax | None = None
         # matmul products a sequential loop sums: T.gemm accumulates into the loop's accumulator
         # (no cleared product tile, no second fp32 tile, no add pass), as TileLang's GEMM does
         self.sum_in_place: dict[SSAValue, _Buf] = {}
@@ -614,6 +630,10 @@ class _KernelLowering:
                 continue
             elif isinstance(op, tgraph.MatmulOp):
                 self.matmul(op)
+            elif isinstance(op, tgraph.ReduceOp) and self.lanes is not None and op.result is self.lanes.chunk_max:
+                self._lane_max(op)
+            elif isinstance(op, tgraph.ReduceOp) and self.lanes is not None and op.result in self.lanes.sums:
+                self._lane_sum(op)
             elif isinstance(op, tgraph.ReduceOp):
                 self.reduce(op)
             elif isinstance(op, tgraph.ElementwiseOp):
@@ -785,7 +805,9 @@ class _KernelLowering:
         def shifted(value: SSAValue) -> SSAValue:
             x = read(value)
             owner = value.owner
-            running = self.running_max is not None and value is self.running_max.chunk_max
+            running = (self.running_max is not None and value is self.running_max.chunk_max) or (
+                self.lanes is not None and value is self.lanes.chunk_max
+            )
             if not isinstance(owner, tgraph.ReduceOp) or owner.kind.data != tgraph.ReduceKind.MAX or running:
                 return x
             return _rescale_reference(s, x)
@@ -1416,10 +1438,15 @@ class _KernelLowering:
             for i, (kind, value) in enumerate(zip(kinds, term.values))
             if self._defers_reduction(op, kind, value)
         }
+        lanes = self._plan_lanes(op, term) if rescaled else None
+        if lanes is not None:
+            deferred = {i: lanes.sums.get(v, lanes.m_lanes) for i, v in enumerate(term.values)}
         accs = [
             deferred[i] if i in deferred else self.alloc_for(r, (r.name_hint or "acc") + "_acc", tl.Scope.FRAGMENT)
             for i, r in enumerate(op.results)
         ]
+        if lanes is not None:
+            deferred = {}
         self.deferred.update((term.values[i], wide) for i, wide in deferred.items())
         for buf, kind in zip(accs, kinds):
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == AccumulateKind.MAX else tl.ClearOp(buf.value))
@@ -1430,7 +1457,8 @@ class _KernelLowering:
         loop = tl.PipelinedOp(var, self.expr(op.extent_dim if bound is None else bound), self.stages)
         self.emit(loop)
         self.block_stack.append(loop.body.block)
-        online = self._plan_running_max(op, term, accs) if rescaled else None
+        online = self._plan_running_max(op, term, accs) if rescaled and lanes is None else None
+        self.lanes = lanes
         summed = {
             value: acc
             for acc, kind, value in zip(accs, kinds, term.values)
@@ -1440,7 +1468,7 @@ class _KernelLowering:
         self.sum_in_place.update(summed)
         self.body(op.body.block.ops)
         parts = [self.bufs[v] for v in term.values]
-        if rescaled and online is None:
+        if rescaled and online is None and lanes is None:
             self._rescale_after(accs, parts, kinds)
         for acc, part, kind, value in zip(accs, parts, kinds, term.values):
             if kind == AccumulateKind.RESCALED_SUM and online is not None:
@@ -1448,7 +1476,7 @@ class _KernelLowering:
                     self._rescaled_update(online.updated.pop(value), part, online.alpha)
                 continue
             if kind == AccumulateKind.RESCALED_SUM or (kind == AccumulateKind.MAX and rescaled) or value in summed or value in self.deferred:
-                continue
+                continue  # (a lane-wise loop's accumulators are updated in its body too)
             full = self.loop_vars(acc.shape)
             s = _Statements()
             update = s.binary(_fold(kind == AccumulateKind.SUM), s.load(acc, full), s.load(part, full))
@@ -1457,10 +1485,103 @@ class _KernelLowering:
         self.block_stack.pop()
         del self.subst[symbol(op.var_name)]
         self.running_max = None
+        self.lanes = None
         for i, wide in deferred.items():
             reduce = term.values[i].owner
             assert isinstance(reduce, tgraph.ReduceOp)
             self._reduce(wide, reduce.axis, kinds[i] == AccumulateKind.SUM, op.results[i])
+        if lanes is not None:
+            self._reduce_lanes(op, term, lanes)
+
+    def _plan_lanes(self, op: itgraph.SequentialOp, term: itgraph.YieldOp) -> _LaneSoftmax | None:
+        """The lane-wise form of an online softmax loop without matmuls over a grid of fewer blocks than
+        SMs (a log-sum-exp or a softmax's statistics over a vocabulary, a few rows a block): each
+        iteration's chunk max and rescaled sums are rows of the chunk's tile, and reducing them across
+        threads takes barriers in every iteration of a loop that is bound by its latency. Each element
+        position (lane) keeps its own running max and rescaled sums instead, for two exps an element
+        rather than one; the rows are reduced once after the loop (`_reduce_lanes`). None where the
+        loop is not of that form (`SequentialOp.running_max_form`, every rescaled sum a row sum over the
+        chunk max's axis of a tile shaped like its, read by the yield only)."""
+        if not op.running_max_form() or any(isinstance(o, tgraph.MatmulOp) for o in op.body.walk()):
+            return None
+        if grid_blocks(self.kernel) >= SMS:
+            return None
+        kinds = op.accumulate_kinds
+        chunk_max = term.values[kinds.index(AccumulateKind.MAX)]
+        m_op = chunk_max.owner
+        assert isinstance(m_op, tgraph.ReduceOp)
+        shape = self.shape(m_op.input)
+        sums = [v for v, k in zip(term.values, kinds) if k == AccumulateKind.RESCALED_SUM]
+        for v in sums:
+            r = v.owner
+            if not (
+                isinstance(r, tgraph.ReduceOp) and r.kind.data == tgraph.ReduceKind.SUM and r.axis == m_op.axis
+                and r.parent_block() is op.body.block and self.shape(r.input) == shape and v.has_one_use()
+            ):
+                return None
+        if any(use.operation is not term and self.shape(use.operation.operands[0]) != shape for use in chunk_max.uses):
+            return None  # a shift of a tile other than the chunk's own
+        elements = prod(_squeezed(shape))
+        if elements % self.threads or (elements // self.threads) * (len(sums) + 3) > 2 * DEFERRED_REDUCTION_REGS:
+            return None
+        lanes = [self.alloc(shape, h, tl.Scope.FRAGMENT) for h in ("m_lanes", "alpha_lanes", "ref_lanes")]
+        return _LaneSoftmax(
+            chunk_max, m_op.axis, shape, *lanes,
+            {v: self.alloc(shape, (v.name_hint or "sum") + "_lanes", tl.Scope.FRAGMENT) for v in sums},
+        )
+
+    def _lane_reader(self, s: _Statements, out: _Buf):  # noqa: ANN202 - a reader, as `_value` takes
+        def read(value: SSAValue) -> SSAValue:
+            buf = self.bufs[value]
+            return s.widened(s.load(self._invariant_operand(self._broadcast_operand(buf, out), out), self.loop_vars(out.shape)))
+        return read
+
+    def _lane_max(self, op: tgraph.ReduceOp) -> None:
+        """A lane-wise loop's chunk max: each lane's running max, its rescale and its new reference,
+        which the body's shifts read in place of the row's max."""
+        ln = self.lanes
+        assert ln is not None
+        full = self.loop_vars(ln.shape)
+        s = _Statements()
+        x = self._value(s, op.input, self._lane_reader(s, ln.m_lanes))
+        old = s.load(ln.m_lanes, full)
+        new = s.binary(arith.MaximumfOp, old, s.widened(x))
+        ref = _rescale_reference(s, new)
+        s.store(tgraph.tl_exp(s, s.binary(arith.SubfOp, old, ref)), ln.alpha, full)
+        s.store(ref, ln.ref, full)
+        s.store(new, ln.m_lanes, full)
+        self.parallel(ln.shape, s)
+        self.bufs[op.result] = ln.ref
+
+    def _lane_sum(self, op: tgraph.ReduceOp) -> None:
+        """A lane-wise loop's rescaled row sum: acc = acc * alpha + the chunk's element, per lane."""
+        ln = self.lanes
+        assert ln is not None
+        acc = ln.sums[op.result]
+        full = self.loop_vars(ln.shape)
+        s = _Statements()
+        x = s.widened(self._value(s, op.input, self._lane_reader(s, acc)))
+        s.store(s.binary(arith.AddfOp, s.binary(arith.MulfOp, s.load(acc, full), s.load(ln.alpha, full)), x), acc, full)
+        self.parallel(ln.shape, s)
+        self.bufs[op.result] = acc
+
+    def _reduce_lanes(self, op: itgraph.SequentialOp, term: itgraph.YieldOp, ln: _LaneSoftmax) -> None:
+        """After a lane-wise loop: the row max M of the lanes' maxima, each lane's sums rescaled by
+        exp(its max - M) (0 where M is -inf), then the rows' sums."""
+        kinds = op.accumulate_kinds
+        mi = kinds.index(AccumulateKind.MAX)
+        self._reduce(ln.m_lanes, ln.axis, False, op.results[mi])
+        row_max = self._broadcast_operand(self.bufs[op.results[mi]], ln.m_lanes)
+        full = self.loop_vars(ln.shape)
+        for value, result in zip(term.values, op.results):
+            acc = ln.sums.get(value)
+            if acc is None:
+                continue
+            s = _Statements()
+            scale = tgraph.tl_exp(s, s.binary(arith.SubfOp, s.load(ln.m_lanes, full), _rescale_reference(s, s.load(row_max, full))))
+            s.store(s.binary(arith.MulfOp, s.load(acc, full), scale), acc, full)
+            self.parallel(ln.shape, s)
+            self._reduce(acc, ln.axis, True, result)
 
     def _defers_reduction(self, op: itgraph.SequentialOp, kind: AccumulateKind, value: SSAValue) -> bool:
         """Whether the loop's sum (or max) of a chunk's row reduction is better kept element-wise.

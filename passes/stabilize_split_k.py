@@ -18,6 +18,14 @@ over one parts dim, and the combined sums meeting only in one division (through 
 after `cleave-concretize` and before `cleave-partition-split-k`; `cleave-schedule` turns the split
 graph into one online-softmax pass (`rescaled_sum` with the chunk max as the running max).
 
+A second form (`match_row_max`, `rewrite_row_max`): an exp of split chunks shifted by the max of the
+whole split input over the split dim, `exp(split(x) - max x)` (the search's split of a logsumexp or a
+softmax's statistics). Computed whole, that max makes the split kernel read every chunk's whole row,
+and the combine again. Each chunk then shifts by its own max and each chunk sum is rescaled as above
+before its combine; as the max over the chunks equals the row max exactly, the graph reads it wherever
+it read the row max after the combines (the `+ m` of `log(sum exp(x - m)) + m`). The combined sums are
+the original ones, whatever reads them.
+
 The rewrite is one `RewritePattern` (`StabilizeSplitKExp`, on each exp of a graph that is not yet
 partitioned) driven by a `PatternRewriteWalker` in one walk in program order (what the pattern
 creates never matches: the shifted exp's sums feed the rescaling products, not the combines).
@@ -121,6 +129,128 @@ def match(graph: tgraph.GraphOp, exp: tgraph.ExpOp, parts: dict[SSAValue, frozen
     return Match(exp, axis, combines[0].axis, sums, combines)
 
 
+def _row_max_of(value: SSAValue, x: SSAValue, dim: int) -> bool:
+    """Whether `value` is `reduce max` over dim `dim` of `x`, `x` seen through reshapes that only add or
+    drop unit dims (the same non-unit dims in the same order)."""
+    op = value.owner
+    if not (isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX):
+        return False
+    y = op.input
+    while isinstance(y.owner, tgraph.ReshapeOp) and y is not x:
+        y = y.owner.input
+    if y is not x:
+        return False
+    shape = tgraph.tensor_type(op.input).shape
+    non_unit = [i for i, d in enumerate(shape) if d != 1]
+    x_non_unit = [i for i, d in enumerate(tgraph.tensor_type(x).shape) if d != 1]
+    if [shape[i] for i in non_unit] != [tgraph.tensor_type(x).shape[i] for i in x_non_unit]:
+        return False
+    return op.axis in non_unit and dict(zip(non_unit, x_non_unit))[op.axis] == dim
+
+
+@dataclass
+class RowMaxMatch:
+    """An exp of split chunks shifted by the whole row's max: `exp(split(x) - max(x))`, whose sums are
+    combined over the parts."""
+
+    exp: tgraph.ExpOp
+    split: tgraph.SplitOp
+    axis: int  # the chunk axis of the split value
+    parts: int  # the parts dim the combines reduce
+    sums: list[Operation]
+    combines: list[tgraph.ReduceOp]
+
+
+def match_row_max(graph: tgraph.GraphOp, exp: tgraph.ExpOp, parts: dict[SSAValue, frozenset[int]] | None = None) -> RowMaxMatch | None:
+    """The chunk-max rewrite `exp` allows in `graph`, or None: `exp` reads `c - M` with `c` a split
+    value and `M` the max of the split's input over the split dim (computed whole, so the split
+    kernel would read every chunk's whole row), and its every use is a sum over the chunk axis whose
+    only use is one sum over the parts dim."""
+    sub = exp.input.owner
+    if not isinstance(sub, tgraph.SubOp) or not isinstance(sub.lhs.owner, tgraph.SplitOp):
+        return None
+    split = sub.lhs.owner
+    parts = parts_dims(graph) if parts is None else parts
+    axis, c_shape = split.axis + 1, tgraph.tensor_type(split.result).shape
+    m_shape = tgraph.tensor_type(sub.rhs).shape
+    if parts[sub.rhs] or not _row_max_of(sub.rhs, split.input, split.axis) or len(m_shape) != len(c_shape):
+        return None
+    if m_shape[0] != 1 or m_shape[axis] != 1:
+        return None
+    uses = list(exp.result.uses)
+    if not uses or any(_chunk_axis(exp, u.operation, u.index) != axis for u in uses):
+        return None
+    sums = list(dict.fromkeys(u.operation for u in uses))
+    combines: list[tgraph.ReduceOp] = []
+    for s in sums:
+        r = s.results[0]
+        r_uses = list(r.uses)
+        if tgraph.tensor_type(r).rank != len(c_shape) or tgraph.tensor_type(r).shape[axis] != 1 or len(r_uses) != 1:
+            return None
+        c = r_uses[0].operation
+        if not (isinstance(c, tgraph.ReduceOp) and c.kind.data == tgraph.ReduceKind.SUM and c.axis == 0):
+            return None
+        combines.append(c)
+    return RowMaxMatch(exp, split, axis, 0, sums, combines)
+
+
+def rewrite_row_max(graph: tgraph.GraphOp, m: RowMaxMatch, rewriter: PatternRewriter) -> None:
+    """Shift a matched exp by its chunk's max, rescale each chunk's sum by `exp(chunk max - max over
+    the chunks)` before its combine, and read that max over the chunks (equal to the row max: a max is
+    exact) wherever the graph reads a row max of the split's input after the combines."""
+    old_sub = m.exp.input.owner
+    assert isinstance(old_sub, tgraph.SubOp)
+    chunks = m.split.result
+    chunk_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, chunks, m.axis)
+    shifted = tgraph.SubOp(chunks, chunk_max.result)
+    chunk_max.result.name_hint = "chunk_max"
+    for new in (chunk_max, shifted):
+        rewriter.insert(new, InsertPoint.before(m.exp))
+    rewriter.replace_uses_with_if(old_sub.result, shifted.result, lambda use: use.operation is m.exp)
+    if not old_sub.result.uses:
+        rewriter.erase(old_sub)
+    ops = list(graph.block.ops)
+    first = min(m.combines, key=ops.index)
+    global_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, chunk_max.result, m.parts)
+    delta = tgraph.SubOp(chunk_max.result, global_max.result)
+    weight = tgraph.ExpOp(delta.result)
+    global_max.result.name_hint = "global_max"
+    weight.result.name_hint = "rescale"
+    for new in (global_max, delta, weight):
+        rewriter.insert(new, InsertPoint.before(first))
+    for s, c in zip(m.sums, m.combines):
+        scaled = tgraph.MulOp(s.results[0], weight.result)
+        rewriter.insert(scaled, InsertPoint.before(c))
+        rewriter.replace_uses_with_if(s.results[0], scaled.result, lambda use, c=c: use.operation is c)
+    # the row max read after the combines is the max over the chunks
+    ops = list(graph.block.ops)
+    start = ops.index(first)
+    for op in ops:
+        if not (isinstance(op, tgraph.ReduceOp) and _row_max_of(op.result, m.split.input, m.split.axis)):
+            continue
+        late = [u for u in op.result.uses if ops.index(u.operation) > start]
+        if not late:
+            continue
+        same = global_max.result
+        if tgraph.tensor_type(same).shape != tgraph.tensor_type(op.result).shape:
+            reshape = tgraph.ReshapeOp(global_max.result, tgraph.tensor_type(op.result))
+            rewriter.insert(reshape, InsertPoint.before(first))
+            same = reshape.result
+        rewriter.replace_uses_with_if(op.result, same, lambda use, late=late: use in late)
+    for op in reversed(list(graph.block.ops)):
+        if isinstance(op, (tgraph.ReduceOp, tgraph.ReshapeOp)) and not any(r.uses for r in op.results):
+            rewriter.erase(op)
+    _note(graph, rewriter)
+
+
+def _note(graph: tgraph.GraphOp, rewriter: PatternRewriter) -> None:
+    note = graph.attributes.get("cleave.note")
+    text = note.data if isinstance(note, StringAttr) else ""
+    if NOTE not in text:
+        graph.attributes["cleave.note"] = StringAttr(f"{text}, {NOTE}" if text else NOTE)
+        rewriter.notify_op_modified(graph)
+
+
 def rewrite(graph: tgraph.GraphOp, m: Match, rewriter: PatternRewriter) -> None:
     """Rewrite a matched exp into the log-sum-exp form."""
     x = m.exp.input
@@ -142,16 +272,12 @@ def rewrite(graph: tgraph.GraphOp, m: Match, rewriter: PatternRewriter) -> None:
         scaled = tgraph.MulOp(s.results[0], weight.result)
         rewriter.insert(scaled, InsertPoint.before(c))
         rewriter.replace_uses_with_if(s.results[0], scaled.result, lambda use, c=c: use.operation is c)
-    note = graph.attributes.get("cleave.note")
-    text = note.data if isinstance(note, StringAttr) else ""
-    if NOTE not in text:
-        graph.attributes["cleave.note"] = StringAttr(f"{text}, {NOTE}" if text else NOTE)
-        rewriter.notify_op_modified(graph)
+    _note(graph, rewriter)
 
 
 @dataclass
 class StabilizeSplitKExp(RewritePattern):
-    """Rewrite an exp of an unpartitioned graph that `match` accepts into the log-sum-exp form."""
+    """Rewrite an exp of an unpartitioned graph that `match` or `match_row_max` accepts into the log-sum-exp form."""
 
     rewritten: list[tgraph.GraphOp] = field(default_factory=list)  # the graph of each rewrite, in order
 
@@ -163,6 +289,11 @@ class StabilizeSplitKExp(RewritePattern):
         found = match(graph, op)
         if found is not None:
             rewrite(graph, found, rewriter)
+            self.rewritten.append(graph)
+            return
+        by_row_max = match_row_max(graph, op)
+        if by_row_max is not None:
+            rewrite_row_max(graph, by_row_max, rewriter)
             self.rewritten.append(graph)
 
 

@@ -15,6 +15,8 @@
 #                                                                      .gpu/new_suite.tgz)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh Y      (13, the twenty-eighth session's: the norm folds)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh Z      (14: logsumexp in one kernel or two)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh V      (15, the twenty-ninth session's: lane-wise online
+#                                                                      softmax, Split-K logsumexp; SD attention D40)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -124,6 +126,24 @@ def old(graph, ops):
 sc._explicit_maxes = old' "$R"/$U/logsumexp_t8_v32000.mlir
   (cd /tmp && timeout 150 python "$R/bench/gpu_suite.py" run /tmp/z --out "$P/z_lse.json" --deadline 140 --row-budget 60 --torch-compile default -j 15 > "$P/z_lse.log" 2>&1)
   grep "^| \|^- " "$P/z_lse.md" | cut -c1-200
+  exit 0
+fi
+if [[ $part == V ]]; then
+# 15. (twenty-ninth session) an online softmax over a few long rows without matmuls runs lane by lane
+#     (`_plan_lanes`: no reduction inside the loop), and a Split-K logsumexp shifts each chunk by its own max
+#     (`stabilize_split_k.match_row_max`: its split forms were dropped before): logsumexp over a vocabulary and the
+#     LM-head softmax (its row statistics piece), as prepared now against `~old` (both out of reach), with
+#     torch.compile; then Stable Diffusion's attention at head dim 40 (twenty-eighth session, not yet timed).
+  variant /tmp/v old '
+import cleave_ir.passes.lower_tilelang as lt
+import cleave_ir.passes.stabilize_split_k as sk
+lt._KernelLowering._plan_lanes = lambda self, op, term: None
+sk.match_row_max = lambda *a, **k: None' "$R"/$U/logsumexp_t8_v32000.mlir "$R"/$U/lm_head_softmax_decode.mlir
+  (cd /tmp && timeout 260 python "$R/bench/gpu_suite.py" run /tmp/v --out "$P/v_lanes.json" --top-k 4 --deadline 240 --row-budget 40 --torch-compile default -j 15 > "$P/v_lanes.log" 2>&1)
+  grep "^| \|^- " "$P/v_lanes.md" | cut -c1-220
+  (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R"/$U/sd_self_attention_d40.mlir "$R"/$U/sd_cross_attention_d40.mlir --out /tmp/sd -j 15 > "$P/sd_prepare.log" 2>&1
+   timeout 150 python "$R/bench/gpu_suite.py" run /tmp/sd --out "$P/sd_attention.json" --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/sd_attention.log" 2>&1)
+  grep "^| \|^- " "$P/sd_attention.md" | cut -c1-220
   exit 0
 fi
 if [[ $part == Y ]]; then

@@ -6,12 +6,16 @@
 // RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory,cleave-lower-tilelang' 2>/dev/null | cleave-run - | filecheck %s --check-prefix=CMP
 
 // CHECK:      def logsumexp_k0(
-// CHECK:      T.fill(m_acc, -T.infinity("float32"))
+// With 8 blocks (fewer than SMs) the loop runs lane by lane (`_plan_lanes`): each element position keeps
+// its own running max and sum, with no reduction (barriers) inside the loop; the rows reduce after it.
+// CHECK:      T.fill(m_lanes, -T.infinity("float32"))
 // CHECK:      for r0 in T.Pipelined(
-// CHECK:          alpha[0] = T.exp2(
-// CHECK:          s_acc[0] = s_acc[0] * alpha[0] + s_w_s[0]
-// CHECK-NEXT: for i0 in T.Parallel(1):
-// CHECK-NEXT:     s_acc[0] = T.log(s_acc[0]) + m_acc[0]
+// CHECK-NOT:      T.reduce_
+// CHECK:              alpha_lanes[i0] = T.exp2(
+// CHECK:              s_lanes[i0] = s_lanes[i0] * alpha_lanes[i0] + e[i0]
+// CHECK-NEXT: T.reduce_max(m_lanes, m_w, dim=0, clear=True)
+// CHECK:      T.reduce_sum(s_lanes, s_w, dim=0, clear=True)
+// CHECK:          o[0] = T.log(s_w_s[0]) + m_w_s[0]
 // CHECK-NOT:  def logsumexp_k1(
 
 // CMP: @logsumexp_k0 vs @logsumexp: agree
