@@ -25,15 +25,28 @@ PADDED = "cleave.padded"
 STATIC_ONLY = "cleave.static_only"  # the attribute `cleave-dynamic-shapes` leaves on kernels that serve one size
 
 
-def awkward(size: int) -> bool:
+LONG_ROW = 16384
+"""A reduced dim longer than this is streamed in steps (a log-sum-exp over a vocabulary): it wants a
+step of STREAM_STEPS that divides it, and is padded to a multiple of LONG_ROW_QUANTUM otherwise."""
+STREAM_STEPS = range(1024, 2048 + 1, 64)
+LONG_ROW_QUANTUM = 2048
+
+
+def awkward(size: int, reduced: bool = False) -> bool:
     """A size with no good tile: over 16 and not a multiple of 16 (77, 197), or over 256 and not a
-    multiple of 64 (a KV cache of 4096 plus the new token)."""
-    return (size > 16 and size % 16 != 0) or (size > 256 and size % 64 != 0)
+    multiple of 64 (a KV cache of 4096 plus the new token); with `reduced`, also a dim over LONG_ROW
+    that no step of STREAM_STEPS divides (Llama-3's vocabulary, 128256 = 768 x 167: its row streamed
+    in 768-wide steps took 34.7 us on the H100 for 2 rows, its Split-K chunks in 32-wide ones)."""
+    if (size > 16 and size % 16 != 0) or (size > 256 and size % 64 != 0):
+        return True
+    return reduced and size > LONG_ROW and not any(size % step == 0 for step in STREAM_STEPS)
 
 
 def padded_size(size: int) -> int:
-    """`size` rounded up to a quantum tiles divide: 32 up to 32, 64 up to 512, 128 up to 2048, then 256."""
-    q = 256 if size > 2048 else 128 if size > 512 else 64 if size > 32 else 32
+    """`size` rounded up to a quantum tiles divide: 32 up to 32, 64 up to 512, 128 up to 2048, 256 up to
+    LONG_ROW, then LONG_ROW_QUANTUM (whose multiples, and their halves down to 64ths, have 2048 or
+    another step of STREAM_STEPS for a divisor)."""
+    q = LONG_ROW_QUANTUM if size > LONG_ROW else 256 if size > 2048 else 128 if size > 512 else 64 if size > 32 else 32
     return -(-size // q) * q
 
 
@@ -42,11 +55,14 @@ def awkward_dims(graph: tgraph.GraphOp, unreduced: bool = False) -> dict[int, li
     only those no output element depends on whole: `reduced_dims.eventually_reduced`)."""
     from cleave_ir.passes.reduced_dims import eventually_reduced
 
-    reduced = eventually_reduced(graph) if unreduced else [frozenset()] * len(graph.inputs)
+    reduced = eventually_reduced(graph)
     out: dict[int, list[int]] = {}
     for i, a in enumerate(graph.inputs):
-        declared = set(graph.input_annotation(i, "dynamic")) | reduced[i]
-        dims = [d for d, n in enumerate(tgraph.tensor_type(a).shape) if d not in declared and n.is_Integer and awkward(int(n))]
+        declared = set(graph.input_annotation(i, "dynamic")) | (reduced[i] if unreduced else set())
+        dims = [
+            d for d, n in enumerate(tgraph.tensor_type(a).shape)
+            if d not in declared and n.is_Integer and awkward(int(n), reduced=d in reduced[i])
+        ]
         if dims:
             out[i] = dims
     return out

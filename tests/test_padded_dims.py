@@ -37,6 +37,45 @@ def test_awkward_sizes_and_their_padding() -> None:
     assert [padded_size(n) for n in (17, 77, 100, 197, 300, 1500, 4097)] == [32, 128, 128, 256, 320, 1536, 4352]
 
 
+def test_long_reduced_rows_without_a_stream_step_are_awkward() -> None:
+    """Over LONG_ROW, a reduced dim wants a divisor among the stream steps (1024..2048 by 64): 32000
+    (1280, 1600) has one, Llama-3's vocabulary 128256 (= 768 x 167) none; an unreduced dim is judged
+    as before. Long dims pad to multiples of 2048."""
+    assert [n for n in (20480, 32000, 32768, 128256, 20544) if awkward(n, reduced=True)] == [128256, 20544]
+    assert not awkward(128256) and not awkward(20544)
+    assert [padded_size(n) for n in (128256, 50257, 20544, 16383)] == [129024, 51200, 22528, 16384]
+
+
+@pytest.mark.parametrize("draw", ["normal", "huge", "masked"])
+def test_a_logsumexp_over_a_long_awkward_row_is_split_and_exact(tmp_path: Path, draw: str) -> None:
+    """log(sum exp(x - m)) + m over 2 rows of 20544 (= 64 x 321): streamed as given in 64-wide steps,
+    its Split-K chunks in 32-wide ones. Padded to 22528 (11 x 2048), every kernel serves 20544 with
+    its loads past it masked; the kept candidates include a Split-K one (each chunk shifted by its own
+    max), and each runs in the tilelang interpreter at the real size against float64."""
+    b = GraphBuilder("lse_long")
+    x = b.input("x", [2, 20544])
+    m = b.reduce("max", x, 1)
+    graph = b.build(b.add(b.log(b.reduce("sum", b.exp(b.sub(x, m)), 1)), m))
+    out = io.StringIO()
+    job = compile_graph(graph, tmp_path / "lse.py", ["--no-cache", "--keep", "3"], out=out)
+    assert "padded sizes: 20544 -> 22528 (dynamic dims" in out.getvalue()
+    module = job.pipeline.clone()  # type: ignore[union-attr]
+    LowerTileLangPass().apply(Context(), module)
+    candidates = candidate_kernels(module)
+    assert any("split" in name for name, _ in candidates), [name for name, _ in candidates]
+    rng = np.random.default_rng(5)
+    xs = rng.standard_normal((2, 20544)) * (3000.0 if draw == "huge" else 2.0)
+    if draw == "masked":
+        xs[rng.random(xs.shape) < 0.8] = -np.inf
+    xs = xs.astype(np.float16).astype(np.float64)
+    mx = xs.max(1, keepdims=True)
+    ref = np.log(np.exp(xs - mx).sum(1, keepdims=True)) + mx
+    for name, kernels in candidates:
+        got = run_kernels(kernels, [xs])
+        got = np.asarray(got[0] if isinstance(got, (list, tuple)) else got, dtype=np.float64)
+        assert max_relative_error(ref, got.reshape(ref.shape)) < 2e-3, name
+
+
 def test_padded_graph_declares_the_dims_dynamic_at_the_padded_size() -> None:
     g = attention(100)
     p = padded_graph(g)

@@ -17,6 +17,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh Z      (14: logsumexp in one kernel or two)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh V      (15, the twenty-ninth session's: lane-wise online
 #                                                                      softmax, Split-K logsumexp; SD attention D40)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh Q      (16: few long rows no stream step divides)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -144,6 +145,21 @@ sk.match_row_max = lambda *a, **k: None' "$R"/$U/logsumexp_t8_v32000.mlir "$R"/$
   (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R"/$U/sd_self_attention_d40.mlir "$R"/$U/sd_cross_attention_d40.mlir --out /tmp/sd -j 15 > "$P/sd_prepare.log" 2>&1
    timeout 150 python "$R/bench/gpu_suite.py" run /tmp/sd --out "$P/sd_attention.json" --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/sd_attention.log" 2>&1)
   grep "^| \|^- " "$P/sd_attention.md" | cut -c1-220
+  exit 0
+fi
+if [[ $part == Q ]]; then
+# 16. (twenty-ninth session) few long rows where no stream step divides the row: logsumexp over Llama-3's 128256-word
+#     vocabulary (bf16, 2 rows) and GPT-2's log-probabilities over 50257 (T=4), padded to multiples of 2048 (129024,
+#     51200: `padded_dims.LONG_ROW`), against `~old` (the padding as before: none, and 50432), with torch.compile.
+#     (The entropy of 4 softmax rows over 32000, unchanged by it, was timed in the first run of this part:
+#     bench/results/few_long_rows_2026-12-05s29_H100_run1.json.)
+  variant /tmp/q old '
+import cleave_ir.passes.padded_dims as pd
+pd.awkward = lambda n, reduced=False: (n > 16 and n % 16 != 0) or (n > 256 and n % 64 != 0)
+pd.padded_size = lambda n: -(-n // (256 if n > 2048 else 128 if n > 512 else 64 if n > 32 else 32)) * (256 if n > 2048 else 128 if n > 512 else 64 if n > 32 else 32)' \
+    "$R"/$U/logsumexp_t2_v128256_bf16.mlir "$R"/$U/gpt2_log_softmax_vocab50257.mlir
+  (cd /tmp && timeout 360 python "$R/bench/gpu_suite.py" run /tmp/q --out "$P/q_streams.json" --top-k 4 --deadline 300 --row-budget 60 --torch-compile default -j 15 > "$P/q_streams.log" 2>&1)
+  grep "^| \|^- " "$P/q_streams.md" | cut -c1-220
   exit 0
 fi
 if [[ $part == Y ]]; then
