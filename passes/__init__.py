@@ -43,6 +43,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PartitionSplitKPass
 
+    def split_rows() -> type[ModulePass]:
+        from cleave_ir.passes.split_rows import SplitRowsPass
+
+        return SplitRowsPass
+
     def stabilize_split_k() -> type[ModulePass]:
         from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
 
@@ -98,6 +103,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-schedule": schedule,
         "cleave-drop-unstable": drop_unstable,
         "cleave-partition-split-k": partition_split_k,
+        "cleave-split-rows": split_rows,
         "cleave-stabilize-split-k": stabilize_split_k,
         "cleave-decompose": decompose,
         "cleave-canonicalize": canonicalize,

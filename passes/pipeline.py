@@ -1,6 +1,6 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
-decompose -> canonicalize (on by default: softmax written with its max shift, norms with div/sqrt) -> symbolize -> superoptimize -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
+decompose -> canonicalize (on by default: softmax written with its max shift, norms with div/sqrt) -> symbolize -> superoptimize -> split-rows -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
 place-memory -> dynamic-shapes (schedule with `per-matmul-cut`: a chain of matmuls is also offered as
 one kernel per matmul), then the candidates (a graph's best kernel, or a split kernel plus
 its combine kernel) are ranked by the cost model's estimate and only `keep` of them are left in the
@@ -39,6 +39,7 @@ from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass
+from cleave_ir.passes.split_rows import SplitRowsPass
 from cleave_ir.passes.stabilize_exp import DropUnstablePass
 from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET, SuperoptimizePass
@@ -150,6 +151,8 @@ class PipelinePass(CleavePass):
     def passes(self) -> list[ModulePass]:
         """The passes this configuration runs, in order (the search is left out under `no-search`)."""
         search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2, budget=self.search_budget)]
+        if not self.no_search and not self.no_split:
+            search.append(SplitRowsPass())  # row statistics the search found no Split-K form for
         return [
             DecomposePass(),  # reduce mean -> reduce sum + scale
             *([CanonicalizePass()] if self.canonicalize else []),  # softmax without a cancelled max shift, norms with rsqrt

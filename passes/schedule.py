@@ -271,13 +271,49 @@ def _stored_cast(op: Operation) -> bool:
     return isinstance(op, tgraph.CastOp) and all(isinstance(u.operation, tgraph.OutputOp) for u in op.result.uses)
 
 
+def _exp_sums(e: Operation) -> set[Operation]:
+    """The ops that sum `e` (an exp) linearly: its users, except that a product `e * y` whose one use
+    is a reduce sum (the entropy's sum of p x) stands for that sum, where `y` is computed without `e`."""
+    out: set[Operation] = set()
+    for u in e.results[0].uses:
+        m = u.operation
+        if isinstance(m, tgraph.MulOp) and m.result.has_one_use():
+            other = m.operands[1 - u.index]
+            s = next(iter(m.result.uses)).operation
+            if (
+                other.owner is not e and e not in _ancestor_ops(other)
+                and tgraph.tensor_type(other).shape == tgraph.tensor_type(m.result).shape
+                and isinstance(s, tgraph.ReduceOp) and s.kind.data == tgraph.ReduceKind.SUM
+            ):
+                out.add(s)
+                continue
+        out.add(m)
+    return out
+
+
+def _ancestor_ops(value: SSAValue) -> set[Operation]:
+    """The ops `value` is computed from (in its graph)."""
+    seen: set[Operation] = set()
+    todo = [value.owner]
+    while todo:
+        op = todo.pop()
+        if not isinstance(op, Operation) or op in seen:
+            continue
+        seen.add(op)
+        todo.extend(o.owner for o in op.operands)
+    return seen
+
+
 def _sums_over(e: Operation, axis: int) -> bool:
-    """Whether every use of `e` sums it over `axis`: a reduce sum, or a matmul with `e` on the left only."""
-    users = {u.operation for u in e.results[0].uses}
+    """Whether every use of `e` sums it over `axis` (`_exp_sums`): a reduce sum, or a matmul with `e`
+    on the left only."""
+    users = _exp_sums(e)
     for m in users:
         if isinstance(m, tgraph.MatmulOp):
             if m.lhs is not e.results[0] or m.rhs is e.results[0]:
                 return False
+        elif isinstance(m, tgraph.ReduceOp) and m.input is not e.results[0] and m.kind.data == tgraph.ReduceKind.SUM:
+            pass  # the sum of a product `e * y` (`_exp_sums`)
         elif not (isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.SUM):
             return False
         if reduced_dims(m)[0][1] != axis:
@@ -293,7 +329,7 @@ def _running_max(loop: Loop, running: list[Operation], explicit: dict[Operation,
     assert isinstance(mx, tgraph.ReduceOp)
     e = explicit[mx]
     sums = {m for m in loop.members if m is not mx}
-    if sums != {u.operation for u in e.results[0].uses}:  # each a sum of e over mx's axis (_sums_over)
+    if sums != _exp_sums(e):  # each a sum of e over mx's axis (_sums_over)
         raise Unschedulable("tgraph.reduce: the max of exp(x - max x) is a running max only for a loop of that exp's sums")
     return mx, e
 

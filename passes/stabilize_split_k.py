@@ -70,6 +70,38 @@ def _chunk_axis(exp: tgraph.ExpOp, user: Operation, index: int) -> int | None:
     return None
 
 
+def _linear_chunk_sum(exp: tgraph.ExpOp, user: Operation, index: int, axis: int) -> Operation | None:
+    """The chunk sum over `axis` that a use of `exp` feeds linearly: the user itself (a `reduce sum`), or
+    the sum of `exp * y` with `y` computed without `exp` (the entropy's sum of p x): scaling the exp by
+    a factor per row scales that sum by it too."""
+    if _chunk_axis(exp, user, index) == axis and isinstance(user, tgraph.ReduceOp):
+        return user
+    if not isinstance(user, tgraph.MulOp) or not user.result.has_one_use():
+        return None
+    other = user.operands[1 - index]
+    if _depends_on(other, exp.result) or tgraph.tensor_type(other).shape != tgraph.tensor_type(exp.result).shape:
+        return None
+    s = next(iter(user.result.uses)).operation
+    if isinstance(s, tgraph.ReduceOp) and s.kind.data == tgraph.ReduceKind.SUM and s.axis == axis:
+        return s
+    return None
+
+
+def _depends_on(value: SSAValue, source: SSAValue) -> bool:
+    """Whether `value` is computed from `source` (in one graph)."""
+    seen: set[SSAValue] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if v is source:
+            return True
+        if v in seen or not isinstance(v.owner, Operation):
+            continue
+        seen.add(v)
+        todo.extend(v.owner.operands)
+    return False
+
+
 def _through_reshapes(value: SSAValue) -> tuple[SSAValue, Operation] | None:
     """The value `value` reaches through single-use reshapes, and its only user."""
     while True:
@@ -178,9 +210,10 @@ def match_row_max(graph: tgraph.GraphOp, exp: tgraph.ExpOp, parts: dict[SSAValue
     if m_shape[0] != 1 or m_shape[axis] != 1:
         return None
     uses = list(exp.result.uses)
-    if not uses or any(_chunk_axis(exp, u.operation, u.index) != axis for u in uses):
+    found = [_linear_chunk_sum(exp, u.operation, u.index, axis) for u in uses]
+    if not uses or None in found:
         return None
-    sums = list(dict.fromkeys(u.operation for u in uses))
+    sums = list(dict.fromkeys(found))  # type: ignore[arg-type]
     combines: list[tgraph.ReduceOp] = []
     for s in sums:
         r = s.results[0]

@@ -18,6 +18,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh V      (15, the twenty-ninth session's: lane-wise online
 #                                                                      softmax, Split-K logsumexp; SD attention D40)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh Q      (16: few long rows no stream step divides)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh S      (17: cleave-split-rows, the entropy graph)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -160,6 +161,24 @@ pd.padded_size = lambda n: -(-n // (256 if n > 2048 else 128 if n > 512 else 64 
     "$R"/$U/logsumexp_t2_v128256_bf16.mlir "$R"/$U/gpt2_log_softmax_vocab50257.mlir
   (cd /tmp && timeout 360 python "$R/bench/gpu_suite.py" run /tmp/q --out "$P/q_streams.json" --top-k 4 --deadline 300 --row-budget 60 --torch-compile default -j 15 > "$P/q_streams.log" 2>&1)
   grep "^| \|^- " "$P/q_streams.md" | cut -c1-220
+  exit 0
+fi
+if [[ $part == S ]]; then
+# 17. (twenty-ninth session) row statistics the search finds no Split-K form for get one (`cleave-split-rows`), and a
+#     sum of `exp * y` beside the sum of the exp keeps the max as the loop's running max (`schedule._exp_sums`): the
+#     entropy of 4 softmax rows over 32000 (two kernels of 4 blocks before: 17.3 us), against `~old` (both out of
+#     reach), with torch.compile.
+  variant /tmp/s old '
+import cleave_ir.passes.pipeline as pl
+import cleave_ir.passes.schedule as sc
+from cleave_ir.passes.options import CleavePass
+class Off(CleavePass):
+    name = "off"
+    def apply(self, ctx, op): pass
+pl.SplitRowsPass = Off
+sc._exp_sums = lambda e: {u.operation for u in e.results[0].uses}' "$R"/$U/softmax_entropy_t4_v32000.mlir
+  (cd /tmp && timeout 200 python "$R/bench/gpu_suite.py" run /tmp/s --out "$P/s_rows.json" --top-k 4 --deadline 180 --row-budget 60 --torch-compile default -j 15 > "$P/s_rows.log" 2>&1)
+  grep "^| \|^- " "$P/s_rows.md" | cut -c1-220
   exit 0
 fi
 if [[ $part == Y ]]; then
