@@ -81,7 +81,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
-from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, Calibration, Estimate, block_trips, grid_blocks, with_serial_steps
+from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, Calibration, Estimate, block_trips, with_serial_steps
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.whole_small_copies import copy_small_tiles_whole
@@ -1504,7 +1504,13 @@ class _KernelLowering:
         chunk max's axis of a tile shaped like its, read by the yield only)."""
         if not op.running_max_form() or any(isinstance(o, tgraph.MatmulOp) for o in op.body.walk()):
             return None
-        if grid_blocks(self.kernel) >= SMS:
+        par = self.kernel.body.block.first_op
+        assert isinstance(par, itgraph.ParallelOp)
+        try:  # a dynamic grid at the sizes the kernel was scheduled at (the lanes are right at any size)
+            blocks = prod(int(sympy.sympify(e).subs({symbol(k): v for k, v in itgraph.representative_sizes(self.kernel).items()})) for e in par.extent_dims)
+        except TypeError:  # (an extent the representative sizes do not fix)
+            return None
+        if blocks >= SMS:
             return None
         kinds = op.accumulate_kinds
         chunk_max = term.values[kinds.index(AccumulateKind.MAX)]

@@ -19,6 +19,7 @@
 #                                                                      softmax, Split-K logsumexp; SD attention D40)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh Q      (16: few long rows no stream step divides)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh S      (17: cleave-split-rows, the entropy graph)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh P      (18: racecheck of 15-17's kernels; logsumexp T32/T128)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -179,6 +180,20 @@ pl.SplitRowsPass = Off
 sc._exp_sums = lambda e: {u.operation for u in e.results[0].uses}' "$R"/$U/softmax_entropy_t4_v32000.mlir
   (cd /tmp && timeout 200 python "$R/bench/gpu_suite.py" run /tmp/s --out "$P/s_rows.json" --top-k 4 --deadline 180 --row-budget 60 --torch-compile default -j 15 > "$P/s_rows.log" 2>&1)
   grep "^| \|^- " "$P/s_rows.md" | cut -c1-220
+  exit 0
+fi
+if [[ $part == P ]]; then
+# 18. (twenty-ninth session) compute-sanitizer racecheck and memcheck on every kept candidate of the graphs this
+#     session's changes reach (lane-wise loops, padded long rows with their masked tails, the split-rows form),
+#     then logsumexp over 32 and 128 rows of 32000 (more blocks: where lane-wise stops and the splits matter less),
+#     against torch.compile.
+  (cd /tmp && timeout 300 python "$R/bench/racecheck.py" --graphs "$R"/$U/logsumexp_t8_v32000.mlir "$R"/$U/logsumexp_t2_v128256_bf16.mlir \
+     "$R"/$U/softmax_entropy_t4_v32000.mlir --rows '^$' --every-candidate --timeout 120 -j 12 --out "$P/rP" > "$P/rP.log" 2>&1)
+  tail -14 "$P/rP/racecheck.md"
+  mkdir -p /tmp/pg && for t in 32 128; do sed "s/\[8, /[$t, /g; s/@logsumexp/@logsumexp_t$t/" "$R"/$U/logsumexp_t8_v32000.mlir > /tmp/pg/logsumexp_t${t}_v32000.mlir; done
+  (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs /tmp/pg/*.mlir --keep 4 --out /tmp/pp -j 15 > "$P/pp_prepare.log" 2>&1
+   timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pp --out "$P/pp_rows.json" --top-k 4 --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/pp_rows.log" 2>&1)
+  grep "^| \|^- " "$P/pp_rows.md" | cut -c1-220
   exit 0
 fi
 if [[ $part == Y ]]; then
