@@ -227,35 +227,43 @@ def match_row_max(graph: tgraph.GraphOp, exp: tgraph.ExpOp, parts: dict[SSAValue
     return RowMaxMatch(exp, split, axis, 0, sums, combines)
 
 
-def rewrite_row_max(graph: tgraph.GraphOp, m: RowMaxMatch, rewriter: PatternRewriter) -> None:
-    """Shift a matched exp by its chunk's max, rescale each chunk's sum by `exp(chunk max - max over
-    the chunks)` before its combine, and read that max over the chunks (equal to the row max: a max is
-    exact) wherever the graph reads a row max of the split's input after the combines."""
-    old_sub = m.exp.input.owner
-    assert isinstance(old_sub, tgraph.SubOp)
-    chunks = m.split.result
-    chunk_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, chunks, m.axis)
-    shifted = tgraph.SubOp(chunks, chunk_max.result)
+def _shift_by_chunk_max(
+    graph: tgraph.GraphOp, exp: tgraph.ExpOp, x: SSAValue, axis: int, parts: int,
+    sums: list[Operation], combines: list[tgraph.ReduceOp], rewriter: PatternRewriter,
+) -> tuple[tgraph.ReduceOp, Operation]:
+    """`exp` reads `x - chunk max` (the max of `x` over `axis`), and each chunk sum is multiplied by
+    `exp(chunk max - max over the chunks)` before its combine; returns (the max over the chunks, the
+    first combine)."""
+    chunk_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, x, axis)
+    shifted = tgraph.SubOp(x, chunk_max.result)
     chunk_max.result.name_hint = "chunk_max"
     for new in (chunk_max, shifted):
-        rewriter.insert(new, InsertPoint.before(m.exp))
-    rewriter.replace_uses_with_if(old_sub.result, shifted.result, lambda use: use.operation is m.exp)
-    if not old_sub.result.uses:
-        rewriter.erase(old_sub)
-    ops = list(graph.block.ops)
-    first = min(m.combines, key=ops.index)
-    global_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, chunk_max.result, m.parts)
+        rewriter.insert(new, InsertPoint.before(exp))
+    rewriter.replace_uses_with_if(exp.input, shifted.result, lambda use: use.operation is exp)
+    first = next(op for op in graph.block.ops if op in combines)
+    global_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, chunk_max.result, parts)
     delta = tgraph.SubOp(chunk_max.result, global_max.result)
     weight = tgraph.ExpOp(delta.result)
     global_max.result.name_hint = "global_max"
     weight.result.name_hint = "rescale"
     for new in (global_max, delta, weight):
         rewriter.insert(new, InsertPoint.before(first))
-    for s, c in zip(m.sums, m.combines):
+    for s, c in zip(sums, combines):
         scaled = tgraph.MulOp(s.results[0], weight.result)
         rewriter.insert(scaled, InsertPoint.before(c))
         rewriter.replace_uses_with_if(s.results[0], scaled.result, lambda use, c=c: use.operation is c)
-    # the row max read after the combines is the max over the chunks
+    return global_max, first
+
+
+def rewrite_row_max(graph: tgraph.GraphOp, m: RowMaxMatch, rewriter: PatternRewriter) -> None:
+    """Shift a matched exp by its chunk's max, rescale each chunk's sum by `exp(chunk max - max over
+    the chunks)` before its combine, and read that max over the chunks (equal to the row max: a max is
+    exact) wherever the graph reads a row max of the split's input after the combines."""
+    old_sub = m.exp.input.owner
+    assert isinstance(old_sub, tgraph.SubOp)
+    global_max, first = _shift_by_chunk_max(graph, m.exp, m.split.result, m.axis, m.parts, m.sums, m.combines, rewriter)
+    if not old_sub.result.uses:
+        rewriter.erase(old_sub)
     ops = list(graph.block.ops)
     start = ops.index(first)
     for op in ops:
@@ -286,25 +294,7 @@ def _note(graph: tgraph.GraphOp, rewriter: PatternRewriter) -> None:
 
 def rewrite(graph: tgraph.GraphOp, m: Match, rewriter: PatternRewriter) -> None:
     """Rewrite a matched exp into the log-sum-exp form."""
-    x = m.exp.input
-    chunk_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, x, m.axis)
-    shifted = tgraph.SubOp(x, chunk_max.result)
-    chunk_max.result.name_hint = "chunk_max"
-    for new in (chunk_max, shifted):
-        rewriter.insert(new, InsertPoint.before(m.exp))
-    rewriter.replace_uses_with_if(x, shifted.result, lambda use: use.operation is m.exp)
-    first = next(op for op in graph.block.ops if op in m.combines)
-    global_max = tgraph.ReduceOp(tgraph.ReduceKind.MAX, chunk_max.result, m.parts)
-    delta = tgraph.SubOp(chunk_max.result, global_max.result)
-    weight = tgraph.ExpOp(delta.result)
-    global_max.result.name_hint = "global_max"
-    weight.result.name_hint = "rescale"
-    for new in (global_max, delta, weight):
-        rewriter.insert(new, InsertPoint.before(first))
-    for s, c in zip(m.sums, m.combines):
-        scaled = tgraph.MulOp(s.results[0], weight.result)
-        rewriter.insert(scaled, InsertPoint.before(c))
-        rewriter.replace_uses_with_if(s.results[0], scaled.result, lambda use, c=c: use.operation is c)
+    _shift_by_chunk_max(graph, m.exp, m.exp.input, m.axis, m.parts, m.sums, m.combines, rewriter)
     _note(graph, rewriter)
 
 
