@@ -1433,20 +1433,19 @@ class _KernelLowering:
         term = op.body.block.last_op
         assert isinstance(term, itgraph.YieldOp)
         rescaled = AccumulateKind.RESCALED_SUM in kinds
-        deferred = {} if rescaled else {
+        lanes = self._plan_lanes(op, term) if rescaled else None
+        deferred = {  # (in a lane-wise loop, its plain sums: the others are the lanes')
             i: self.alloc(self.shape(value.owner.input), (value.name_hint or "red") + "_wide", tl.Scope.FRAGMENT)
             for i, (kind, value) in enumerate(zip(kinds, term.values))
-            if self._defers_reduction(op, kind, value)
+            if (not rescaled or (lanes is not None and kind == AccumulateKind.SUM)) and self._defers_reduction(op, kind, value)
         }
-        lanes = self._plan_lanes(op, term) if rescaled else None
-        if lanes is not None:
-            deferred = {i: lanes.sums.get(v, lanes.m_lanes) for i, v in enumerate(term.values)}
+        in_lanes = {} if lanes is None else {
+            i: lanes.sums.get(v, lanes.m_lanes) for i, (k, v) in enumerate(zip(kinds, term.values)) if k != AccumulateKind.SUM
+        }
         accs = [
-            deferred[i] if i in deferred else self.alloc_for(r, (r.name_hint or "acc") + "_acc", tl.Scope.FRAGMENT)
+            deferred[i] if i in deferred else in_lanes[i] if i in in_lanes else self.alloc_for(r, (r.name_hint or "acc") + "_acc", tl.Scope.FRAGMENT)
             for i, r in enumerate(op.results)
         ]
-        if lanes is not None:
-            deferred = {}
         self.deferred.update((term.values[i], wide) for i, wide in deferred.items())
         for buf, kind in zip(accs, kinds):
             self.emit(tl.FillOp(buf.value, float("-inf")) if kind == AccumulateKind.MAX else tl.ClearOp(buf.value))

@@ -329,9 +329,19 @@ def _running_max(loop: Loop, running: list[Operation], explicit: dict[Operation,
     assert isinstance(mx, tgraph.ReduceOp)
     e = explicit[mx]
     sums = {m for m in loop.members if m is not mx}
-    if sums != _exp_sums(e):  # each a sum of e over mx's axis (_sums_over)
-        raise Unschedulable("tgraph.reduce: the max of exp(x - max x) is a running max only for a loop of that exp's sums")
+    of_e = _exp_sums(e)  # each a sum of e over mx's axis (_sums_over)
+    if not of_e <= sums or any(not _plain_sum(m, mx) for m in sums - of_e):
+        raise Unschedulable(
+            "tgraph.reduce: the max of exp(x - max x) is a running max only for a loop of that exp's sums "
+            "and of sums that do not read the max"
+        )
     return mx, e
+
+
+def _plain_sum(op: Operation, mx: Operation) -> bool:
+    """Whether `op` is a sum computed without `mx` (a loop's plain `sum` beside its rescaled sums: a
+    cross-entropy's sum of x times a one-hot target)."""
+    return isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.SUM and mx not in _ancestor_ops(op.input)
 
 
 def _rescalable(loop: Loop, graph: tgraph.GraphOp) -> Operation | None:
@@ -439,7 +449,9 @@ def build_kernel(p: Plan, name: str) -> itgraph.KernelOp:
             kinds = [Acc.RESCALED_SUM] * len(kinds) + [Acc.MAX]
             yielded.append(maxes[0])
         elif loop.running_max is not None:  # explicit exp(x - max): that max is the running max
-            kinds = [Acc.MAX if m is loop.running_max else Acc.RESCALED_SUM for m in loop.members]
+            assert loop.rescaled is not None
+            of_exp = _exp_sums(loop.rescaled)
+            kinds = [Acc.MAX if m is loop.running_max else Acc.RESCALED_SUM if m in of_exp else Acc.SUM for m in loop.members]
         lblock.add_op(itgraph.YieldOp(yielded))
         seq = itgraph.SequentialOp(loop.var, loop.extent, kinds, [tgraph.tensor_type(v) for v in yielded], Region(lblock))
         body.add_op(seq)

@@ -128,3 +128,36 @@ def test_the_graph_kernel_is_an_online_softmax_loop() -> None:
     (kernel,) = [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp) and k.sym_name.data == "entropy_k0"]
     (loop,) = [op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp)]
     assert sorted(k.value for k in loop.accumulate_kinds) == ["max", "rescaled_sum", "rescaled_sum"]
+
+
+def cross_entropy(rows: int = ROWS, n: int = N) -> tgraph.GraphOp:
+    """log(sum exp(x - m)) + m - sum(x * onehot): a plain sum beside the softmax's."""
+    b = GraphBuilder("xent")
+    x, onehot = b.input("x", [rows, n]), b.input("onehot", [rows, n])
+    m = b.reduce("max", x, 1)
+    lse = b.add(b.log(b.reduce("sum", b.exp(b.sub(x, m)), 1)), m)
+    return b.build(b.sub(lse, b.reduce("sum", b.mul(x, onehot), 1)))
+
+
+@pytest.mark.parametrize("dist", ["normal", "huge", "masked"])
+def test_a_plain_sum_beside_the_softmax_sums(dist: str) -> None:
+    """The cross-entropy's sum of x times its one-hot target joins the online softmax loop as a plain
+    `sum` (before, the loop was refused and the graph cut in two): one kernel, lane by lane with the
+    plain sum deferred element-wise, and the Split-K form; every kept candidate against float64."""
+    module = module_of(cross_entropy())
+    PipelinePass(search_budget=2_000, split_counts=(4,), keep=3).apply(Context(), module)
+    loops = [op for op in module.walk() if isinstance(op, itgraph.SequentialOp) and itgraph.AccumulateKind.RESCALED_SUM in op.accumulate_kinds]
+    assert any(itgraph.AccumulateKind.SUM in op.accumulate_kinds for op in loops)
+    lower_module(module)
+    candidates = candidate_kernels(module)
+    assert [len(ks) for name, ks in candidates if name == "xent"] == [1]
+    assert any(name.startswith("xent_rows_s4") for name, _ in candidates)
+    x = inputs(dist)
+    target = np.random.default_rng(2).integers(0, N, ROWS)
+    onehot = np.zeros_like(x)
+    onehot[np.arange(ROWS), target] = 1.0
+    m = x.max(1, keepdims=True)
+    want = np.log(np.exp(x - m).sum(1, keepdims=True)) + m - x[np.arange(ROWS), target][:, None]
+    for name, kernels in candidate_kernels(module):
+        got = np.asarray(run_kernels(kernels, [x, onehot])[0], dtype=np.float64)
+        assert max_relative_error(want, got) < 5e-3, name

@@ -20,6 +20,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh Q      (16: few long rows no stream step divides)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh S      (17: cleave-split-rows, the entropy graph)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh P      (18: racecheck of 15-17's kernels; logsumexp T32/T128)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh O      (19: a plain sum beside softmax sums; KL of logits)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -194,6 +195,29 @@ if [[ $part == P ]]; then
   (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs /tmp/pg/*.mlir --keep 4 --out /tmp/pp -j 15 > "$P/pp_prepare.log" 2>&1
    timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pp --out "$P/pp_rows.json" --top-k 4 --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/pp_rows.log" 2>&1)
   grep "^| \|^- " "$P/pp_rows.md" | cut -c1-220
+  exit 0
+fi
+if [[ $part == O ]]; then
+# 19. (twenty-ninth session) a plain sum beside the softmax's sums in one online-softmax loop (`schedule._plain_sum`):
+#     cross-entropy against a one-hot target (8 x 32000), and the KL divergence of two logit rows (4 x 32000), as
+#     prepared now against `~old`, this session's five changes out of reach (lane-wise loops, the chunk-max
+#     rewrite, split-rows, `_exp_sums`, plain sums), with torch.compile.
+  variant /tmp/o old '
+import cleave_ir.passes.lower_tilelang as lt
+import cleave_ir.passes.stabilize_split_k as sk
+import cleave_ir.passes.pipeline as pl
+import cleave_ir.passes.schedule as sc
+from cleave_ir.passes.options import CleavePass
+class Off(CleavePass):
+    name = "off"
+    def apply(self, ctx, op): pass
+lt._KernelLowering._plan_lanes = lambda self, op, term: None
+sk.match_row_max = lambda *a, **k: None
+pl.SplitRowsPass = Off
+sc._exp_sums = lambda e: {u.operation for u in e.results[0].uses}
+sc._plain_sum = lambda op, mx: False' "$R"/$U/cross_entropy_onehot_t8_v32000.mlir "$R"/$U/kl_logits_t4_v32000.mlir
+  (cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/o --out "$P/o_rows.json" --top-k 4 --deadline 280 --row-budget 60 --torch-compile default -j 15 > "$P/o_rows.log" 2>&1)
+  grep "^| \|^- " "$P/o_rows.md" | cut -c1-220
   exit 0
 fi
 if [[ $part == Y ]]; then
