@@ -21,6 +21,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh S      (17: cleave-split-rows, the entropy graph)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh P      (18: racecheck of 15-17's kernels; logsumexp T32/T128)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh O      (19: a plain sum beside softmax sums; KL of logits)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh K      (20: racecheck of the split-rows and plain-sum kernels)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -218,6 +219,14 @@ sc._exp_sums = lambda e: {u.operation for u in e.results[0].uses}
 sc._plain_sum = lambda op, mx: False' "$R"/$U/cross_entropy_onehot_t8_v32000.mlir "$R"/$U/kl_logits_t4_v32000.mlir
   (cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/o --out "$P/o_rows.json" --top-k 4 --deadline 280 --row-budget 60 --torch-compile default -j 15 > "$P/o_rows.log" 2>&1)
   grep "^| \|^- " "$P/o_rows.md" | cut -c1-220
+  exit 0
+fi
+if [[ $part == K ]]; then
+# 20. (twenty-ninth session) racecheck and memcheck on the kernels part P did not reach: the split-rows candidates of the
+#     entropy graph, and the cross-entropy's kernels (a lane-wise loop with a deferred plain sum; its split-rows pair).
+  (cd /tmp && timeout 230 python "$R/bench/racecheck.py" --graphs "$R"/$U/softmax_entropy_t4_v32000.mlir "$R"/$U/cross_entropy_onehot_t8_v32000.mlir \
+     --rows '^$' --every-candidate --kernels 'rows_s4|cross_entropy_k0' --timeout 100 -j 12 --out "$P/rK" > "$P/rK.log" 2>&1)
+  tail -10 "$P/rK/racecheck.md"
   exit 0
 fi
 if [[ $part == Y ]]; then
