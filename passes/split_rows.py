@@ -25,7 +25,7 @@ import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import Rewriter
 
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.concretize import SPLIT_SYMBOL
@@ -64,10 +64,8 @@ def _long_dim(graph: tgraph.GraphOp) -> _Rows | None:
     return _Rows(axis, length)
 
 
-def _row_read(graph: tgraph.GraphOp) -> set[SSAValue]:
+def _row_read(graph: tgraph.GraphOp, rows: _Rows) -> set[SSAValue]:
     """The values that a computation along the long dim reads (transitively, through row values)."""
-    rows = _long_dim(graph)
-    assert rows is not None
     out: set[SSAValue] = set()
     for op in reversed(list(graph.block.ops)):
         if isinstance(op, tgraph.OutputOp):
@@ -95,7 +93,7 @@ def _build(graph: tgraph.GraphOp, rows: _Rows, name: str) -> tgraph.GraphOp:
     rank = tgraph.tensor_type(graph.inputs[0]).rank
     if any(tgraph.tensor_type(v).rank != rank for v in graph.values()):
         raise _NotRows
-    read_by_rows = _row_read(graph)
+    read_by_rows = _row_read(graph, rows)
     cand = graph.clone()
     block = cand.block
     ops = [op for op in block.ops if not isinstance(op, tgraph.OutputOp)]
