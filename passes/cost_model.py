@@ -4,8 +4,7 @@ Per threadblock: bytes moved from global memory (every load and store, times the
 around it) and tensor-core flops; a block takes the longer of the two at its share of the GPU
 (4.3 TB/s and 790 TFLOP/s over 132 SMs), or their sum and a load latency where its loads cannot
 overlap its compute (one pipelining stage, one block per SM, several waves: `overlaps`), plus a
-fixed cost per sequential iteration (a measured, larger one for an online-softmax loop without
-matmuls over fewer blocks than SMs, whose steps' loads no other block hides: `STREAM_STEP_S`), and blocks run in waves of 132. Loaded tiles must fit in shared
+fixed cost per sequential iteration, and blocks run in waves of 132. Loaded tiles must fit in shared
 memory (227 KiB) and computed fp32 tiles in the registers (64K x 32 bit per SM). Buffers are not
 reused in this estimate, so footprints are upper bounds.
 
@@ -51,11 +50,6 @@ ITERATION_S = 0.2e-6
 # block before it on its SM to finish (the H200: 7.2 us over 3 waves of rmsnorm_matmul T1's GEMV
 # blocks alone on their SMs, against blocks two to an SM moving the same bytes)
 EXPOSED_LOAD_S = 2.4e-6
-# per step of an online-softmax loop without matmuls whose grid has fewer blocks than SMs (a few long
-# rows: no other block on its SM hides a step's load), in place of the calibrated per-iteration time: on the H100
-# and H200, logsumexp, entropy and cross-entropy over 32000 words took 10.6-13.0 us in 20 steps of
-# 8-128 blocks, 7.0-9.1 in 10 and 4.9-5.6 in 5 (bench/results/*_2026-12-05s29_*.md), ~0.4 us a step
-STREAM_STEP_S = 0.4e-6
 
 
 CALIBRATION_FILE = Path(__file__).with_name("cost_model_calibration.json")
@@ -72,7 +66,6 @@ class Terms:
     # whether a block's loads overlap its compute (`overlaps`): else the two take turns
     overlapped: bool = True
     serial_s: float = 0.0  # one block's serial K steps of CUDA-core matmuls (`with_serial_steps`)
-    stream_steps: float = 0.0  # sequential iterations of a few-block stream without matmuls (`STREAM_STEP_S`)
 
     def to_json(self) -> dict[str, float]:
         """A JSON-able dict (what measurement records hold)."""
@@ -101,7 +94,7 @@ class Calibration:
 
     def kernel_us(self, t: Terms) -> float:
         """Calibrated microseconds of a kernel with terms `t`."""
-        block_s = t.busy_s(self.memory_scale, self.compute_scale) + self.iteration_s * t.iterations + STREAM_STEP_S * t.stream_steps + t.serial_s
+        block_s = t.busy_s(self.memory_scale, self.compute_scale) + self.iteration_s * t.iterations + t.serial_s
         return t.waves * block_s * 1e6 + self.launch_us
 
     def constants(self) -> dict[str, float]:
@@ -393,12 +386,6 @@ def serialized(est: Estimate, calibration: Calibration | None = None) -> Estimat
     return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 
-def _online_softmax(par: itgraph.ParallelOp) -> bool:
-    """Whether a loop of `par` accumulates rescaled sums (the streams `STREAM_STEP_S` was measured on;
-    a norm's plain sums over few blocks are left to the calibrated iteration cost)."""
-    return any(isinstance(op, itgraph.SequentialOp) and itgraph.AccumulateKind.RESCALED_SUM in op.accumulate_kinds for op in par.walk())
-
-
 def grid_blocks(kernel: itgraph.KernelOp) -> int:
     """The blocks `kernel` launches (concrete shapes)."""
     par = kernel.body.block.first_op
@@ -440,10 +427,7 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     # on the H200 the larger row tiles the exact count lets in ran slower (Llama's RMSNorm [8, 4096]
     # rows 20.1 us against [4, 4096] 18.7; ViT's LayerNorm [32, 768] 33.2 against [16, 768] 30.7)
     regs = accumulators + peak_live_bytes(par, where_used=flops > 0)
-    streamed = 0.0
-    if not flops and grid < SMS and _online_softmax(par):  # a few long rows: each step's load latency is exposed
-        streamed, iterations = iterations, 0.0
-    terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS), stream_steps=streamed)
+    terms = Terms(moved / (HBM_BYTES_PER_S / SMS), flops / (TENSOR_FLOPS / SMS), iterations, math.ceil(grid / SMS))
     us = (calibration or CALIBRATION).kernel_us(terms)
     reason = ""
     computed = [
