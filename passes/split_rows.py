@@ -26,6 +26,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.concretize import SPLIT_SYMBOL
@@ -84,7 +85,7 @@ def split_rows_graph(graph: tgraph.GraphOp, name: str) -> tgraph.GraphOp | None:
         return None
     try:
         return _build(graph, rows, name)
-    except _NotRows:
+    except (_NotRows, VerifyException):  # (an optimization: a form it cannot write is no candidate)
         return None
 
 
