@@ -134,3 +134,33 @@ def is_invariant(block: Block, seed: SSAValue, cdims: Iterable[int]) -> bool:
     except _Fail:
         return False
     return True
+
+
+def depends_on(value: SSAValue, source: SSAValue) -> bool:
+    """Whether `value` is computed from `source` (in one block)."""
+    seen: set[SSAValue] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if v is source:
+            return True
+        if v in seen or not isinstance(v.owner, Operation):
+            continue
+        seen.add(v)
+        todo.extend(v.owner.operands)
+    return False
+
+
+def linear_sum(value: SSAValue, user: Operation, index: int) -> tgraph.ReduceOp | None:
+    """The `reduce sum` that `value`, operand `index` of `user`, reaches with degree 1: `user` itself, or
+    the one use of `user = value * y` with `y` computed without `value` and shaped like it (the entropy's
+    sum of p x). Scaling `value` by a factor constant along that sum's dim scales the sum by it."""
+    if isinstance(user, tgraph.ReduceOp):
+        return user if user.kind.data == tgraph.ReduceKind.SUM else None
+    if not isinstance(user, tgraph.MulOp) or not user.result.has_one_use():
+        return None
+    other = user.operands[1 - index]
+    if depends_on(other, value) or tgraph.tensor_type(other).shape != tgraph.tensor_type(value).shape:
+        return None
+    s = next(iter(user.result.uses)).operation
+    return s if isinstance(s, tgraph.ReduceOp) and s.kind.data == tgraph.ReduceKind.SUM else None

@@ -1506,8 +1506,8 @@ class _KernelLowering:
         par = self.kernel.body.block.first_op
         assert isinstance(par, itgraph.ParallelOp)
         try:  # a dynamic grid at the sizes the kernel was scheduled at (the lanes are right at any size)
-            blocks = prod(int(sympy.sympify(e).subs({symbol(k): v for k, v in itgraph.representative_sizes(self.kernel).items()})) for e in par.extent_dims)
-        except TypeError:  # (an extent the representative sizes do not fix)
+            blocks = prod(evaluate(e, itgraph.representative_sizes(self.kernel)) for e in par.extent_dims)
+        except ValueError:  # (an extent the representative sizes do not fix)
             return None
         if blocks >= SMS:
             return None

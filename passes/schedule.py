@@ -41,6 +41,7 @@ from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects.itgraph import AccumulateKind as Acc
 from cleave_ir.dialects.cleave import CausalMaskAttr, Stage, TileConfigAttr
 from cleave_ir.passes import cost_model, partition_kernels, place_memory
+from cleave_ir.passes.homogeneity import depends_on, linear_sum
 from cleave_ir.passes.lower_tilelang import with_cuda_core_time
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.padded_dims import is_padded
@@ -272,36 +273,9 @@ def _stored_cast(op: Operation) -> bool:
 
 
 def _exp_sums(e: Operation) -> set[Operation]:
-    """The ops that sum `e` (an exp) linearly: its users, except that a product `e * y` whose one use
-    is a reduce sum (the entropy's sum of p x) stands for that sum, where `y` is computed without `e`."""
-    out: set[Operation] = set()
-    for u in e.results[0].uses:
-        m = u.operation
-        if isinstance(m, tgraph.MulOp) and m.result.has_one_use():
-            other = m.operands[1 - u.index]
-            s = next(iter(m.result.uses)).operation
-            if (
-                other.owner is not e and e not in _ancestor_ops(other)
-                and tgraph.tensor_type(other).shape == tgraph.tensor_type(m.result).shape
-                and isinstance(s, tgraph.ReduceOp) and s.kind.data == tgraph.ReduceKind.SUM
-            ):
-                out.add(s)
-                continue
-        out.add(m)
-    return out
-
-
-def _ancestor_ops(value: SSAValue) -> set[Operation]:
-    """The ops `value` is computed from (in its graph)."""
-    seen: set[Operation] = set()
-    todo = [value.owner]
-    while todo:
-        op = todo.pop()
-        if not isinstance(op, Operation) or op in seen:
-            continue
-        seen.add(op)
-        todo.extend(o.owner for o in op.operands)
-    return seen
+    """The ops that sum `e` (an exp): its users, except that a product `e * y` summed
+    (`homogeneity.linear_sum`: the entropy's sum of p x) stands for that sum."""
+    return {linear_sum(e.results[0], u.operation, u.index) or u.operation for u in e.results[0].uses}
 
 
 def _sums_over(e: Operation, axis: int) -> bool:
@@ -312,8 +286,6 @@ def _sums_over(e: Operation, axis: int) -> bool:
         if isinstance(m, tgraph.MatmulOp):
             if m.lhs is not e.results[0] or m.rhs is e.results[0]:
                 return False
-        elif isinstance(m, tgraph.ReduceOp) and m.input is not e.results[0] and m.kind.data == tgraph.ReduceKind.SUM:
-            pass  # the sum of a product `e * y` (`_exp_sums`)
         elif not (isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.SUM):
             return False
         if reduced_dims(m)[0][1] != axis:
@@ -341,7 +313,7 @@ def _running_max(loop: Loop, running: list[Operation], explicit: dict[Operation,
 def _plain_sum(op: Operation, mx: Operation) -> bool:
     """Whether `op` is a sum computed without `mx` (a loop's plain `sum` beside its rescaled sums: a
     cross-entropy's sum of x times a one-hot target)."""
-    return isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.SUM and mx not in _ancestor_ops(op.input)
+    return isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.SUM and not depends_on(op.input, mx.results[0])
 
 
 def _rescalable(loop: Loop, graph: tgraph.GraphOp) -> Operation | None:

@@ -44,6 +44,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.dialects import cleave, tgraph
+from cleave_ir.passes.homogeneity import linear_sum
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.partition_split_k import parts_dims
 
@@ -71,35 +72,10 @@ def _chunk_axis(exp: tgraph.ExpOp, user: Operation, index: int) -> int | None:
 
 
 def _linear_chunk_sum(exp: tgraph.ExpOp, user: Operation, index: int, axis: int) -> Operation | None:
-    """The chunk sum over `axis` that a use of `exp` feeds linearly: the user itself (a `reduce sum`), or
-    the sum of `exp * y` with `y` computed without `exp` (the entropy's sum of p x): scaling the exp by
-    a factor per row scales that sum by it too."""
-    if _chunk_axis(exp, user, index) == axis and isinstance(user, tgraph.ReduceOp):
-        return user
-    if not isinstance(user, tgraph.MulOp) or not user.result.has_one_use():
-        return None
-    other = user.operands[1 - index]
-    if _depends_on(other, exp.result) or tgraph.tensor_type(other).shape != tgraph.tensor_type(exp.result).shape:
-        return None
-    s = next(iter(user.result.uses)).operation
-    if isinstance(s, tgraph.ReduceOp) and s.kind.data == tgraph.ReduceKind.SUM and s.axis == axis:
-        return s
-    return None
-
-
-def _depends_on(value: SSAValue, source: SSAValue) -> bool:
-    """Whether `value` is computed from `source` (in one graph)."""
-    seen: set[SSAValue] = set()
-    todo = [value]
-    while todo:
-        v = todo.pop()
-        if v is source:
-            return True
-        if v in seen or not isinstance(v.owner, Operation):
-            continue
-        seen.add(v)
-        todo.extend(v.owner.operands)
-    return False
+    """The chunk sum over `axis` that a use of `exp` feeds linearly (`homogeneity.linear_sum`: the
+    user, or the sum of `exp * y`): scaling the exp by a factor per row scales that sum by it too."""
+    s = linear_sum(exp.result, user, index)
+    return s if s is not None and s.axis == axis else None
 
 
 def _through_reshapes(value: SSAValue) -> tuple[SSAValue, Operation] | None:
