@@ -22,6 +22,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh P      (18: racecheck of 15-17's kernels; logsumexp T32/T128)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh O      (19: a plain sum beside softmax sums; KL of logits)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh K      (20: racecheck of the split-rows and plain-sum kernels)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh M      (21, the thirtieth session's: the few-block step floor)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -197,6 +198,18 @@ if [[ $part == P ]]; then
    timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pp --out "$P/pp_rows.json" --top-k 4 --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/pp_rows.log" 2>&1)
   grep "^| \|^- " "$P/pp_rows.md" | cut -c1-220
   exit 0
+fi
+if [[ $part == M ]]; then
+# 21 (the thirtieth session's). cost_model.STREAM_STEP_S: a lone block's online-softmax step takes at least 0.3 us
+#    (exposed_s). Every few-long-row graph whose kernels or ranking it changes, against the same graphs prepared
+#    without it (`~no_step_floor`), all candidates (top 4) timed in one run beside torch.compile.
+variant /tmp/pm no_step_floor $'import cleave_ir.passes.cost_model as c\nc.STREAM_STEP_S = 0.0' \
+  "$R/$U/logsumexp_t4_v32000.mlir" "$R/$U/logsumexp_t8_v32000.mlir" "$R/$U/softmax_entropy_t4_v32000.mlir" \
+  "$R/$U/cross_entropy_onehot_t8_v32000.mlir" "$R/$U/logsumexp_t2_v128256_bf16.mlir" "$R/$U/lm_head_softmax_decode.mlir"
+(cd /tmp && timeout 420 python "$R/bench/gpu_suite.py" run /tmp/pm --out "$P/pm.json" --top-k 4 --deadline 400 --row-budget 45 --torch-compile default -j 15 > "$P/pm.log" 2>&1)
+grep -A14 "^| row" "$P/pm.md" 2>/dev/null || tail -20 "$P/pm.log"
+grep -E "^- " "$P/pm.md" 2>/dev/null | cut -c1-260
+exit 0
 fi
 if [[ $part == O ]]; then
 # 19. (twenty-ninth session) a plain sum beside the softmax's sums in one online-softmax loop (`schedule._plain_sum`):
