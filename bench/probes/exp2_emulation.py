@@ -26,20 +26,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fa_order import bench, load, source  # noqa: E402
+from fa_order import bench, kernel_text, load, source  # noqa: E402
 
 ROWS = ("mha_b1_h32_s8192_d64", "mha_b1_h32_s4096_d128", "mha_b4_h32_s2048_d128")
 # p(f) = 1 + f (C1 + f (C2 + f C3)) ~ 2^f on [-0.5, 0.5] (Lawson's minimax, rel. error 1.01e-4 in f32)
 C1, C2, C3 = 0.693282961845398, 0.24221113324165344, 0.055008742958307266
 MAGIC = 12582912.0  # 1.5 * 2^23: x + MAGIC rounds x to an integer held in the low mantissa bits
-
-
-def kernel_text(src: str) -> str:
-    """`mha_c1_k0` with the module's dynamic stride symbols it reads."""
-    start = src.index("@T.prim_func\ndef mha_c1_k0")
-    func = src[start : src.index("\n\n\n", start)]
-    symbols = sorted(set(re.findall(r"\b(\w+_stride\d+)\b", func)))
-    return "".join(f'{s} = T.dynamic("{s}")\n' for s in symbols) + func
 
 
 def emulated(arg: str) -> str:

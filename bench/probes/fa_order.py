@@ -41,8 +41,11 @@ def source(row: str) -> str:
 
 
 def kernel_text(src: str) -> str:
+    """`mha_c1_k0` with the module's dynamic stride symbols it reads (emitted as module globals)."""
     start = src.index("@T.prim_func\ndef mha_c1_k0")
-    return src[start : src.index("\n\n\n", start)]
+    func = src[start : src.index("\n\n\n", start)]
+    symbols = sorted(set(re.findall(r"\b(\w+_stride\d+)\b", func)))
+    return "".join(f'{s} = T.dynamic("{s}")\n' for s in symbols) + func
 
 
 def move_before(text: str, lines: list[str], anchor: str) -> str:

@@ -11,7 +11,6 @@ TileLang launcher called directly with the same arguments, and of an empty CUDA 
 from __future__ import annotations
 
 import cProfile
-import importlib.util
 import io
 import pstats
 import sys
@@ -19,14 +18,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from default_candidate import load  # noqa: E402
 from gpu_suite import parse_graph  # noqa: E402
-
-
-def load(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def per_call_us(fn, n: int = 300) -> float:
