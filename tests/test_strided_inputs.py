@@ -157,6 +157,57 @@ def test_run_compiles_without_tma_where_tensor_maps_cannot_take_the_rows(mha: An
         mha.run(q, k, v)  # any other failure is the caller's
 
 
+def test_run_replays_its_decisions_for_tensors_of_the_same_signature(mha: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second call with tensors of the same shapes, strides, dtypes and alignment runs the kernels
+    the first one chose without deciding again (no `layout` calls): a tensor it cannot read in place
+    is still copied, once, and a later kernel's passthrough gets that copy; a new signature, `out=`,
+    or a `_compiled` that no longer holds those kernels decides again. (Two stand-in kernels: a split
+    whose combine also reads the input x.)"""
+    calls: list[tuple[str, list[Any]]] = []
+
+    def split(x: Any, y: Any) -> list[Any]:
+        calls.append(("split", [x, y]))
+        return [x + y, x * y]
+
+    def combine(s: Any, t: Any, x: Any, *out: Any) -> Any:
+        calls.append(("combine", [s, t, x, *out]))
+        return out[0].copy_(s + t + x) if out else s + t + x
+
+    kernels = {
+        "k_split": {"inputs": 2, "outputs": 2, "input_names": ["x", "y"], "passthrough": [], "output_names": ["s", "t"]},
+        "k_combine": {"inputs": 3, "outputs": 1, "input_names": ["s", "t", "x"], "passthrough": ["x"], "output_names": ["o"]},
+    }
+    monkeypatch.setattr(mha, "KERNELS", kernels)
+    monkeypatch.setattr(mha, "CANDIDATES", [(1.0, ["k_split", "k_combine"], "g")])
+    compiled = {("k_split", ()): split, ("k_combine", ()): combine, ("k_combine", (), "into"): combine}
+    monkeypatch.setattr(mha, "_compiled", dict(compiled))
+    monkeypatch.setattr(mha, "_plans", {})
+    decided: list[Any] = []
+    layout = mha.layout
+    monkeypatch.setattr(mha, "layout", lambda x: decided.append(x) or layout(x))
+    x, y = torch.randn(64, 32).t(), torch.randn(32, 64)  # x: a last stride of 64, copied
+    want = (x + y) + (x * y) + x
+    for _ in range(2):
+        calls.clear()
+        assert torch.equal(mha.run(x, y), want)
+        assert [c[0] for c in calls] == ["split", "combine"]
+        (_, (x_in, y_in)), (_, (_, _, x_pass)) = calls
+        assert x_in is not x and x_in.is_contiguous() and y_in is y and x_pass is x_in
+        assert len(decided) == 5  # the first call's 2 + 3 arguments; the second decides nothing
+    assert len(mha._plans) == 1
+    mha.run(x.contiguous(), y)  # another signature: decided again
+    assert len(decided) == 10 and len(mha._plans) == 2
+    seen = len(decided)
+    out = torch.empty(32, 64)
+    for _ in range(2):
+        calls.clear()
+        assert mha.run(x, y, out=out) is out and torch.equal(out, want) and calls[-1][1][-1] is out
+    assert len(decided) == seen + 6  # the first call with `out`: its 5 arguments and `out`
+    seen = len(decided)
+    monkeypatch.setattr(mha, "_compiled", {k: (lambda *a, f=f: f(*a)) for k, f in compiled.items()})
+    assert torch.equal(mha.run(x, y), want) and len(decided) == seen + 5  # other kernels now: decided again
+
+
 def test_the_gpu_check_launches_as_run_does(mha: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """`cleave compile --gpu` checks a candidate through `runtime.run_poisoned` with kernels it
     compiled in parallel; where the module's `tma_maps` refuses the tensors, the check runs the

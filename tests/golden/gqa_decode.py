@@ -226,16 +226,24 @@ def tma_maps(tensors):
     return True
 
 
-def _launch(name, layouts, into, tma, args):
-    """compile_kernel(...)(*args). A kernel whose own outputs no TMA tensor map takes (rows of an odd
-    dynamic width) fails on the host before it launches: then once more with thread copies."""
+def _call(name, layouts, into, tma, args):
+    """(cache key, compiled kernel, its result) of compile_kernel(...)(*args). A kernel whose own
+    outputs no TMA tensor map takes (rows of an odd dynamic width) fails on the host before it
+    launches: then once more with thread copies."""
     try:
-        return compile_kernel(name, layouts=layouts, into=into, tma=tma)(*args)
+        kernel = compile_kernel(name, layouts=layouts, into=into, tma=tma)
+        return _key(name, layouts, into, tma), kernel, kernel(*args)
     except Exception as e:  # noqa: BLE001 - TileLang's launcher raises a plain error naming the descriptor
         text = str(e).lower()
         if not tma or ("tma" not in text and "tensor_map" not in text):
             raise
-    return compile_kernel(name, layouts=layouts, into=into, tma=False)(*args)
+    kernel = compile_kernel(name, layouts=layouts, into=into, tma=False)
+    return _key(name, layouts, into, False), kernel, kernel(*args)
+
+
+def _launch(name, layouts, into, tma, args):
+    """compile_kernel(...)(*args), falling back to thread copies as `_call` does."""
+    return _call(name, layouts, into, tma, args)[2]
 
 
 def compile_kernel(name, target="cuda", layouts=(), into=False, tma=True):
@@ -264,6 +272,41 @@ def _fresh(x):
     return x.new_empty(x.shape).copy_(x)
 
 
+_plans = {}
+"""What `run` decided per candidate and signature of its tensors (`_signature`): for each kernel, its
+cache key, the compiled kernel that ran, where its arguments come from and which are copied. A call
+of the same signature replays it while `_compiled` still holds those kernels, without the per-call
+layout and TMA checks (a few microseconds of host time a kernel)."""
+
+MAX_PLANS = 64
+
+
+def _signature(tensors):
+    """What `run`'s decisions depend on: each tensor's shape, strides, dtype and pointer alignment."""
+    return tuple((x.shape, x.stride(), x.dtype, x.data_ptr() % 16) for x in tensors)
+
+
+def _replay(plan, tensors, out):
+    """Run a recorded plan (see `_plans`) on `tensors`: values are numbered as they appear (the inputs,
+    then each kernel's copies and outputs); returns the last kernel's outputs, or `out` it wrote."""
+    for key, kernel, _, _, _ in plan:
+        if _compiled.get(key) is not kernel:
+            return None
+    slots = list(tensors)
+    for _, kernel, sources, copies, into in plan:
+        args = [slots[i] for i in sources]
+        for i in copies:
+            args[i] = _fresh(args[i])
+            slots.append(args[i])
+        if into:
+            kernel(*args, out)
+            return out
+        result = kernel(*args)
+        values = list(result) if isinstance(result, (list, tuple)) else [result]
+        slots.extend(values)
+    return values
+
+
 def run(*tensors, candidate=0, out=None):
     """Run a candidate (default: the best estimated) on torch tensors; returns its output(s).
 
@@ -272,32 +315,64 @@ def run(*tensors, candidate=0, out=None):
     Inputs may be strided views (a transposed q, k, v): each kernel is compiled once per layout of
     its tensors (up to `MAX_LAYOUTS`) and reads them in place; other tensors are copied (`layout`).
     `out`: a tensor of the output's shape, in any layout, that the last kernel writes and `run` returns.
+    A later call with tensors of the same shapes, strides, dtypes and alignment replays the first
+    one's decisions (`_plans`).
     """
+    key = (candidate, _signature(tensors), None if out is None else _signature((out,)))
+    plan = _plans.get(key)
+    values = None if plan is None else _replay(plan, tensors, out)
+    if values is None:
+        plan, values = _run(tensors, candidate, out)
+        if len(_plans) >= MAX_PLANS:
+            _plans.clear()
+        _plans[key] = plan
+    if values is out:
+        return out
+    if out is not None:
+        return out.copy_(values[0])
+    return values[0] if len(values) == 1 else values
+
+
+def _run(tensors, candidate, out):
+    """`run` deciding every kernel's layouts, copies and TMA: (the plan it followed, the last
+    kernel's outputs, or `out` that kernel wrote)."""
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
+    slots = list(tensors)
+    slot_of = {id(x): i for i, x in enumerate(tensors)}
+    plan = []
     env = dict(zip(KERNELS[names[0]]["input_names"], tensors))
     for name in names:
         extra = [env[n] for n in KERNELS[name]["passthrough"]]
         args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
+        sources = [slot_of[id(x)] for x in args]
         layouts = [layout(x) for x in args]
-        args = [_fresh(x) if lay == "copy" else x for x, lay in zip(args, layouts)]
+        copies = [i for i, lay in enumerate(layouts) if lay == "copy"]
         layouts = [None if lay == "copy" else lay for lay in layouts]
         last = out is not None and name == names[-1] and KERNELS[name]["outputs"] == 1
-        into = last and layout(out) != "copy"
+        out_layout = layout(out) if last else "copy"
+        into = out_layout != "copy"
         if into:
-            layouts.append(layout(out))
+            layouts.append(out_layout)
         if any(layouts) and _key(name, layouts, into) not in _compiled:
             if sum(k[0] == name and any(k[1]) for k in _compiled) >= MAX_LAYOUTS:
-                args = [_fresh(x) if lay is not None else x for x, lay in zip(args, layouts)]
+                copies = sorted(set(copies) | {i for i, lay in enumerate(layouts[: len(args)]) if lay is not None})
                 layouts, into = [], False
+        for i in copies:
+            args[i] = _fresh(args[i])
+            slot_of[id(args[i])] = len(slots)
+            slots.append(args[i])
         env.update(zip(KERNELS[name]["input_names"], args))
         tma = tma_maps(args + [out] if into else args)
         if into:
-            _launch(name, layouts, True, tma, [*args, out])
-            return out
-        result = _launch(name, layouts, False, tma, args)
+            key, kernel, _ = _call(name, layouts, True, tma, [*args, out])
+            plan.append((key, kernel, sources, copies, True))
+            return plan, out
+        key, kernel, result = _call(name, layouts, False, tma, args)
+        plan.append((key, kernel, sources, copies, False))
         values = list(result) if isinstance(result, (list, tuple)) else [result]
+        for v in values:
+            slot_of[id(v)] = len(slots)
+            slots.append(v)
         env.update(zip(KERNELS[name].get("output_names", ()), values))
-    if out is not None:
-        return out.copy_(values[0])
-    return values[0] if len(values) == 1 else values
+    return plan, values
