@@ -23,7 +23,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from cleave_ir.dialects import cleave
 from cleave_ir.dialects.cleave import Stage, StageAttr
 from cleave_ir.dialects import tgraph
-from cleave_ir.passes.tmap_propagation import Unschedulable
+from cleave_ir.passes.tmap_propagation import Unschedulable, reduced_dims
 
 # graph attributes a piece inherits from the graph it was cut from
 _INHERITED = ("cleave.candidate_of", "cleave.note", "cleave.split_count", "bindings")
@@ -220,6 +220,45 @@ def partition(graph: tgraph.GraphOp, can_schedule: Callable[[tgraph.GraphOp], st
     for k, ops in enumerate(groups):
         last = k == len(groups) - 1
         pieces.append(cut.piece(k, ops, prev, last))
+        prev = cut.outputs(ops, last)
+    return _linked(pieces, graph)
+
+
+def partition_by_level(graph: tgraph.GraphOp, can_schedule: Callable[[tgraph.GraphOp], str | None]) -> list[tgraph.GraphOp] | None:
+    """The pieces of `graph` by reduction level, or None where that gives one piece or a piece that
+    does not schedule: piece k computes the reductions whose operands need k reductions before them,
+    each element-wise op goes with its user (`recompute_elementwise`: read from the inputs and the
+    earlier pieces' small results, not materialized), and the element-wise ops after the last
+    reductions end the last one. Two softmaxes' statistics over the same rows (the KL divergence of
+    two logit rows: both maxes, then the exp sums shifted by them) are two kernels this way, where
+    `partition`'s greedy cut in graph order materializes shifted rows between three."""
+    source = recompute_elementwise(graph)
+    cut = _Cutter(source)
+    level: dict[SSAValue, int] = {v: 0 for v in source.inputs}
+    piece_of: dict[Operation, int] = {}
+    for op in cut.ops:
+        lv = max((level[o] for o in op.operands), default=0)
+        piece_of[op] = lv
+        for r in op.results:
+            level[r] = lv + 1 if reduced_dims(op) else lv
+    for op in reversed(cut.ops):  # an element-wise op is computed where its users need it
+        users = [piece_of[u.operation] for r in op.results for u in r.uses if u.operation in piece_of]
+        if not reduced_dims(op) and users:
+            piece_of[op] = max(piece_of[op], min(users))
+    top = max(piece_of.values(), default=0)
+    if top and not any(reduced_dims(op) for op in cut.ops if piece_of[op] == top):
+        piece_of = {op: min(k, top - 1) for op, k in piece_of.items()}
+    groups = [g for k in range(top + 1) if (g := [op for op in cut.ops if piece_of[op] == k])]
+    if len(groups) < 2:
+        return None
+    pieces: list[tgraph.GraphOp] = []
+    prev: list[SSAValue] = []
+    for k, ops in enumerate(groups):
+        last = k == len(groups) - 1
+        piece = cut.piece(k, ops, prev, last)
+        if can_schedule(piece) is not None:
+            return None
+        pieces.append(piece)
         prev = cut.outputs(ops, last)
     return _linked(pieces, graph)
 

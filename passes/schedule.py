@@ -201,12 +201,17 @@ def _loops(graph: tgraph.GraphOp, ops: list[Operation], tiles: dict[SSAValue, Ti
     for op in last_wave:
         up = _ancestors(op, opset) | {op}
         inputs_used = {o for x in up for o in x.operands if o in graph.inputs}
+        joined = []
         for g in groups if config.fusion else []:
             g_up = set().union(*(_ancestors(m, opset) | {m} for m in g))
             g_inputs = {o for x in g_up for o in x.operands if o in graph.inputs}
             if (up & g_up) or (inputs_used & g_inputs):
-                g.append(op)
-                break
+                joined.append(g)
+        if joined:  # a reduction sharing with several groups joins them all (KL's sum of p q beside p's and q's sums)
+            for g in joined[1:]:
+                joined[0].extend(g)
+                groups.remove(g)
+            joined[0].append(op)
         else:
             groups.append([op])
     loops = []
@@ -537,7 +542,7 @@ def configs(
 STREAM_REDUCE_TILES = (512, 2048)
 STREAM_MAX_ELEMENTS = 8 * 1024
 """Reduction tiles of `row_streams`: the divisors of the reduced length in this range that are
-multiples of 64 (512, 1024, 2048 for 32768 columns; 640 and 1600 for Llama's 32000-word vocabulary),
+multiples of 64 (512, 1024, 2048 for 32768 columns; 640, 1280 and 1600 for Llama's 32000-word vocabulary),
 at most STREAM_MAX_ELEMENTS elements a step (16 KiB of fp16)."""
 STREAM_MIN_SPEEDUP = 1.25
 """How much faster than the best ordinary configuration (`configs`' tiles of 16 or more rows) a row
@@ -750,22 +755,20 @@ class SchedulePass(CleavePass):
             if family not in graphs or (ok and (family not in failures or family in own_form)):
                 continue
             root = graphs[family]
-            try:
-                pieces = partition_kernels.partition(shifted_for_cut(root), self._unschedulable)
-            except Unschedulable as e:
-                if ok:
-                    continue
-                raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}", op=root) from None
-            pieces[0].sym_name = StringAttr(f"{family}_p0")
-            _insert_candidate(op, root, pieces, f"cut into {len(pieces)} kernels (no single kernel schedules)")
-            scheduled = [self._schedule(op, piece, failures) for piece in pieces]
-            if not all(scheduled):
-                if not ok:
-                    bad = pieces[scheduled.index(False)].sym_name.data
-                    raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{bad}: {failures[bad]}", op=root)
-                _erase_pieces(op, pieces, failures)
+            source = shifted_for_cut(root).clone()
+            source.sym_name = StringAttr(f"{family}_lv")
+            by_level = partition_kernels.partition_by_level(source, self._unschedulable)
+            greedy = self._cut_greedy(op, root, failures, needed=not ok and by_level is None)
+            if by_level is None or (greedy is not None and _same_cut(greedy, by_level)):
                 continue
-            print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)
+            _insert_candidate(op, root, by_level, f"cut by reduction level into {len(by_level)} kernels (no single kernel schedules)")
+            if all([self._schedule(op, piece, failures) for piece in by_level]):
+                print(f"cleave-schedule @{family}: also cut by reduction level into {len(by_level)} kernels", file=sys.stderr)
+            elif not ok and greedy is None:
+                bad = next(p.sym_name.data for p in by_level if p.sym_name.data in failures)
+                raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{bad}: {failures[bad]}", op=root)
+            else:
+                _erase_pieces(op, by_level, failures)
 
         # a matmul chain whose matmul reads an operand computed element-wise from the inputs alone
         # (attention's Q after its rotary embedding) also gets that prologue in a kernel of its own:
@@ -792,6 +795,29 @@ class SchedulePass(CleavePass):
                 if (key := structure(source)) not in cut:
                     cut.add(key)
                     self._cut_per_matmul(op, source, graphs[family], failures)
+
+    def _cut_greedy(self, module: ModuleOp, root: tgraph.GraphOp, failures: dict[str, str], needed: bool) -> list[tgraph.GraphOp] | None:
+        """Add the candidate of the input graph `root` cut in graph order (`partition_kernels.partition`)
+        and return its pieces; None where it does not cut or schedule. `needed`: it is the graph's only
+        way to compile, so that failure is the graph's error."""
+        family = root.sym_name.data
+        try:
+            pieces = partition_kernels.partition(shifted_for_cut(root), self._unschedulable)
+        except Unschedulable as e:
+            if needed:
+                raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: {e}", op=root) from None
+            return None
+        pieces[0].sym_name = StringAttr(f"{family}_p0")
+        _insert_candidate(module, root, pieces, f"cut into {len(pieces)} kernels (no single kernel schedules)")
+        scheduled = [self._schedule(module, piece, failures) for piece in pieces]
+        if not all(scheduled):
+            if needed:
+                bad = pieces[scheduled.index(False)].sym_name.data
+                raise CleaveError(f"error: cleave-schedule: @{family} cannot be compiled: @{bad}: {failures[bad]}", op=root)
+            _erase_pieces(module, pieces, failures)
+            return None
+        print(f"cleave-schedule @{family}: no single kernel schedules; cut into {len(pieces)} kernels", file=sys.stderr)
+        return pieces
 
     def _unschedulable(self, graph: tgraph.GraphOp) -> str | None:
         return unschedulable(graph, self.iterative_tiling, self.horizontal_fusion)
@@ -940,6 +966,15 @@ def structure(graph: tgraph.GraphOp) -> Hashable:
             index[r] = len(index)
         out.append((o.name, operands, str(o.properties), str(o.attributes), tuple(str(r.type) for r in o.results)))
     return tuple(out)
+
+
+def _same_cut(a: list[tgraph.GraphOp], b: list[tgraph.GraphOp]) -> bool:
+    """Whether two cuts of one graph have the same pieces (ops and signatures; names left out)."""
+
+    def ops(g: tgraph.GraphOp) -> tuple[Hashable, ...]:
+        return (tuple(str(t) for t in g.function_type.inputs), tuple(o.name for o in g.block.ops))
+
+    return len(a) == len(b) and all(ops(x) == ops(y) for x, y in zip(a, b))
 
 
 def _insert_candidate(module: ModuleOp, root: tgraph.GraphOp, pieces: list[tgraph.GraphOp], note: str) -> None:

@@ -1008,7 +1008,7 @@ def test_one_wave_k_loops_of_a_matmul_take_five_stages() -> None:
     b = GraphBuilder("row_stats")
     logits = b.input("l", [4, 32000])
     m = b.reduce("max", logits, 1)
-    assert stages(b.build(b.log(b.reduce("sum", b.exp(b.sub(logits, m)), 1)))) == [3]
+    assert set(stages(b.build(b.log(b.reduce("sum", b.exp(b.sub(logits, m)), 1))))) == {3}  # (each cut's loops)
     b = GraphBuilder("mm4096")
     assert stages(b.build(b.matmul(b.input("x", [4096, 4096]), b.input("w", [4096, 4096])))) == [2]
 

@@ -23,6 +23,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh O      (19: a plain sum beside softmax sums; KL of logits)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh K      (20: racecheck of the split-rows and plain-sum kernels)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh M      (21, the thirtieth session's: the few-block step floor)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh J      (22, the thirty-first session's: the cut by reduction level)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -198,6 +199,18 @@ if [[ $part == P ]]; then
    timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pp --out "$P/pp_rows.json" --top-k 4 --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/pp_rows.log" 2>&1)
   grep "^| \|^- " "$P/pp_rows.md" | cut -c1-220
   exit 0
+fi
+if [[ $part == J ]]; then
+# 22 (the thirty-first session's). `partition_kernels.partition_by_level`: the KL divergence of two logit rows (no one
+#    loop holds two running maxes) cut into its maxes, then every exp sum shifted by them, one loop over p and q
+#    (`schedule._loops` joins the groups a reduction shares with); the greedy cut (three kernels, shifted rows in
+#    global memory between them) is the next candidate. All candidates (top 4) timed beside torch.compile, 4 and 128 rows.
+(cd /tmp && timeout 200 python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/kl_logits_t4_v32000.mlir" "$R/$U/kl_logits_t128_v32000.mlir" \
+  --keep 4 --out /tmp/pj -j 15 > "$P/pj_prepare.log" 2>&1) || tail -5 "$P/pj_prepare.log"
+(cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/pj --out "$P/pj.json" --top-k 4 --deadline 280 --row-budget 90 --torch-compile default -j 15 > "$P/pj.log" 2>&1)
+grep -A6 "^| row" "$P/pj.md" 2>/dev/null || tail -20 "$P/pj.log"
+grep -E "^- " "$P/pj.md" 2>/dev/null | cut -c1-260
+exit 0
 fi
 if [[ $part == M ]]; then
 # 21 (the thirtieth session's). cost_model.STREAM_STEP_S: a lone block's online-softmax step takes at least 0.3 us
