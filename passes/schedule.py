@@ -544,6 +544,12 @@ STREAM_MAX_ELEMENTS = 8 * 1024
 """Reduction tiles of `row_streams`: the divisors of the reduced length in this range that are
 multiples of 64 (512, 1024, 2048 for 32768 columns; 640, 1280 and 1600 for Llama's 32000-word vocabulary),
 at most STREAM_MAX_ELEMENTS elements a step (16 KiB of fp16)."""
+STREAM_STEP_FACTOR = 1
+"""The power of two `row_streams` wants its steps to have as a factor, where one does (1: any step): a
+step's tiles lay out over at most that many threads (`place_memory`). 1600 columns of Llama's
+32000-word vocabulary take 64 threads, two warps an SM whose loop waits on their instruction latency;
+1280 take 128-256. 256 (with `place_memory.LONE_STREAM_THREADS`) is not measured yet:
+`bench/probes/pending_checks.sh I`."""
 STREAM_MIN_SPEEDUP = 1.25
 """How much faster than the best ordinary configuration (`configs`' tiles of 16 or more rows) a row
 stream must be estimated to be ranked at all. Where the kernel is bound by its launch and latency,
@@ -572,6 +578,8 @@ def row_streams(graph: tgraph.GraphOp, shape: Sequence[int], tiles: Sequence[tup
     steps = sorted({r for n in lengths for r in range(low, min(high, n // 2) + 1, 64) if n % r == 0})
     if not tiles or not steps:
         return []
+    even = min(STREAM_STEP_FACTOR, max(r & -r for r in steps))
+    steps = [r for r in steps if r & -r >= even]
     if max(math.prod(-(-s // x) for s, x in zip(shape, t)) for t in tiles) >= cost_model.SMS:  # the most blocks
         return []
     smallest = min(tiles, key=math.prod)

@@ -458,6 +458,24 @@ def test_row_streams_step_by_divisors_of_odd_vocabularies() -> None:
     assert best[0].estimate.grid == 4
 
 
+def test_even_stream_steps_and_lone_stream_threads_when_turned_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`schedule.STREAM_STEP_FACTOR` and `place_memory.LONE_STREAM_THREADS` (off as committed, pending a
+    measurement): on, the 4 rows of 32000 stream in 1280-column steps on 256 threads; off, in 1600-column
+    steps on the 64 threads 1600 = 64 x 25 lays out over."""
+    from cleave_ir.passes import place_memory, schedule
+
+    def placed() -> tuple[int | None, int]:
+        (best, *_), _ = schedule_graph(_row_lse(4, 32000), top_k=1)
+        kernel = best.kernel.clone()
+        place_memory.place(kernel)
+        return best.config.reduce_tile, kernel.attributes["cleave.threads"].value.data  # type: ignore[attr-defined]
+
+    assert placed() == (1600, 64)
+    monkeypatch.setattr(schedule, "STREAM_STEP_FACTOR", 256)
+    monkeypatch.setattr(place_memory, "LONE_STREAM_THREADS", 256)
+    assert placed() == (1280, 256)
+
+
 @pytest.mark.parametrize("dist", ["normal", "wide", "shifted"])
 def test_row_stream_kernels_compute_the_row_statistics(dist: str) -> None:
     """Every streaming configuration of 16 rows of 2048 (one block of 16 rows otherwise), run by the

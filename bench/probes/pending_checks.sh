@@ -24,6 +24,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh K      (20: racecheck of the split-rows and plain-sum kernels)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh M      (21, the thirtieth session's: the few-block step floor)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh J      (22, the thirty-first session's: the cut by reduction level)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23, not run yet: even stream steps, lone-stream threads)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -199,6 +200,36 @@ if [[ $part == P ]]; then
    timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pp --out "$P/pp_rows.json" --top-k 4 --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/pp_rows.log" 2>&1)
   grep "^| \|^- " "$P/pp_rows.md" | cut -c1-220
   exit 0
+fi
+if [[ $part == I ]]; then
+# 23 (the thirty-first session's, not run: no device after its second run). `schedule.STREAM_STEP_FACTOR` = 256 and
+#    `place_memory.LONE_STREAM_THREADS` = 256 (committed off): a few long rows stream in steps with 256 for a factor
+#    (32000 columns: 1280, not 1600) on 256 threads, not 64. Every row whose kernels they change, prepared with both off
+#    (rows `~off`) and on, timed in one run: 8 unseen row-statistics graphs beside torch.compile, then the suite rows whose
+#    norm kernels take 256 threads (torch.compile off: their baselines are in gpu_suite_2026-12-05s27_H200.md).
+ON=$'import cleave_ir.passes.schedule as s, cleave_ir.passes.place_memory as m\ns.STREAM_STEP_FACTOR = 256\nm.LONE_STREAM_THREADS = 256'
+prep() {  # prep OUT PATCH ARGS...: gpu_suite.py prepare in this process after PATCH (its forked workers keep it)
+  local out=$1 patch=$2; shift 2
+  (cd /tmp && R="$R" PATCH="$patch" python - "$out" "$@" > "$P/${out##*/}.log" 2>&1 <<'EOF'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["R"], "bench"))
+exec(os.environ["PATCH"])
+import gpu_suite
+sys.argv = ["gpu_suite.py", "prepare", "--out", sys.argv[1], "--keep", "4", "-j", "15", *sys.argv[2:]]
+gpu_suite.main()
+EOF
+  )
+}
+G=$(for g in kl_logits_t4_v32000 kl_logits_t128_v32000 logsumexp_t4_v32000 logsumexp_t8_v32000 logsumexp_t2_v128256_bf16 \
+  softmax_entropy_t4_v32000 cross_entropy_onehot_t8_v32000 zloss_t4_v50000_bf16; do echo "$R/$U/$g.mlir"; done)
+prep /tmp/pi_off "" --graphs $G; prep /tmp/pi_on "$ON" --graphs $G
+prep /tmp/pis_off "" --rows 'rmsnorm_matmul_t(16|128|1024|4096)|matmul_rowsum_s4096'; prep /tmp/pis_on "$ON" --rows 'rmsnorm_matmul_t(16|128|1024|4096)|matmul_rowsum_s4096'
+python "$R/bench/probes/merge_prepared.py" /tmp/pi_on /tmp/pi_off off /tmp/pi
+python "$R/bench/probes/merge_prepared.py" /tmp/pis_on /tmp/pis_off off /tmp/pis
+(cd /tmp && timeout 300 python "$R/bench/gpu_suite.py" run /tmp/pi --out "$P/pi.json" --top-k 2 --deadline 280 --row-budget 22 --torch-compile default -j 15 > "$P/pi.log" 2>&1)
+(cd /tmp && timeout 180 python "$R/bench/gpu_suite.py" run /tmp/pis --out "$P/pis.json" --top-k 2 --deadline 160 --row-budget 20 --torch-compile off -j 15 > "$P/pis.log" 2>&1)
+for f in pi pis; do grep -A20 "^| row" "$P/$f.md" 2>/dev/null | cut -c1-220 || tail -20 "$P/$f.log"; done
+exit 0
 fi
 if [[ $part == J ]]; then
 # 22 (the thirty-first session's). `partition_kernels.partition_by_level`: the KL divergence of two logit rows (no one
