@@ -13,6 +13,9 @@ Run before `cleave-symbolize`/`cleave-superoptimize`; every rewrite is an identi
 - Norms: `a / sqrt(b)` -> `a * rsqrt(b)`, `reciprocal(sqrt(b))` -> `rsqrt(b)`,
   `a * reciprocal(b)` -> `a / b`, `x * x` -> `square(x)`, and a product whose left operand is
   broadcast onto the right one is swapped (`rs * x` -> `x * rs`), as `examples/rmsnorm_matmul.mlir`.
+- A graph of several outputs, which the search does not take, gets FlashAttention's form as the search
+  would write it: `(e / r) @ v` -> `(e @ v) / r` for a row sum `r` (attention returning its log-sum-exp
+  too is then one streaming kernel, not two).
 - Reshapes that only add or drop size-1 dims move out of the graph's inside, through elementwise
   ops, to its inputs and output where that leaves fewer of them inside (`unit_reshapes`): decode's
   `[B, 1, N]` elementwise ops between `[B, N]` matmuls run on `[B, N]`. The search rebuilds no
@@ -163,6 +166,27 @@ class BroadcastOperandLast(RewritePattern):
             rewriter.replace(op, mul)
 
 
+class RowScaleAfterMatmul(RewritePattern):
+    """`(e / r) @ v` -> `(e @ v) / r` for `r` constant along the contracted dim (one value per row of `e`:
+    a softmax's row sum): the division by the sum then follows the weighted sum, FlashAttention's form,
+    which the schedule streams with a running max. The search finds it too, but a graph it does not
+    search (attention that also returns its log-sum-exp: two outputs) is scheduled as written."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tgraph.MatmulOp, rewriter: PatternRewriter) -> None:
+        div = op.lhs.owner
+        if not isinstance(div, tgraph.DivOp) or not div.result.has_one_use() or op.rhs is div.result:
+            return
+        e, r = tgraph.tensor_type(div.lhs), tgraph.tensor_type(div.rhs)
+        if e.shape != tgraph.tensor_type(div.result).shape or len(r.shape) != len(e.shape) or r.shape[-1] != 1:
+            return
+        mm = tgraph.MatmulOp(div.lhs, op.rhs, tgraph.tensor_type(op.result), op.transpose_b is not None)
+        scaled = tgraph.DivOp(mm.result, div.rhs)
+        scaled.result.name_hint = op.result.name_hint
+        rewriter.replace(op, [mm, scaled])
+        rewriter.erase(div)
+
+
 PATTERNS: tuple[type[RewritePattern], ...] = (
     RemoveCancelledShift,
     DivBySqrtToMulRsqrt,
@@ -173,12 +197,19 @@ PATTERNS: tuple[type[RewritePattern], ...] = (
 )
 
 
+UNSEARCHED_PATTERNS: tuple[type[RewritePattern], ...] = (RowScaleAfterMatmul,)
+"""Rewrites the search would find, for graphs it does not search (several outputs: `superoptimize`)."""
+
+
 def canonicalize(op: Operation) -> bool:
-    """Move unit-dim reshapes out and apply the patterns to every graph under `op`; whether anything changed."""
+    """Move unit-dim reshapes out and apply the patterns to every graph under `op` (and
+    `UNSEARCHED_PATTERNS` to those of several outputs); whether anything changed."""
     graphs = [op] if isinstance(op, tgraph.GraphOp) else [g for g in op.walk() if isinstance(g, tgraph.GraphOp)]
     moved = [move_unit_reshapes(g) for g in graphs]
     walker = PatternRewriteWalker(GreedyRewritePatternApplier([p() for p in PATTERNS]))
-    return any(moved) | any([walker.rewrite_region(r) for r in op.regions])
+    changed = any(moved) | any([walker.rewrite_region(r) for r in op.regions])
+    unsearched = PatternRewriteWalker(GreedyRewritePatternApplier([p() for p in UNSEARCHED_PATTERNS]))
+    return changed | any([unsearched.rewrite_region(g.body) for g in graphs if len(g.output_op.outputs) > 1])
 
 
 @dataclass(frozen=True)

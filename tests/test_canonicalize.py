@@ -170,3 +170,55 @@ def test_default_pipeline_norm_forms_reach_the_rsqrt_form(form: str) -> None:
         written = "\n".join(lines)
     assert "tgraph.div %x, %rs" in written and "rsqrt" not in written
     assert _pipelined(written, form) == _pipelined(example, "rmsnorm_matmul")
+
+
+def _attention_with_lse(keys: int = 1024, rows_of_r: bool = True) -> tgraph.GraphOp:
+    """softmax(q k^T / sqrt(d)) v and its log-sum-exp m + log(sum exp(s - m)): two outputs, not searched.
+    With `rows_of_r` False, the divisor varies along the keys instead (a column sum): no rewrite."""
+    b = GraphBuilder("attention_lse")
+    q, k, v = b.input("q", [1, 2, 64, 32]), b.input("k", [1, 2, keys, 32]), b.input("v", [1, 2, keys, 32])
+    s = b.scale(b.matmul(q, k, transpose_b=True), 32**-0.5)
+    m = b.reduce("max", s, 3)
+    e = b.exp(b.sub(s, m))
+    r = b.reduce("sum", e, 3 if rows_of_r else 2)
+    lse = b.cast(b.add(b.log(r), m), "f32") if rows_of_r else b.cast(b.reduce("sum", r, 3), "f32")
+    return b.build(b.matmul(b.div(e, r), v), lse)
+
+
+def test_attention_that_returns_its_log_sum_exp_is_one_streaming_kernel() -> None:
+    """Two outputs, so the search does not rewrite the graph: `RowScaleAfterMatmul` writes `(e @ v) / r`,
+    and the schedule streams the keys with a running max, the log-sum-exp read after the loop (before:
+    two kernels, the first materializing what the second re-reads). Every candidate, interpreted,
+    computes both outputs on normal inputs, on inputs of scale 8, and with q of scale 30 (peaked rows)."""
+    from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
+    from cleave_ir.passes.lower_tilelang import lower_module
+    from cleave_ir.run import make_context
+    import numpy as np
+
+    graph = _attention_with_lse()
+    module = module_of(graph.clone())
+    PipelinePass(no_search=True, top_k=1).apply(make_context(), module)
+    lower_module(module)
+    candidates = candidate_kernels(module)
+    assert [len(kernels) for _, kernels in candidates][0] == 1, [n for n, _ in candidates]
+    for scales in ((1, 1, 1), (8, 8, 8), (30, 1, 1)):
+        xs = [x * c for x, c in zip(random_inputs(graph, 5), scales)]
+        refs = run_graph(graph, xs)
+        for name, kernels in candidates:
+            got = run_kernels(kernels, xs)
+            for ref, out in zip(refs, got):
+                err = max_relative_error(ref, np.asarray(out, dtype=np.float64).reshape(ref.shape))
+                assert err <= 2e-2, f"@{name} with q, k, v scaled by {scales}: {err:.3g}"
+
+
+def test_row_scale_moves_after_the_matmul_only_for_a_row_sum() -> None:
+    """`(e / r) @ v` -> `(e @ v) / r` where `r` is one value per row of `e`; not where it varies along
+    the keys the matmul sums over (a column sum: the division does not commute with that sum)."""
+    moved = _attention_with_lse()
+    assert canonicalize(moved)
+    names = [o.name for o in moved.block.ops]
+    assert names.index("tgraph.matmul", names.index("tgraph.exp")) < names.index("tgraph.div")
+    kept = _attention_with_lse(rows_of_r=False)
+    canonicalize(kept)
+    div = next(o for o in kept.block.ops if isinstance(o, tgraph.DivOp))
+    assert any(isinstance(u.operation, tgraph.MatmulOp) for u in div.result.uses)
