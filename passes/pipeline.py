@@ -1,6 +1,7 @@
 """`cleave-pipeline`: every pass with defaults, then keep the best few candidates (what `-t tilelang` emits).
 
-decompose -> canonicalize (on by default: softmax written with its max shift, norms with div/sqrt) -> symbolize -> superoptimize -> split-rows -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max) -> drop-unstable ->
+decompose -> canonicalize (on by default: softmax written with its max shift, norms with div/sqrt) -> symbolize -> superoptimize -> split-rows -> concretize -> stabilize-split-k -> partition-split-k -> schedule (exps of whole rows shifted by the row max; a graph no single kernel
+schedules is cut into a chain, in graph order and by reduction level) -> drop-unstable ->
 place-memory -> dynamic-shapes (schedule with `per-matmul-cut`: a chain of matmuls is also offered as
 one kernel per matmul), then the candidates (a graph's best kernel, or a split kernel plus
 its combine kernel) are ranked by the cost model's estimate and only `keep` of them are left in the
