@@ -476,13 +476,6 @@ DEEPEST_STAGES = 4
 ONE_WAVE_STAGES = 5
 
 
-LONE_STREAM_THREADS = 0
-"""Threads (0: as the tiles ask) of a loop without matmuls in a grid of at most one block per SM (a few
-long rows streamed: a logsumexp or a softmax's statistics over a vocabulary at decode), where its tiles
-lay out over them: the block is alone on its SM, and each iteration's element-wise work waits on its
-warps' latency. 256 is not measured yet (`schedule.STREAM_STEP_FACTOR`)."""
-
-
 def co_resident(smem_bytes: int) -> int:
     """How many blocks of `smem_bytes` of shared memory one SM holds."""
     return SMEM_BYTES // max(1, smem_bytes)
@@ -560,8 +553,6 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         live = accumulator_bytes(kernel) + peak_live_bytes(par, where_used=False)
         while threads < 256 and live > threads * TILE_BYTES_PER_THREAD:
             threads *= 2
-        if loop_loads and grid_blocks(kernel) <= SMS:
-            threads = max(threads, LONE_STREAM_THREADS)
     # TileLang lays a fragment out over the threads: one of more elements than threads needs a
     # multiple of them ("no available layout found" for a 16x12 tile on 128 threads); kernels whose
     # matmuls may become T.gemm keep their warps (the gemm's warp partition needs them)

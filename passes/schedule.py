@@ -544,12 +544,14 @@ STREAM_MAX_ELEMENTS = 8 * 1024
 """Reduction tiles of `row_streams`: the divisors of the reduced length in this range that are
 multiples of 64 (512, 1024, 2048 for 32768 columns; 640, 1280 and 1600 for Llama's 32000-word vocabulary),
 at most STREAM_MAX_ELEMENTS elements a step (16 KiB of fp16)."""
-STREAM_STEP_FACTOR = 1
+STREAM_STEP_FACTOR = 256
 """The power of two `row_streams` wants its steps to have as a factor, where one does (1: any step): a
 step's tiles lay out over at most that many threads (`place_memory`). 1600 columns of Llama's
-32000-word vocabulary take 64 threads, two warps an SM whose loop waits on their instruction latency;
-1280 take 128-256. 256 (with `place_memory.LONE_STREAM_THREADS`) is not measured yet:
-`bench/probes/pending_checks.sh I`."""
+32000-word vocabulary lay out over 64 threads, two warps an SM whose loop waits on their instruction
+latency; 1280 over 128. H100 (bench/results/stream_steps_2026-12-05s32_H100.md): the KL divergence of
+two logit rows 37.6 -> 19.2 us (4 rows) and 39.1 -> 21.1 us (128 rows), a z-loss over 50000 6.3 -> 4.8,
+one-kernel logsumexp and entropy over 32000 10.5-10.8 -> 8.4-8.5. Such a lone block on 256 threads, not
+128, was slower (KL 25.3 us; a 1792-column bf16 stream 6.2 -> 6.9; an RMSNorm's sums 32.4 -> 40.9)."""
 STREAM_MIN_SPEEDUP = 1.25
 """How much faster than the best ordinary configuration (`configs`' tiles of 16 or more rows) a row
 stream must be estimated to be ranked at all. Where the kernel is bound by its launch and latency,

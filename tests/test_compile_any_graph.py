@@ -929,8 +929,8 @@ def test_padded_rows_take_a_pipeline_stage_not_a_cuda_core_fold(draw: str) -> No
 @pytest.mark.parametrize("draw", ["normal", "wide", "shifted"])
 def test_long_vector_steps_reduce_from_registers(draw: str) -> None:
     """The row statistics of an LM head's 4 rows over Llama-2's 32000 words stream one row a block in
-    1600-column steps (`row_streams`); each step's max and rescaled sum are one block-wide T.reduce of
-    a [1600] register tile (`LONG_VECTOR`), not 32 threads folding a shared copy, then a pass over
+    1280-column steps (`row_streams`); each step's max and rescaled sum are one block-wide T.reduce of
+    a [1280] register tile (`LONG_VECTOR`), not 32 threads folding a shared copy, then a pass over
     their partials. Interpreted against the graph on logits of a normal, of +-60 (the running max
     rescales by large factors) and shifted by +30."""
     b = GraphBuilder("row_lse")
@@ -939,7 +939,7 @@ def test_long_vector_steps_reduce_from_registers(draw: str) -> None:
     graph = b.build(m, b.log(b.reduce("sum", b.exp(b.sub(logits, m)), 1)))
     module = compile_graph(graph.clone())
     reductions = [op for op in module.walk() if isinstance(op, (tl.ReduceMaxOp, tl.ReduceSumOp))]
-    assert {tuple(op.src.type.shape) for op in reductions} == {(1600,)}, [op.src.type.shape for op in reductions]
+    assert {tuple(op.src.type.shape) for op in reductions} == {(1280,)}, [op.src.type.shape for op in reductions]
     rng = np.random.default_rng(11)
     x = {"normal": rng.standard_normal, "wide": lambda s: rng.uniform(-60, 60, s), "shifted": lambda s: rng.standard_normal(s) + 30}[draw]((4, 32000))
     check_interpreted(graph, module, inputs=[x])

@@ -24,7 +24,8 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh K      (20: racecheck of the split-rows and plain-sum kernels)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh M      (21, the thirtieth session's: the few-block step floor)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh J      (22, the thirty-first session's: the cut by reduction level)
-#   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23, not run yet: even stream steps, lone-stream threads)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
+#                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
 # 11. f16 tiles widened to f32 before an element-wise op whose tile is f32 (a norm's x * x: fp16's own square
 #     overflows past |x| = 256): the rmsnorm_matmul rows' kernels change by that cast (their winners c1, c5 and
@@ -202,7 +203,8 @@ if [[ $part == P ]]; then
   exit 0
 fi
 if [[ $part == I ]]; then
-# 23 (the thirty-first session's, not run: no device after its second run). `schedule.STREAM_STEP_FACTOR` = 256 and
+# 23 (the thirty-first session's; run in the thirty-second, prepared on the CPU: stream_steps_2026-12-05s32_H100.md;
+#    the factor is now on and the thread switch removed, so `~off` needs STREAM_STEP_FACTOR = 1). `schedule.STREAM_STEP_FACTOR` = 256 and
 #    `place_memory.LONE_STREAM_THREADS` = 256 (committed off): a few long rows stream in steps with 256 for a factor
 #    (32000 columns: 1280, not 1600) on 256 threads, not 64. Every row whose kernels they change, prepared with both off
 #    (rows `~off`) and on, timed in one run: 8 unseen row-statistics graphs beside torch.compile, then the suite rows whose
