@@ -1,6 +1,6 @@
 """Which candidate of an emitted module hangs on the GPU, and at which kernel: each candidate runs in a subprocess
 under a timeout, its kernels compiled first, then launched one at a time with a synchronize after each (the last
-`launch` line without its `done` names the kernel). Inputs: standard normal fp16 tensors of the shapes given.
+`launch` line without its `done` names the kernel; DIAG_CANDIDATES=0,2 and DIAG_TIMEOUT=seconds narrow it). Inputs: standard normal fp16 tensors of the shapes given.
 
     bash bench/on_device.sh python bench/probes/unlanded/kl_split_diag.py kernels/kl_logits_t4_v32000__full.py 4x32000 4x32000
 """
@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-TIMEOUT_S = 40
+TIMEOUT_S = int(os.environ.get("DIAG_TIMEOUT", "40"))
 
 
 def main() -> None:
@@ -21,7 +21,8 @@ def main() -> None:
         spec = importlib.util.spec_from_file_location("emitted", path)
         module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         spec.loader.exec_module(module)  # type: ignore[union-attr]
-        for c in range(len(module.CANDIDATES)):
+        only = os.environ.get("DIAG_CANDIDATES")  # e.g. "0,2"
+        for c in [int(x) for x in only.split(",")] if only else range(len(module.CANDIDATES)):
             try:
                 env = {**os.environ, "DIAG_CANDIDATE": str(c)}
                 r = subprocess.run([sys.executable, *sys.argv], capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
