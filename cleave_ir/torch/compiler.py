@@ -49,6 +49,8 @@ class PipelineCompiler:
     workdir: Path | None = None
     log: io.StringIO = field(default_factory=io.StringIO)
     _kernels: dict[str, Kernel] = field(default_factory=dict, repr=False)
+    # the work dir made when none is given: removed once this compiler and its GPU kernels are gone
+    _tmp: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
 
     def __call__(self, graph: tgraph.GraphOp) -> Kernel:
         """The kernel of `graph` (one compile per distinct graph in this compiler's life)."""
@@ -83,7 +85,8 @@ class PipelineCompiler:
 
     def _dir(self) -> Path:
         if self.workdir is None:
-            self.workdir = Path(tempfile.mkdtemp(prefix="cleave-torch-"))
+            self._tmp = tempfile.TemporaryDirectory(prefix="cleave-torch-")
+            self.workdir = Path(self._tmp.name)
         return self.workdir
 
     def _compile(self, graph: tgraph.GraphOp) -> Kernel:
@@ -97,7 +100,7 @@ class PipelineCompiler:
             winner = job.measurement.winner
             # region inputs may be views (a transposed q, k, v): `run` reads them in place, and
             # writes `out` (the layout PyTorch's region returns) in place
-            return lambda *xs, out=None: mod.run(*xs, candidate=winner, out=out)
+            return lambda *xs, out=None, _dir=self._tmp: mod.run(*xs, candidate=winner, out=out)
         return interpreted_kernel(graph, _pipeline_module(job))
 
 
