@@ -24,6 +24,8 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh K      (20: racecheck of the split-rows and plain-sum kernels)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh M      (21, the thirtieth session's: the few-block step floor)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh J      (22, the thirty-first session's: the cut by reduction level)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh H      (24, the thirty-second session's: does any KL candidate
+#                                                                      hang? main's, then with the unlanded chunk-local patch)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
@@ -201,6 +203,20 @@ if [[ $part == P ]]; then
    timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pp --out "$P/pp_rows.json" --top-k 4 --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/pp_rows.log" 2>&1)
   grep "^| \|^- " "$P/pp_rows.md" | cut -c1-220
   exit 0
+fi
+if [[ $part == H ]]; then
+# 24 (the thirty-second session's). Its timing of the KL divergence with the unlanded patch
+#    (bench/probes/unlanded/kl_split_chunk_local_2026-12-05s32.patch) made no progress after compiling, twice. Every
+#    kept candidate of kl_logits_t4_v32000 run alone under a timeout, its kernels synchronized one by one
+#    (bench/probes/unlanded/kl_split_diag.py): first as main compiles it (its third candidate, a 2-split of 6 kernels,
+#    has never run on a GPU), then with the patch applied to a copy of the checkout.
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "$R/$U/kl_logits_t4_v32000.mlir" --keep 4 --out /tmp/ph -j 15 > "$P/ph_prepare.log" 2>&1)
+(cd /tmp && DIAG_TIMEOUT=40 timeout 200 python "$R/bench/probes/unlanded/kl_split_diag.py" /tmp/ph/kernels/kl_logits_t4_v32000__full.py 4x32000 4x32000 2>&1 | grep -v TileLang:)
+rm -rf /tmp/hsrc && mkdir /tmp/hsrc && (cd "$R" && git archive HEAD | tar -x -C /tmp/hsrc) && (cd /tmp/hsrc && git apply "$R/bench/probes/unlanded/kl_split_chunk_local_2026-12-05s32.patch") \
+  && python -m pip install -q --no-deps --no-build-isolation --target /tmp/hcl /tmp/hsrc > /dev/null 2>&1
+(cd /tmp && PYTHONPATH=/tmp/site:/tmp/hcl python /tmp/hsrc/bench/gpu_suite.py prepare --graphs "$R/$U/kl_logits_t4_v32000.mlir" --keep 4 --out /tmp/ph2 -j 15 > "$P/ph2_prepare.log" 2>&1)
+(cd /tmp && DIAG_TIMEOUT=40 timeout 220 python "$R/bench/probes/unlanded/kl_split_diag.py" /tmp/ph2/kernels/kl_logits_t4_v32000__full.py 4x32000 4x32000 2>&1 | grep -v TileLang:)
+exit 0
 fi
 if [[ $part == I ]]; then
 # 23 (the thirty-first session's; run in the thirty-second, prepared on the CPU: stream_steps_2026-12-05s32_H100.md;
