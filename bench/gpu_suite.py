@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cleave_ir.hang_guard import HangGuard
 from cleave_ir.runtime import check, compile_candidates, one_line, random_inputs, rotating_copies, timed, torch_reference
 
 REPO = Path(__file__).resolve().parent.parent
@@ -635,6 +636,9 @@ def measure_row(
     sets = rotating_copies(xs)
     res["input_sets"] = len(sets)
     contenders: dict[str, Callable[..., Any]] = {}
+    # a candidate that never finishes ends the run (rerun with --previous: it is skipped then)
+    guard = HangGuard(Path(args.dir).resolve() / entry["module"])
+    hangs = guard.earlier_hangs()
     for i, c in enumerate(cands):
         r = {"graph": c["graph"], "kernels": c["kernels"], "estimated_us": c["estimated_us"], "tiles": c.get("tiles"),
              "compile_s": round(sum(seconds.get(k, 0.0) for k in set(c["kernels"])), 1)}
@@ -643,13 +647,17 @@ def measure_row(
         if bad:
             r["failure"] = f"compile failed: {bad[0]}: {one_line(compiled[bad[0]])}"
             continue
+        if {"name": c["graph"], "kernels": list(c["kernels"])} in hangs:
+            r["failure"] = f"did not finish on the GPU in an earlier run (a hang; {guard.hangs_file.name})"
+            continue
         try:
             cand = Candidate(mod, c["kernels"], compiled)
-            cand(*xs)  # allocates the buffers (dynamic dims take the inputs' sizes)
-            torch.cuda.synchronize()
-            cand.poison()
-            got = cand(*xs)
-            torch.cuda.synchronize()
+            with guard.running(i, c["graph"], c["kernels"]):
+                cand(*xs)  # allocates the buffers (dynamic dims take the inputs' sizes)
+                torch.cuda.synchronize()
+                cand.poison()
+                got = cand(*xs)
+                torch.cuda.synchronize()
             r["rel_error"] = check(got, ref)
             r["ok"] = r["rel_error"] < 1e-2
             if r["ok"]:

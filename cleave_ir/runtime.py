@@ -10,7 +10,8 @@ Public API (used by `cleave compile --gpu` and `bench/gpu_suite.py`):
 - `check(got, ref)`: relative error in float64; `run_poisoned(...)`: a candidate's outputs written
   into NaN-filled buffers, so an output element the kernels never write is detected;
 - `compile_candidates(module, names, jobs)`: `tilelang.compile` of many kernels in parallel;
-- `measure(module_path, graph)`: all of the above for every candidate of a module, with the winner.
+- `measure(module_path, graph)`: all of the above for every candidate of a module, with the winner (a
+  candidate that hangs ends the process and is skipped the next time: `cleave_ir.hang_guard`).
 
 torch and tilelang are imported lazily: importing this module needs neither.
 """
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
 from cleave_ir.dialects.cleave import causal_mask
+from cleave_ir.hang_guard import HangGuard
 from cleave_ir.tilelang_check import kernel_func, load_module_file
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -532,6 +534,8 @@ def measure(
 
     mod = load_module_file(module_path)
     indices = list(range(len(mod.CANDIDATES))) if candidates is None else list(candidates)
+    guard = HangGuard(Path(module_path))
+    hangs = guard.earlier_hangs()
     m = Measurement(torch.cuda.get_device_name())
     xs = random_inputs(graph)
     refs = torch_reference(graph, xs)
@@ -553,13 +557,17 @@ def measure(
         if bad:
             r.failure = f"compile failed: {bad[0][0]}: {one_line(bad[0][1])}"
             continue
+        if {"name": name, "kernels": list(kernels)} in hangs:
+            r.failure = f"did not finish on the GPU in an earlier run (a hang; {guard.hangs_file.name})"
+            continue
         try:
-            got = run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
-            torch.cuda.synchronize()
-            r.error = max(check(g, ref) for g, ref in zip(got, refs))
-            if r.ok or time_wrong:
-                t = timed(lambda *a, i=i: mod.run(*a, candidate=i), rotate=sets)
-                r.us, r.method, r.sets = t.us, t.method, t.sets
+            with guard.running(i, name, kernels):
+                got = run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
+                torch.cuda.synchronize()
+                r.error = max(check(g, ref) for g, ref in zip(got, refs))
+                if r.ok or time_wrong:
+                    t = timed(lambda *a, i=i: mod.run(*a, candidate=i), rotate=sets)
+                    r.us, r.method, r.sets = t.us, t.method, t.sets
         except Exception as e:  # one bad candidate must not hide the others
             r.failure = f"run failed: {one_line(e)}"
             continue
@@ -581,8 +589,13 @@ def verify(module_path: str | Path, graph: tgraph.GraphOp, candidate: int, *, jo
     for k, v in [*compiled.items(), *raw.items()]:
         if isinstance(v, Exception):
             raise CleaveError(f"error: candidate #{candidate}: compile of {k} failed: {one_line(v)}")
+    guard = HangGuard(Path(module_path))
+    name = mod.CANDIDATES[candidate][2]
+    if guard.hung(name, kernels):
+        raise CleaveError(f"error: candidate #{candidate} (@{name}) did not finish on the GPU in an earlier run (a hang)")
     xs = random_inputs(graph)
     refs = torch_reference(graph, xs)
-    got = run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
-    torch.cuda.synchronize()
+    with guard.running(candidate, name, kernels):
+        got = run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
+        torch.cuda.synchronize()
     return max(check(g, ref) for g, ref in zip(got, refs))
