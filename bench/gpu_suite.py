@@ -638,7 +638,6 @@ def measure_row(
     contenders: dict[str, Callable[..., Any]] = {}
     # a candidate that never finishes ends the run (rerun with --previous: it is skipped then)
     guard = HangGuard(Path(args.dir).resolve() / entry["module"])
-    hangs = guard.earlier_hangs()
     for i, c in enumerate(cands):
         r = {"graph": c["graph"], "kernels": c["kernels"], "estimated_us": c["estimated_us"], "tiles": c.get("tiles"),
              "compile_s": round(sum(seconds.get(k, 0.0) for k in set(c["kernels"])), 1)}
@@ -647,8 +646,8 @@ def measure_row(
         if bad:
             r["failure"] = f"compile failed: {bad[0]}: {one_line(compiled[bad[0]])}"
             continue
-        if {"name": c["graph"], "kernels": list(c["kernels"])} in hangs:
-            r["failure"] = f"did not finish on the GPU in an earlier run (a hang; {guard.hangs_file.name})"
+        if guard.hung(c["graph"], c["kernels"]):
+            r["failure"] = guard.skipped
             continue
         try:
             cand = Candidate(mod, c["kernels"], compiled)

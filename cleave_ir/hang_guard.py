@@ -59,6 +59,11 @@ class HangGuard:
         """Whether candidate `name` with these kernels did not finish in an earlier run."""
         return _key(name, kernels) in self.earlier_hangs()
 
+    @property
+    def skipped(self) -> str:
+        """Why a candidate that `hung` is not run again (its failure in a report)."""
+        return f"did not finish on the GPU in an earlier run (a hang; {self.hangs_file.name})"
+
     @contextmanager
     def running(self, index: int, name: str, kernels: Sequence[str]) -> Iterator[None]:
         """Run the body as candidate `index`: journaled, and the process ended if it takes `seconds`."""

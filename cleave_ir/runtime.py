@@ -535,7 +535,6 @@ def measure(
     mod = load_module_file(module_path)
     indices = list(range(len(mod.CANDIDATES))) if candidates is None else list(candidates)
     guard = HangGuard(Path(module_path))
-    hangs = guard.earlier_hangs()
     m = Measurement(torch.cuda.get_device_name())
     xs = random_inputs(graph)
     refs = torch_reference(graph, xs)
@@ -557,8 +556,8 @@ def measure(
         if bad:
             r.failure = f"compile failed: {bad[0][0]}: {one_line(bad[0][1])}"
             continue
-        if {"name": name, "kernels": list(kernels)} in hangs:
-            r.failure = f"did not finish on the GPU in an earlier run (a hang; {guard.hangs_file.name})"
+        if guard.hung(name, kernels):
+            r.failure = guard.skipped
             continue
         try:
             with guard.running(i, name, kernels):
