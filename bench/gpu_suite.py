@@ -408,13 +408,18 @@ class Candidate:
         self.buffers: list[list[Any]] = []  # allocated at the first call: dynamic dims take the inputs' sizes
         # where each kernel's arguments come from, found at the first call: (-1, input j) or (kernel i, output j)
         self.sources: list[list[tuple[int, int]]] = []
+        # a graph written with slices, transposes or concats (the module's `BOUNDARY`): the kernels read
+        # views of the inputs, and an output's parts are concatenated (modules emitted before: as given)
+        self.views = getattr(mod, "boundary_inputs", list)
+        self.parts = getattr(mod, "boundary_outputs", list)
 
     def __call__(self, *inputs):  # type: ignore[no-untyped-def]
+        inputs = self.views(inputs)
         if not self.sources:
             return self._first(inputs)
         for fn, src, outs in zip(self.fns, self.sources, self.buffers):  # no Python work beyond the launches
             fn(*(inputs[j] if i < 0 else self.buffers[i][j] for i, j in src), *outs)
-        return self.buffers[-1][0]
+        return self.parts(self.buffers[-1])[0]
 
     def _first(self, inputs: Sequence[Any]) -> Any:
         import torch
@@ -434,7 +439,7 @@ class Candidate:
             self.fns[i] = launch_into(self.mod, name, self.fns[i], args, outs)
             return outs
 
-        out = run_chain(self.mod.KERNELS, self.kernels, inputs, launch)[0]
+        out = self.parts(run_chain(self.mod.KERNELS, self.kernels, inputs, launch))[0]
         self.sources = sources
         return out
 

@@ -46,6 +46,7 @@ from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path
 from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes import cost_model
 from cleave_ir.passes.dynamic_shapes import refuse_varying_means
+from cleave_ir.passes.fold_structural import FoldStructuralPass
 from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET
 from cleave_ir.run import load_module_located
@@ -273,6 +274,7 @@ def _search_and_emit(job: Job, module: ModuleOp) -> None:
     with job.phase("search+schedule") as note:
         log = _LogLines(note)
         with contextlib.redirect_stderr(log):
+            FoldStructuralPass().apply(Context(), module)  # the padded graph is made of the folded one
             padding = _padded_pipeline(job, module)
             if not padding:  # nothing awkward, or the padded compile was dropped
                 pipeline_pass(pipeline_options(args)).apply(Context(), module)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, cast
 
 import sympy
 from xdsl.context import Context
@@ -388,8 +388,26 @@ def module_source(module: ModuleOp) -> str:
     units = rank_candidates(module)
     out.append("# the candidates, best estimated first: (estimated us, kernels to run in order, graph)")
     out.append(f"CANDIDATES = {[(round(u, 3), ks, g) for u, ks, g in units]!r}")
+    out.append("")
+    out.append("# the kernels' graph as written (cleave-fold-structural): its inputs as views (input, perm, [dim, start, size]")
+    out.append("# slices) of run's tensors, its outputs as (output, dim) parts of run's outputs; None: the same tensors")
+    out.append(f"BOUNDARY = {boundary_table(graphs.values())!r}")
     out.append(_RUNTIME)
     return "\n".join(out)
+
+
+def boundary_table(graphs: Iterable[tgraph.GraphOp]) -> dict[str, list[tuple]] | None:
+    """The emitted module's `BOUNDARY`: the `cleave.boundary` of the graphs (one for all of them)."""
+    found = {g.attributes["cleave.boundary"] for g in graphs if "cleave.boundary" in g.attributes}
+    if not found:
+        return None
+    if len(found) > 1:
+        raise CleaveError("error: -t tilelang: the module's graphs were given with different boundaries (cleave.boundary); emit one graph at a time")
+    b = cast(cleave.BoundaryAttr, found.pop())
+    return {
+        "inputs": [(v.source, v.permutation, tuple(v.ranges)) for v in b.inputs.data],
+        "outputs": [(p.target, p.axis) for p in b.outputs.data],
+    }
 
 
 def static_sizes(graphs: Iterable[tgraph.GraphOp]) -> dict[str, int]:
@@ -613,8 +631,47 @@ def run(*tensors, candidate=0, out=None):
     its tensors (up to `MAX_LAYOUTS`) and reads them in place; other tensors are copied (`layout`).
     `out`: a tensor of the output's shape, in any layout, that the last kernel writes and `run` returns.
     A later call with tensors of the same shapes, strides, dtypes and alignment replays the first
-    one's decisions (`_plans`).
+    one's decisions (`_plans`). Where the graph was written with slices, transposes or concats at its
+    boundary (`BOUNDARY`), the kernels read views of `tensors` and the parts of an output they write
+    are concatenated.
     """
+    if BOUNDARY is not None:
+        outs = boundary_outputs(_kernels(boundary_inputs(tensors), candidate, None))
+        if out is not None:
+            return out.copy_(outs[0])
+        return outs[0] if len(outs) == 1 else outs
+    return _kernels(tensors, candidate, out)
+
+
+def boundary_inputs(tensors):
+    """The kernels' inputs from the graph's `tensors`: each a view `BOUNDARY` names (input, perm, slices)."""
+    if BOUNDARY is None:
+        return list(tensors)
+    views = []
+    for i, perm, slices in BOUNDARY["inputs"]:
+        x = tensors[i].permute(*perm) if perm else tensors[i]
+        for dim, start, size in slices:
+            x = x.narrow(dim, start, size)
+        views.append(x)
+    return views
+
+
+def boundary_outputs(parts):
+    """The graph's outputs from the kernels' outputs `parts`: the parts `BOUNDARY` gives one output,
+    concatenated along their dim."""
+    parts = list(parts) if isinstance(parts, (list, tuple)) else [parts]
+    if BOUNDARY is None:
+        return parts
+    import torch
+
+    groups = {}
+    for x, (o, dim) in zip(parts, BOUNDARY["outputs"]):
+        groups.setdefault(o, (dim, []))[1].append(x)
+    return [xs[0] if dim is None else torch.cat(xs, dim) for _, (dim, xs) in sorted(groups.items())]
+
+
+def _kernels(tensors, candidate, out):
+    """`run` of the kernels on their own inputs."""
     key = (candidate, _signature(tensors), None if out is None else _signature((out,)))
     plan = _plans.get(key)
     values = None if plan is None else _replay(plan, tensors, out)

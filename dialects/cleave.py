@@ -10,6 +10,8 @@ string:
     cleave.tiles = #cleave.tiles<out = [64, 64], reduce = 32>        a kernel's tile configuration
     cleave.tiles = #cleave.tiles<out = [1, 128], reduce = none, no_fusion>
     cleave.causal = #cleave.causal<offset = 0>           a graph input (or a load of it) holding the causal 0/1 mask
+    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0, slices = [[1, 64, 64]]>], outputs = [#cleave.part<output = 0>]>
+                                                          a graph's inputs as views of the given graph's inputs
 
 It also holds the one grammar of symbolic integer expressions (`ExprAttr`, `#cleave.expr<64*p1 + 16>`):
 products and quotients of integers and symbols (the dim grammar of `cleave_ir.shapes`) with `+`,
@@ -383,6 +385,195 @@ class CausalMaskAttr(ParametrizedAttribute):
         printer.print_string(f"<offset = {self.offset.data}>")
 
 
+def _parse_ints(parser: AttrParser) -> list[int]:
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
+
+
+@irdl_attr_definition
+class ViewAttr(ParametrizedAttribute):
+    """`#cleave.view<input = 0, perm = [0, 2, 1], slices = [[2, 64, 64]]>`: a tensor that is input 0 of
+    the graph before `cleave-fold-structural`, its dims permuted by `perm` (result dim i is dim
+    `perm[i]`; identity where absent), then each listed `[dim, start, size]` sliced (dims of the
+    permuted frame). A view of strides, never a copy (`torch.Tensor.permute` and `narrow`)."""
+
+    name = "cleave.view"
+
+    input: IntAttr
+    perm: ArrayAttr[IntAttr]
+    slices: ArrayAttr[ArrayAttr[IntAttr]]
+
+    def __init__(self, input: int, perm: Sequence[int] = (), slices: Sequence[Sequence[int]] = ()) -> None:
+        super().__init__(
+            IntAttr(input),
+            ArrayAttr(IntAttr(p) for p in perm),
+            ArrayAttr(ArrayAttr(IntAttr(v) for v in s) for s in slices),
+        )
+
+    @property
+    def source(self) -> int:
+        return self.input.data
+
+    @property
+    def permutation(self) -> tuple[int, ...]:
+        return tuple(p.data for p in self.perm.data)
+
+    @property
+    def ranges(self) -> tuple[tuple[int, int, int], ...]:
+        """The `(dim, start, size)` slices."""
+        return tuple(tuple(v.data for v in s.data) for s in self.slices.data)  # type: ignore[misc]
+
+    def verify(self) -> None:
+        perm = self.permutation
+        if perm and sorted(perm) != list(range(len(perm))):
+            raise VerifyException(f"cleave.view: perm {list(perm)} is not a permutation")
+        for s in self.ranges:
+            if len(s) != 3 or s[1] < 0 or s[2] < 1:
+                raise VerifyException(f"cleave.view: a slice is [dim, start >= 0, size >= 1], got {list(s)}")
+
+    def apply(self, tensors: Sequence, permute: Callable) -> object:
+        """This view of `tensors[input]` (numpy arrays or torch tensors: `permute(x, perm)` permutes)."""
+        x = tensors[self.source]
+        if self.permutation:
+            x = permute(x, self.permutation)
+        index = [slice(None)] * len(x.shape)
+        for dim, start, size in self.ranges:
+            index[dim] = slice(start, start + size)
+        return x[tuple(index)]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        perm: list[int] = []
+        slices: list[list[int]] = []
+        with parser.in_angle_brackets():
+            parser.parse_keyword("input")
+            parser.parse_punctuation("=")
+            index = parser.parse_integer(allow_boolean=False)
+            while parser.parse_optional_punctuation(","):
+                key = parser.parse_identifier()
+                parser.parse_punctuation("=")
+                if key == "perm":
+                    perm = _parse_ints(parser)
+                elif key == "slices":
+                    slices = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_ints(parser))
+                else:
+                    parser.raise_error(f"cleave.view: unknown key {key!r} (input, perm, slices)")
+        return cls(index, perm, slices).parameters
+
+    def print_parameters(self, printer: Printer) -> None:
+        text = f"<input = {self.source}"
+        if self.permutation:
+            text += f", perm = [{', '.join(map(str, self.permutation))}]"
+        if self.ranges:
+            text += ", slices = [" + ", ".join(f"[{d}, {s}, {n}]" for d, s, n in self.ranges) + "]"
+        printer.print_string(text + ">")
+
+
+@irdl_attr_definition
+class PartAttr(ParametrizedAttribute):
+    """`#cleave.part<output = 0, dim = 2>`: a graph output that is the next part, along `dim`, of output
+    0 of the graph before `cleave-fold-structural` (the parts of one output, in order, concatenate
+    to it); `#cleave.part<output = 0>`: the whole of it."""
+
+    name = "cleave.part"
+
+    output: IntAttr
+    dim: IntAttr | NoneAttr
+
+    def __init__(self, output: int, dim: int | None = None) -> None:
+        super().__init__(IntAttr(output), NoneAttr() if dim is None else IntAttr(dim))
+
+    @property
+    def target(self) -> int:
+        return self.output.data
+
+    @property
+    def axis(self) -> int | None:
+        return self.dim.data if isinstance(self.dim, IntAttr) else None
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        dim = None
+        with parser.in_angle_brackets():
+            parser.parse_keyword("output")
+            parser.parse_punctuation("=")
+            index = parser.parse_integer(allow_boolean=False)
+            if parser.parse_optional_punctuation(","):
+                parser.parse_keyword("dim")
+                parser.parse_punctuation("=")
+                dim = parser.parse_integer(allow_boolean=False)
+        return cls(index, dim).parameters
+
+    def print_parameters(self, printer: Printer) -> None:
+        dim = "" if self.axis is None else f", dim = {self.axis}"
+        printer.print_string(f"<output = {self.target}{dim}>")
+
+
+@irdl_attr_definition
+class BoundaryAttr(ParametrizedAttribute):
+    """`#cleave.boundary<inputs = [#cleave.view<..>, ..], outputs = [#cleave.part<..>, ..]>`: how a graph
+    that `cleave-fold-structural` rewrote relates to the graph it was given. Its input i is the view
+    `inputs[i]` of the given graph's inputs; its output j is the part `outputs[j]` of the given
+    graph's outputs. The emitted module's `run` takes and returns the given graph's tensors."""
+
+    name = "cleave.boundary"
+
+    inputs: ArrayAttr[ViewAttr]
+    outputs: ArrayAttr[PartAttr]
+
+    def __init__(self, inputs: Sequence[ViewAttr], outputs: Sequence[PartAttr]) -> None:
+        super().__init__(ArrayAttr(inputs), ArrayAttr(outputs))
+
+    def views(self, tensors: Sequence, permute: Callable) -> list:
+        """The rewritten graph's inputs, viewed from the given graph's `tensors`."""
+        return [v.apply(tensors, permute) for v in self.inputs.data]
+
+    def assemble(self, parts: Sequence, concat: Callable) -> list:
+        """The given graph's outputs from the rewritten graph's `parts` (`concat(xs, dim)` joins)."""
+        groups: dict[int, tuple[int | None, list]] = {}
+        for part, x in zip(self.outputs.data, parts):
+            groups.setdefault(part.target, (part.axis, []))[1].append(x)
+        out = []
+        for index in sorted(groups):
+            dim, xs = groups[index]
+            out.append(xs[0] if dim is None and len(xs) == 1 else concat(xs, dim))
+        return out
+
+    def verify(self) -> None:
+        targets = [p.target for p in self.outputs.data]
+        if sorted(set(targets)) != list(range(len(set(targets)))):
+            raise VerifyException(f"cleave.boundary: the parts name outputs {sorted(set(targets))}, not 0..n-1")
+        for t in set(targets):
+            dims = {p.axis for p in self.outputs.data if p.target == t}
+            count = targets.count(t)
+            if len(dims) != 1 or (count > 1 and None in dims):
+                raise VerifyException(f"cleave.boundary: the parts of output {t} must share one dim")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            parser.parse_keyword("inputs")
+            parser.parse_punctuation("=")
+            inputs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_attribute)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("outputs")
+            parser.parse_punctuation("=")
+            outputs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_attribute)
+        for a in inputs:
+            if not isinstance(a, ViewAttr):
+                parser.raise_error(f"cleave.boundary: inputs must be #cleave.view attributes, got {a}")
+        for a in outputs:
+            if not isinstance(a, PartAttr):
+                parser.raise_error(f"cleave.boundary: outputs must be #cleave.part attributes, got {a}")
+        return (ArrayAttr(inputs), ArrayAttr(outputs))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<inputs = [")
+        printer.print_list(self.inputs.data, printer.print_attribute)
+        printer.print_string("], outputs = [")
+        printer.print_list(self.outputs.data, printer.print_attribute)
+        printer.print_string("]>")
+
+
 def causal_mask(shape: Sequence[int], offset: int) -> np.ndarray:
     """The float64 values a `#cleave.causal<offset>` tensor of `shape` holds: 1 where key <= query + offset."""
     if len(shape) < 2:
@@ -406,6 +597,7 @@ METADATA: dict[str, type[Attribute] | tuple[type[Attribute], ...]] = {
     "cleave.passthrough": ArrayAttr,  # names of the original inputs a later stage also reads
     "cleave.output_names": ArrayAttr,  # names of a piece's outputs
     "cleave.input_names": ArrayAttr,  # names of a tilelang kernel's inputs
+    "cleave.boundary": BoundaryAttr,  # a graph's inputs as views of, and outputs as parts of, the given graph's (passes/fold_structural.py)
     # kernels: the schedule
     "cleave.schedule_of": SymbolRefAttr,  # the graph a kernel computes
     "cleave.tiles": TileConfigAttr,
@@ -469,4 +661,4 @@ def check_metadata(op: Operation, nested: bool = False) -> None:
                 )
 
 
-Cleave = Dialect("cleave", [], [StageAttr, MemoryAttr, TileConfigAttr, CausalMaskAttr, ExprAttr])
+Cleave = Dialect("cleave", [], [StageAttr, MemoryAttr, TileConfigAttr, CausalMaskAttr, ExprAttr, ViewAttr, PartAttr, BoundaryAttr])

@@ -88,6 +88,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return DynamicShapesPass
 
+    def fold_structural() -> type[ModulePass]:
+        from cleave_ir.passes.fold_structural import FoldStructuralPass
+
+        return FoldStructuralPass
+
     def pipeline() -> type[ModulePass]:
         from cleave_ir.passes.pipeline import PipelinePass
 
@@ -107,6 +112,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-stabilize-split-k": stabilize_split_k,
         "cleave-decompose": decompose,
         "cleave-canonicalize": canonicalize,
+        "cleave-fold-structural": fold_structural,
         "cleave-symbolize": symbolize,
         "cleave-concretize": concretize,
         "cleave-bind": bind,

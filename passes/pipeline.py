@@ -34,6 +34,7 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.canonicalize import CanonicalizePass
 from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.concretize import ConcretizePass
+from cleave_ir.passes.fold_structural import FoldStructuralPass
 from cleave_ir.passes.decompose import DecomposePass
 from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
 from cleave_ir.passes.options import CleavePass
@@ -177,6 +178,7 @@ class PipelinePass(CleavePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
+        FoldStructuralPass().apply(ctx, op)  # transposes, slices and concats out of the graphs, where they can go
         for x in op.walk():
             if isinstance(x, tgraph.StructuralOp):
                 graph = x.parent_op()

@@ -83,6 +83,10 @@ STATIC_SIZES = {}
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
 CANDIDATES = [(9.102, ['mha_c1_k0'], 'mha_c1')]
 
+# the kernels' graph as written (cleave-fold-structural): its inputs as views (input, perm, [dim, start, size]
+# slices) of run's tensors, its outputs as (output, dim) parts of run's outputs; None: the same tensors
+BOUNDARY = None
+
 _compiled = {}
 
 
@@ -292,8 +296,47 @@ def run(*tensors, candidate=0, out=None):
     its tensors (up to `MAX_LAYOUTS`) and reads them in place; other tensors are copied (`layout`).
     `out`: a tensor of the output's shape, in any layout, that the last kernel writes and `run` returns.
     A later call with tensors of the same shapes, strides, dtypes and alignment replays the first
-    one's decisions (`_plans`).
+    one's decisions (`_plans`). Where the graph was written with slices, transposes or concats at its
+    boundary (`BOUNDARY`), the kernels read views of `tensors` and the parts of an output they write
+    are concatenated.
     """
+    if BOUNDARY is not None:
+        outs = boundary_outputs(_kernels(boundary_inputs(tensors), candidate, None))
+        if out is not None:
+            return out.copy_(outs[0])
+        return outs[0] if len(outs) == 1 else outs
+    return _kernels(tensors, candidate, out)
+
+
+def boundary_inputs(tensors):
+    """The kernels' inputs from the graph's `tensors`: each a view `BOUNDARY` names (input, perm, slices)."""
+    if BOUNDARY is None:
+        return list(tensors)
+    views = []
+    for i, perm, slices in BOUNDARY["inputs"]:
+        x = tensors[i].permute(*perm) if perm else tensors[i]
+        for dim, start, size in slices:
+            x = x.narrow(dim, start, size)
+        views.append(x)
+    return views
+
+
+def boundary_outputs(parts):
+    """The graph's outputs from the kernels' outputs `parts`: the parts `BOUNDARY` gives one output,
+    concatenated along their dim."""
+    parts = list(parts) if isinstance(parts, (list, tuple)) else [parts]
+    if BOUNDARY is None:
+        return parts
+    import torch
+
+    groups = {}
+    for x, (o, dim) in zip(parts, BOUNDARY["outputs"]):
+        groups.setdefault(o, (dim, []))[1].append(x)
+    return [xs[0] if dim is None else torch.cat(xs, dim) for _, (dim, xs) in sorted(groups.items())]
+
+
+def _kernels(tensors, candidate, out):
+    """`run` of the kernels on their own inputs."""
     key = (candidate, _signature(tensors), None if out is None else _signature((out,)))
     plan = _plans.get(key)
     values = None if plan is None else _replay(plan, tensors, out)

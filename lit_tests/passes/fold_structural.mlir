@@ -1,0 +1,75 @@
+// cleave-fold-structural: transposes into matmuls, slices up to the inputs, concats down to the outputs,
+// then out of the graph (`cleave.boundary`: its inputs as views of the inputs as written, its outputs as
+// parts of the outputs as written). A graph without structural ops is left alone.
+// RUN: cleave-opt %s -p cleave-fold-structural --split-input-file | filecheck %s
+
+// `x @ w.T` written with a transpose: the matmul reads w with transpose_b; nothing is left at the boundary.
+// CHECK-LABEL: tgraph.graph @linear(%x: !tgraph.tensor<[64, 512], f16>, %w: !tgraph.tensor<[256, 512], f16>) -> !tgraph.tensor<[64, 256], f16> {
+// CHECK-NEXT:    %{{.*}} = tgraph.matmul %x, %w transpose_b : !tgraph.tensor<[64, 512], f16>, !tgraph.tensor<[256, 512], f16> -> !tgraph.tensor<[64, 256], f16>
+// CHECK-NEXT:    tgraph.output
+tgraph.graph @linear(%x: !tgraph.tensor<[64, 512], f16>, %w: !tgraph.tensor<[256, 512], f16>) -> !tgraph.tensor<[64, 256], f16> {
+  %wt = tgraph.transpose %w perm [1, 0] : !tgraph.tensor<[256, 512], f16> -> !tgraph.tensor<[512, 256], f16>
+  %y = tgraph.matmul %x, %wt : !tgraph.tensor<[64, 512], f16>, !tgraph.tensor<[512, 256], f16> -> !tgraph.tensor<[64, 256], f16>
+  tgraph.output %y : !tgraph.tensor<[64, 256], f16>
+}
+
+// -----
+
+// Rotary embedding, rotate-half form: each half of the output is computed from halves of q, cos and sin.
+// CHECK-LABEL: tgraph.graph @rope(%q_v1: !tgraph.tensor<[4, 8, 32], f16>, %q_v2: !tgraph.tensor<[4, 8, 32], f16>, %cos_v1: !tgraph.tensor<[4, 1, 32], f16>, %cos_v2: !tgraph.tensor<[4, 1, 32], f16>, %sin_v1: !tgraph.tensor<[4, 1, 32], f16>, %sin_v2: !tgraph.tensor<[4, 1, 32], f16>) -> (!tgraph.tensor<[4, 8, 32], f16>, !tgraph.tensor<[4, 8, 32], f16>)
+// CHECK-SAME:    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0, slices = {{\[}}[2, 0, 32]]>, #cleave.view<input = 0, slices = {{\[}}[2, 32, 32]]>, #cleave.view<input = 1, slices = {{\[}}[2, 0, 32]]>, #cleave.view<input = 1, slices = {{\[}}[2, 32, 32]]>, #cleave.view<input = 2, slices = {{\[}}[2, 0, 32]]>, #cleave.view<input = 2, slices = {{\[}}[2, 32, 32]]>], outputs = [#cleave.part<output = 0, dim = 2>, #cleave.part<output = 0, dim = 2>]>
+// CHECK-NOT:     tgraph.slice
+// CHECK-NOT:     tgraph.concat
+// CHECK:         tgraph.neg %q_v2
+// CHECK:         tgraph.output %{{.*}}, %{{.*}} : !tgraph.tensor<[4, 8, 32], f16>, !tgraph.tensor<[4, 8, 32], f16>
+tgraph.graph @rope(%q: !tgraph.tensor<[4, 8, 64], f16>, %cos: !tgraph.tensor<[4, 1, 64], f16>, %sin: !tgraph.tensor<[4, 1, 64], f16>) -> !tgraph.tensor<[4, 8, 64], f16> {
+  %q1 = tgraph.slice %q dim 2 start 0 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 32], f16>
+  %q2 = tgraph.slice %q dim 2 start 32 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 32], f16>
+  %n2 = tgraph.neg %q2 : !tgraph.tensor<[4, 8, 32], f16>
+  %rh = tgraph.concat %n2, %q1 dim 2 : !tgraph.tensor<[4, 8, 32], f16>, !tgraph.tensor<[4, 8, 32], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %a = tgraph.mul %q, %cos : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %b = tgraph.mul %rh, %sin : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %o = tgraph.add %a, %b : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  tgraph.output %o : !tgraph.tensor<[4, 8, 64], f16>
+}
+
+// -----
+
+// A packed QKV weight sliced after the projection: the slices move through the matmul onto the weight's rows.
+// CHECK-LABEL: tgraph.graph @packed_qk(%x: !tgraph.tensor<[64, 128], f16>, %w_v1: !tgraph.tensor<[128, 128], f16>, %w_v2: !tgraph.tensor<[128, 128], f16>) -> !tgraph.tensor<[64, 64], f16>
+// CHECK-SAME:    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0>, #cleave.view<input = 1, slices = {{\[}}[0, 0, 128]]>, #cleave.view<input = 1, slices = {{\[}}[0, 128, 128]]>], outputs = [#cleave.part<output = 0>]>
+// CHECK-NEXT:    %q = tgraph.matmul %x, %w_v1 transpose_b
+// CHECK-NEXT:    %k = tgraph.matmul %x, %w_v2 transpose_b
+// CHECK-NEXT:    %s = tgraph.matmul %q, %k transpose_b
+tgraph.graph @packed_qk(%x: !tgraph.tensor<[64, 128], f16>, %w: !tgraph.tensor<[384, 128], f16>) -> !tgraph.tensor<[64, 64], f16> {
+  %y = tgraph.matmul %x, %w transpose_b : !tgraph.tensor<[64, 128], f16>, !tgraph.tensor<[384, 128], f16> -> !tgraph.tensor<[64, 384], f16>
+  %q = tgraph.slice %y dim 1 start 0 : !tgraph.tensor<[64, 384], f16> -> !tgraph.tensor<[64, 128], f16>
+  %k = tgraph.slice %y dim 1 start 128 : !tgraph.tensor<[64, 384], f16> -> !tgraph.tensor<[64, 128], f16>
+  %s = tgraph.matmul %q, %k transpose_b : !tgraph.tensor<[64, 128], f16>, !tgraph.tensor<[64, 128], f16> -> !tgraph.tensor<[64, 64], f16>
+  tgraph.output %s : !tgraph.tensor<[64, 64], f16>
+}
+
+// -----
+
+// A transposed input read by a reduction: the input is a permuted view.
+// CHECK-LABEL: tgraph.graph @column_sums(%x_v1: !tgraph.tensor<[256, 32], f16>) -> !tgraph.tensor<[256, 1], f16>
+// CHECK-SAME:    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0, perm = [1, 0]>], outputs = [#cleave.part<output = 0>]>
+// CHECK-NEXT:    tgraph.reduce sum %x_v1 dim 1
+tgraph.graph @column_sums(%x: !tgraph.tensor<[32, 256], f16>) -> !tgraph.tensor<[256, 1], f16> {
+  %t = tgraph.transpose %x perm [1, 0] : !tgraph.tensor<[32, 256], f16> -> !tgraph.tensor<[256, 32], f16>
+  %s = tgraph.reduce sum %t dim 1 : !tgraph.tensor<[256, 32], f16> -> !tgraph.tensor<[256, 1], f16>
+  tgraph.output %s : !tgraph.tensor<[256, 1], f16>
+}
+
+// -----
+
+// A concat summed over its own dim would regroup the sum: left as written (the pipeline names the op).
+// CHECK-LABEL: tgraph.graph @summed_concat(
+// CHECK-NOT:     cleave.boundary
+// CHECK:         tgraph.concat %a, %b dim 1
+tgraph.graph @summed_concat(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor<[8, 64], f16>) -> !tgraph.tensor<[8, 1], f16> {
+  %c = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[8, 64], f16>, !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 128], f16>
+  %e = tgraph.exp %c : !tgraph.tensor<[8, 128], f16>
+  %s = tgraph.reduce sum %e dim 1 : !tgraph.tensor<[8, 128], f16> -> !tgraph.tensor<[8, 1], f16>
+  tgraph.output %s : !tgraph.tensor<[8, 1], f16>
+}

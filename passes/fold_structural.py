@@ -1,0 +1,399 @@
+"""`cleave-fold-structural`: move transposes, slices and concats out of a graph, to its boundary.
+
+The scheduler and the search work on graphs of matmuls, elementwise ops and reductions. Users write
+more: `x @ w.T` as a transpose, rotary embeddings as `cat(-x2, x1)` of two halves, a packed QKV
+projection sliced into q, k and v. Every rewrite here is exact (each element is computed by the same
+ops from the same elements; no sum is regrouped):
+
+- `matmul(a, transpose(b))` swapping the last two dims -> `matmul(a, b)` with `transpose_b` toggled;
+  transposes of transposes compose, identity transposes and full slices vanish, slices of slices
+  merge, a slice of a concat is a slice of the part it falls in (or a concat of slices of the parts);
+- slices move up (`slice(f(a, b))` -> `f(slice(a), slice(b))`, through reductions along another dim,
+  through a matmul's M, N and batch dims, through transposes), until they read graph inputs;
+- concats move down (`f(concat(a, b), c)` -> `concat(f(a, slice(c)), f(b, slice(c)))`, likewise
+  through reductions along another dim and a matmul's M, N and batch dims), until they feed the
+  graph's outputs.
+
+What reaches the boundary leaves the graph: a chain of slices and transposes of an input becomes an
+input of its own, a view (`#cleave.view`), and an output that is a concat becomes one output per part
+(`#cleave.part`); the graph records both in `cleave.boundary`, which the emitted module's `run`
+follows (views of the tensors it is given, the parts concatenated), so its callers pass and receive
+the tensors of the graph as written. A graph whose structural ops cannot all reach the boundary (a
+concat summed over its own dim, a transposed output) is left as written, and the pipeline says which
+op it cannot schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sympy
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, ModuleOp, i64
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.cleave import BoundaryAttr, PartAttr, ViewAttr
+from cleave_ir.passes.options import CleavePass
+
+
+def _shape(v: SSAValue) -> list:
+    return list(tgraph.tensor_type(v).shape)
+
+
+def _int(d: object) -> int | None:
+    """A dim's size if it is a plain integer (slices and concats move only over static dims)."""
+    return int(d) if isinstance(d, (int, sympy.Integer)) else None
+
+
+def _slice(rewriter: PatternRewriter, v: SSAValue, dim: int, start: int, size: int) -> SSAValue:
+    """`v[start:start + size]` along `dim`, inserted before the matched op (`v` where that is all of it)."""
+    if start == 0 and _int(_shape(v)[dim]) == size:
+        return v
+    s = tgraph.SliceOp(v, dim, start, size)
+    rewriter.insert(s)
+    return s.result
+
+
+def _rebuilt(op: Operation, operands: Sequence[SSAValue], shape: Sequence) -> Operation:
+    """`op` (an elementwise op or a reduction) on other operands, its result of `shape`."""
+    t = tgraph.tensor_type(op.results[0]).with_shape(list(shape))
+    return type(op).create(
+        operands=list(operands),
+        result_types=[t],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )
+
+
+def _matmul_dims(op: tgraph.MatmulOp, dim: int) -> tuple[int | None, int | None]:
+    """For result dim `dim` of a matmul: the dim of lhs and of rhs it comes from (None: not that side)."""
+    rank = len(_shape(op.result))
+    la, lb = len(_shape(op.lhs)), len(_shape(op.rhs))
+    if dim == rank - 2:
+        return la - 2, None
+    if dim == rank - 1:
+        return None, lb - 2 if op.transpose_b is not None else lb - 1
+    # batch dims align from the right
+    return dim - (rank - la), dim - (rank - lb)
+
+
+def _operand_piece(rewriter: PatternRewriter, v: SSAValue | None, dim: int | None, start: int, size: int) -> SSAValue | None:
+    """Operand `v` restricted to `[start, start + size)` of its `dim` (unless it broadcasts there)."""
+    if v is None:
+        return None
+    if dim is None or dim < 0 or _shape(v)[dim] == 1:
+        return v
+    return _slice(rewriter, v, dim, start, size)
+
+
+def _piece(rewriter: PatternRewriter, op: Operation, dim: int, start: int, size: int) -> SSAValue | None:
+    """`op`'s result restricted to `[start, start + size)` along `dim`, computed from restricted
+    operands (None where `op` cannot be restricted that way)."""
+    shape = _shape(op.results[0])
+    shape[dim] = size
+    if isinstance(op, tgraph.ElementwiseOp):
+        if any(len(_shape(v)) != len(shape) for v in op.operands):
+            return None
+        operands = [_operand_piece(rewriter, v, dim, start, size) for v in op.operands]
+        new = _rebuilt(op, operands, shape)
+    elif isinstance(op, tgraph.ReduceOp):
+        if dim == op.axis:
+            return None
+        new = _rebuilt(op, [_slice(rewriter, op.input, dim, start, size)], shape)
+    elif isinstance(op, tgraph.MatmulOp):
+        dl, dr = _matmul_dims(op, dim)
+        lhs = _operand_piece(rewriter, op.lhs, dl, start, size)
+        rhs = _operand_piece(rewriter, op.rhs, dr, start, size)
+        new = tgraph.MatmulOp(lhs, rhs, tgraph.tensor_type(op.result).with_shape(shape), transpose_b=op.transpose_b is not None)
+        new.attributes.update(op.attributes)
+    elif isinstance(op, tgraph.TransposeOp):
+        src = op.permutation[dim]
+        new = tgraph.TransposeOp(_slice(rewriter, op.input, src, start, size), op.permutation)
+    else:
+        return None
+    rewriter.insert(new)
+    return new.results[0]
+
+
+def _is_swap_of_last_two(perm: Sequence[int]) -> bool:
+    n = len(perm)
+    return n >= 2 and list(perm) == [*range(n - 2), n - 1, n - 2]
+
+
+class TransposeIntoMatmul(RewritePattern):
+    """`matmul(a, transpose(b))` swapping b's last two dims -> `matmul(a, b)`, `transpose_b` toggled."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tgraph.MatmulOp, rewriter: PatternRewriter) -> None:
+        t = op.rhs.owner
+        if not isinstance(t, tgraph.TransposeOp) or not _is_swap_of_last_two(t.permutation):
+            return
+        new = tgraph.MatmulOp(op.lhs, t.input, tgraph.tensor_type(op.result), transpose_b=op.transpose_b is None)
+        new.attributes.update(op.attributes)
+        rewriter.replace(op, new)
+
+
+class FoldTranspose(RewritePattern):
+    """An identity transpose vanishes; a transpose of a transpose is one transpose."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tgraph.TransposeOp, rewriter: PatternRewriter) -> None:
+        perm = op.permutation
+        if list(perm) == list(range(len(perm))):
+            rewriter.replace(op, [], [op.input])
+        elif isinstance(inner := op.input.owner, tgraph.TransposeOp):
+            rewriter.replace(op, tgraph.TransposeOp(inner.input, [inner.permutation[p] for p in perm]))
+
+
+class FoldSlice(RewritePattern):
+    """A full slice vanishes, slices of slices merge, a slice of a concat reads the parts it covers,
+    and a slice moves up through the op that computes its input (`_piece`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tgraph.SliceOp, rewriter: PatternRewriter) -> None:
+        dim, start = op.axis, op.offset
+        size, full = _int(_shape(op.result)[dim]), _int(_shape(op.input)[dim])
+        if size is None or full is None:
+            return
+        if start == 0 and size == full:
+            rewriter.replace(op, [], [op.input])
+            return
+        src = op.input.owner
+        if isinstance(src, tgraph.SliceOp) and src.axis == dim:
+            rewriter.replace(op, tgraph.SliceOp(src.input, dim, src.offset + start, size))
+        elif isinstance(src, tgraph.ConcatOp):
+            rewriter.replace(op, [], [self._of_concat(src, dim, start, size, rewriter)])
+        elif isinstance(src, Operation) and not isinstance(src, tgraph.SliceOp):
+            piece = _piece(rewriter, src, dim, start, size)
+            if piece is not None:
+                rewriter.replace(op, [], [piece])
+
+    @staticmethod
+    def _of_concat(cat: tgraph.ConcatOp, dim: int, start: int, size: int, rewriter: PatternRewriter) -> SSAValue:
+        if dim != cat.axis:
+            parts = [_slice(rewriter, v, dim, start, size) for v in cat.operands]
+            new = tgraph.ConcatOp(parts, cat.axis)
+            rewriter.insert(new)
+            return new.result
+        pieces, at = [], 0
+        for v in cat.operands:
+            n = _int(_shape(v)[dim])
+            assert n is not None
+            lo, hi = max(start, at), min(start + size, at + n)
+            if lo < hi:
+                pieces.append(_slice(rewriter, v, dim, lo - at, hi - lo))
+            at += n
+        if len(pieces) == 1:
+            return pieces[0]
+        new = tgraph.ConcatOp(pieces, dim)
+        rewriter.insert(new)
+        return new.result
+
+
+class SinkConcat(RewritePattern):
+    """An op reading a concat computes each part separately (`_piece`), and the parts are concatenated
+    after it: the concat moves down towards the graph's outputs. Parts of concats along one dim merge."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, tgraph.ConcatOp):
+            flat: list[SSAValue] = []
+            for v in op.operands:
+                inner = v.owner
+                flat.extend(inner.operands if isinstance(inner, tgraph.ConcatOp) and inner.axis == op.axis else [v])
+            if len(flat) != len(op.operands):
+                rewriter.replace(op, tgraph.ConcatOp(flat, op.axis))
+            return
+        if not isinstance(op, (tgraph.ElementwiseOp, tgraph.ReduceOp, tgraph.MatmulOp)):
+            return
+        shape = _shape(op.results[0])
+        for dim in range(len(shape)):
+            cuts = self._cuts(op, dim)
+            if cuts is None:
+                continue
+            pieces = []
+            for lo, hi in zip(cuts, cuts[1:]):
+                piece = _piece(rewriter, op, dim, lo, hi - lo)
+                if piece is None:
+                    return
+                pieces.append(piece)
+            rewriter.replace(op, tgraph.ConcatOp(pieces, dim))
+            return
+
+    @staticmethod
+    def _cuts(op: Operation, dim: int) -> list[int] | None:
+        """The boundaries along result dim `dim` of the concats `op` reads there (None: it reads none)."""
+        size = _int(_shape(op.results[0])[dim])
+        if size is None or size == 1:
+            return None
+        if isinstance(op, tgraph.ReduceOp) and dim == op.axis:
+            return None
+        if isinstance(op, tgraph.MatmulOp):
+            dl, dr = _matmul_dims(op, dim)
+            sides = [(v, d) for v, d in ((op.lhs, dl), (op.rhs, dr)) if d is not None and d >= 0]
+        else:
+            sides = [(v, dim) for v in op.operands if len(_shape(v)) == len(_shape(op.results[0]))]
+        cuts = {0, size}
+        for v, d in sides:
+            cat = v.owner
+            if isinstance(cat, tgraph.ConcatOp) and cat.axis == d and _shape(v)[d] != 1:
+                at = 0
+                for part in cat.operands:
+                    n = _int(_shape(part)[d])
+                    if n is None:
+                        return None
+                    at += n
+                    cuts.add(at)
+        return sorted(cuts) if len(cuts) > 2 else None
+
+
+def _drop_dead(graph: tgraph.GraphOp) -> None:
+    for op in reversed(list(graph.block.ops)):
+        if not isinstance(op, tgraph.OutputOp) and not any(r.uses for r in op.results):
+            Rewriter.erase_op(op)
+
+
+def _view_of(v: SSAValue) -> tuple[int, list[int], dict[int, tuple[int, int]]] | None:
+    """`v` as a view of a graph input: (input index, perm, {dim: (start, size)} in the permuted frame),
+    or None where `v` is not a chain of slices and transposes of an input."""
+    chain: list[Operation] = []
+    while not isinstance(v, BlockArgument):
+        op = v.owner
+        if not isinstance(op, (tgraph.SliceOp, tgraph.TransposeOp)):
+            return None
+        chain.append(op)
+        v = op.operands[0]
+    rank = len(_shape(v))
+    perm, ranges = list(range(rank)), {}
+    for op in reversed(chain):
+        if isinstance(op, tgraph.TransposeOp):
+            perm = [perm[p] for p in op.permutation]
+            ranges = {op.permutation.index(d): r for d, r in ranges.items()}
+        else:
+            size = _int(_shape(op.result)[op.axis])
+            if size is None:
+                return None
+            lo = ranges.get(op.axis, (0, None))[0]
+            ranges[op.axis] = (lo + op.offset, size)
+    return v.index, perm, ranges
+
+
+def to_boundary(graph: tgraph.GraphOp) -> bool:
+    """Move the slices and transposes of inputs and the concats of outputs out of `graph` (see the
+    module docstring); False, and `graph` unchanged, where some structural op is not of that kind."""
+    block = graph.block
+    structural = [op for op in block.ops if isinstance(op, tgraph.StructuralOp)]
+    if not structural:
+        return False
+    output = graph.output_op
+    views: dict[SSAValue, tuple] = {}
+    for op in structural:
+        if isinstance(op, tgraph.ConcatOp):
+            if any(u.operation is not output for u in op.result.uses):
+                return False
+            if any(isinstance(v, BlockArgument) or isinstance(v.owner, tgraph.StructuralOp) for v in op.operands):
+                return False
+            continue
+        view = _view_of(op.results[0])
+        if view is None:
+            return False
+        if any(not isinstance(u.operation, (tgraph.SliceOp, tgraph.TransposeOp)) for u in op.results[0].uses):
+            if any(u.operation is output for u in op.results[0].uses):
+                return False
+            if view[0] in graph.causal_inputs():
+                return False
+            views[op.results[0]] = view
+    if any(isinstance(v, BlockArgument) or v.owner is None for v in output.operands):
+        return False
+    # the new inputs: the inputs read as they are, then each distinct view, in input order
+    old_args = list(block.args)
+    names = graph.input_names()
+    attrs = list(graph.arg_attrs.data) if graph.arg_attrs is not None else [DictionaryAttr({})] * len(old_args)
+    entries: list[tuple[SSAValue, ViewAttr, str, DictionaryAttr, list[SSAValue]]] = []
+    for a in old_args:
+        direct = [u for u in a.uses if not isinstance(u.operation, (tgraph.SliceOp, tgraph.TransposeOp))]
+        if direct:
+            entries.append((a, ViewAttr(a.index), names[a.index], attrs[a.index], [a]))
+        seen: dict[tuple, int] = {}
+        for v, (index, perm, ranges) in views.items():
+            if index != a.index:
+                continue
+            key = (tuple(perm), tuple(sorted(ranges.items())))
+            if key in seen:
+                entries[seen[key]][4].append(v)
+                continue
+            identity = perm == list(range(len(perm)))
+            view = ViewAttr(index, [] if identity else perm, [[d, s, n] for d, (s, n) in sorted(ranges.items())])
+            seen[key] = len(entries)
+            entries.append((v, view, f"{names[index]}_v{len(seen)}", _permuted(attrs[index], perm), [v]))
+    for i, (v, _, name, _, _) in enumerate(entries):
+        arg = block.insert_arg(v.type, i)
+        arg.name_hint = name
+    for i, (_, _, _, _, values) in enumerate(entries):
+        for v in values:
+            v.replace_all_uses_with(block.args[i])
+    # the new outputs: each part of a concat feeding the output, else the value itself
+    outs: list[SSAValue] = []
+    parts: list[PartAttr] = []
+    for j, v in enumerate(output.operands):
+        if isinstance(v.owner, tgraph.ConcatOp):
+            outs.extend(v.owner.operands)
+            parts.extend(PartAttr(j, v.owner.axis) for _ in v.owner.operands)
+        else:
+            outs.append(v)
+            parts.append(PartAttr(j))
+    Rewriter.replace_op(output, tgraph.OutputOp(outs))
+    _drop_dead(graph)
+    for a in old_args:
+        block.erase_arg(a)
+    graph.function_type = FunctionType.from_lists([a.type for a in block.args], [v.type for v in outs])
+    graph.arg_attrs = ArrayAttr(tuple(e[3] for e in entries)) if any(e[3].data for e in entries) else None
+    graph.res_attrs = None
+    graph.attributes["cleave.boundary"] = BoundaryAttr([e[1] for e in entries], parts)
+    return True
+
+
+def _permuted(attrs: DictionaryAttr, perm: Sequence[int]) -> DictionaryAttr:
+    """An input's annotations (dims listed under `dynamic` / `reduced`) for its view permuted by `perm`."""
+    out: dict[str, Attribute] = {}
+    for key, value in attrs.data.items():
+        if key in tgraph.GraphOp.ANNOTATIONS and isinstance(value, DenseArrayBase):
+            out[key] = DenseArrayBase.from_list(i64, sorted(perm.index(d) for d in value.get_values()))
+        elif key != "cleave.causal":
+            out[key] = value
+    return DictionaryAttr(out)
+
+
+def fold_structural(graph: tgraph.GraphOp) -> bool:
+    """Rewrite `graph` in place (see the module docstring): True if no structural op is left in it
+    (it may be left partly rewritten otherwise: `FoldStructuralPass` works on a copy)."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier([TransposeIntoMatmul(), FoldTranspose(), FoldSlice(), SinkConcat()]),
+        apply_recursively=True,
+    ).rewrite_region(graph.body)
+    _drop_dead(graph)
+    return not any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops) or to_boundary(graph)
+
+
+class FoldStructuralPass(CleavePass):
+    """Transposes into matmuls, slices up to the inputs, concats down to the outputs, then out of the
+    graph; a graph whose structural ops cannot all go is left as written."""
+
+    name = "cleave-fold-structural"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for g in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
+            if not any(isinstance(x, tgraph.StructuralOp) for x in g.block.ops):
+                continue
+            trial = g.clone()
+            if fold_structural(trial):
+                trial.verify()
+                Rewriter.replace_op(g, trial, [])
