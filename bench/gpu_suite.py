@@ -499,6 +499,8 @@ def graph_eager(graph) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
             fn = lambda x, r=op.reduction(), axis=op.axis: r.torch(x, axis)  # noqa: E731
         elif isinstance(op, tgraph.ReshapeOp):
             fn = lambda x, shape=[int(d) for d in t.shape]: x.reshape(shape)  # noqa: E731
+        elif isinstance(op, tgraph.StructuralOp):  # transpose, slice, concat: views and torch.cat
+            fn = lambda *xs, o=op, shape=[int(d) for d in t.shape]: o.torch(xs, shape)  # noqa: E731
         else:
             raise ValueError(f"graph_eager: {op.name} is not supported")
         steps.append((fn, [index[o] for o in op.operands], dtype))

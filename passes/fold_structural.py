@@ -323,10 +323,10 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
         if direct:
             entries.append((a, ViewAttr(a.index), names[a.index], attrs[a.index], [a]))
         seen: dict[tuple, int] = {}
-        for v, (index, perm, ranges) in views.items():
-            if index != a.index:
-                continue
-            key = (tuple(perm), tuple(sorted(ranges.items())))
+        mine = [((tuple(perm), tuple(sorted(ranges.items()))), v) for v, (index, perm, ranges) in views.items() if index == a.index]
+        for key, v in sorted(mine, key=lambda kv: kv[0]):  # views in the order of their dims and offsets
+            perm, ranges = list(key[0]), dict(key[1])
+            index = a.index
             if key in seen:
                 entries[seen[key]][4].append(v)
                 continue
