@@ -1,6 +1,7 @@
 """The lit (filecheck) tests of lit_tests/, run from pytest in a few chunks so that ./test.sh's
 pytest-xdist workers share them with the rest of the suite (no idle core while the last pytest test
-or the last lit test runs alone). `lit -v lit_tests` runs them by themselves, as before.
+or the last lit test runs alone), their `cleave-opt` lines served by a warm server (`warm_server`).
+`lit -v lit_tests` runs them by themselves, as before.
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,12 +26,15 @@ LIT_FILES = [p for p in ALL_LIT_FILES if p not in SLOW_LIT_FILES]
 CHUNKS = 10  # about 5 files (15-20 s of CPU) each
 
 
-def _lit(*args: str, slow: bool = False) -> subprocess.CompletedProcess[str]:
-    """`lit` from this interpreter's venv, with its tools (cleave-opt, xdsl-opt, filecheck) on PATH."""
+def _lit(*args: str, slow: bool = False, server: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`lit` from this interpreter's venv, with its tools (cleave-opt, xdsl-opt, filecheck) on PATH;
+    with `server`, `cleave-opt` runs as a fork of that warm server (lit_tests/warm_opt.py)."""
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
     if slow:
         env["CLEAVE_LIT_SLOW"] = "1"
+    if server:
+        env["CLEAVE_OPT_SERVER"] = server
     env.pop("PYTHONWARNINGS", None)
     return subprocess.run([str(Path(bindir) / "lit"), *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
 
@@ -42,12 +48,27 @@ def test_the_chunks_hold_every_test_lit_discovers() -> None:
     assert sorted(chunked + slow) == discovered and len(discovered) >= 40 and len(slow) <= 3
 
 
+@pytest.fixture(scope="module")
+def warm_server() -> Iterator[str]:
+    """A warm `cleave-opt` server for this worker's chunks (lit_tests/warm_opt.py): a RUN line's
+    cleave-opt then costs a fork, not 0.4 s of imports (lit_tests alone: 85 -> 37 s on 2 cores)."""
+    with tempfile.TemporaryDirectory(prefix="cw") as d:
+        sock = os.path.join(d, "opt.sock")
+        proc = subprocess.Popen([sys.executable, str(LIT_DIR / "warm_opt.py"), "serve", sock], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            yield sock
+        finally:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.parametrize("chunk", range(CHUNKS))
-def test_lit(chunk: int) -> None:
+def test_lit(chunk: int, warm_server: str) -> None:
     """Every file of the chunk passes `lit`."""
     # one lit worker (pytest-xdist runs the chunks in parallel); no timing file, which concurrent
     # lit processes would write at once
-    r = _lit("-v", "-j", "1", "--skip-test-time-recording", *(str(p) for p in LIT_FILES[chunk::CHUNKS]))
+    r = _lit("-v", "-j", "1", "--skip-test-time-recording", *(str(p) for p in LIT_FILES[chunk::CHUNKS]), server=warm_server)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -56,3 +77,21 @@ def test_slow_lit() -> None:
     """The `// REQUIRES: slow` files pass `lit` with the feature on (`./test.sh -m slow`)."""
     r = _lit("-v", *(str(p) for p in SLOW_LIT_FILES), slow=True)
     assert r.returncode == 0 and "UNSUPPORTED" not in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("lit_tests/passes/fold_structural.mlir", "-p", "cleave-fold-structural", "--split-input-file"),
+        ("-", "-p", "cleave-decompose"),  # stdin
+        ("lit_tests/passes/fold_structural.mlir", "-p", "cleave-nonsense"),  # an error: one line, exit 1
+    ],
+)
+def test_a_warm_cleave_opt_is_cleave_opt(case: tuple[str, ...], warm_server: str) -> None:
+    """Output, errors and exit status of a warm run are those of a cold `cleave-opt` process."""
+    stdin = (LIT_DIR / "passes" / "fold_structural.mlir").read_text().split("// -----")[1]
+    bindir = Path(sys.executable).parent
+    cold = subprocess.run([str(bindir / "cleave-opt"), *case], input=stdin, capture_output=True, text=True, cwd=ROOT)
+    warm = subprocess.run([sys.executable, "-I", "-S", str(LIT_DIR / "warm_opt.py"), warm_server, *case], input=stdin, capture_output=True, text=True, cwd=ROOT)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert cold.stdout or cold.returncode == 1
