@@ -19,8 +19,9 @@ input of its own, a view (`#cleave.view`), and an output that is a concat become
 (`#cleave.part`); the graph records both in `cleave.boundary`, which the emitted module's `run`
 follows (views of the tensors it is given, the parts concatenated), so its callers pass and receive
 the tensors of the graph as written. A graph whose structural ops cannot all reach the boundary (a
-concat summed over its own dim, a transposed output) is left as written, and the pipeline says which
-op it cannot schedule.
+concat summed over its own dim, a transposed output, a slice along a dynamic dim) is left as written,
+and the pipeline says which op it cannot schedule; in a graph with dynamic dims, slices and concats do
+not move (their cut points would be fixed at the declared sizes).
 """
 
 from __future__ import annotations
@@ -310,6 +311,9 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
                 return False
             if view[0] in graph.causal_inputs():
                 return False
+            dynamic = graph.input_annotation(view[0], "dynamic")
+            if any(view[1][d] in dynamic for d in view[2]):  # a view would fix that dim's size
+                return False
             views[op.results[0]] = view
     if any(isinstance(v, BlockArgument) or v.owner is None for v in output.operands):
         return False
@@ -375,10 +379,11 @@ def _permuted(attrs: DictionaryAttr, perm: Sequence[int]) -> DictionaryAttr:
 def fold_structural(graph: tgraph.GraphOp) -> bool:
     """Rewrite `graph` in place (see the module docstring): True if no structural op is left in it
     (it may be left partly rewritten otherwise: `FoldStructuralPass` works on a copy)."""
-    PatternRewriteWalker(
-        GreedyRewritePatternApplier([TransposeIntoMatmul(), FoldTranspose(), FoldSlice(), SinkConcat()]),
-        apply_recursively=True,
-    ).rewrite_region(graph.body)
+    patterns: list[RewritePattern] = [TransposeIntoMatmul(), FoldTranspose()]
+    if not any(graph.input_annotation(i, "dynamic") for i in range(len(graph.inputs))):
+        # (a slice or concat of a graph with dynamic dims could cut one of them at its declared size)
+        patterns += [FoldSlice(), SinkConcat()]
+    PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_region(graph.body)
     _drop_dead(graph)
     return not any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops) or to_boundary(graph)
 

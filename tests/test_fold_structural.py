@@ -240,3 +240,21 @@ def test_a_boundary_whose_parts_disagree_does_not_verify() -> None:
         BoundaryAttr([ViewAttr(0)], [PartAttr(0, 1), PartAttr(0, 2)]).verify()
     with pytest.raises(VerifyException, match="not a permutation"):
         ViewAttr(0, [0, 0]).verify()
+
+
+def test_a_slice_of_a_graph_with_dynamic_dims_is_left_as_written() -> None:
+    """A slice along a dynamic dim would fix its size at the declared one: left as written (the pipeline
+    refuses it); along another dim it is a view that serves every size."""
+    text = """
+tgraph.graph @dyn(%x: !tgraph.tensor<[8, 64], f16> {dynamic = array<i64: 0>}) -> !tgraph.tensor<[4, 1], f16> {
+  %h = tgraph.slice %x dim 0 start 4 : !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[4, 64], f16>
+  %s = tgraph.reduce sum %h dim 1 : !tgraph.tensor<[4, 64], f16> -> !tgraph.tensor<[4, 1], f16>
+  tgraph.output %s : !tgraph.tensor<[4, 1], f16>
+}
+"""
+    graph, module = _folded(text)
+    assert str(module.body.block.first_op) == str(graph)
+    graph, module = _folded(text.replace("dynamic = array<i64: 0>", "dynamic = array<i64: 1>"))
+    (g,) = [g for g in module.walk() if isinstance(g, tgraph.GraphOp)]
+    assert g.attributes["cleave.boundary"] == BoundaryAttr([ViewAttr(0, [], [[0, 4, 4]])], [PartAttr(0)])
+    assert g.input_annotation(0, "dynamic") == (1,)
