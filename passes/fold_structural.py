@@ -11,8 +11,10 @@ ops from the same elements; no sum is regrouped):
 - slices move up (`slice(f(a, b))` -> `f(slice(a), slice(b))`, through reductions along another dim,
   through a matmul's M, N and batch dims, through transposes), until they read graph inputs;
 - concats move down (`f(concat(a, b), c)` -> `concat(f(a, slice(c)), f(b, slice(c)))`, likewise
-  through reductions along another dim and a matmul's M, N and batch dims), until they feed the
-  graph's outputs.
+  through reductions along another dim, a matmul's M, N and batch dims and transposes), until they
+  feed the graph's outputs;
+- an output (or a concat's part) that would be a view of an input is copied by an identity
+  (`scale %v, 1.0`, exact), so a kernel writes it.
 
 What reaches the boundary leaves the graph: a chain of slices and transposes of an input becomes an
 input of its own, a view (`#cleave.view`), and an output that is a concat becomes one output per part
@@ -213,7 +215,7 @@ class SinkConcat(RewritePattern):
             if len(flat) != len(op.operands):
                 rewriter.replace(op, tgraph.ConcatOp(flat, op.axis))
             return
-        if not isinstance(op, (tgraph.ElementwiseOp, tgraph.ReduceOp, tgraph.MatmulOp)):
+        if not isinstance(op, (tgraph.ElementwiseOp, tgraph.ReduceOp, tgraph.MatmulOp, tgraph.TransposeOp)):
             return
         shape = _shape(op.results[0])
         for dim in range(len(shape)):
@@ -240,6 +242,8 @@ class SinkConcat(RewritePattern):
         if isinstance(op, tgraph.MatmulOp):
             dl, dr = _matmul_dims(op, dim)
             sides = [(v, d) for v, d in ((op.lhs, dl), (op.rhs, dr)) if d is not None and d >= 0]
+        elif isinstance(op, tgraph.TransposeOp):
+            sides = [(op.input, op.permutation[dim])]
         else:
             sides = [(v, dim) for v in op.operands if len(_shape(v)) == len(_shape(op.results[0]))]
         cuts = {0, size}
@@ -385,7 +389,22 @@ def fold_structural(graph: tgraph.GraphOp) -> bool:
         patterns += [FoldSlice(), SinkConcat()]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_region(graph.body)
     _drop_dead(graph)
-    return not any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops) or to_boundary(graph)
+    if not any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops):
+        return True
+    _copy_views(graph)
+    return to_boundary(graph)
+
+
+def _copy_views(graph: tgraph.GraphOp) -> None:
+    """An output, or a part of a concat, that is an input or a view of one gets an identity copy
+    (`scale %v, 1.0`): a kernel writes it."""
+    users = [op for op in graph.block.ops if isinstance(op, tgraph.ConcatOp)] + [graph.output_op]
+    for user in users:
+        for i, v in enumerate(user.operands):
+            if _view_of(v) is not None:
+                copy = tgraph.ScaleOp(v, 1.0)
+                Rewriter.insert_op(copy, InsertPoint.before(user))
+                user.operands[i] = copy.result
 
 
 class FoldStructuralPass(CleavePass):

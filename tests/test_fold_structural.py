@@ -13,10 +13,13 @@ import functools
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from xdsl.context import Context
+from xdsl.ir import SSAValue
 from xdsl.parser import Parser
 
-from cleave_ir.builder import module_of
+from cleave_ir.builder import GraphBuilder, module_of
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
 from cleave_ir.dialects.cleave import BoundaryAttr, PartAttr, ViewAttr
@@ -258,3 +261,67 @@ tgraph.graph @dyn(%x: !tgraph.tensor<[8, 64], f16> {dynamic = array<i64: 0>}) ->
     (g,) = [g for g in module.walk() if isinstance(g, tgraph.GraphOp)]
     assert g.attributes["cleave.boundary"] == BoundaryAttr([ViewAttr(0, [], [[0, 4, 4]])], [PartAttr(0)])
     assert g.input_annotation(0, "dynamic") == (1,)
+
+
+@st.composite
+def structural_graphs(draw: st.DrawFn) -> tgraph.GraphOp:
+    """A random graph over two [8, 12] inputs mixing slices, concats and transposes with elementwise
+    ops, row/column sums and matmuls (each step takes values of matching shapes from those so far)."""
+    b = GraphBuilder("random")
+    values = [b.input("x", [8, 12]), b.input("y", [8, 12])]
+
+    def shape(v: SSAValue) -> tuple[int, int]:
+        return tuple(int(d) for d in tgraph.tensor_type(v).shape)  # type: ignore[return-value]
+
+    for _ in range(draw(st.integers(3, 9))):
+        v = draw(st.sampled_from(values))
+        rows, cols = shape(v)
+        kind = draw(st.sampled_from(["slice", "concat", "transpose", "unary", "binary", "reduce", "matmul"]))
+        if kind == "slice":
+            dim = draw(st.integers(0, 1))
+            n = (rows, cols)[dim]
+            start = draw(st.integers(0, n - 1))
+            size = draw(st.integers(1, n - start))
+            new = b._add(tgraph.SliceOp(v, dim, start, size))
+        elif kind == "concat":
+            dim = draw(st.integers(0, 1))
+            partners = [w for w in values if shape(w)[1 - dim] == shape(v)[1 - dim]]
+            new = b._add(tgraph.ConcatOp([v, draw(st.sampled_from(partners))], dim))
+        elif kind == "transpose":
+            new = b._add(tgraph.TransposeOp(v, [1, 0]))
+        elif kind == "unary":
+            new = b.unary(draw(st.sampled_from(["neg", "square", "sigmoid"])), v)
+        elif kind == "binary":
+            partners = [w for w in values if shape(w) == (rows, cols) or shape(w) in {(rows, 1), (1, cols)}]
+            new = b.binary(draw(st.sampled_from(["add", "mul", "sub"])), v, draw(st.sampled_from(partners)))
+        elif kind == "reduce":
+            new = b.reduce("sum", v, draw(st.integers(0, 1)))
+        else:
+            partners = [w for w in values if shape(w)[0] == cols] + [w for w in values if shape(w)[1] == cols]
+            w = draw(st.sampled_from(partners))
+            new = b.matmul(v, w, transpose_b=shape(w)[0] != cols)
+        values.append(new)
+    outs = draw(st.lists(st.sampled_from(values[2:]), min_size=1, max_size=2, unique=True))
+    return b.build(*outs)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(structural_graphs(), st.sampled_from(["normal", "uniform", "heavy"]))
+def test_random_structural_graphs_fold_exactly_or_stay_as_written(graph: tgraph.GraphOp, dist: str) -> None:
+    """Whatever mix of slices, concats and transposes: folded, the graph computes the same float64
+    values on views of the inputs (its parts joined); not folded, it is left exactly as written."""
+    before = str(graph)
+    module = module_of(graph.clone())
+    FoldStructuralPass().apply(Context(), module)
+    module.verify()
+    (folded,) = [g for g in module.walk() if isinstance(g, tgraph.GraphOp)]
+    if any(isinstance(op, tgraph.StructuralOp) for op in folded.block.ops):
+        assert str(folded) == before
+        return
+    boundary = _boundary(module)
+    xs = _inputs(graph, dist)
+    want = run_graph(graph, xs)
+    got = _joined(boundary, run_graph(folded, _views(boundary, xs)))
+    for w, g in zip(want, got, strict=True):
+        assert w.shape == g.shape
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
