@@ -390,7 +390,7 @@ def module_source(module: ModuleOp) -> str:
     out.append(f"CANDIDATES = {[(round(u, 3), ks, g) for u, ks, g in units]!r}")
     out.append("")
     out.append("# the kernels' graph as written (cleave-fold-structural): its inputs as views (input, perm, [dim, start, size]")
-    out.append("# slices) of run's tensors, its outputs as (output, dim) parts of run's outputs; None: the same tensors")
+    out.append("# slices) of run's tensors, its outputs as (output, dim, perm) parts of run's outputs; None: the same tensors")
     out.append(f"BOUNDARY = {boundary_table(graphs.values())!r}")
     out.append(_RUNTIME)
     return "\n".join(out)
@@ -406,7 +406,7 @@ def boundary_table(graphs: Iterable[tgraph.GraphOp]) -> dict[str, list[tuple]] |
     b = cast(cleave.BoundaryAttr, found.pop())
     return {
         "inputs": [(v.source, v.permutation, tuple(v.ranges)) for v in b.inputs.data],
-        "outputs": [(p.target, p.axis) for p in b.outputs.data],
+        "outputs": [(p.target, p.axis, p.permutation) for p in b.outputs.data],
     }
 
 
@@ -658,15 +658,15 @@ def boundary_inputs(tensors):
 
 def boundary_outputs(parts):
     """The graph's outputs from the kernels' outputs `parts`: the parts `BOUNDARY` gives one output,
-    concatenated along their dim."""
+    each permuted (a view), concatenated along their dim."""
     parts = list(parts) if isinstance(parts, (list, tuple)) else [parts]
     if BOUNDARY is None:
         return parts
     import torch
 
     groups = {}
-    for x, (o, dim) in zip(parts, BOUNDARY["outputs"]):
-        groups.setdefault(o, (dim, []))[1].append(x)
+    for x, (o, dim, perm) in zip(parts, BOUNDARY["outputs"]):
+        groups.setdefault(o, (dim, []))[1].append(x.permute(*perm) if perm else x)
     return [xs[0] if dim is None else torch.cat(xs, dim) for _, (dim, xs) in sorted(groups.items())]
 
 

@@ -470,17 +470,19 @@ class ViewAttr(ParametrizedAttribute):
 
 @irdl_attr_definition
 class PartAttr(ParametrizedAttribute):
-    """`#cleave.part<output = 0, dim = 2>`: a graph output that is the next part, along `dim`, of output
-    0 of the graph before `cleave-fold-structural` (the parts of one output, in order, concatenate
-    to it); `#cleave.part<output = 0>`: the whole of it."""
+    """`#cleave.part<output = 0, dim = 2, perm = [1, 0]>`: a graph output that, its dims permuted by
+    `perm` (result dim i is its dim `perm[i]`; identity where absent), is the next part, along `dim`,
+    of output 0 of the graph before `cleave-fold-structural` (the parts of one output, in order,
+    concatenate to it); without `dim`, the whole of it."""
 
     name = "cleave.part"
 
     output: IntAttr
     dim: IntAttr | NoneAttr
+    perm: ArrayAttr[IntAttr]
 
-    def __init__(self, output: int, dim: int | None = None) -> None:
-        super().__init__(IntAttr(output), NoneAttr() if dim is None else IntAttr(dim))
+    def __init__(self, output: int, dim: int | None = None, perm: Sequence[int] = ()) -> None:
+        super().__init__(IntAttr(output), NoneAttr() if dim is None else IntAttr(dim), ArrayAttr(IntAttr(p) for p in perm))
 
     @property
     def target(self) -> int:
@@ -490,22 +492,37 @@ class PartAttr(ParametrizedAttribute):
     def axis(self) -> int | None:
         return self.dim.data if isinstance(self.dim, IntAttr) else None
 
+    @property
+    def permutation(self) -> tuple[int, ...]:
+        return tuple(p.data for p in self.perm.data)
+
+    def verify(self) -> None:
+        perm = self.permutation
+        if perm and sorted(perm) != list(range(len(perm))):
+            raise VerifyException(f"cleave.part: perm {list(perm)} is not a permutation")
+
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        dim = None
+        dim, perm = None, []
         with parser.in_angle_brackets():
             parser.parse_keyword("output")
             parser.parse_punctuation("=")
             index = parser.parse_integer(allow_boolean=False)
-            if parser.parse_optional_punctuation(","):
-                parser.parse_keyword("dim")
+            while parser.parse_optional_punctuation(","):
+                key = parser.parse_identifier()
                 parser.parse_punctuation("=")
-                dim = parser.parse_integer(allow_boolean=False)
-        return cls(index, dim).parameters
+                if key == "dim":
+                    dim = parser.parse_integer(allow_boolean=False)
+                elif key == "perm":
+                    perm = _parse_ints(parser)
+                else:
+                    parser.raise_error(f"cleave.part: unknown key {key!r} (output, dim, perm)")
+        return cls(index, dim, perm).parameters
 
     def print_parameters(self, printer: Printer) -> None:
         dim = "" if self.axis is None else f", dim = {self.axis}"
-        printer.print_string(f"<output = {self.target}{dim}>")
+        perm = f", perm = [{', '.join(map(str, self.permutation))}]" if self.permutation else ""
+        printer.print_string(f"<output = {self.target}{dim}{perm}>")
 
 
 @irdl_attr_definition
@@ -527,10 +544,12 @@ class BoundaryAttr(ParametrizedAttribute):
         """The rewritten graph's inputs, viewed from the given graph's `tensors`."""
         return [v.apply(tensors, permute) for v in self.inputs.data]
 
-    def assemble(self, parts: Sequence, concat: Callable) -> list:
-        """The given graph's outputs from the rewritten graph's `parts` (`concat(xs, dim)` joins)."""
+    def assemble(self, parts: Sequence, concat: Callable, permute: Callable) -> list:
+        """The given graph's outputs from the rewritten graph's `parts` (`concat(xs, dim)` joins,
+        `permute(x, perm)` permutes)."""
         groups: dict[int, tuple[int | None, list]] = {}
         for part, x in zip(self.outputs.data, parts):
+            x = permute(x, part.permutation) if part.permutation else x
             groups.setdefault(part.target, (part.axis, []))[1].append(x)
         out = []
         for index in sorted(groups):

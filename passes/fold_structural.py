@@ -14,14 +14,15 @@ ops from the same elements; no sum is regrouped):
   through reductions along another dim, a matmul's M, N and batch dims and transposes), until they
   feed the graph's outputs;
 - an output (or a concat's part) that would be a view of an input is copied by an identity
-  (`scale %v, 1.0`, exact), so a kernel writes it.
+  (`scale %v, 1.0`, exact), so a kernel writes it; a transposed output is a permuted view of the
+  tensor a kernel writes.
 
 What reaches the boundary leaves the graph: a chain of slices and transposes of an input becomes an
 input of its own, a view (`#cleave.view`), and an output that is a concat becomes one output per part
 (`#cleave.part`); the graph records both in `cleave.boundary`, which the emitted module's `run`
 follows (views of the tensors it is given, the parts concatenated), so its callers pass and receive
 the tensors of the graph as written. A graph whose structural ops cannot all reach the boundary (a
-concat summed over its own dim, a transposed output, a slice along a dynamic dim) is left as written,
+concat summed over its own dim, a concat of concats along two dims, a slice along a dynamic dim) is left as written,
 and the pipeline says which op it cannot schedule; in a graph with dynamic dims, slices and concats do
 not move (their cut points would be fixed at the declared sizes).
 """
@@ -301,10 +302,12 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
     output = graph.output_op
     views: dict[SSAValue, tuple] = {}
     for op in structural:
+        if _output_transpose(op, output):
+            continue
         if isinstance(op, tgraph.ConcatOp):
             if any(u.operation is not output for u in op.result.uses):
                 return False
-            if any(isinstance(v, BlockArgument) or isinstance(v.owner, tgraph.StructuralOp) for v in op.operands):
+            if any(isinstance(v, BlockArgument) or (isinstance(v.owner, tgraph.StructuralOp) and not _output_transpose(v.owner, output)) for v in op.operands):
                 return False
             continue
         view = _view_of(op.results[0])
@@ -352,12 +355,12 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
     outs: list[SSAValue] = []
     parts: list[PartAttr] = []
     for j, v in enumerate(output.operands):
-        if isinstance(v.owner, tgraph.ConcatOp):
-            outs.extend(v.owner.operands)
-            parts.extend(PartAttr(j, v.owner.axis) for _ in v.owner.operands)
-        else:
-            outs.append(v)
-            parts.append(PartAttr(j))
+        for u, dim in [(u, v.owner.axis) for u in v.owner.operands] if isinstance(v.owner, tgraph.ConcatOp) else [(v, None)]:
+            perm: Sequence[int] = ()
+            if isinstance(u.owner, tgraph.TransposeOp):  # a transposed output: a permuted view of what the kernel writes
+                u, perm = u.owner.input, u.owner.permutation
+            outs.append(u)
+            parts.append(PartAttr(j, dim, perm))
     Rewriter.replace_op(output, tgraph.OutputOp(outs))
     _drop_dead(graph)
     for a in old_args:
@@ -367,6 +370,17 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
     graph.res_attrs = None
     graph.attributes["cleave.boundary"] = BoundaryAttr([e[1] for e in entries], parts)
     return True
+
+
+def _output_transpose(op: Operation, output: tgraph.OutputOp) -> bool:
+    """Whether `op` transposes a computed value only for the outputs (directly or as a concat's part)."""
+    if not isinstance(op, tgraph.TransposeOp):
+        return False
+    src = op.input
+    if isinstance(src, BlockArgument) or isinstance(src.owner, tgraph.StructuralOp):
+        return False
+    users = [u.operation for u in op.result.uses]
+    return all(u is output or (isinstance(u, tgraph.ConcatOp) and all(w.operation is output for w in u.result.uses)) for u in users)
 
 
 def _permuted(attrs: DictionaryAttr, perm: Sequence[int]) -> DictionaryAttr:

@@ -126,7 +126,7 @@ def _views(boundary: BoundaryAttr | None, xs: list[np.ndarray]) -> list[np.ndarr
 
 
 def _joined(boundary: BoundaryAttr | None, parts) -> list[np.ndarray]:  # noqa: ANN001
-    return list(parts) if boundary is None else boundary.assemble(list(parts), lambda xs, dim: np.concatenate(xs, axis=dim))
+    return list(parts) if boundary is None else boundary.assemble(list(parts), lambda xs, dim: np.concatenate(xs, axis=dim), np.transpose)
 
 
 def _boundary(module) -> BoundaryAttr | None:  # noqa: ANN001

@@ -73,3 +73,16 @@ tgraph.graph @summed_concat(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor
   %s = tgraph.reduce sum %e dim 1 : !tgraph.tensor<[8, 128], f16> -> !tgraph.tensor<[8, 1], f16>
   tgraph.output %s : !tgraph.tensor<[8, 1], f16>
 }
+
+// -----
+
+// A transposed output: the kernel writes the matmul's result, and the output is its permuted view.
+// CHECK-LABEL: tgraph.graph @transposed_output(%x: !tgraph.tensor<[64, 32], f16>, %w: !tgraph.tensor<[48, 32], f16>) -> !tgraph.tensor<[64, 48], f16>
+// CHECK-SAME:    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0>, #cleave.view<input = 1>], outputs = [#cleave.part<output = 0, perm = [1, 0]>]>
+// CHECK-NEXT:    %y = tgraph.matmul %x, %w transpose_b
+// CHECK-NEXT:    tgraph.output %y
+tgraph.graph @transposed_output(%x: !tgraph.tensor<[64, 32], f16>, %w: !tgraph.tensor<[48, 32], f16>) -> !tgraph.tensor<[48, 64], f16> {
+  %y = tgraph.matmul %x, %w transpose_b : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[48, 32], f16> -> !tgraph.tensor<[64, 48], f16>
+  %t = tgraph.transpose %y perm [1, 0] : !tgraph.tensor<[64, 48], f16> -> !tgraph.tensor<[48, 64], f16>
+  tgraph.output %t : !tgraph.tensor<[48, 64], f16>
+}
