@@ -108,7 +108,7 @@ STATIC_SIZES = {}
 CANDIDATES = [(8.374, ['gqa_decode_c1_k0'], 'gqa_decode_c1')]
 
 # the kernels' graph as written (cleave-fold-structural): its inputs as views (input, perm, [dim, start, size]
-# slices) of run's tensors, its outputs as (output, dim) parts of run's outputs; None: the same tensors
+# slices) of run's tensors, its outputs as (output, dim, perm) parts of run's outputs; None: the same tensors
 BOUNDARY = None
 
 _compiled = {}
@@ -347,15 +347,15 @@ def boundary_inputs(tensors):
 
 def boundary_outputs(parts):
     """The graph's outputs from the kernels' outputs `parts`: the parts `BOUNDARY` gives one output,
-    concatenated along their dim."""
+    each permuted (a view), concatenated along their dim."""
     parts = list(parts) if isinstance(parts, (list, tuple)) else [parts]
     if BOUNDARY is None:
         return parts
     import torch
 
     groups = {}
-    for x, (o, dim) in zip(parts, BOUNDARY["outputs"]):
-        groups.setdefault(o, (dim, []))[1].append(x)
+    for x, (o, dim, perm) in zip(parts, BOUNDARY["outputs"]):
+        groups.setdefault(o, (dim, []))[1].append(x.permute(*perm) if perm else x)
     return [xs[0] if dim is None else torch.cat(xs, dim) for _, (dim, xs) in sorted(groups.items())]
 
 
