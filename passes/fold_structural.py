@@ -2,8 +2,8 @@
 
 The scheduler and the search work on graphs of matmuls, elementwise ops and reductions. Users write
 more: `x @ w.T` as a transpose, rotary embeddings as `cat(-x2, x1)` of two halves, a packed QKV
-projection sliced into q, k and v. Every rewrite here is exact (each element is computed by the same
-ops from the same elements; no sum is regrouped):
+projection sliced into q, k and v, a KV cache with the new token's keys appended. Every rewrite here
+but one is exact (each element is computed by the same ops from the same elements):
 
 - `matmul(a, transpose(b))` swapping the last two dims -> `matmul(a, b)` with `transpose_b` toggled;
   transposes of transposes compose, identity transposes and full slices vanish, slices of slices
@@ -12,7 +12,9 @@ ops from the same elements; no sum is regrouped):
   through a matmul's M, N and batch dims, through transposes), until they read graph inputs;
 - concats move down (`f(concat(a, b), c)` -> `concat(f(a, slice(c)), f(b, slice(c)))`, likewise
   through reductions along another dim, a matmul's M, N and batch dims and transposes), until they
-  feed the graph's outputs;
+  feed the graph's outputs; a max over a concat's own dim is the max of the parts' maxes, and a sum
+  over it or a matmul contracting it (attention over `cat(past_k, k)`) the sum of the parts' in f32
+  (the one regrouping: as a kernel's f32 accumulator, then cast back);
 - an output (or a concat's part) that would be a view of an input is copied by an identity
   (`scale %v, 1.0`, exact), so a kernel writes it; a transposed output is a permuted view of the
   tensor a kernel writes.
@@ -22,7 +24,7 @@ input of its own, a view (`#cleave.view`), and an output that is a concat become
 (`#cleave.part`); the graph records both in `cleave.boundary`, which the emitted module's `run`
 follows (views of the tensors it is given, the parts concatenated), so its callers pass and receive
 the tensors of the graph as written. A graph whose structural ops cannot all reach the boundary (a
-concat summed over its own dim, a concat of concats along two dims, a slice along a dynamic dim) is left as written,
+mean over a concat's own dim, a concat of concats along two dims, a slice along a dynamic dim) is left as written,
 and the pipeline says which op it cannot schedule; in a graph with dynamic dims, slices and concats do
 not move (their cut points would be fixed at the declared sizes).
 """
@@ -33,7 +35,7 @@ from collections.abc import Sequence
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, ModuleOp, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, ModuleOp, f32, i64
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -218,6 +220,8 @@ class SinkConcat(RewritePattern):
             return
         if not isinstance(op, (tgraph.ElementwiseOp, tgraph.ReduceOp, tgraph.MatmulOp, tgraph.TransposeOp)):
             return
+        if self._regroup(op, rewriter):
+            return
         shape = _shape(op.results[0])
         for dim in range(len(shape)):
             cuts = self._cuts(op, dim)
@@ -231,6 +235,57 @@ class SinkConcat(RewritePattern):
                 pieces.append(piece)
             rewriter.replace(op, tgraph.ConcatOp(pieces, dim))
             return
+
+    @staticmethod
+    def _regroup(op: Operation, rewriter: PatternRewriter) -> bool:
+        """A max or sum over a concat's own dim, or a matmul contracting it: one per part, combined
+        (max: exact; sums and products: partials in f32, as the kernels accumulate, then cast back)."""
+        if isinstance(op, tgraph.ReduceOp) and op.kind.data in (tgraph.ReduceKind.MAX, tgraph.ReduceKind.SUM):
+            sides, dims = [op.input], [op.axis]
+        elif isinstance(op, tgraph.MatmulOp):
+            sides, dims = [op.lhs, op.rhs], [len(_shape(op.lhs)) - 1, len(_shape(op.rhs)) - (1 if op.transpose_b is not None else 2)]
+        else:
+            return False
+        cuts = {0, _int(_shape(sides[0])[dims[0]])}
+        for v, d in zip(sides, dims):
+            if isinstance(v.owner, tgraph.ConcatOp) and v.owner.axis == d:
+                at = 0
+                for part in v.owner.operands:
+                    n = _int(_shape(part)[d])
+                    if n is None:
+                        return False
+                    at += n
+                    cuts.add(at)
+        if len(cuts) <= 2 or None in cuts:
+            return False
+        bounds = sorted(cuts)  # type: ignore[type-var]
+        result = tgraph.tensor_type(op.results[0])
+        exact = isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MAX
+        wide = result.element_type if exact or result.element_type == f32 else f32
+        pieces: list[SSAValue] = []
+        for lo, hi in zip(bounds, bounds[1:]):
+            args = [_slice(rewriter, v, d, lo, hi - lo) for v, d in zip(sides, dims)]
+            if isinstance(op, tgraph.ReduceOp):
+                x = args[0]
+                if wide != result.element_type:
+                    cast = tgraph.CastOp(x, wide)
+                    rewriter.insert(cast)
+                    x = cast.result
+                new = tgraph.ReduceOp(op.kind.data, x, op.axis)
+            else:
+                new = tgraph.MatmulOp(args[0], args[1], result.with_element_type(wide), transpose_b=op.transpose_b is not None)
+            rewriter.insert(new)
+            pieces.append(new.results[0])
+        total = pieces[0]
+        for piece in pieces[1:]:
+            combined = (tgraph.MaxOp if exact else tgraph.AddOp)(total, piece)
+            rewriter.insert(combined)
+            total = combined.result
+        if wide != result.element_type:
+            rewriter.replace(op, tgraph.CastOp(total, result.element_type))
+        else:
+            rewriter.replace(op, [], [total])
+        return True
 
     @staticmethod
     def _cuts(op: Operation, dim: int) -> list[int] | None:

@@ -26,8 +26,8 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh J      (22, the thirty-first session's: the cut by reduction level)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh H      (24, the thirty-second session's: does any KL candidate
 #                                                                      hang? main's, then with the unlanded chunk-local patch)
-#   bash bench/on_device.sh bash bench/probes/pending_checks.sh G      (25, the thirty-third session's: 17 unseen graphs,
-#                                                                      seven written with transposes, slices and concats)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh G      (25, the thirty-third session's: 18 unseen graphs,
+#                                                                      eight written with transposes, slices and concats)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
@@ -207,12 +207,12 @@ if [[ $part == P ]]; then
   exit 0
 fi
 if [[ $part == G ]]; then
-# 25 (the thirty-third session's). Seventeen graphs never compiled before, as users write them: with transposes, slices
+# 25 (the thirty-third session's). Eighteen graphs never compiled before, as users write them: with transposes, slices
 #    and concats (`cleave-fold-structural`: rotary embeddings, packed QKV and gate_up weights, x @ w.T as a transpose,
-#    last-token logits, two heads joined), then LoRA, an MSE loss, absmax scaling, an MoE router, linear attention,
+#    last-token logits, two heads joined, a KV cache appended to by torch.cat), then LoRA, an MSE loss, absmax scaling, an MoE router, linear attention,
 #    cosine similarity, 77-token scores, LayerNorm with its stats, MQA decode over 1000 keys, three chained matmuls.
 #    Checked against float64 and timed beside eager and torch.compile.
-G=$(for g in rope_q_t8 rope_qk_decode_b1 packed_qk_scores linear_explicit_transpose packed_gate_up_t16 last_token_lm_head \
+G=$(for g in rope_q_t8 rope_qk_decode_b1 kv_append_decode_attention packed_qk_scores linear_explicit_transpose packed_gate_up_t16 last_token_lm_head \
   split_heads_attention_out lora_linear_t16 mse_loss absmax_quant_t32 moe_router_t64 linear_attention_s1024 cosine_similarity_rows \
   batched_scores_77 layernorm_stats_t64 mqa_decode_h64_l1000 three_matmul_chain; do echo "$R/$U/$g.mlir"; done)
 (cd /tmp && timeout 150 python "$R/bench/gpu_suite.py" prepare --graphs $G --keep 2 --out /tmp/pg33 -j 15 > "$P/pg33_prepare.log" 2>&1) || tail -5 "$P/pg33_prepare.log"

@@ -63,14 +63,33 @@ tgraph.graph @column_sums(%x: !tgraph.tensor<[32, 256], f16>) -> !tgraph.tensor<
 
 // -----
 
-// A concat summed over its own dim would regroup the sum: left as written (the pipeline names the op).
+// A sum over a concat's own dim: one sum a part, in f32 (as a kernel accumulates), added and cast back.
 // CHECK-LABEL: tgraph.graph @summed_concat(
 // CHECK-NOT:     cleave.boundary
-// CHECK:         tgraph.concat %a, %b dim 1
+// CHECK-NOT:     tgraph.concat
+// CHECK:         %[[EA:.*]] = tgraph.exp %a
+// CHECK:         %[[EB:.*]] = tgraph.exp %b
+// CHECK:         %[[CA:.*]] = tgraph.cast %[[EA]] : !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 64], f32>
+// CHECK-NEXT:    %[[SA:.*]] = tgraph.reduce sum %[[CA]] dim 1
+// CHECK:         %[[SB:.*]] = tgraph.reduce sum
+// CHECK-NEXT:    %[[T:.*]] = tgraph.add %[[SA]], %[[SB]] : !tgraph.tensor<[8, 1], f32>
+// CHECK-NEXT:    %{{.*}} = tgraph.cast %[[T]] : !tgraph.tensor<[8, 1], f32> -> !tgraph.tensor<[8, 1], f16>
 tgraph.graph @summed_concat(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor<[8, 64], f16>) -> !tgraph.tensor<[8, 1], f16> {
   %c = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[8, 64], f16>, !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 128], f16>
   %e = tgraph.exp %c : !tgraph.tensor<[8, 128], f16>
   %s = tgraph.reduce sum %e dim 1 : !tgraph.tensor<[8, 128], f16> -> !tgraph.tensor<[8, 1], f16>
+  tgraph.output %s : !tgraph.tensor<[8, 1], f16>
+}
+
+// -----
+
+// A mean over a concat's own dim is left as written (the pipeline names the op).
+// CHECK-LABEL: tgraph.graph @averaged_concat(
+// CHECK-NOT:     cleave.boundary
+// CHECK:         tgraph.concat %a, %b dim 1
+tgraph.graph @averaged_concat(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor<[8, 64], f16>) -> !tgraph.tensor<[8, 1], f16> {
+  %c = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[8, 64], f16>, !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 128], f16>
+  %s = tgraph.reduce mean %c dim 1 : !tgraph.tensor<[8, 128], f16> -> !tgraph.tensor<[8, 1], f16>
   tgraph.output %s : !tgraph.tensor<[8, 1], f16>
 }
 
