@@ -28,6 +28,7 @@
 #                                                                      hang? main's, then with the unlanded chunk-local patch)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh G      (25, the thirty-third session's: 18 unseen graphs,
 #                                                                      eight written with transposes, slices and concats)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh F      (25 in short: the eight graphs with transposes, slices, concats)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
@@ -205,6 +206,15 @@ if [[ $part == P ]]; then
    timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pp --out "$P/pp_rows.json" --top-k 4 --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/pp_rows.log" 2>&1)
   grep "^| \|^- " "$P/pp_rows.md" | cut -c1-220
   exit 0
+fi
+if [[ $part == F ]]; then
+# 25 in short (device time for under 6 minutes): the eight graphs written with transposes, slices and concats.
+G=$(for g in rope_q_t8 rope_qk_decode_b1 kv_append_decode_attention packed_qk_scores linear_explicit_transpose packed_gate_up_t16 \
+  last_token_lm_head split_heads_attention_out; do echo "$R/$U/$g.mlir"; done)
+(cd /tmp && timeout 100 python "$R/bench/gpu_suite.py" prepare --graphs $G --keep 2 --out /tmp/pf33 -j 15 > "$P/pf33_prepare.log" 2>&1) || tail -5 "$P/pf33_prepare.log"
+(cd /tmp && timeout 230 python "$R/bench/gpu_suite.py" run /tmp/pf33 --out "$P/pf33.json" --top-k 2 --deadline 210 --row-budget 26 --torch-compile default -j 15 > "$P/pf33.log" 2>&1)
+grep "^| \|^Geo" "$P/pf33.md" 2>/dev/null | cut -c1-240 || tail -20 "$P/pf33.log"
+exit 0
 fi
 if [[ $part == G ]]; then
 # 25 (the thirty-third session's). Eighteen graphs never compiled before, as users write them: with transposes, slices
