@@ -389,6 +389,27 @@ def _parse_ints(parser: AttrParser) -> list[int]:
     return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
 
 
+def _parse_keyed(parser: AttrParser, name: str, first: str, optional: dict[str, Callable[[], object]]) -> tuple[int, dict[str, object]]:
+    """`<first = N, key = value, ..>`: N, and the optional keys' values (each read by its reader)."""
+    values: dict[str, object] = {}
+    with parser.in_angle_brackets():
+        parser.parse_keyword(first)
+        parser.parse_punctuation("=")
+        index = parser.parse_integer(allow_boolean=False)
+        while parser.parse_optional_punctuation(","):
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            if key not in optional:
+                parser.raise_error(f"{name}: unknown key {key!r} ({', '.join([first, *optional])})")
+            values[key] = optional[key]()
+    return index, values
+
+
+def _check_perm(name: str, perm: Sequence[int]) -> None:
+    if perm and sorted(perm) != list(range(len(perm))):
+        raise VerifyException(f"{name}: perm {list(perm)} is not a permutation")
+
+
 @irdl_attr_definition
 class ViewAttr(ParametrizedAttribute):
     """`#cleave.view<input = 0, perm = [0, 2, 1], slices = [[2, 64, 64]]>`: a tensor that is input 0 of
@@ -423,9 +444,7 @@ class ViewAttr(ParametrizedAttribute):
         return tuple(tuple(v.data for v in s.data) for s in self.slices.data)  # type: ignore[misc]
 
     def verify(self) -> None:
-        perm = self.permutation
-        if perm and sorted(perm) != list(range(len(perm))):
-            raise VerifyException(f"cleave.view: perm {list(perm)} is not a permutation")
+        _check_perm(self.name, self.permutation)
         for s in self.ranges:
             if len(s) != 3 or s[1] < 0 or s[2] < 1:
                 raise VerifyException(f"cleave.view: a slice is [dim, start >= 0, size >= 1], got {list(s)}")
@@ -442,22 +461,9 @@ class ViewAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        perm: list[int] = []
-        slices: list[list[int]] = []
-        with parser.in_angle_brackets():
-            parser.parse_keyword("input")
-            parser.parse_punctuation("=")
-            index = parser.parse_integer(allow_boolean=False)
-            while parser.parse_optional_punctuation(","):
-                key = parser.parse_identifier()
-                parser.parse_punctuation("=")
-                if key == "perm":
-                    perm = _parse_ints(parser)
-                elif key == "slices":
-                    slices = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_ints(parser))
-                else:
-                    parser.raise_error(f"cleave.view: unknown key {key!r} (input, perm, slices)")
-        return cls(index, perm, slices).parameters
+        slices = lambda: parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_ints(parser))  # noqa: E731
+        index, v = _parse_keyed(parser, cls.name, "input", {"perm": lambda: _parse_ints(parser), "slices": slices})
+        return cls(index, v.get("perm", ()), v.get("slices", ())).parameters  # type: ignore[arg-type]
 
     def print_parameters(self, printer: Printer) -> None:
         text = f"<input = {self.source}"
@@ -497,27 +503,13 @@ class PartAttr(ParametrizedAttribute):
         return tuple(p.data for p in self.perm.data)
 
     def verify(self) -> None:
-        perm = self.permutation
-        if perm and sorted(perm) != list(range(len(perm))):
-            raise VerifyException(f"cleave.part: perm {list(perm)} is not a permutation")
+        _check_perm(self.name, self.permutation)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        dim, perm = None, []
-        with parser.in_angle_brackets():
-            parser.parse_keyword("output")
-            parser.parse_punctuation("=")
-            index = parser.parse_integer(allow_boolean=False)
-            while parser.parse_optional_punctuation(","):
-                key = parser.parse_identifier()
-                parser.parse_punctuation("=")
-                if key == "dim":
-                    dim = parser.parse_integer(allow_boolean=False)
-                elif key == "perm":
-                    perm = _parse_ints(parser)
-                else:
-                    parser.raise_error(f"cleave.part: unknown key {key!r} (output, dim, perm)")
-        return cls(index, dim, perm).parameters
+        dim = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+        index, v = _parse_keyed(parser, cls.name, "output", {"dim": dim, "perm": lambda: _parse_ints(parser)})
+        return cls(index, v.get("dim"), v.get("perm", ())).parameters  # type: ignore[arg-type]
 
     def print_parameters(self, printer: Printer) -> None:
         dim = "" if self.axis is None else f", dim = {self.axis}"
