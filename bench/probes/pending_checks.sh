@@ -25,7 +25,9 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh M      (21, the thirtieth session's: the few-block step floor)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh J      (22, the thirty-first session's: the cut by reduction level)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh H      (24, the thirty-second session's: does any KL candidate
-#                                                                      hang? main's, then with the unlanded chunk-local patch)
+#                                                                      hang? main's, then with the unlanded chunk-local patch;
+#                                                                      ran in the thirty-third: none hangs,
+#                                                                      bench/results/kl_split_hang_check_2026-12-06s33_H100.md)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh G      (25, the thirty-third session's: 18 unseen graphs,
 #                                                                      eight written with transposes, slices and concats)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh F      (25 in short: the eight graphs with transposes, slices, concats)
