@@ -13,8 +13,8 @@ but one is exact (each element is computed by the same ops from the same element
 - concats move down (`f(concat(a, b), c)` -> `concat(f(a, slice(c)), f(b, slice(c)))`, likewise
   through reductions along another dim, a matmul's M, N and batch dims and transposes), until they
   feed the graph's outputs; a max over a concat's own dim is the max of the parts' maxes, and a sum
-  over it or a matmul contracting it (attention over `cat(past_k, k)`) the sum of the parts' in f32
-  (the one regrouping: as a kernel's f32 accumulator, then cast back);
+  or mean over it or a matmul contracting it (attention over `cat(past_k, k)`) the sum of the parts'
+  in f32 (the one regrouping: as a kernel's f32 accumulator, then cast back);
 - an output (or a concat's part) that would be a view of an input is copied by an identity
   (`scale %v, 1.0`, exact), so a kernel writes it; a transposed output is a permuted view of the
   tensor a kernel writes.
@@ -24,7 +24,7 @@ input of its own, a view (`#cleave.view`), and an output that is a concat become
 (`#cleave.part`); the graph records both in `cleave.boundary`, which the emitted module's `run`
 follows (views of the tensors it is given, the parts concatenated), so its callers pass and receive
 the tensors of the graph as written. A graph whose structural ops cannot all reach the boundary (a
-mean over a concat's own dim, a concat of concats along two dims, a slice along a dynamic dim) is left as written,
+concat of concats along two dims, a slice along a dynamic dim) is left as written,
 and the pipeline says which op it cannot schedule; in a graph with dynamic dims, slices and concats do
 not move (their cut points would be fixed at the declared sizes).
 """
@@ -238,9 +238,10 @@ class SinkConcat(RewritePattern):
 
     @staticmethod
     def _regroup(op: Operation, rewriter: PatternRewriter) -> bool:
-        """A max or sum over a concat's own dim, or a matmul contracting it: one per part, combined
-        (max: exact; sums and products: partials in f32, as the kernels accumulate, then cast back)."""
-        if isinstance(op, tgraph.ReduceOp) and op.kind.data in (tgraph.ReduceKind.MAX, tgraph.ReduceKind.SUM):
+        """A reduction over a concat's own dim, or a matmul contracting it: one per part, combined
+        (max: exact; sums, means and products: partial sums in f32, as the kernels accumulate, then
+        cast back)."""
+        if isinstance(op, tgraph.ReduceOp):
             sides, dims = [op.input], [op.axis]
         elif isinstance(op, tgraph.MatmulOp):
             sides, dims = [op.lhs, op.rhs], [len(_shape(op.lhs)) - 1, len(_shape(op.rhs)) - (1 if op.transpose_b is not None else 2)]
@@ -271,7 +272,7 @@ class SinkConcat(RewritePattern):
                     cast = tgraph.CastOp(x, wide)
                     rewriter.insert(cast)
                     x = cast.result
-                new = tgraph.ReduceOp(op.kind.data, x, op.axis)
+                new = tgraph.ReduceOp(tgraph.ReduceKind.MAX if exact else tgraph.ReduceKind.SUM, x, op.axis)
             else:
                 new = tgraph.MatmulOp(args[0], args[1], result.with_element_type(wide), transpose_b=op.transpose_b is not None)
             rewriter.insert(new)
@@ -281,6 +282,10 @@ class SinkConcat(RewritePattern):
             combined = (tgraph.MaxOp if exact else tgraph.AddOp)(total, piece)
             rewriter.insert(combined)
             total = combined.result
+        if isinstance(op, tgraph.ReduceOp) and op.kind.data == tgraph.ReduceKind.MEAN:
+            mean = tgraph.ScaleOp(total, 1.0 / (bounds[-1] - bounds[0]))
+            rewriter.insert(mean)
+            total = mean.result
         if wide != result.element_type:
             rewriter.replace(op, tgraph.CastOp(total, result.element_type))
         else:

@@ -195,16 +195,20 @@ tgraph.graph @plain(%x: !tgraph.tensor<[8, 64], f16>) -> !tgraph.tensor<[8, 1], 
     assert str(module.body.block.first_op) == str(graph)
 
 
-def test_a_concat_averaged_over_its_own_dim_is_named_by_the_pipeline() -> None:
+def test_a_grid_of_concats_is_named_by_the_pipeline() -> None:
+    """Concats along two dims (a 2x2 grid of blocks) leave no one dim to cut the output along: the
+    graph is left as written, and the pipeline names the first concat in one line."""
     text = """
-tgraph.graph @summed_concat(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor<[8, 64], f16>) -> !tgraph.tensor<[8, 1], f16> {
-  %c = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[8, 64], f16>, !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 128], f16>
-  %s = tgraph.reduce mean %c dim 1 : !tgraph.tensor<[8, 128], f16> -> !tgraph.tensor<[8, 1], f16>
-  tgraph.output %s : !tgraph.tensor<[8, 1], f16>
+tgraph.graph @grid(%a: !tgraph.tensor<[4, 8], f16>, %b: !tgraph.tensor<[4, 8], f16>, %c: !tgraph.tensor<[4, 8], f16>, %d: !tgraph.tensor<[4, 8], f16>) -> !tgraph.tensor<[8, 16], f16> {
+  %ab = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[4, 8], f16>, !tgraph.tensor<[4, 8], f16> -> !tgraph.tensor<[4, 16], f16>
+  %cd = tgraph.concat %c, %d dim 1 : !tgraph.tensor<[4, 8], f16>, !tgraph.tensor<[4, 8], f16> -> !tgraph.tensor<[4, 16], f16>
+  %x = tgraph.concat %ab, %cd dim 0 : !tgraph.tensor<[4, 16], f16>, !tgraph.tensor<[4, 16], f16> -> !tgraph.tensor<[8, 16], f16>
+  %y = tgraph.exp %x : !tgraph.tensor<[8, 16], f16>
+  tgraph.output %y : !tgraph.tensor<[8, 16], f16>
 }
 """
     module = module_of(_graph(text).clone())
-    with pytest.raises(CleaveError, match="tgraph.concat is not supported by the scheduler yet in @summed_concat"):
+    with pytest.raises(CleaveError, match="tgraph.concat is not supported by the scheduler yet in @grid"):
         PipelinePass(search_budget=2_000, top_k=1).apply(Context(), module)
 
 

@@ -91,11 +91,13 @@ def test_prepare_records_a_kernel_over_the_shared_memory(suite, tmp_path: Path) 
 
 
 def test_a_failing_pipeline_is_recorded(suite, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    text = """tgraph.graph @g(%a: !tgraph.tensor<[2, 4, 8], f32>, %c: !tgraph.tensor<[2, 4, 8], f32>) -> !tgraph.tensor<[2, 4, 1], f32> {
-  %b = tgraph.concat %a, %c dim 2 : !tgraph.tensor<[2, 4, 8], f32>, !tgraph.tensor<[2, 4, 8], f32> -> !tgraph.tensor<[2, 4, 16], f32>
-  %m = tgraph.reduce mean %b dim 2 : !tgraph.tensor<[2, 4, 16], f32> -> !tgraph.tensor<[2, 4, 1], f32>
-  tgraph.output %m : !tgraph.tensor<[2, 4, 1], f32>
-}"""  # a mean over a concat's own dim: the scheduler cannot take it
+    text = """tgraph.graph @g(%a: !tgraph.tensor<[4, 8], f32>, %b: !tgraph.tensor<[4, 8], f32>, %c: !tgraph.tensor<[4, 8], f32>, %d: !tgraph.tensor<[4, 8], f32>) -> !tgraph.tensor<[8, 16], f32> {
+  %ab = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[4, 8], f32>, !tgraph.tensor<[4, 8], f32> -> !tgraph.tensor<[4, 16], f32>
+  %cd = tgraph.concat %c, %d dim 1 : !tgraph.tensor<[4, 8], f32>, !tgraph.tensor<[4, 8], f32> -> !tgraph.tensor<[4, 16], f32>
+  %x = tgraph.concat %ab, %cd dim 0 : !tgraph.tensor<[4, 16], f32>, !tgraph.tensor<[4, 16], f32> -> !tgraph.tensor<[8, 16], f32>
+  %y = tgraph.exp %x : !tgraph.tensor<[8, 16], f32>
+  tgraph.output %y : !tgraph.tensor<[8, 16], f32>
+}"""  # concats along two dims: the scheduler cannot take them
     entry = suite.prepare_one("transposed", "no-search", text, str(tmp_path), 3, 2)
     assert entry["status"] == "failed" and "not supported by the scheduler" in entry["error"] and "\n" not in entry["error"]
 

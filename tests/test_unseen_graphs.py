@@ -147,13 +147,15 @@ tgraph.graph @tr(%x: !tgraph.tensor<[64, 32], f16>, %w: !tgraph.tensor<[64, 32],
 }
 """
 
-# cleave-pipeline folds TRANSPOSED's transpose into its matmul (cleave-fold-structural); a concat summed
-# over its own dim (a mean) it cannot move out of the graph
-AVERAGED_CONCAT = """\
-tgraph.graph @sc(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor<[8, 64], f16>) -> !tgraph.tensor<[8, 1], f16> {
-  %c = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[8, 64], f16>, !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 128], f16>
-  %s = tgraph.reduce mean %c dim 1 : !tgraph.tensor<[8, 128], f16> -> !tgraph.tensor<[8, 1], f16>
-  tgraph.output %s : !tgraph.tensor<[8, 1], f16>
+# cleave-pipeline folds TRANSPOSED's transpose into its matmul (cleave-fold-structural); concats along two
+# dims (a grid of blocks) it cannot move out of the graph
+CONCAT_GRID = """\
+tgraph.graph @grid(%a: !tgraph.tensor<[4, 8], f16>, %b: !tgraph.tensor<[4, 8], f16>, %c: !tgraph.tensor<[4, 8], f16>, %d: !tgraph.tensor<[4, 8], f16>) -> !tgraph.tensor<[8, 16], f16> {
+  %ab = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[4, 8], f16>, !tgraph.tensor<[4, 8], f16> -> !tgraph.tensor<[4, 16], f16>
+  %cd = tgraph.concat %c, %d dim 1 : !tgraph.tensor<[4, 8], f16>, !tgraph.tensor<[4, 8], f16> -> !tgraph.tensor<[4, 16], f16>
+  %x = tgraph.concat %ab, %cd dim 0 : !tgraph.tensor<[4, 16], f16>, !tgraph.tensor<[4, 16], f16> -> !tgraph.tensor<[8, 16], f16>
+  %y = tgraph.exp %x : !tgraph.tensor<[8, 16], f16>
+  tgraph.output %y : !tgraph.tensor<[8, 16], f16>
 }
 """
 
@@ -164,7 +166,7 @@ tgraph.graph @sc(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor<[8, 64], f
         (DYNAMIC_MEAN, "cleave-decompose", "2:3: error: @dm: tgraph.reduce mean over dim 1, which varies"),
         (DYNAMIC_MEAN, "cleave-pipeline", "2:3: error: @dm: tgraph.reduce mean over dim 1, which varies"),
         (TRANSPOSED, "cleave-schedule", "1:1: error: cleave-schedule: @tr cannot be compiled: tgraph.transpose"),
-        (AVERAGED_CONCAT, "cleave-pipeline", "2:3: error: cleave-schedule: tgraph.concat is not supported"),
+        (CONCAT_GRID, "cleave-pipeline", "2:3: error: cleave-schedule: tgraph.concat is not supported"),
     ],
 )
 def test_pass_errors_are_located(tmp_path: Path, text: str, passes: str, expected: str) -> None:

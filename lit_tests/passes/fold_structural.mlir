@@ -83,14 +83,29 @@ tgraph.graph @summed_concat(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor
 
 // -----
 
-// A mean over a concat's own dim is left as written (the pipeline names the op).
+// A mean over a concat's own dim: its parts' sums in f32, added, scaled.
 // CHECK-LABEL: tgraph.graph @averaged_concat(
-// CHECK-NOT:     cleave.boundary
-// CHECK:         tgraph.concat %a, %b dim 1
+// CHECK-NOT:     tgraph.concat
+// CHECK:         tgraph.add %{{.*}}, %{{.*}} : !tgraph.tensor<[8, 1], f32>, !tgraph.tensor<[8, 1], f32>
+// CHECK-NEXT:    tgraph.scale %{{.*}}, 7.812500e-03 : !tgraph.tensor<[8, 1], f32>
 tgraph.graph @averaged_concat(%a: !tgraph.tensor<[8, 64], f16>, %b: !tgraph.tensor<[8, 64], f16>) -> !tgraph.tensor<[8, 1], f16> {
   %c = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[8, 64], f16>, !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 128], f16>
   %s = tgraph.reduce mean %c dim 1 : !tgraph.tensor<[8, 128], f16> -> !tgraph.tensor<[8, 1], f16>
   tgraph.output %s : !tgraph.tensor<[8, 1], f16>
+}
+
+// -----
+
+// Concats along two dims (a grid of blocks): no one dim to cut the output along; left as written.
+// CHECK-LABEL: tgraph.graph @grid(
+// CHECK-NOT:     cleave.boundary
+// CHECK:         tgraph.concat %a, %b dim 1
+tgraph.graph @grid(%a: !tgraph.tensor<[4, 8], f16>, %b: !tgraph.tensor<[4, 8], f16>, %c: !tgraph.tensor<[4, 8], f16>, %d: !tgraph.tensor<[4, 8], f16>) -> !tgraph.tensor<[8, 16], f16> {
+  %ab = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[4, 8], f16>, !tgraph.tensor<[4, 8], f16> -> !tgraph.tensor<[4, 16], f16>
+  %cd = tgraph.concat %c, %d dim 1 : !tgraph.tensor<[4, 8], f16>, !tgraph.tensor<[4, 8], f16> -> !tgraph.tensor<[4, 16], f16>
+  %x = tgraph.concat %ab, %cd dim 0 : !tgraph.tensor<[4, 16], f16>, !tgraph.tensor<[4, 16], f16> -> !tgraph.tensor<[8, 16], f16>
+  %y = tgraph.exp %x : !tgraph.tensor<[8, 16], f16>
+  tgraph.output %y : !tgraph.tensor<[8, 16], f16>
 }
 
 // -----
