@@ -30,6 +30,7 @@
 #                                                                      bench/results/kl_split_hang_check_2026-12-06s33_H100.md)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh G      (25, the thirty-third session's: 18 unseen graphs,
 #                                                                      eight written with transposes, slices and concats)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh E      (25 in shorter: four of them, about 4 minutes)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh F      (25 in short: the eight graphs with transposes, slices, concats)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
@@ -208,6 +209,14 @@ if [[ $part == P ]]; then
    timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pp --out "$P/pp_rows.json" --top-k 4 --deadline 130 --row-budget 50 --torch-compile default -j 15 > "$P/pp_rows.log" 2>&1)
   grep "^| \|^- " "$P/pp_rows.md" | cut -c1-220
   exit 0
+fi
+if [[ $part == E ]]; then
+# 25 in shorter (device time for about 4 minutes): four of the structural graphs.
+G=$(for g in rope_qk_decode_b1 kv_append_decode_attention packed_gate_up_t16 packed_qk_scores; do echo "$R/$U/$g.mlir"; done)
+(cd /tmp && timeout 80 python "$R/bench/gpu_suite.py" prepare --graphs $G --keep 2 --out /tmp/pe33 -j 15 > "$P/pe33_prepare.log" 2>&1) || tail -5 "$P/pe33_prepare.log"
+(cd /tmp && timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pe33 --out "$P/pe33.json" --top-k 2 --deadline 130 --row-budget 30 --torch-compile default -j 15 > "$P/pe33.log" 2>&1)
+grep "^| \|^Geo" "$P/pe33.md" 2>/dev/null | cut -c1-240 || tail -20 "$P/pe33.log"
+exit 0
 fi
 if [[ $part == F ]]; then
 # 25 in short (device time for under 6 minutes): the eight graphs written with transposes, slices and concats.
