@@ -308,3 +308,15 @@ def test_launch_into_takes_the_thread_copy_variant_where_run_would(suite, monkey
     monkeypatch.setattr(mod, "_compiled", {})
     with pytest.raises(RuntimeError, match="illegal memory access"):
         suite.launch_into(mod, k, with_tma, ["crash"], [])
+
+
+def test_the_eager_baseline_runs_transposes_slices_and_concats(suite) -> None:  # type: ignore[no-untyped-def]
+    """A graph written with them (`bench/probes/unseen/rope_q_t8.mlir`, a rotary embedding) has an
+    eager baseline: its ops one by one in torch, views and torch.cat included, against float64."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import check, random_inputs, torch_reference
+
+    graph = suite.parse_graph((SUITE.parent / "probes" / "unseen" / "rope_q_t8.mlir").read_text())
+    xs = random_inputs(graph, device="cpu")
+    got = suite.graph_eager(graph)(*xs)
+    assert got.dtype == torch.float16 and check(got, torch_reference(graph, xs)[0]) < 1e-2
