@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import UnresolvedOperand
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Location, Span
 
 from cleave_ir.universe import get_all_dialects
@@ -76,6 +76,21 @@ class LocatingParser(Parser):
         if match is not None and int(match.group(1)) > MAX_INTEGER_WIDTH:
             self.raise_error(f"integer bitwidth is limited to {MAX_INTEGER_WIDTH} bits")
         return super()._parse_optional_integer_or_float_type()
+
+    def _parse_dialect_type_or_attribute_body(self, attr_name: str, is_type: bool, is_opaque: bool, starting_opaque_pos):
+        # A parameter its verifier rejects (`#cleave.view<input = 0, perm = [0, 0]>`) is raised while the
+        # attribute is built, before any op holds it: remember where the attribute or type is written.
+        body = self._current_token.span.start
+        try:
+            return super()._parse_dialect_type_or_attribute_body(attr_name, is_type, is_opaque, starting_opaque_pos)
+        except VerifyException as e:
+            # kept a VerifyException (`--verify-diagnostics` prints it, as xdsl-opt does), told where it is
+            text = self.lexer.input.content
+            start = max(text.rfind("#", 0, body), text.rfind("!", 0, body), 0)
+            loc = Span(start, self._current_token.span.start, self.lexer.input).get_location()
+            if not hasattr(e, "cleave_location"):  # the innermost attribute, not those holding it
+                e.cleave_location = loc._replace(line=loc.line + self.line_offset)  # type: ignore[attr-defined]
+            raise
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
@@ -222,7 +237,7 @@ def verify_error_line(error: Exception, parser: LocatingParser | None, filename:
     op = failing_op(error)
     if op is not None:
         op = _symbol_redefinition(op, msg) or op
-    loc = parser.location(op) if parser is not None else None
+    loc = getattr(error, "cleave_location", None) or (parser.location(op) if parser is not None else None)
     return f"{loc if loc is not None else filename}: error: {msg}"
 
 
@@ -339,6 +354,6 @@ def parse_module_text_located(ctx: Context, text: str | bytes, filename: str, li
         e.span = dataclasses.replace(e.span, line_offset=line_offset)
         raise CleaveError(parse_error_line(e)) from None
     except DiagnosticException as e:  # raised while building an attribute, outside xDSL's wrapping
-        raise CleaveError(f"{filename}: error: {one_line(str(e)) or type(e).__name__}") from None
+        raise CleaveError(verify_error_line(e, None, filename)) from None
     verify_located(module, parser, filename)
     return module, parser

@@ -1422,8 +1422,9 @@ class StructuralOp(IRDLOperation):
     """An op that moves elements without computing (transpose, slice, concat).
 
     `numpy(xs, shape)` and `torch(xs, shape)` give its meaning on whole tensors, `shape` being the
-    concrete result shape. The scheduler and the search do not handle these ops yet: the pipeline
-    refuses graphs that use them.
+    concrete result shape. The scheduler and the search do not handle these ops: `cleave-fold-structural`
+    moves them out of the graph (onto its inputs and outputs, `cleave.boundary`) and the pipeline
+    refuses a graph that still holds one after it.
     """
 
     KEEPS_RELATIVE_ERROR: ClassVar[bool] = True  # the elements unchanged

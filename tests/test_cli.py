@@ -62,6 +62,13 @@ BAD_INPUTS = {
         f"  tgraph.output %b : {T44}\n}}\n",
         r"^bad_unknown_op\.mlir:2:\d+: error: .*tgraph\.frobnicate.*not registered",
     ),
+    # an attribute its verifier rejects, inside another: located where the inner one is written
+    "boundary_view": (
+        f"tgraph.graph @g(%a: {T44}) -> {T44} attributes {{cleave.boundary = #cleave.boundary<inputs = "
+        f"[#cleave.view<input = 0, perm = [1, 1]>], outputs = [#cleave.part<output = 0>]>}} {{\n"
+        f"  tgraph.output %a : {T44}\n}}\n",
+        r"^bad_boundary_view\.mlir:1:138: error: cleave\.view: perm \[1, 1\] is not a permutation$",
+    ),
     "matmul_shape": (
         "tgraph.graph @g(%a: !tgraph.tensor<[4, 8], f32>, %b: !tgraph.tensor<[4, 4], f32>) "
         f"-> {T44} {{\n"

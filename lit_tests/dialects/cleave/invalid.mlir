@@ -40,3 +40,4 @@
 "test.op"() {e = #cleave.expr<(bx floordiv 4>} : () -> ()
 
 // CHECK: expected ')'
+

@@ -30,3 +30,24 @@ itgraph.kernel @tiles(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64,
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: error: itgraph.kernel: cleave.tiles must be a cleave.tiles attribute, got "out=[16, 32] reduce=none"
+
+// -----
+
+"test.op"() {v = #cleave.view<input = 0, perm = [0, 0]>} : () -> ()
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: cleave.view: perm [0, 0] is not a permutation
+
+// -----
+
+"test.op"() {v = #cleave.view<input = 0, slices = [[1, 0, 0]]>} : () -> ()
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: cleave.view: a slice is [dim, start >= 0, size >= 1], got [1, 0, 0]
+
+// -----
+
+"test.op"() {p = #cleave.part<output = 0, dim = 1, perm = [1, 1]>} : () -> ()
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: cleave.part: perm [1, 1] is not a permutation
