@@ -25,8 +25,10 @@ input of its own, a view (`#cleave.view`), and an output that is a concat become
 follows (views of the tensors it is given, the parts concatenated), so its callers pass and receive
 the tensors of the graph as written. A graph whose structural ops cannot all reach the boundary (a
 concat of concats along two dims, a slice along a dynamic dim) is left as written,
-and the pipeline says which op it cannot schedule; in a graph with dynamic dims, slices and concats do
-not move (their cut points would be fixed at the declared sizes).
+and the pipeline says which op it cannot schedule; in a graph with dynamic dims, slices and concats
+move only where the dim they cut or join is tied to no dynamic dim (a rotary embedding's head dim in a
+graph of dynamic sequence length moves; a KV cache appended along its dynamic length does not: its cut
+points would be fixed at the declared sizes).
 """
 
 from __future__ import annotations
@@ -454,12 +456,85 @@ def _permuted(attrs: DictionaryAttr, perm: Sequence[int]) -> DictionaryAttr:
     return DictionaryAttr(out)
 
 
+def _dims_tied_to_dynamic(graph: tgraph.GraphOp) -> set[tuple[SSAValue, int]]:
+    """The (value, dim) pairs whose size the graph ties to a dim its inputs declare `dynamic`.
+
+    Ops tie the dims they carry through (elementwise ops aligned from the right where neither side
+    broadcasts, a reduction's other dims, a matmul's M, N, K and batch dims, a transpose's permuted
+    dims, a slice's and a concat's other dims); a reshape or an op this does not know ties all its dims.
+    """
+    parent: dict[tuple[SSAValue, int], tuple[SSAValue, int]] = {}
+
+    def find(x: tuple[SSAValue, int]) -> tuple[SSAValue, int]:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    def tie(a: tuple[SSAValue, int], b: tuple[SSAValue, int]) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[ra] = rb
+
+    def aligned(v: SSAValue, r: SSAValue, skip: int | None = None) -> None:
+        sv, sr = _shape(v), _shape(r)
+        for i in range(1, min(len(sv), len(sr)) + 1):
+            dv, dr = len(sv) - i, len(sr) - i
+            if dr != skip and not (sv[dv] == 1 and sr[dr] != 1):
+                tie((v, dv), (r, dr))
+
+    for op in graph.block.ops:
+        if isinstance(op, tgraph.OutputOp):
+            continue
+        if isinstance(op, tgraph.ElementwiseOp):
+            for v in op.operands:
+                aligned(v, op.results[0])
+        elif isinstance(op, tgraph.ReduceOp):
+            aligned(op.input, op.result, skip=op.axis)
+        elif isinstance(op, tgraph.MatmulOp):
+            r, la, lb = op.result, len(_shape(op.lhs)), len(_shape(op.rhs))
+            k_b, n_b = (lb - 1, lb - 2) if op.transpose_b is not None else (lb - 2, lb - 1)
+            tie((op.lhs, la - 1), (op.rhs, k_b))
+            tie((op.lhs, la - 2), (r, len(_shape(r)) - 2))
+            tie((op.rhs, n_b), (r, len(_shape(r)) - 1))
+            for side, rank in ((op.lhs, la), (op.rhs, lb)):
+                for d in range(rank - 2):
+                    rd = d + len(_shape(r)) - rank
+                    if not (_shape(side)[d] == 1 and _shape(r)[rd] != 1):
+                        tie((side, d), (r, rd))
+        elif isinstance(op, tgraph.TransposeOp):
+            for i, p in enumerate(op.permutation):
+                tie((op.input, p), (op.result, i))
+        elif isinstance(op, tgraph.SliceOp):
+            aligned(op.input, op.result, skip=op.axis)
+        elif isinstance(op, tgraph.ConcatOp):
+            for v in op.operands:
+                aligned(v, op.result, skip=op.axis)
+        else:
+            values = [*op.operands, *op.results]
+            dims = [(v, d) for v in values for d in range(len(_shape(v)))]
+            for a in dims[1:]:
+                tie(dims[0], a)
+    dynamic = {find((graph.inputs[i], d)) for i in range(len(graph.inputs)) for d in graph.input_annotation(i, "dynamic")}
+    values = [*graph.inputs, *(r for op in graph.block.ops for r in op.results)]
+    return {(v, d) for v in values for d in range(len(_shape(v))) if find((v, d)) in dynamic}
+
+
+def _cuts_only_static_dims(graph: tgraph.GraphOp) -> bool:
+    """Whether every slice and concat of `graph` cuts or joins a dim that no dynamic dim is tied to
+    (moving one that does would fix a dynamic size at its declared value)."""
+    tied = _dims_tied_to_dynamic(graph) if any(graph.input_annotation(i, "dynamic") for i in range(len(graph.inputs))) else set()
+    for op in graph.block.ops:
+        if isinstance(op, (tgraph.SliceOp, tgraph.ConcatOp)):
+            if any((v, op.axis) in tied for v in (*op.operands, *op.results)):
+                return False
+    return True
+
+
 def fold_structural(graph: tgraph.GraphOp) -> bool:
     """Rewrite `graph` in place (see the module docstring): True if no structural op is left in it
     (it may be left partly rewritten otherwise: `FoldStructuralPass` works on a copy)."""
     patterns: list[RewritePattern] = [TransposeIntoMatmul(), FoldTranspose()]
-    if not any(graph.input_annotation(i, "dynamic") for i in range(len(graph.inputs))):
-        # (a slice or concat of a graph with dynamic dims could cut one of them at its declared size)
+    if _cuts_only_static_dims(graph):
         patterns += [FoldSlice(), SinkConcat()]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_region(graph.body)
     _drop_dead(graph)

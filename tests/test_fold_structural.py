@@ -285,6 +285,46 @@ tgraph.graph @dyn(%x: !tgraph.tensor<[8, 64], f16> {dynamic = array<i64: 0>}) ->
     assert g.input_annotation(0, "dynamic") == (1,)
 
 
+@pytest.mark.parametrize("n", [4, 3, 11])
+def test_a_rotary_embedding_of_dynamic_length_folds_and_serves_every_length(n: int) -> None:
+    """In a graph of dynamic sequence length, the rotary embedding's halves (the head dim, tied to no
+    dynamic dim) still move to the boundary, and the one kernel serves lengths it was not built at."""
+    module = _dynamic_rope()
+    first = module.body.block.first_op
+    boundary = first.attributes["cleave.boundary"]
+    assert [first.input_annotation(i, "dynamic") for i in range(2)] == [(0,), (0,)]
+    sized = ROPE.replace("[4, ", f"[{n}, ")
+    graph = _graph(sized)
+    xs = _inputs(graph, "uniform", seed=n)
+    (want,) = run_graph(graph, xs)
+    candidates = candidate_kernels(module)
+    assert candidates and all("cleave.dynamic" in k.attributes for _, ks in candidates for k in ks)
+    for cand, kernels in candidates:
+        (got,) = _joined(boundary, run_kernels(kernels, _views(boundary, xs)))
+        assert max_relative_error(want, got) < FP16_TOLERANCE, (cand, n)
+
+
+DYNAMIC_ROPE = ROPE.replace("%q: !tgraph.tensor<[4, 8, 64], f16>", "%q: !tgraph.tensor<[4, 8, 64], f16> {dynamic = array<i64: 0>}")
+
+
+@functools.cache
+def _dynamic_rope():  # noqa: ANN202 - the lowered module
+    from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
+
+    module = module_of(_graph(DYNAMIC_ROPE).clone())
+    PipelinePass(search_budget=20_000, split_counts=(2,), top_k=1).apply(Context(), module)
+    DynamicShapesPass().apply(Context(), module)
+    lower_module(module)
+    return module
+
+
+def test_a_kv_cache_appended_along_its_dynamic_length_is_left_as_written() -> None:
+    """The concat joins the cache's dynamic length: moving it would fix the cut at the declared length."""
+    text = KV_APPEND.replace("%kc: !tgraph.tensor<[4, 63, 32], f16>", "%kc: !tgraph.tensor<[4, 63, 32], f16> {dynamic = array<i64: 1>}")
+    graph, module = _folded(text)
+    assert str(module.body.block.first_op) == str(graph)
+
+
 @st.composite
 def structural_graphs(draw: st.DrawFn) -> tgraph.GraphOp:
     """A random graph over two [8, 12] inputs mixing slices, concats and transposes with elementwise

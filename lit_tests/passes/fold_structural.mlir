@@ -120,3 +120,32 @@ tgraph.graph @transposed_output(%x: !tgraph.tensor<[64, 32], f16>, %w: !tgraph.t
   %t = tgraph.transpose %y perm [1, 0] : !tgraph.tensor<[64, 48], f16> -> !tgraph.tensor<[48, 64], f16>
   tgraph.output %t : !tgraph.tensor<[48, 64], f16>
 }
+
+// -----
+
+// Rows of dynamic length, halves of a static dim: the slices and the concat still move (the dim they
+// cut is tied to no dynamic dim), and each half keeps the row's dynamic annotation.
+// CHECK-LABEL: tgraph.graph @dynamic_rows(%x_v1: !tgraph.tensor<[8, 32], f16> {dynamic = array<i64: 0>}, %x_v2: !tgraph.tensor<[8, 32], f16> {dynamic = array<i64: 0>})
+// CHECK-SAME:    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0, slices = {{\[}}[1, 0, 32]]>, #cleave.view<input = 0, slices = {{\[}}[1, 32, 32]]>], outputs = [#cleave.part<output = 0, dim = 1>, #cleave.part<output = 0, dim = 1>]>
+// CHECK-NOT:     tgraph.concat
+tgraph.graph @dynamic_rows(%x: !tgraph.tensor<[8, 64], f16> {dynamic = array<i64: 0>}) -> !tgraph.tensor<[8, 64], f16> {
+  %a = tgraph.slice %x dim 1 start 0 : !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 32], f16>
+  %b = tgraph.slice %x dim 1 start 32 : !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 32], f16>
+  %n = tgraph.neg %b : !tgraph.tensor<[8, 32], f16>
+  %r = tgraph.concat %n, %a dim 1 : !tgraph.tensor<[8, 32], f16>, !tgraph.tensor<[8, 32], f16> -> !tgraph.tensor<[8, 64], f16>
+  %y = tgraph.mul %r, %x : !tgraph.tensor<[8, 64], f16>, !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 64], f16>
+  tgraph.output %y : !tgraph.tensor<[8, 64], f16>
+}
+
+// -----
+
+// A cache appended along its dynamic length: moving the concat would fix the cut at the declared
+// length, so it is left as written.
+// CHECK-LABEL: tgraph.graph @append_dynamic(
+// CHECK-NOT:     cleave.boundary
+// CHECK:         tgraph.concat %c, %n dim 0
+tgraph.graph @append_dynamic(%c: !tgraph.tensor<[63, 32], f16> {dynamic = array<i64: 0>}, %n: !tgraph.tensor<[1, 32], f16>) -> !tgraph.tensor<[1, 32], f16> {
+  %k = tgraph.concat %c, %n dim 0 : !tgraph.tensor<[63, 32], f16>, !tgraph.tensor<[1, 32], f16> -> !tgraph.tensor<[64, 32], f16>
+  %s = tgraph.reduce sum %k dim 0 : !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[1, 32], f16>
+  tgraph.output %s : !tgraph.tensor<[1, 32], f16>
+}
