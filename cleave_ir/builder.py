@@ -206,6 +206,15 @@ class GraphBuilder:
         t = tgraph.tensor_type(x)
         return self._add(tgraph.ReshapeOp(x, t.with_shape([as_dim(d) for d in shape])))
 
+    def transpose(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
+        return self._add(tgraph.TransposeOp(x, perm))
+
+    def slice(self, x: SSAValue, dim: int, start: int, size: int) -> SSAValue:
+        return self._add(tgraph.SliceOp(x, dim, start, size))
+
+    def concat(self, xs: Sequence[SSAValue], dim: int) -> SSAValue:
+        return self._add(tgraph.ConcatOp(xs, dim))
+
     def split(self, x: SSAValue, dim: int, parts: int | str | sympy.Expr) -> SSAValue:
         return self._add(tgraph.SplitOp(x, dim, parts))
 

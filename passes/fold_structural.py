@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, ModuleOp, f32, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, f32, i64
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -47,10 +47,12 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.common_subexpression_elimination import cse
 
 from cleave_ir.dialects import tgraph
 from cleave_ir.dialects.cleave import BoundaryAttr, PartAttr, ViewAttr
 from cleave_ir.passes.options import CleavePass
+from cleave_ir.passes.unit_reshapes import frame_map
 
 
 def _shape(v: SSAValue) -> list:
@@ -126,10 +128,24 @@ def _piece(rewriter: PatternRewriter, op: Operation, dim: int, start: int, size:
     elif isinstance(op, tgraph.TransposeOp):
         src = op.permutation[dim]
         new = tgraph.TransposeOp(_slice(rewriter, op.input, src, start, size), op.permutation)
+    elif isinstance(op, tgraph.ReshapeOp):
+        m = _unit_map(op)
+        if m is None or m[dim] is None:
+            return None
+        new = tgraph.ReshapeOp(_slice(rewriter, op.input, m[dim], start, size), tgraph.tensor_type(op.result).with_shape(shape))
     else:
         return None
     rewriter.insert(new)
     return new.results[0]
+
+
+def _unit_map(op: tgraph.ReshapeOp) -> list[int | None] | None:
+    """For a reshape that only adds or drops size-1 dims: each result dim's input dim (None: an added
+    1); None for other reshapes."""
+    src, dst = _shape(op.input), _shape(op.result)
+    if [d for d in src if d != 1] != [d for d in dst if d != 1]:
+        return None
+    return frame_map(src, dst)
 
 
 def _is_swap_of_last_two(perm: Sequence[int]) -> bool:
@@ -151,15 +167,73 @@ class TransposeIntoMatmul(RewritePattern):
 
 
 class FoldTranspose(RewritePattern):
-    """An identity transpose vanishes; a transpose of a transpose is one transpose."""
+    """An identity transpose vanishes; a transpose of a transpose is one transpose; a transpose that only
+    moves size-1 dims is a reshape."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tgraph.TransposeOp, rewriter: PatternRewriter) -> None:
         perm = op.permutation
+        shape = _shape(op.input)
         if list(perm) == list(range(len(perm))):
             rewriter.replace(op, [], [op.input])
+        elif _moves_only_ones(shape, perm):
+            rewriter.replace(op, tgraph.ReshapeOp(op.input, tgraph.tensor_type(op.result)))
         elif isinstance(inner := op.input.owner, tgraph.TransposeOp):
             rewriter.replace(op, tgraph.TransposeOp(inner.input, [inner.permutation[p] for p in perm]))
+
+
+class SinkTranspose(RewritePattern):
+    """An elementwise op or a reduction reading a transpose of a computed value computes in that value's
+    frame and is transposed after (`f(transpose(a), c)` -> `transpose(f(a, transpose^-1(c)))`, `c` an
+    input's view or a transpose by the same perm; `reduce(transpose(a), d)` -> `transpose(reduce(a,
+    perm[d]))`): the transpose moves down towards the outputs, where it is a view."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, tgraph.ReduceOp):
+            t = op.input.owner
+            if isinstance(t, tgraph.TransposeOp) and _view_of(t.input) is None:
+                axis = t.permutation[op.axis]
+                shape = _shape(t.input)
+                shape[axis] = 1
+                new = _rebuilt(op, [t.input], shape)
+                new.properties["dim"] = IntegerAttr(axis, i64)
+                rewriter.insert(new)
+                rewriter.replace(op, tgraph.TransposeOp(new.results[0], t.permutation))
+            return
+        if not isinstance(op, tgraph.ElementwiseOp):
+            return
+        rank = len(_shape(op.results[0]))
+        moved = [v for v in op.operands if isinstance(t := v.owner, tgraph.TransposeOp) and _view_of(t.input) is None]
+        if not moved:
+            return
+        perm = moved[0].owner.permutation
+        inverse = [perm.index(i) for i in range(rank)]
+        operands: list[SSAValue] = []
+        for v in op.operands:
+            t = v.owner
+            if isinstance(t, tgraph.TransposeOp) and t.permutation == perm:
+                operands.append(t.input)
+            elif len(_shape(v)) == rank and (_view_of(v) is not None or _moves_only_ones(_shape(v), inverse)):
+                back = tgraph.TransposeOp(v, inverse)  # a view of an input, or a reshape (FoldTranspose)
+                rewriter.insert(back)
+                operands.append(back.result)
+            else:
+                return
+        new = _rebuilt(op, operands, _shape(operands[0]) if len(operands) == 1 else _frame(operands))
+        rewriter.insert(new)
+        rewriter.replace(op, tgraph.TransposeOp(new.results[0], perm))
+
+
+def _moves_only_ones(shape: Sequence, perm: Sequence[int]) -> bool:
+    """Whether permuting `shape` by `perm` keeps its dims over 1 in order (it is a reshape)."""
+    big = [p for p in perm if shape[p] != 1]
+    return big == sorted(big)
+
+
+def _frame(values: Sequence[SSAValue]) -> list:
+    """The broadcast shape of same-rank `values` (a size-1 dim takes the others' size)."""
+    shapes = [_shape(v) for v in values]
+    return [next((d for d in ds if d != 1), 1) for ds in zip(*shapes)]
 
 
 class FoldSlice(RewritePattern):
@@ -220,7 +294,7 @@ class SinkConcat(RewritePattern):
             if len(flat) != len(op.operands):
                 rewriter.replace(op, tgraph.ConcatOp(flat, op.axis))
             return
-        if not isinstance(op, (tgraph.ElementwiseOp, tgraph.ReduceOp, tgraph.MatmulOp, tgraph.TransposeOp)):
+        if not isinstance(op, (tgraph.ElementwiseOp, tgraph.ReduceOp, tgraph.MatmulOp, tgraph.TransposeOp, tgraph.ReshapeOp)):
             return
         if self._regroup(op, rewriter):
             return
@@ -307,6 +381,11 @@ class SinkConcat(RewritePattern):
             sides = [(v, d) for v, d in ((op.lhs, dl), (op.rhs, dr)) if d is not None and d >= 0]
         elif isinstance(op, tgraph.TransposeOp):
             sides = [(op.input, op.permutation[dim])]
+        elif isinstance(op, tgraph.ReshapeOp):
+            m = _unit_map(op)
+            if m is None or m[dim] is None:
+                return None
+            sides = [(op.input, m[dim])]
         else:
             sides = [(v, dim) for v in op.operands if len(_shape(v)) == len(_shape(op.results[0]))]
         cuts = {0, size}
@@ -533,11 +612,12 @@ def _cuts_only_static_dims(graph: tgraph.GraphOp) -> bool:
 def fold_structural(graph: tgraph.GraphOp) -> bool:
     """Rewrite `graph` in place (see the module docstring): True if no structural op is left in it
     (it may be left partly rewritten otherwise: `FoldStructuralPass` works on a copy)."""
-    patterns: list[RewritePattern] = [TransposeIntoMatmul(), FoldTranspose()]
+    patterns: list[RewritePattern] = [TransposeIntoMatmul(), FoldTranspose(), SinkTranspose()]
     if _cuts_only_static_dims(graph):
         patterns += [FoldSlice(), SinkConcat()]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_region(graph.body)
     _drop_dead(graph)
+    cse(graph.body)  # the pieces of one value that several slices asked for, computed once
     if not any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops):
         return True
     _copy_views(graph)

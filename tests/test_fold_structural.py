@@ -260,6 +260,47 @@ def test_the_emitted_module_views_and_joins_as_the_boundary_says(name: str, tmp_
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
 
 
+TRANSPOSED_OUTPUT = """
+tgraph.graph @transposed_output(%x: !tgraph.tensor<[64, 32], f16>, %w: !tgraph.tensor<[48, 32], f16>) -> !tgraph.tensor<[48, 64], f16> {
+  %y = tgraph.matmul %x, %w transpose_b : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[48, 32], f16> -> !tgraph.tensor<[64, 48], f16>
+  %t = tgraph.transpose %y perm [1, 0] : !tgraph.tensor<[64, 48], f16> -> !tgraph.tensor<[48, 64], f16>
+  tgraph.output %t : !tgraph.tensor<[48, 64], f16>
+}
+"""
+
+
+def test_the_emitted_run_writes_out_through_a_transposed_output_view(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A transposed output is a view of what the kernel writes: `run(out=o)` hands the kernels `o`'s
+    transposed view to write (no copy), and `run()` alone returns the output row-major."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import load_module_file
+
+    graph = _graph(TRANSPOSED_OUTPUT)
+    module = module_of(graph.clone())
+    PipelinePass(search_budget=2_000, top_k=1).apply(Context(), module)
+    lower_module(module)
+    path = tmp_path / "kernels.py"
+    path.write_text(module_source(module))
+    mod = load_module_file(path)
+    given = []
+
+    def kernels(tensors, candidate, out):  # noqa: ANN001, ANN202 - the matmul the kernel computes
+        x, w = tensors
+        y = x @ w.T
+        given.append(out)
+        return y if out is None else out.copy_(y)
+
+    monkeypatch.setattr(mod, "_kernels", kernels)
+    x, w = torch.randn(64, 32, dtype=torch.float64), torch.randn(48, 32, dtype=torch.float64)
+    got = mod.run(x, w)
+    assert got.is_contiguous()
+    torch.testing.assert_close(got, (x @ w.T).T)
+    o = torch.empty(48, 64, dtype=torch.float64)
+    assert mod.run(x, w, out=o) is o
+    assert given[-1].data_ptr() == o.data_ptr() and given[-1].shape == (64, 48)
+    torch.testing.assert_close(o, (x @ w.T).T)
+
+
 def test_a_boundary_whose_parts_disagree_does_not_verify() -> None:
     with pytest.raises(VerifyException, match="must share one dim"):
         BoundaryAttr([ViewAttr(0)], [PartAttr(0, 1), PartAttr(0, 2)]).verify()

@@ -87,7 +87,7 @@ def test_explain_regions_and_reasons(layer):
     # head splitting stays in PyTorch, each with its reason
     reasons = {n.name: why for n, why in plan.unsupported.items()}
     assert reasons["view"].startswith("view/reshape that splits, merges or moves dims")
-    assert reasons["transpose"].startswith("transpose of other than the last two dims")
+    assert reasons["transpose"].startswith("a transpose or slice of a value PyTorch computes: a view there")
     assert all(sum(op != "reshape" for op in r.tgraph_ops()) <= plan.max_ops for r in plan.regions)
 
 

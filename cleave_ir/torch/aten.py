@@ -10,9 +10,12 @@ Decompositions: mean -> reduce sum + scale, softmax -> exp / sum / div (the sche
 used as a ratio into rescaled sums with a running max: online softmax, stable for any logits),
 layer_norm and rms_norm -> reductions, rsqrt and muls, linear -> matmul transpose_b, SDPA -> matmul
 transpose_b, scale, softmax, matmul (`is_causal=True` adds a `#cleave.causal` mask input the region
-makes itself, `Emitter.causal_input`). A transpose of the last two dims is supported only as the
-second operand of matmuls (it becomes transpose_b); view/reshape/unsqueeze/squeeze only where they add
-or drop size-1 dims. A scalar operand of add/sub/max becomes `tgraph.scalar` (the constant stays in the
+makes itself, `Emitter.causal_input`). A transpose of the last two dims read only as matmuls'
+second operand becomes their transpose_b; other transposes and permutes, step-1 slices, `narrow`,
+`select`, the pieces of `split`/`chunk`/`unbind` (`getitem`) and `cat` become `tgraph.transpose` /
+`slice` / `concat` (not along a dynamic dim), which `cleave-fold-structural` moves to the region's
+boundary (`partition.folded` keeps them in a region only where it can); view/reshape/unsqueeze/squeeze
+only where they add or drop size-1 dims. A scalar operand of add/sub/max becomes `tgraph.scalar` (the constant stays in the
 graph: were it an input, the GPU check would fill it with random values, e.g. a negative norm eps);
 mul/div by a scalar become `scale`.
 """
@@ -20,6 +23,7 @@ mul/div by a scalar become `scale`.
 from __future__ import annotations
 
 import math
+import operator
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -757,12 +761,108 @@ def _transpose(cx: Emitter, node: fx.Node) -> Transposed:
         swapped = rank >= 2 and perm == [*range(rank - 2), rank - 1, rank - 2]
     else:
         swapped = rank >= 2 and sorted(d % rank for d in node.args[1:3]) == [rank - 2, rank - 1]
-    if not swapped:
-        raise Unsupported("transpose of other than the last two dims (tgraph has only matmul transpose_b)")
     users = list(node.users)
-    if not users or any(_packet(u) not in (*_MATMULS, "aten.linear") or u.args[0] is node or u.args[1] is not node for u in users):
-        raise Unsupported("transpose not used only as a matmul's second operand (tgraph has only matmul transpose_b)")
-    return Transposed(cx.tensor(node.args[0]))
+    if swapped and users and all(_packet(u) in (*_MATMULS, "aten.linear") and u.args[0] is not node and u.args[1] is node for u in users):
+        return Transposed(cx.tensor(node.args[0]))  # read as the matmul's transpose_b
+    if target in ("aten.t", "aten.numpy_T"):
+        perm = list(range(rank))[::-1]
+    elif target != "aten.permute":
+        a, b = (d % rank for d in node.args[1:3])
+        perm = list(range(rank))
+        perm[a], perm[b] = perm[b], perm[a]
+    return cx.builder.transpose(cx.tensor(node.args[0]), perm)
+
+
+def _cut_dim(node: fx.Node, x: fx.Node, dim: int) -> int:
+    """`dim` of `x` normalized; Unsupported where its size is dynamic (a cut there would be fixed at the
+    example's size)."""
+    shape = meta_val(x).shape
+    d = dim % len(shape)
+    if is_symbolic(shape[d]):
+        raise Unsupported(f"{_packet(node)} along dim {d}, which is dynamic")
+    return d
+
+
+def _slice_of(cx: Emitter, node: fx.Node, x: fx.Node, dim: int, start: Any, end: Any) -> SSAValue:
+    """`x[start:end]` along `dim` (Python's rules: None, negative and past-the-end bounds) as a
+    `tgraph.slice`; the value itself where that is all of it."""
+    d = _cut_dim(node, x, dim)
+    n = cx.sizes(x)[d]
+    if any(is_symbolic(v) or not isinstance(v, (int, type(None))) for v in (start, end)):
+        raise Unsupported(f"{_packet(node) or 'slice'} with a bound that is not a constant")
+    lo, hi, _ = slice(start, end).indices(n)
+    if hi <= lo:
+        raise Unsupported(f"{_packet(node) or 'slice'} of no elements")
+    v = cx.tensor(x)
+    return v if (lo, hi) == (0, n) else cx.builder.slice(v, d, lo, hi - lo)
+
+
+def _slice(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`x[a:b]` along a dim (`aten.slice`, step 1), `narrow(x, dim, start, length)`."""
+    x, dim = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+    if _packet(node) == "aten.narrow":
+        start, length = node.args[2], node.args[3]
+        if not isinstance(start, int) or not isinstance(length, int):
+            raise Unsupported("narrow with a bound that is not a constant")
+        if start < 0:
+            start += cx.sizes(x)[_cut_dim(node, x, dim)]
+        return _slice_of(cx, node, x, dim, start, start + length)
+    start = node.args[2] if len(node.args) > 2 else node.kwargs.get("start")
+    end = node.args[3] if len(node.args) > 3 else node.kwargs.get("end")
+    step = node.args[4] if len(node.args) > 4 else node.kwargs.get("step", 1)
+    if step != 1:
+        raise Unsupported(f"slice with step {step} (tgraph slices are contiguous)")
+    return _slice_of(cx, node, x, dim, start, end)
+
+
+def _select_index(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`x[.., i]`: the one-element slice, its dim dropped."""
+    x, dim, index = node.args[0], node.args[1], node.args[2]
+    if not isinstance(index, int):
+        raise Unsupported("select with an index that is not a constant")
+    d = _cut_dim(node, x, dim)
+    i = index % cx.sizes(x)[d]
+    v = _slice_of(cx, node, x, d, i, i + 1)
+    return cx.builder.reshape(v, list(cx.sizes(node)) or [1])
+
+
+def _cat(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`torch.cat(xs, dim)` as a `tgraph.concat` (empty parts dropped, as PyTorch does)."""
+    parts = [p for p in node.args[0] if math.prod(cx.sizes(p)) > 0]
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+    if not parts:
+        raise Unsupported("cat of empty tensors")
+    d = dim % len(meta_val(node).shape)
+    for p in parts:
+        _cut_dim(node, p, d)
+    values = [cx.tensor(p) for p in parts]
+    return values[0] if len(values) == 1 else cx.builder.concat(values, d)
+
+
+SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
+"""aten ops returning a list of views, whose pieces (`getitem`) a region reads as slices of their input."""
+
+
+def _piece(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`getitem(split(x, ..), i)`, `chunk`, `unbind`: the slice of x that piece i is."""
+    from torch import fx
+
+    src, i = node.args
+    if node.target is not operator.getitem or not isinstance(src, fx.Node) or not isinstance(i, int):
+        raise Unsupported("getitem of other than a split, chunk or unbind")
+    op = _packet(src)
+    x = src.args[0]
+    if op == "aten.unbind":
+        dim = src.args[1] if len(src.args) > 1 else src.kwargs.get("dim", 0)
+        d = _cut_dim(node, x, dim)
+        return cx.builder.reshape(_slice_of(cx, node, x, d, i, i + 1), list(cx.sizes(node)) or [1])
+    if op not in SPLITS:
+        raise Unsupported(f"getitem of {op_name(src)} (not a split, chunk or unbind)")
+    dim = src.args[2] if len(src.args) > 2 else src.kwargs.get("dim", 0)
+    d = _cut_dim(node, x, dim)
+    sizes = [int(piece.shape[d]) for piece in meta_val(src)]
+    start = sum(sizes[:i])
+    return _slice_of(cx, node, x, d, start, start + sizes[i])
 
 
 def _reshape(cx: Emitter, node: fx.Node) -> SSAValue:
@@ -1186,6 +1286,12 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.addmm": _addmm,
     "aten.baddbmm": _baddbmm,
     "aten.einsum": _einsum,
+    "aten.slice": _slice,
+    "aten.narrow": _slice,
+    "aten.select": _select_index,
+    "aten.cat": _cat,
+    "aten.concat": _cat,
+    "getitem": _piece,
     "aten.t": _transpose,
     "aten.numpy_T": _transpose,
     "aten.transpose": _transpose,
@@ -1298,7 +1404,7 @@ def convert(cx: Emitter, node: fx.Node) -> SSAValue | Transposed:
         return out
     if CHUNKED in node.meta:
         raise Unsupported("a chunked projection: its regions compute its pieces from the weight's rows")
-    name = _packet(node)
+    name = "getitem" if node.target is operator.getitem else _packet(node)
     if name is None:
         raise Unsupported(f"{op_name(node)} is not an aten op")
     if constant_scalar(node) is not None:

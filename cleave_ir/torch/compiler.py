@@ -28,6 +28,7 @@ from xdsl.parser import Parser
 
 from cleave_ir.compile import compile_graph, graph_text
 from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.cleave import BoundaryAttr
 from cleave_ir.diagnostics import CleaveError
 
 Kernel = Callable[..., torch.Tensor]
@@ -123,13 +124,23 @@ def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -
         raise CleaveError(f"error: @{graph.sym_name.data}: no candidate to run")
     kernels = cands[candidate][1]
     dtype = output_dtype(graph)
+    boundary = graph.attributes.get("cleave.boundary")
 
     def run(*xs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
-        got = torch.from_numpy(np.asarray(run_kernels(kernels, arrays)[0], dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+        if isinstance(boundary, BoundaryAttr):  # the kernels read views and write parts (`cleave.boundary`)
+            result = boundary.assemble(_outputs(run_kernels(kernels, boundary.views(arrays, np.transpose))), np.concatenate, np.transpose)[0]
+            result = np.ascontiguousarray(result)  # row-major, as a kernel's own output
+        else:
+            result = run_kernels(kernels, arrays)[0]
+        got = torch.from_numpy(np.asarray(result, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
         return got if out is None else out.copy_(got)
 
     return run
+
+
+def _outputs(result: Any) -> list[Any]:
+    return list(result) if isinstance(result, (list, tuple)) else [result]
 
 
 def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
@@ -145,12 +156,16 @@ def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
     from cleave_ir.run import resize_graph
 
     dtype = output_dtype(graph)
+    boundary = graph.attributes.get("cleave.boundary")
     graph = shifted_for_cut(graph)
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
+        if isinstance(boundary, BoundaryAttr):
+            arrays = boundary.views(arrays, np.transpose)
         g = resize_graph(graph, _resize(graph, arrays))
-        out = run_graph(g, arrays, mode="declared")[0]
+        outs = run_graph(g, arrays, mode="declared")
+        out = np.ascontiguousarray(boundary.assemble(outs, np.concatenate, np.transpose)[0]) if isinstance(boundary, BoundaryAttr) else outs[0]
         return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
 
     return run

@@ -42,7 +42,7 @@ from cleave_ir.dialects import tgraph
 from cleave_ir.passes.padded_dims import padded_size
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
-    SLICED_LINEAR, Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, floor_softmax_fills, grouped_attention,
+    SLICED_LINEAR, SPLITS, Emitter, Input, Transposed, Unsupported, awkward, bool_masked_attention, constant_scalar, convert, element_type, floor_softmax_fills, grouped_attention,
     ELEMENTWISE, VIEWS, is_mask_dtype, meta_val, op_name, unbounded_float_mask,
 )
 from cleave_ir.torch.capture import Captured
@@ -84,6 +84,7 @@ class Region:
     unsqueeze: tuple[int, ...] = ()  # size-1 dims of the root that the graph's output leaves out
     empty_rows: int | None = None  # this tensor input is an SDPA mask: the output's rows it masks whole are 0
     cut: str = ""  # why its root does not join its users' region (`cut_reason`)
+    structural_refused: bool = False  # its transposes, slices or concats cannot leave it (`folded`)
 
     def zero_empty_rows(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         """`out` (the root's value) with the query rows that the mask `xs[empty_rows]` masks (False or -inf)
@@ -154,21 +155,25 @@ class Plan:
         return out.getvalue()
 
 
-def _try(captured: Captured, node: fx.Node) -> str | tuple[int, int]:
-    """(tgraph ops without reshapes, matmuls) that `node` converts to, else the reason it does not."""
+def _try(captured: Captured, node: fx.Node) -> str | tuple[int, int, bool]:
+    """(tgraph ops without reshapes and structural ops, matmuls, whether it emits a structural op)
+    that `node` converts to, else the reason it does not."""
     val = meta_val(node)
     try:
-        elt = element_type(val.dtype) if hasattr(val, "dtype") else "f16"
+        elt = element_type(val.dtype) if hasattr(val, "dtype") and not isinstance(val, (list, tuple)) else "f16"
         cx = Emitter(GraphBuilder("probe", elt), captured.sizes)
         convert(cx, node)
     except Unsupported as e:
         return str(e)
     ops = list(cx.builder.block.ops)
-    return sum(not isinstance(op, tgraph.ReshapeOp) for op in ops), sum(isinstance(op, tgraph.MatmulOp) for op in ops)
+    structural = any(isinstance(op, tgraph.StructuralOp) for op in ops)
+    counted = sum(not isinstance(op, (tgraph.ReshapeOp, tgraph.StructuralOp)) for op in ops)
+    return counted, sum(isinstance(op, tgraph.MatmulOp) for op in ops), structural
 
 
-def support(captured: Captured) -> dict[fx.Node, str | tuple[int, int]]:
-    """For every call node: its (tgraph op, matmul) counts when supported, else the one-line reason."""
+def support(captured: Captured) -> dict[fx.Node, str | tuple[int, int, bool]]:
+    """For every call node: its (tgraph op, matmul) counts and whether it emits a transpose, slice or
+    concat, when supported; else the one-line reason."""
     nodes = [n for n in captured.module.graph.nodes if n.op == "call_function"]
     return {n: _try(captured, n) for n in nodes}
 
@@ -215,7 +220,7 @@ def wide_hidden_layer(node: fx.Node) -> bool:
     return hidden(node)
 
 
-def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int = MAX_OPS) -> list[tuple[list[fx.Node], str]]:
+def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int, bool]], max_ops: int = MAX_OPS) -> list[tuple[list[fx.Node], str]]:
     """Regions by the cone rule over the supported nodes (`cost`: their op and matmul counts), in graph
     order, each with why its root did not join its users' region (`cut_reason`)."""
     order = list(captured.module.graph.nodes)
@@ -228,8 +233,8 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
     for n in reversed(order):
         if n not in cost or n in region_of:
             continue
-        ops, mms = cost[n]
-        owners = {region_of.get(u) for u in n.users}
+        ops, mms, _ = cost[n]
+        owners = {region_of.get(u) for u in _users(n)}
         r = next(iter(owners)) if len(owners) == 1 else None
         grouped = grouped_attention(n)
         cut = cut_reason(n, owners, size[r] if r is not None else None, ops, mms, max_ops, grouped is not None or n in grouped_queries, n in masks)
@@ -249,6 +254,16 @@ def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int]], max_ops: int
     regions = [(list(reversed(m)), c) for m, c in zip(members, cuts)]
     regions.sort(key=lambda mc: order.index(mc[0][-1]))
     return regions
+
+
+def _users(n: fx.Node) -> list[fx.Node]:
+    """`n`'s users, a split's pieces (`getitem`) in place of the split (which only makes views)."""
+    return [p for u in n.users for p in (u.users if op_name(u) in SPLITS else [u])]
+
+
+def _sources(n: fx.Node) -> list[fx.Node]:
+    """The nodes `n` reads, a split's input in place of the split its piece comes from."""
+    return [s for a in n.all_input_nodes for s in (a.all_input_nodes if op_name(a) in SPLITS else [a])]
 
 
 def cut_reason(
@@ -282,7 +297,35 @@ def cut_reason(
     return ""
 
 
-def emit(captured: Captured, index: int, nodes: list[fx.Node], cut: str = "") -> Region:
+class StructuralRefused(Unsupported):
+    """The region's transposes, slices or concats do not all leave it (`cleave-fold-structural`), or
+    leave it with more matmuls or ops than a region holds: they stay in PyTorch (`partition`)."""
+
+
+def folded(graph: tgraph.GraphOp, max_ops: int = MAX_OPS) -> tgraph.GraphOp:
+    """`graph` with its structural ops moved to its boundary (`cleave.boundary`); StructuralRefused
+    where they do not all go, or where moving them adds matmuls (a rotary embedding's concat sunk
+    through attention splits its score matmul in two) or more than doubles the region's op budget."""
+    from cleave_ir.passes.fold_structural import fold_structural
+
+    def count(g: tgraph.GraphOp) -> tuple[int, int]:
+        ops = [op for op in g.block.ops if not isinstance(op, (tgraph.OutputOp, tgraph.ReshapeOp, tgraph.StructuralOp))]
+        return len(ops), sum(isinstance(op, tgraph.MatmulOp) for op in ops)
+
+    trial = graph.clone()
+    if not fold_structural(trial):
+        left = next(op.name for op in trial.block.ops if isinstance(op, tgraph.StructuralOp))
+        raise StructuralRefused(f"cleave-fold-structural cannot move its {left} out of the region")
+    trial.verify()
+    (ops, mms), (_, before) = count(trial), count(graph)
+    if mms > before:
+        raise StructuralRefused(f"its slices and concats, moved out, split its {before} matmuls into {mms}")
+    if ops > 2 * max_ops:  # each part computes its share of the ops: twice the budget bounds the search
+        raise StructuralRefused(f"its slices and concats, moved out, leave {ops} tgraph ops (more than {2 * max_ops})")
+    return trial
+
+
+def emit(captured: Captured, index: int, nodes: list[fx.Node], cut: str = "", max_ops: int = MAX_OPS) -> Region:
     """The region's tgraph graph (or the reason there is none) and whether it is worth compiling."""
     region = Region(index, nodes, cut=cut)
     val = meta_val(region.root)
@@ -304,7 +347,13 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node], cut: str = "") ->
         _squeeze_inputs(graph, cx.inputs)
         region.unsqueeze = _unsqueeze_output(graph)
         graph.verify()
+        if any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops):
+            graph = folded(graph, max_ops)
         region.graph = _named_by_content(_padded(graph))
+    except StructuralRefused as e:
+        region.reason = f"PyTorch: {e}"
+        region.structural_refused = True
+        return region
     except Unsupported as e:
         region.reason = f"PyTorch: {e}"
         return region
@@ -426,7 +475,12 @@ def _padded(graph: tgraph.GraphOp) -> tgraph.GraphOp:
         for name, n in zip(names.get(a.name_hint or "", []), tgraph.tensor_type(a).shape)
         if name is not None and awkward(int(n))
     }
-    return at_sizes(graph, sizes) if sizes else graph
+    if not sizes:
+        return graph
+    padded = at_sizes(graph, sizes)
+    if "cleave.boundary" in graph.attributes:  # views of static dims only: the same at every size
+        padded.attributes["cleave.boundary"] = graph.attributes["cleave.boundary"]
+    return padded
 
 
 def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:
@@ -441,11 +495,54 @@ def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:
     return graph
 
 
+VIEW_OF_PYTORCH = "a transpose or slice of a value PyTorch computes: a view there, which the region reads in place"
+VIEW_OF_REGION = "a transpose or slice of a region's result: a view there, of the layout its kernel writes (`stitch.bind`)"
+_IDENTITIES = ("aten.clone", "aten.contiguous", "aten.alias", "aten.detach")
+
+
+def _is_view(n: fx.Node, reasons: dict[fx.Node, Any]) -> bool:
+    """Whether `n` is supported and only moves elements in place (a transpose, slice, select or split's piece)."""
+    c = reasons.get(n)
+    return isinstance(c, tuple) and c[2] and op_name(n) not in ("aten.cat", "aten.concat")
+
+
+def _view_tail(region: Region, reasons: dict[fx.Node, Any]) -> list[fx.Node]:
+    """The region's root when it is a view, with the copies (`contiguous`, `clone`) after it; else []."""
+    chain: list[fx.Node] = []
+    n: Any = region.root
+    while isinstance(n, fx.Node) and n in region.nodes:
+        chain.append(n)
+        if _is_view(n, reasons):
+            return chain
+        if op_name(n) not in _IDENTITIES or not n.args:
+            return []
+        n = n.args[0]
+    return []
+
+
 def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
-    """Supported nodes, cut into regions by `RULE`, each with its tgraph graph."""
-    reasons = support(captured)
-    cost = {n: c for n, c in reasons.items() if not isinstance(c, str)}
-    regions = [emit(captured, i, nodes, cut) for i, (nodes, cut) in enumerate(cones(captured, cost, max_ops))]
+    """Supported nodes, cut into regions by `RULE`, each with its tgraph graph.
+
+    Transposes and slices of values PyTorch computes, and of a region's result, stay in PyTorch (views
+    there; the region reads them, or its kernel writes them, in place); a region whose transposes,
+    slices and concats cannot all leave it (`folded`) leaves them in PyTorch and is cut again."""
+    reasons: dict[fx.Node, Any] = dict(support(captured))
+    for n in reasons:  # (in graph order: a view of such a view is one too)
+        if _is_view(n, reasons) and not any(isinstance(reasons.get(a), tuple) for a in _sources(n)):
+            reasons[n] = VIEW_OF_PYTORCH
+    while True:
+        cost = {n: c for n, c in reasons.items() if not isinstance(c, str)}
+        regions = [emit(captured, i, nodes, cut, max_ops) for i, (nodes, cut) in enumerate(cones(captured, cost, max_ops))]
+        excluded: dict[fx.Node, str] = {}
+        for r in regions:
+            for n in _view_tail(r, reasons):
+                excluded[n] = VIEW_OF_REGION
+            if r.structural_refused:
+                why = f"in region {r.index}, {r.reason.removeprefix('PyTorch: ')}"
+                excluded.update({n: why for n in r.nodes if isinstance(reasons.get(n), tuple) and reasons[n][2]})
+        if not excluded:
+            break
+        reasons.update(excluded)
     unsupported = {n: why for n, why in reasons.items() if isinstance(why, str)}
     return Plan(captured, regions, unsupported, max_ops)
 
@@ -467,6 +564,8 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
             val = meta_val(a)
             env[a] = g.call_function(torch.ops.aten.full.default, ([], c), {"dtype": val.dtype, "device": val.device})
             env[a].meta = dict(a.meta)
+        elif a not in env and op_name(a) in SPLITS:  # the pieces' list a getitem of the region reads
+            env[a] = g.node_copy(a, arg)
         return env[a]
 
     for n in region.nodes:

@@ -19,6 +19,7 @@ from torch import fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from cleave_ir.compile import graph_text
+from cleave_ir.dialects.cleave import BoundaryAttr
 from cleave_ir.torch.partition import Region
 
 _LIB: torch.library.Library | None = None
@@ -52,8 +53,14 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
     except (TypeError, ValueError):  # a callable without a signature
         writes_out = False
 
+    # a region whose output is a transposed view of what its kernel writes (`cleave.boundary`, a heads
+    # transpose taken into an attention region): given `out`, the kernel writes it through that view
+    boundary = region.graph.attributes.get("cleave.boundary") if region.graph is not None else None
+    permuted = isinstance(boundary, BoundaryAttr) and len(boundary.outputs.data) == 1 and bool(boundary.outputs.data[0].permutation)
+
     def wanted(xs: tuple[torch.Tensor, ...]) -> tuple[Any, ...] | None:
-        """(shape, strides, dtype) of PyTorch's output for inputs like `xs`; None when row-major."""
+        """(shape, strides, dtype) of PyTorch's output for inputs like `xs`; None when row-major (and
+        the kernel's output is not a permuted view)."""
         key = tuple((tuple(x.shape), x.stride(), x.dtype, x.device) for x in xs)
         if key not in layouts:
             layouts[key] = None
@@ -62,7 +69,7 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
                     fake = pytorch(*(mode.from_tensor(x) for x in xs))  # type: ignore[misc]
             except Exception:  # no fake implementation: the kernel's own (row-major) layout
                 return None
-            if not isinstance(fake, torch.Tensor) or fake.is_contiguous():
+            if not isinstance(fake, torch.Tensor) or (fake.is_contiguous() and not permuted):
                 return None
             if all(st > 0 for st, n in zip(fake.stride(), fake.shape) if n > 1):  # not an expanded view
                 layouts[key] = (tuple(fake.shape), fake.stride(), fake.dtype)

@@ -1,0 +1,205 @@
+"""cleave_ir.torch on modules written with transposes, slices, selects, splits and concats.
+
+The aten table turns them into `tgraph.transpose` / `slice` / `concat`; the partition keeps them in a
+region only where `cleave-fold-structural` moves them all to its boundary without splitting a matmul
+(`partition.folded`), else they stay in PyTorch with that reason and the region is cut again around
+them. Kernels run through the tgraph interpreter (`ct.interpreted_graph`) with faked timings, once
+through `cleave compile --no-search` and the TileLang interpreter; each test compares the stitched
+module with eager PyTorch on inputs the gate did not see, of other distributions.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import cleave_ir.torch as ct  # noqa: E402
+
+VIEW_OF_PYTORCH = importlib.import_module("cleave_ir.torch.partition").VIEW_OF_PYTORCH  # (the package's `partition` is the function)
+
+pytestmark = pytest.mark.usefixtures("tf32_allowed")  # fp32 models: TF32 as PyTorch at "high"
+
+
+def faster(fn, inputs, which, region):  # noqa: ANN001, ANN201 - ours 2x faster
+    return 1.0 if which == "cleave" else 2.0
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class QkNormRope(torch.nn.Module):
+    """Qwen3's query path after its projection: RMSNorm over the head dim, heads to dim 1, rotary embedding."""
+
+    def __init__(self, d: int = 64) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.rand(d) + 0.5)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:  # x: [B, S, H, D]
+        v = x.float()
+        v = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-6)
+        q = (self.w * v.to(x.dtype)).transpose(1, 2)
+        return q * cos + rotate_half(q) * sin
+
+
+def _fresh(xs, scale: float = 3.0):  # noqa: ANN001, ANN202 - uniform inputs, not the gate's normal ones
+    g = torch.Generator().manual_seed(7)
+    return [(torch.rand(x.shape, generator=g) * scale - scale / 3).to(x.dtype) for x in xs]
+
+
+def _region_ops(plan) -> list[list[str]]:  # noqa: ANN001
+    return [r.ops() for r in plan.regions if r.worth]
+
+
+def _rope_inputs(s: int = 8, dtype: torch.dtype = torch.float32):  # noqa: ANN202
+    torch.manual_seed(0)
+    return (torch.randn(2, s, 4, 64, dtype=dtype), torch.randn(1, 1, s, 64, dtype=dtype), torch.randn(1, 1, s, 64, dtype=dtype))
+
+
+def test_a_norm_then_rotary_embedding_is_one_region() -> None:
+    """The transpose, the two halves and their concat leave the region (views of x, w, cos and sin; the
+    output's halves joined): norm and rotary embedding are one kernel, equal to eager."""
+    m, xs = QkNormRope(), _rope_inputs()
+    plan = ct.explain(m, xs, quiet=True)
+    [ops] = _region_ops(plan)
+    assert {"aten.transpose", "aten.slice", "aten.cat", "aten.mean"} <= set(ops)
+    [region] = [r for r in plan.regions if r.worth]
+    boundary = region.graph.attributes["cleave.boundary"]
+    assert len(boundary.outputs.data) == 2  # the output's two halves
+    assert not any(op.name in ("tgraph.transpose", "tgraph.slice", "tgraph.concat") for op in region.graph.block.ops)
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert len(m2.cleave_report.replaced()) == 1
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
+
+
+def test_a_norm_then_rotary_embedding_through_the_lowered_kernels() -> None:
+    """The same in fp16 through `cleave compile` and the TileLang interpreter: the emitted kernels read
+    the boundary's views and write the output's halves."""
+    m, xs = QkNormRope().half(), _rope_inputs(dtype=torch.float16)
+    compiler = ct.PipelineCompiler(options=("--no-search", "--no-cache", "-j", "1"), gpu=False)
+    m2 = ct.optimize(m, xs, compiler=compiler, timer=faster)
+    assert [row.decision for row in m2.cleave_report.rows if any("cat" in op for op in row.ops)] == ["cleave"]
+    with torch.no_grad():
+        ys = _fresh(xs)
+        want = m.float()(*[y.float() for y in ys])
+        got = m2(*ys).float()
+    assert (got - want).abs().max() <= 2e-3 * want.abs().max()
+
+
+def test_a_rotary_embedding_of_dynamic_length_serves_other_lengths() -> None:
+    """With the sequence length dynamic, the halves (of the static head dim) still leave the region;
+    the region serves a length it was not captured at."""
+    from torch.export import Dim
+
+    m, xs = QkNormRope(), _rope_inputs(s=8)
+    s = Dim("s", min=2, max=64)
+    shapes = ({1: s}, {2: s}, {2: s})
+    plan = ct.explain(m, xs, shapes, quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert "cleave.boundary" in region.graph.attributes
+    m2 = ct.optimize(m, xs, dynamic_shapes=shapes, compiler=ct.interpreted_graph, timer=faster)
+    assert len(m2.cleave_report.replaced()) == 1
+    with torch.no_grad():
+        ys = _fresh(_rope_inputs(s=13))
+        torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
+
+
+def test_a_cache_appended_along_its_dynamic_length_stays_in_pytorch() -> None:
+    """`cat(past, new)` along the dynamic KV length: a cut there would be fixed at the example's length."""
+    from torch.export import Dim
+
+    def attend(q, past, new):  # noqa: ANN001, ANN202
+        k = torch.cat([past, new], dim=1)
+        return torch.softmax(q @ k.transpose(-1, -2), -1)
+
+    torch.manual_seed(0)
+    xs = (torch.randn(2, 1, 32), torch.randn(2, 15, 32), torch.randn(2, 1, 32))
+    shapes = (None, {1: Dim("l", min=2, max=512)}, None)
+    plan = ct.explain(attend, xs, shapes, quiet=True)
+    reasons = {n.name: why for n, why in plan.unsupported.items()}
+    assert "aten.cat along dim 1, which is dynamic" in reasons["cat"]
+    m2 = ct.optimize(attend, xs, dynamic_shapes=shapes, compiler=ct.interpreted_graph, timer=faster)
+    with torch.no_grad():
+        ys = (torch.randn(2, 1, 32), torch.randn(2, 40, 32), torch.randn(2, 1, 32))
+        torch.testing.assert_close(m2(*ys), attend(*ys), rtol=1e-5, atol=1e-5)
+
+
+def test_the_last_token_of_a_computed_value_is_a_view_of_the_input() -> None:
+    """A select of the final norm's output moves to the norm's input: the region normalizes one row per
+    sequence (a view of h) and projects it. A select of a value PyTorch computes stays there (a view)."""
+
+    def lm_head(h, w):  # noqa: ANN001, ANN202
+        n = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return n[:, -1, :] @ w.t()
+
+    torch.manual_seed(0)
+    xs = (torch.randn(2, 8, 64), torch.randn(96, 64))
+    plan = ct.explain(lm_head, xs, quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert "aten.select" in region.ops()
+    views = [v for v in region.graph.attributes["cleave.boundary"].inputs.data if v.ranges]
+    assert [v.ranges for v in views] == [((1, 7, 1),)]
+    plain = ct.explain(lambda h, w: h[:, -1, :] @ w.t(), xs, quiet=True)
+    assert [why for n, why in plain.unsupported.items() if n.name == "select"] == [VIEW_OF_PYTORCH]
+    m2 = ct.optimize(lm_head, xs, compiler=ct.interpreted_graph, timer=faster)
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), lm_head(*ys), rtol=1e-5, atol=1e-4)
+
+
+def test_a_concat_that_would_split_a_matmul_stays_in_pytorch() -> None:
+    """`linear(cat(a, b))` folded is two matmuls summed: the cat stays in PyTorch, the linear compiles."""
+
+    def cat_linear(a, b, w):  # noqa: ANN001, ANN202
+        return F.linear(torch.cat([a, b], -1), w)
+
+    torch.manual_seed(0)
+    xs = (torch.randn(4, 32), torch.randn(4, 32), torch.randn(48, 64))
+    plan = ct.explain(cat_linear, xs, quiet=True)
+    reasons = {n.name: why for n, why in plan.unsupported.items()}
+    assert "split its 1 matmuls into 2" in reasons["cat"]
+    assert _region_ops(plan) == [["aten.linear"]]
+    m2 = ct.optimize(cat_linear, xs, compiler=ct.interpreted_graph, timer=faster)
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), cat_linear(*ys), rtol=1e-5, atol=1e-4)
+
+
+def test_pieces_of_split_unbind_and_narrow_and_a_permute() -> None:
+    """`split` and `unbind` pieces (getitem), `narrow` with a negative start and a permuted softmax of
+    computed values: each moves to a view at the region's boundary."""
+
+    def f(x, y):  # noqa: ANN001, ANN202
+        h = torch.tanh(x)
+        a, b = h.split([16, 48], -1)
+        lo, hi = (y * 2).unbind(0)
+        tail = h.narrow(-1, -8, 8)
+        scores = (a.sum(-1, keepdim=True) * b).permute(0, 2, 1).softmax(-1)
+        return scores.sum(-2) + lo.sum(-1, keepdim=True) * hi.amax(-1, keepdim=True) + tail.mean(-1)
+
+    torch.manual_seed(0)
+    xs = (torch.randn(2, 8, 64), torch.randn(2, 2, 8))
+    plan = ct.explain(f, xs, quiet=True)
+    ops = {op for r in plan.regions for op in r.ops()}
+    assert {"getitem", "aten.narrow", "aten.permute"} <= ops
+    m2 = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert m2.cleave_report.replaced()
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), f(*ys), rtol=1e-5, atol=1e-5)
+
+
+def test_a_strided_slice_stays_in_pytorch_with_its_reason() -> None:
+    def every_other(x):  # noqa: ANN001, ANN202
+        return x[:, ::2].sum(-1)
+
+    plan = ct.explain(every_other, (torch.randn(4, 16),), quiet=True)
+    reasons = {n.name: why for n, why in plan.unsupported.items()}
+    assert any("slice with step 2" in why for why in reasons.values()), reasons
