@@ -149,3 +149,33 @@ tgraph.graph @append_dynamic(%c: !tgraph.tensor<[63, 32], f16> {dynamic = array<
   %s = tgraph.reduce sum %k dim 0 : !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[1, 32], f16>
   tgraph.output %s : !tgraph.tensor<[1, 32], f16>
 }
+
+// -----
+
+// A transpose of a computed value sinks through elementwise ops and a reduction (each computed in the
+// value's own frame); the row sums' transpose only moves a size-1 dim, so it is a reshape.
+// CHECK-LABEL: tgraph.graph @sink_transpose(%x: !tgraph.tensor<[8, 16], f16>, %c_v1: !tgraph.tensor<[8, 16], f16>)
+// CHECK-SAME:    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0>, #cleave.view<input = 1, perm = [1, 0]>], outputs = [#cleave.part<output = 0>]>
+// CHECK-NOT:     tgraph.transpose
+// CHECK:         tgraph.reduce sum %{{.*}} dim 1 : !tgraph.tensor<[8, 16], f16> -> !tgraph.tensor<[8, 1], f16>
+// CHECK:         tgraph.reshape %{{.*}} : !tgraph.tensor<[8, 1], f16> -> !tgraph.tensor<[1, 8], f16>
+tgraph.graph @sink_transpose(%x: !tgraph.tensor<[8, 16], f16>, %c: !tgraph.tensor<[16, 8], f16>) -> !tgraph.tensor<[1, 8], f16> {
+  %e = tgraph.exp %x : !tgraph.tensor<[8, 16], f16>
+  %t = tgraph.transpose %e perm [1, 0] : !tgraph.tensor<[8, 16], f16> -> !tgraph.tensor<[16, 8], f16>
+  %m = tgraph.mul %t, %c : !tgraph.tensor<[16, 8], f16>, !tgraph.tensor<[16, 8], f16> -> !tgraph.tensor<[16, 8], f16>
+  %s = tgraph.reduce sum %m dim 0 : !tgraph.tensor<[16, 8], f16> -> !tgraph.tensor<[1, 8], f16>
+  tgraph.output %s : !tgraph.tensor<[1, 8], f16>
+}
+
+// -----
+
+// A slice through a reshape that only adds a size-1 dim: the input's view is sliced in its own frame.
+// CHECK-LABEL: tgraph.graph @slice_through_unit_reshape(%x_v1: !tgraph.tensor<[4, 32], f16>)
+// CHECK-SAME:    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0, slices = {{\[}}[1, 32, 32]]>], outputs = [#cleave.part<output = 0>]>
+// CHECK:         tgraph.exp %x_v1
+tgraph.graph @slice_through_unit_reshape(%x: !tgraph.tensor<[4, 64], f16>) -> !tgraph.tensor<[4, 1, 32], f16> {
+  %e = tgraph.exp %x : !tgraph.tensor<[4, 64], f16>
+  %r = tgraph.reshape %e : !tgraph.tensor<[4, 64], f16> -> !tgraph.tensor<[4, 1, 64], f16>
+  %s = tgraph.slice %r dim 2 start 32 : !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 1, 32], f16>
+  tgraph.output %s : !tgraph.tensor<[4, 1, 32], f16>
+}
