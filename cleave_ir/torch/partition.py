@@ -539,7 +539,10 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
                 excluded[n] = VIEW_OF_REGION
             if r.structural_refused:
                 why = f"in region {r.index}, {r.reason.removeprefix('PyTorch: ')}"
-                excluded.update({n: why for n in r.nodes if isinstance(reasons.get(n), tuple) and reasons[n][2]})
+                moved = [n for n in r.nodes if isinstance(reasons.get(n), tuple) and reasons[n][2]]
+                # its concats first (what splits matmuls: a rotary embedding's into attention), then the rest
+                cats = [n for n in moved if op_name(n) in ("aten.cat", "aten.concat")]
+                excluded.update({n: why for n in cats or moved})
         if not excluded:
             break
         reasons.update(excluded)
