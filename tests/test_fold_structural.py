@@ -359,6 +359,25 @@ def _dynamic_rope():  # noqa: ANN202 - the lowered module
     return module
 
 
+def test_a_slice_of_a_dim_tied_to_a_dynamic_one_is_left_as_written() -> None:
+    """`y` is not declared dynamic, but adding it to `x` ties its rows to x's dynamic rows: a slice of
+    its rows would fix their count at the declared one, so nothing moves. Its columns are free."""
+    text = """
+tgraph.graph @tied(%x: !tgraph.tensor<[16, 8], f16> {dynamic = array<i64: 0>}, %y: !tgraph.tensor<[16, 8], f16>) -> (!tgraph.tensor<[16, 8], f16>, !tgraph.tensor<[8, 8], f16>) {
+  %a = tgraph.add %x, %y : !tgraph.tensor<[16, 8], f16>, !tgraph.tensor<[16, 8], f16> -> !tgraph.tensor<[16, 8], f16>
+  %e = tgraph.exp %y : !tgraph.tensor<[16, 8], f16>
+  %s = tgraph.slice %e dim DIM start 0 : !tgraph.tensor<[16, 8], f16> -> !tgraph.tensor<SLICED, f16>
+  tgraph.output %a, %s : !tgraph.tensor<[16, 8], f16>, !tgraph.tensor<SLICED, f16>
+}
+"""
+    rows = text.replace("DIM", "0").replace("SLICED", "[8, 8]")
+    graph, module = _folded(rows)
+    assert str(module.body.block.first_op) == str(graph)
+    cols = text.replace("DIM", "1").replace("SLICED", "[16, 4]").replace("!tgraph.tensor<[8, 8], f16>)", "!tgraph.tensor<[16, 4], f16>)")
+    _, module = _folded(cols)
+    assert "cleave.boundary" in module.body.block.first_op.attributes
+
+
 def test_a_kv_cache_appended_along_its_dynamic_length_is_left_as_written() -> None:
     """The concat joins the cache's dynamic length: moving it would fix the cut at the declared length."""
     text = KV_APPEND.replace("%kc: !tgraph.tensor<[4, 63, 32], f16>", "%kc: !tgraph.tensor<[4, 63, 32], f16> {dynamic = array<i64: 1>}")
