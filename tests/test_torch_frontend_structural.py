@@ -203,3 +203,21 @@ def test_a_strided_slice_stays_in_pytorch_with_its_reason() -> None:
     plan = ct.explain(every_other, (torch.randn(4, 16),), quiet=True)
     reasons = {n.name: why for n, why in plan.unsupported.items()}
     assert any("slice with step 2" in why for why in reasons.values()), reasons
+
+
+def test_a_stack_of_computed_values_is_the_output_in_parts() -> None:
+    """`torch.stack` of two row statistics: each a part of the output, written by the kernel."""
+
+    def stats(x):  # noqa: ANN001, ANN202
+        return torch.stack([x.mean(-1), x.amax(-1)], dim=-1)
+
+    torch.manual_seed(0)
+    xs = (torch.randn(4, 8, 64),)
+    plan = ct.explain(stats, xs, quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert "aten.stack" in region.ops()
+    assert len(region.graph.attributes["cleave.boundary"].outputs.data) == 2
+    m2 = ct.optimize(stats, xs, compiler=ct.interpreted_graph, timer=faster)
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), stats(*ys), rtol=1e-5, atol=1e-5)

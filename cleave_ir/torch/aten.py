@@ -12,7 +12,7 @@ layer_norm and rms_norm -> reductions, rsqrt and muls, linear -> matmul transpos
 transpose_b, scale, softmax, matmul (`is_causal=True` adds a `#cleave.causal` mask input the region
 makes itself, `Emitter.causal_input`). A transpose of the last two dims read only as matmuls'
 second operand becomes their transpose_b; other transposes and permutes, step-1 slices, `narrow`,
-`select`, the pieces of `split`/`chunk`/`unbind` (`getitem`) and `cat` become `tgraph.transpose` /
+`select`, the pieces of `split`/`chunk`/`unbind` (`getitem`), `cat` and `stack` become `tgraph.transpose` /
 `slice` / `concat` (not along a dynamic dim), which `cleave-fold-structural` moves to the region's
 boundary (`partition.folded` keeps them in a region only where it can); view/reshape/unsqueeze/squeeze
 only where they add or drop size-1 dims. A scalar operand of add/sub/max becomes `tgraph.scalar` (the constant stays in the
@@ -839,6 +839,18 @@ def _cat(cx: Emitter, node: fx.Node) -> SSAValue:
     return values[0] if len(values) == 1 else cx.builder.concat(values, d)
 
 
+def _stack(cx: Emitter, node: fx.Node) -> SSAValue:
+    """`torch.stack(xs, dim)`: each part with a size-1 dim inserted there, concatenated along it."""
+    parts = list(node.args[0])
+    rank = len(meta_val(node).shape)
+    dim = (node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)) % rank
+    values = []
+    for p in parts:
+        shape = list(cx.sizes(p))
+        values.append(cx.builder.reshape(cx.tensor(p), shape[:dim] + [1] + shape[dim:]))
+    return values[0] if len(values) == 1 else cx.builder.concat(values, dim)
+
+
 SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
 """aten ops returning a list of views, whose pieces (`getitem`) a region reads as slices of their input."""
 
@@ -1290,6 +1302,7 @@ ATEN: dict[str, Callable[[Emitter, Any], SSAValue | Transposed]] = {
     "aten.narrow": _slice,
     "aten.select": _select_index,
     "aten.cat": _cat,
+    "aten.stack": _stack,
     "aten.concat": _cat,
     "getitem": _piece,
     "aten.t": _transpose,

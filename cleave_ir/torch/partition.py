@@ -498,12 +498,14 @@ def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:
 VIEW_OF_PYTORCH = "a transpose or slice of a value PyTorch computes: a view there, which the region reads in place"
 VIEW_OF_REGION = "a transpose or slice of a region's result: a view there, of the layout its kernel writes (`stitch.bind`)"
 _IDENTITIES = ("aten.clone", "aten.contiguous", "aten.alias", "aten.detach")
+JOINS = ("aten.cat", "aten.concat", "aten.stack")
+"""aten ops that join tensors (copies in PyTorch; parts of a kernel's inputs or outputs in a region)."""
 
 
 def _is_view(n: fx.Node, reasons: dict[fx.Node, Any]) -> bool:
     """Whether `n` is supported and only moves elements in place (a transpose, slice, select or split's piece)."""
     c = reasons.get(n)
-    return isinstance(c, tuple) and c[2] and op_name(n) not in ("aten.cat", "aten.concat")
+    return isinstance(c, tuple) and c[2] and op_name(n) not in JOINS
 
 
 def _view_tail(region: Region, reasons: dict[fx.Node, Any]) -> list[fx.Node]:
@@ -541,7 +543,7 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
                 why = f"in region {r.index}, {r.reason.removeprefix('PyTorch: ')}"
                 moved = [n for n in r.nodes if isinstance(reasons.get(n), tuple) and reasons[n][2]]
                 # its concats first (what splits matmuls: a rotary embedding's into attention), then the rest
-                cats = [n for n in moved if op_name(n) in ("aten.cat", "aten.concat")]
+                cats = [n for n in moved if op_name(n) in JOINS]
                 excluded.update({n: why for n in cats or moved})
         if not excluded:
             break
