@@ -221,3 +221,48 @@ def test_a_stack_of_computed_values_is_the_output_in_parts() -> None:
     with torch.no_grad():
         ys = _fresh(xs)
         torch.testing.assert_close(m2(*ys), stats(*ys), rtol=1e-5, atol=1e-5)
+
+
+class Qwen3Attention(torch.nn.Module):
+    """transformers' Qwen3 attention block as it writes it: q/k RMSNorm over the head dim of the projections'
+    views, heads to dim 1, rotary embedding, causal SDPA over shared kv heads, output projection."""
+
+    def __init__(self, d: int = 128, h: int = 4, kvh: int = 2, hd: int = 32) -> None:
+        super().__init__()
+        self.h, self.kvh, self.hd = h, kvh, hd
+        self.q, self.o = torch.nn.Linear(d, h * hd, bias=False), torch.nn.Linear(h * hd, d, bias=False)
+        self.k, self.v = torch.nn.Linear(d, kvh * hd, bias=False), torch.nn.Linear(d, kvh * hd, bias=False)
+        self.qn, self.kn = torch.nn.Parameter(torch.rand(hd) + 0.5), torch.nn.Parameter(torch.rand(hd) + 0.5)
+
+    @staticmethod
+    def norm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        v = x.float()
+        return w * (v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q = self.norm(self.q(x).view(b, t, self.h, self.hd), self.qn).transpose(1, 2)
+        k = self.norm(self.k(x).view(b, t, self.kvh, self.hd), self.kn).transpose(1, 2)
+        v = self.v(x).view(b, t, self.kvh, self.hd).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.o(a.transpose(1, 2).reshape(b, t, -1))
+
+
+def test_qwen3_attention_fuses_the_query_norm_and_rotary_embedding() -> None:
+    """The query's norm, head transpose and rotary embedding are one region; the key's rotary embedding
+    would split QK^T if sunk into attention, so its concat stays in PyTorch (attention as before); the
+    head transposes of the projections and of the attention's output stay PyTorch views. Equal to eager."""
+    torch.manual_seed(0)
+    m = Qwen3Attention().eval()
+    xs = (torch.randn(1, 16, 128), torch.randn(1, 1, 16, 32), torch.randn(1, 1, 16, 32))
+    plan = ct.explain(m, xs, quiet=True)
+    ops = _region_ops(plan)
+    assert any({"aten.mean", "aten.transpose", "aten.slice", "aten.cat"} <= set(o) for o in ops), ops
+    assert any("aten.scaled_dot_product_attention" in o and "aten.cat" not in o for o in ops), ops
+    reasons = {n.name: why for n, why in plan.unsupported.items()}
+    assert "split its 2 matmuls into 3" in reasons["cat_1"]
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
