@@ -266,3 +266,18 @@ def test_qwen3_attention_fuses_the_query_norm_and_rotary_embedding() -> None:
     with torch.no_grad():
         ys = _fresh(xs)
         torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
+
+
+def test_a_rotary_embedding_at_an_awkward_length_is_padded_with_its_views() -> None:
+    """At 300 tokens (over 256, no tile of 64 divides it) the region is padded to 320 and keeps its
+    boundary (the views cut the static head dim); it serves the real 300, equal to eager."""
+    m, xs = QkNormRope(), _rope_inputs(s=300)
+    plan = ct.explain(m, xs, quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert "cleave.boundary" in region.graph.attributes
+    assert [int(d) for d in region.graph.function_type.inputs.data[0].shape][1] == 320
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert len(m2.cleave_report.replaced()) == 1
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
