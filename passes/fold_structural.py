@@ -5,7 +5,8 @@ more: `x @ w.T` as a transpose, rotary embeddings as `cat(-x2, x1)` of two halve
 projection sliced into q, k and v, a KV cache with the new token's keys appended. Every rewrite here
 but one is exact (each element is computed by the same ops from the same elements):
 
-- `matmul(a, transpose(b))` swapping the last two dims -> `matmul(a, b)` with `transpose_b` toggled;
+- `matmul(a, transpose(b))` swapping the last two dims -> `matmul(a, b)` with `transpose_b` toggled, and
+  `matmul(transpose(a), r)` of a computed `a` -> `transpose(matmul(r^T, a))`;
   transposes of transposes compose, identity transposes and full slices vanish, slices of slices
   merge, a slice of a concat is a slice of the part it falls in (or a concat of slices of the parts);
 - slices move up (`slice(f(a, b))` -> `f(slice(a), slice(b))`, through reductions along another dim,
@@ -164,6 +165,38 @@ class TransposeIntoMatmul(RewritePattern):
         new = tgraph.MatmulOp(op.lhs, t.input, tgraph.tensor_type(op.result), transpose_b=op.transpose_b is None)
         new.attributes.update(op.attributes)
         rewriter.replace(op, new)
+
+
+class TransposedLhs(RewritePattern):
+    """`matmul(transpose(a), r)` of a computed `a` (its last two dims swapped) -> `transpose(matmul(r^T, a))`
+    (A^T R = (R^T A)^T) where `r^T` needs no new transpose of a computed value: `r` read with transpose_b,
+    a view of an input, or itself such a transpose. The transpose then sinks to the outputs or into the next
+    matmul's transpose_b (linear attention's `phi(k)^T @ v`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tgraph.MatmulOp, rewriter: PatternRewriter) -> None:
+        t = op.lhs.owner
+        if not isinstance(t, tgraph.TransposeOp) or not _is_swap_of_last_two(t.permutation) or _view_of(t.input) is not None:
+            return
+        rhs = op.rhs
+        rank = len(_shape(rhs))
+        if op.transpose_b is not None:
+            r_t = rhs
+        elif isinstance(rhs.owner, tgraph.TransposeOp) and _is_swap_of_last_two(rhs.owner.permutation):
+            r_t = rhs.owner.input
+        elif _view_of(rhs) is not None:
+            swap = tgraph.TransposeOp(rhs, [*range(rank - 2), rank - 1, rank - 2])
+            rewriter.insert(swap)
+            r_t = swap.result
+        else:
+            return
+        shape = _shape(op.result)
+        shape[-2], shape[-1] = shape[-1], shape[-2]
+        new = tgraph.MatmulOp(r_t, t.input, tgraph.tensor_type(op.result).with_shape(shape))
+        new.attributes.update(op.attributes)
+        rewriter.insert(new)
+        out_rank = len(shape)
+        rewriter.replace(op, tgraph.TransposeOp(new.result, [*range(out_rank - 2), out_rank - 1, out_rank - 2]))
 
 
 class FoldTranspose(RewritePattern):
@@ -612,7 +645,7 @@ def _cuts_only_static_dims(graph: tgraph.GraphOp) -> bool:
 def fold_structural(graph: tgraph.GraphOp) -> bool:
     """Rewrite `graph` in place (see the module docstring): True if no structural op is left in it
     (it may be left partly rewritten otherwise: `FoldStructuralPass` works on a copy)."""
-    patterns: list[RewritePattern] = [TransposeIntoMatmul(), FoldTranspose(), SinkTranspose()]
+    patterns: list[RewritePattern] = [TransposeIntoMatmul(), TransposedLhs(), FoldTranspose(), SinkTranspose()]
     if _cuts_only_static_dims(graph):
         patterns += [FoldSlice(), SinkConcat()]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_region(graph.body)

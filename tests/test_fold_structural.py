@@ -110,7 +110,19 @@ tgraph.graph @kv_append(%q: !tgraph.tensor<[4, 1, 32], f16>, %kc: !tgraph.tensor
 }
 """
 
-GRAPHS = {"rope": ROPE, "packed_qk": PACKED_QK, "gate_up": GATE_UP, "joined": JOINED, "kv_append": KV_APPEND}
+# linear attention, phi(q) @ (phi(k)^T @ v): a transposed computed value as a matmul's first operand
+LINEAR_ATTENTION = """
+tgraph.graph @linear_attention(%q: !tgraph.tensor<[64, 32], f16>, %k: !tgraph.tensor<[64, 32], f16>, %v: !tgraph.tensor<[64, 32], f16>) -> !tgraph.tensor<[64, 32], f16> {
+  %fq = tgraph.sigmoid %q : !tgraph.tensor<[64, 32], f16>
+  %fk = tgraph.sigmoid %k : !tgraph.tensor<[64, 32], f16>
+  %kt = tgraph.transpose %fk perm [1, 0] : !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[32, 64], f16>
+  %kv = tgraph.matmul %kt, %v : !tgraph.tensor<[32, 64], f16>, !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[32, 32], f16>
+  %o = tgraph.matmul %fq, %kv : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[32, 32], f16> -> !tgraph.tensor<[64, 32], f16>
+  tgraph.output %o : !tgraph.tensor<[64, 32], f16>
+}
+"""
+
+GRAPHS = {"rope": ROPE, "packed_qk": PACKED_QK, "gate_up": GATE_UP, "joined": JOINED, "kv_append": KV_APPEND, "linear_attention": LINEAR_ATTENTION}
 
 
 def _graph(text: str) -> tgraph.GraphOp:
@@ -221,7 +233,7 @@ def _pipelined(name: str):  # noqa: ANN202 - (graph as written, lowered module)
     return graph, module
 
 
-@pytest.mark.parametrize("name", ["rope", "packed_qk", "gate_up", "kv_append"])
+@pytest.mark.parametrize("name", ["rope", "packed_qk", "gate_up", "kv_append", "linear_attention"])
 @pytest.mark.parametrize("dist", ["normal", "uniform", "heavy"])
 def test_kernels_on_views_compute_the_graph_as_written(name: str, dist: str) -> None:
     graph, module = _pipelined(name)

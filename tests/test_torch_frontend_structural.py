@@ -281,3 +281,35 @@ def test_a_rotary_embedding_at_an_awkward_length_is_padded_with_its_views() -> N
     with torch.no_grad():
         ys = _fresh(xs)
         torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
+
+
+def test_linear_attention_takes_its_transposed_keys_as_a_first_operand() -> None:
+    """`phi(q) @ (phi(k)^T @ v)` with phi(k) computed in the region: the inner product is taken transposed
+    (v^T phi(k), v a permuted view) and folds into the outer matmul's transpose_b: one region of both
+    matmuls; fp32 under TF32 ("high") is checked at TF32's tolerance."""
+
+    def linear_attention(q, k, v):  # noqa: ANN001, ANN202
+        fq, fk = F.elu(q) + 1, F.elu(k) + 1
+        return fq @ (fk.transpose(-1, -2) @ v)
+
+    torch.manual_seed(0)
+    xs = tuple(torch.randn(2, 4, 64, 32) for _ in range(3))
+    plan = ct.explain(linear_attention, xs, quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert {"aten.elu", "aten.transpose"} <= set(region.ops()) and region.tgraph_ops().count("matmul") == 2
+    assert not any(op.name == "tgraph.transpose" for op in region.graph.block.ops)
+    m2 = ct.optimize(linear_attention, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert [r.decision for r in m2.cleave_report.rows if "aten.transpose" in r.ops] == ["cleave"], m2.cleave_report.table()
+    with torch.no_grad():
+        ys = _fresh(xs)
+        want = linear_attention(*ys)
+        assert (m2(*ys) - want).abs().max() <= 1e-2 * want.abs().max()
+
+
+def test_fp32_matmuls_in_tf32_are_checked_at_tf32s_tolerance() -> None:
+    from cleave_ir.torch.gate import TOLERANCE, TF32_TOLERANCE, region_tolerance
+
+    xs = (torch.randn(4, 32), torch.randn(16, 32))
+    [mm] = [r for r in ct.explain(lambda x, w: F.linear(x, w).softmax(-1), xs, quiet=True).regions if r.worth]
+    [norm] = [r for r in ct.explain(lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True)), xs, quiet=True).regions if r.worth]
+    assert region_tolerance(mm) == TF32_TOLERANCE > TOLERANCE[torch.float32] == region_tolerance(norm)

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from cleave_ir.runtime import check, one_line
-from cleave_ir.torch.partition import Region
+from cleave_ir.torch.partition import Region, has_fp32_matmul
 
 Timer = Callable[[Callable[..., Any], Sequence[torch.Tensor], str, Region], float]
 """timer(fn, inputs, which, region) -> microseconds per call of fn(*inputs); which is 'pytorch' or 'cleave'."""
@@ -181,12 +181,21 @@ def _inverted_masks(xs: Sequence[torch.Tensor], example: Sequence[torch.Tensor])
     return [(~x if x.dtype == torch.bool else 1 - x) if m else x for x, m in zip(xs, made)]
 
 
+TF32_TOLERANCE = TOLERANCE[torch.float16]
+"""A float32 region's tolerance where its matmuls run in TF32 (PyTorch's "high" precision, which the
+region was allowed under: `partition.tf32_refused`): TF32 keeps fp16's 10-bit mantissa, and PyTorch's
+own TF32 region is off by more than float32's 1e-3 on long sums."""
+
+
 def region_tolerance(region: Region) -> float:
     """The tolerance of the least precise floating type the region computes, reads or returns (a
-    float32 input cast to bf16 inside is checked at bf16's)."""
+    float32 input cast to bf16 inside is checked at bf16's; float32 matmuls in TF32 at fp16's)."""
     vals = [n.meta.get("val") for n in [*region.nodes, *region.tensor_inputs()]]
     dtypes = {v.dtype for v in vals if isinstance(v, torch.Tensor) and v.dtype.is_floating_point}
-    return max((TOLERANCE.get(d, 1e-2) for d in dtypes), default=1e-2)
+    tol = max((TOLERANCE.get(d, 1e-2) for d in dtypes), default=1e-2)
+    if region.graph is not None and has_fp32_matmul(region.graph) and torch.get_float32_matmul_precision() != "highest":
+        tol = max(tol, TF32_TOLERANCE)
+    return tol
 
 
 def gate(

@@ -385,8 +385,11 @@ def tf32_refused(graph: tgraph.GraphOp) -> bool:
     """Whether `graph` has a matmul of fp32 operands (the lowering runs it on the tensor cores in TF32,
     `lower_tilelang.tensor_core_type`) while PyTorch is set to compute fp32 matmuls in full fp32:
     the kernel would be about 1e3 times less precise than the PyTorch it replaces, and faster for it."""
-    if torch.get_float32_matmul_precision() != "highest":
-        return False
+    return torch.get_float32_matmul_precision() == "highest" and has_fp32_matmul(graph)
+
+
+def has_fp32_matmul(graph: tgraph.GraphOp) -> bool:
+    """Whether `graph` has a matmul of fp32 operands (which the kernels compute in TF32)."""
     return any(
         isinstance(tgraph.tensor_type(v).element_type, Float32Type)
         for op in graph.walk()

@@ -179,3 +179,22 @@ tgraph.graph @slice_through_unit_reshape(%x: !tgraph.tensor<[4, 64], f16>) -> !t
   %s = tgraph.slice %r dim 2 start 32 : !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 1, 32], f16>
   tgraph.output %s : !tgraph.tensor<[4, 1, 32], f16>
 }
+
+// -----
+
+// Linear attention, phi(q) @ (phi(k)^T @ v): the transposed computed phi(k) is the first operand, so the
+// product is taken transposed (v^T phi(k), v read as a permuted view) and its transpose folds into the
+// next matmul's transpose_b.
+// CHECK-LABEL: tgraph.graph @linear_attention(%q: !tgraph.tensor<[64, 32], f16>, %k: !tgraph.tensor<[64, 32], f16>, %v_v1: !tgraph.tensor<[32, 64], f16>)
+// CHECK-SAME:    #cleave.view<input = 2, perm = [1, 0]>
+// CHECK-NOT:     tgraph.transpose
+// CHECK:         %[[KV:.*]] = tgraph.matmul %v_v1, %{{.*}} : !tgraph.tensor<[32, 64], f16>, !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[32, 32], f16>
+// CHECK:         tgraph.matmul %{{.*}}, %[[KV]] transpose_b
+tgraph.graph @linear_attention(%q: !tgraph.tensor<[64, 32], f16>, %k: !tgraph.tensor<[64, 32], f16>, %v: !tgraph.tensor<[64, 32], f16>) -> !tgraph.tensor<[64, 32], f16> {
+  %fq = tgraph.sigmoid %q : !tgraph.tensor<[64, 32], f16>
+  %fk = tgraph.sigmoid %k : !tgraph.tensor<[64, 32], f16>
+  %kt = tgraph.transpose %fk perm [1, 0] : !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[32, 64], f16>
+  %kv = tgraph.matmul %kt, %v : !tgraph.tensor<[32, 64], f16>, !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[32, 32], f16>
+  %o = tgraph.matmul %fq, %kv : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[32, 32], f16> -> !tgraph.tensor<[64, 32], f16>
+  tgraph.output %o : !tgraph.tensor<[64, 32], f16>
+}
