@@ -642,7 +642,16 @@ def run(*tensors, candidate=0, out=None):
             perm = parts[0][2]
             _kernels(boundary_inputs(tensors), candidate, out.permute(*[perm.index(i) for i in range(len(perm))]) if perm else out)
             return out
-        outs = boundary_outputs(_kernels(boundary_inputs(tensors), candidate, None))
+        values = _kernels(boundary_inputs(tensors), candidate, None)
+        if out is not None and len({(o, dim, tuple(perm)) for o, dim, perm in parts}) == 1 and parts[0][1] is not None:
+            # one output in parts of one perm: concatenated in the kernels' frame straight into `out`'s view
+            import torch
+
+            _, dim, perm = parts[0]
+            inverse = [perm.index(i) for i in range(len(perm))]
+            torch.cat(list(values), perm[dim] if perm else dim, out=out.permute(*inverse) if perm else out)
+            return out
+        outs = boundary_outputs(values)
         if out is not None:
             return out.copy_(outs[0])
         return outs[0] if len(outs) == 1 else outs

@@ -313,6 +313,27 @@ def test_the_emitted_run_writes_out_through_a_transposed_output_view(tmp_path, m
     torch.testing.assert_close(o, (x @ w.T).T)
 
 
+def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """An output the kernels write in parts (the rotary embedding's halves): `run(out=o)` concatenates
+    them straight into `o` (any layout), `run()` returns them joined."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import load_module_file
+
+    graph, module = _pipelined("rope")
+    folded = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes)
+    path = tmp_path / "kernels.py"
+    path.write_text(module_source(module))
+    mod = load_module_file(path)
+    monkeypatch.setattr(mod, "_kernels", lambda tensors, candidate, out: [torch.from_numpy(p) for p in run_graph(folded, [t.numpy() for t in tensors])])
+    xs = _inputs(graph, "uniform")
+    (want,) = run_graph(graph, xs)
+    tensors = [torch.from_numpy(x) for x in xs]
+    torch.testing.assert_close(mod.run(*tensors), torch.from_numpy(want))
+    o = torch.empty(64, 8, 4, dtype=torch.float64).permute(2, 1, 0)  # [4, 8, 64] in another layout
+    assert mod.run(*tensors, out=o) is o
+    torch.testing.assert_close(o, torch.from_numpy(want))
+
+
 def test_a_boundary_whose_parts_disagree_does_not_verify() -> None:
     with pytest.raises(VerifyException, match="must share one dim"):
         BoundaryAttr([ViewAttr(0)], [PartAttr(0, 1), PartAttr(0, 2)]).verify()
