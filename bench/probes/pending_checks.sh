@@ -33,7 +33,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh E      (25 in shorter: four of them, about 4 minutes)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh F      (25 in short: the eight graphs with transposes, slices, concats)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh D      (26, the thirty-fourth session's: the PyTorch front
-#                                                                      end's transposes, slices and concats; about 5 minutes)
+#                                                                      end's transposes, slices and concats; up to 9.5 minutes)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
@@ -405,7 +405,7 @@ if [[ $part == D ]]; then
 #     one region whose output is two permuted halves; the same without the rotary embedding (one permuted output,
 #     which `run(out=)` writes through its view); a last-token LM head whose select is a view of the norm's input.
 #     The gate's report (ours against PyTorch's region, timed by the gate) and the stitched error against float64.
-(cd /tmp && timeout 500 python "$R/bench/probes/structural_frontend_gpu.py" -j 15 > "$P/structural_frontend.log" 2>&1; echo "exit $?" >> "$P/structural_frontend.log")
+(cd /tmp && timeout 560 python "$R/bench/probes/structural_frontend_gpu.py" -j 15 > "$P/structural_frontend.log" 2>&1; echo "exit $?" >> "$P/structural_frontend.log")
 grep -E "^## |^\| [0-9]|max error|FAILED|^exit" "$P/structural_frontend.log"
 exit 0
 fi

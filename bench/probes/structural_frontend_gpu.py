@@ -9,8 +9,9 @@ eager in float64.
 
 Modules: Qwen3's q path after its projection (RMSNorm over the head dim, heads to dim 1, rotary embedding:
 one region whose output is two permuted halves, joined by `run`), the same without the rotary embedding
-(one permuted output: the kernel writes `out` through its view, `run(out=)`), and a last-token LM head over
-the final norm (a select moved to a view of the norm's input).
+(one permuted output: the kernel writes `out` through its view, `run(out=)`), a last-token LM head over
+the final norm (a select moved to a view of the norm's input), Qwen3-32B's attention block at prefill and
+linear attention (the transposed first operand taken as the transposed product).
 """
 
 from __future__ import annotations
@@ -55,6 +56,40 @@ class LastTokenHead(torch.nn.Module):
         return v[:, -1, :] @ self.w.t()
 
 
+class Qwen3Attention(torch.nn.Module):
+    """transformers' Qwen3 attention block: q/k RMSNorm over the head dim, heads to dim 1, rotary
+    embedding, causal SDPA over shared kv heads, output projection."""
+
+    def __init__(self, d: int, h: int, kvh: int, hd: int) -> None:
+        super().__init__()
+        self.h, self.kvh, self.hd = h, kvh, hd
+        self.q, self.o = torch.nn.Linear(d, h * hd, bias=False), torch.nn.Linear(h * hd, d, bias=False)
+        self.k, self.v = torch.nn.Linear(d, kvh * hd, bias=False), torch.nn.Linear(d, kvh * hd, bias=False)
+        self.qn, self.kn = QkNorm(hd, False), QkNorm(hd, False)
+
+    @staticmethod
+    def norm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        v = x.float()
+        return w * (v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q = self.norm(self.q(x).view(b, t, self.h, self.hd), self.qn.w).transpose(1, 2)
+        k = self.norm(self.k(x).view(b, t, self.kvh, self.hd), self.kn.w).transpose(1, 2)
+        v = self.v(x).view(b, t, self.kvh, self.hd).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.o(a.transpose(1, 2).reshape(b, t, -1))
+
+
+class LinearAttention(torch.nn.Module):
+    """phi(q) @ (phi(k)^T @ v), phi = elu + 1 (the transposed first operand folds into one region)."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        fq, fk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+        return fq @ (fk.transpose(-1, -2) @ v)
+
+
 def cases(cpu: bool, dtype: torch.dtype, device: str) -> dict[str, tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]:
     """name -> (module, example inputs): Qwen3-32B's head sizes (64 heads of 128) at decode and prefill."""
     h, d = (4, 64) if cpu else (64, 128)
@@ -66,6 +101,12 @@ def cases(cpu: bool, dtype: torch.dtype, device: str) -> dict[str, tuple[torch.n
         out[f"qk_norm_transposed_s{s}"] = (QkNorm(d, False), (x, *cs))
     d_model, vocab = (64, 96) if cpu else (5120, 151936)
     out["last_token_head"] = (LastTokenHead(d_model, vocab), (torch.randn(1, 8 if cpu else 512, d_model, dtype=dtype, device=device),))
+    # Qwen3-32B's attention block at prefill (64 query heads of 128 over 8 kv heads), and linear attention
+    d, h, kvh, hd, s = (128, 4, 2, 32, 16) if cpu else (5120, 64, 8, 128, 2048)
+    cos, sin = (torch.randn(1, 1, s, hd, dtype=dtype, device=device) for _ in range(2))
+    out[f"qwen3_attention_s{s}"] = (Qwen3Attention(d, h, kvh, hd), (torch.randn(1, s, d, dtype=dtype, device=device), cos, sin))
+    b, heads, n, dh = (2, 2, 64, 32) if cpu else (1, 32, 4096, 128)
+    out[f"linear_attention_s{n}"] = (LinearAttention(), tuple(torch.randn(b, heads, n, dh, dtype=dtype, device=device) * 0.3 for _ in range(3)))
     return {k: (m.to(device=device, dtype=dtype).eval(), xs) for k, (m, xs) in out.items()}
 
 
