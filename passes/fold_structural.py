@@ -149,9 +149,12 @@ def _unit_map(op: tgraph.ReshapeOp) -> list[int | None] | None:
     return frame_map(src, dst)
 
 
+def _swap_of_last_two(rank: int) -> list[int]:
+    return [*range(rank - 2), rank - 1, rank - 2]
+
+
 def _is_swap_of_last_two(perm: Sequence[int]) -> bool:
-    n = len(perm)
-    return n >= 2 and list(perm) == [*range(n - 2), n - 1, n - 2]
+    return len(perm) >= 2 and list(perm) == _swap_of_last_two(len(perm))
 
 
 class TransposeIntoMatmul(RewritePattern):
@@ -185,7 +188,7 @@ class TransposedLhs(RewritePattern):
         elif isinstance(rhs.owner, tgraph.TransposeOp) and _is_swap_of_last_two(rhs.owner.permutation):
             r_t = rhs.owner.input
         elif _view_of(rhs) is not None:
-            swap = tgraph.TransposeOp(rhs, [*range(rank - 2), rank - 1, rank - 2])
+            swap = tgraph.TransposeOp(rhs, _swap_of_last_two(rank))
             rewriter.insert(swap)
             r_t = swap.result
         else:
@@ -195,8 +198,7 @@ class TransposedLhs(RewritePattern):
         new = tgraph.MatmulOp(r_t, t.input, tgraph.tensor_type(op.result).with_shape(shape))
         new.attributes.update(op.attributes)
         rewriter.insert(new)
-        out_rank = len(shape)
-        rewriter.replace(op, tgraph.TransposeOp(new.result, [*range(out_rank - 2), out_rank - 1, out_rank - 2]))
+        rewriter.replace(op, tgraph.TransposeOp(new.result, _swap_of_last_two(len(shape))))
 
 
 class FoldTranspose(RewritePattern):

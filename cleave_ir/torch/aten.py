@@ -821,9 +821,12 @@ def _select_index(cx: Emitter, node: fx.Node) -> SSAValue:
     if not isinstance(index, int):
         raise Unsupported("select with an index that is not a constant")
     d = _cut_dim(node, x, dim)
-    i = index % cx.sizes(x)[d]
-    v = _slice_of(cx, node, x, d, i, i + 1)
-    return cx.builder.reshape(v, list(cx.sizes(node)) or [1])
+    return _index(cx, node, x, d, index % cx.sizes(x)[d])
+
+
+def _index(cx: Emitter, node: fx.Node, x: fx.Node, d: int, i: int) -> SSAValue:
+    """Element `i` of dim `d` of `x`, that dim dropped (`select`, an `unbind` piece)."""
+    return cx.builder.reshape(_slice_of(cx, node, x, d, i, i + 1), list(cx.sizes(node)) or [1])
 
 
 def _cat(cx: Emitter, node: fx.Node) -> SSAValue:
@@ -866,8 +869,7 @@ def _piece(cx: Emitter, node: fx.Node) -> SSAValue:
     x = src.args[0]
     if op == "aten.unbind":
         dim = src.args[1] if len(src.args) > 1 else src.kwargs.get("dim", 0)
-        d = _cut_dim(node, x, dim)
-        return cx.builder.reshape(_slice_of(cx, node, x, d, i, i + 1), list(cx.sizes(node)) or [1])
+        return _index(cx, node, x, _cut_dim(node, x, dim), i)
     if op not in SPLITS:
         raise Unsupported(f"getitem of {op_name(src)} (not a split, chunk or unbind)")
     dim = src.args[2] if len(src.args) > 2 else src.kwargs.get("dim", 0)

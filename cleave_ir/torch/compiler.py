@@ -128,19 +128,21 @@ def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -
 
     def run(*xs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
-        if isinstance(boundary, BoundaryAttr):  # the kernels read views and write parts (`cleave.boundary`)
-            result = boundary.assemble(_outputs(run_kernels(kernels, boundary.views(arrays, np.transpose))), np.concatenate, np.transpose)[0]
-            result = np.ascontiguousarray(result)  # row-major, as a kernel's own output
-        else:
-            result = run_kernels(kernels, arrays)[0]
+        result = _through_boundary(boundary, arrays, lambda a: run_kernels(kernels, a))
         got = torch.from_numpy(np.asarray(result, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
         return got if out is None else out.copy_(got)
 
     return run
 
 
-def _outputs(result: Any) -> list[Any]:
-    return list(result) if isinstance(result, (list, tuple)) else [result]
+def _through_boundary(boundary: Any, arrays: list[np.ndarray], compute: Callable[[list[np.ndarray]], Any]) -> np.ndarray:
+    """The graph's output for its tensors `arrays`, `compute` running the kernels (or the folded graph) on
+    their inputs: through `cleave.boundary` where the graph has one (views in, parts joined row-major out)."""
+    if not isinstance(boundary, BoundaryAttr):
+        return compute(arrays)[0]
+    result = compute(boundary.views(arrays, np.transpose))
+    parts = list(result) if isinstance(result, (list, tuple)) else [result]
+    return np.ascontiguousarray(boundary.assemble(parts, np.concatenate, np.transpose)[0])
 
 
 def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
@@ -161,11 +163,7 @@ def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
 
     def run(*xs: torch.Tensor) -> torch.Tensor:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
-        if isinstance(boundary, BoundaryAttr):
-            arrays = boundary.views(arrays, np.transpose)
-        g = resize_graph(graph, _resize(graph, arrays))
-        outs = run_graph(g, arrays, mode="declared")
-        out = np.ascontiguousarray(boundary.assemble(outs, np.concatenate, np.transpose)[0]) if isinstance(boundary, BoundaryAttr) else outs[0]
+        out = _through_boundary(boundary, arrays, lambda a: run_graph(resize_graph(graph, _resize(graph, a)), a, mode="declared"))
         return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
 
     return run

@@ -28,7 +28,7 @@ import hashlib
 import io
 from dataclasses import dataclass, field
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import fx
@@ -155,9 +155,16 @@ class Plan:
         return out.getvalue()
 
 
-def _try(captured: Captured, node: fx.Node) -> str | tuple[int, int, bool]:
-    """(tgraph ops without reshapes and structural ops, matmuls, whether it emits a structural op)
-    that `node` converts to, else the reason it does not."""
+class Cost(NamedTuple):
+    """What a supported node converts to."""
+
+    ops: int  # tgraph ops, reshapes and structural ops not counted
+    matmuls: int
+    structural: bool  # it emits a transpose, slice or concat
+
+
+def _try(captured: Captured, node: fx.Node) -> str | Cost:
+    """What `node` converts to, else the reason it does not."""
     val = meta_val(node)
     try:
         elt = element_type(val.dtype) if hasattr(val, "dtype") and not isinstance(val, (list, tuple)) else "f16"
@@ -168,12 +175,11 @@ def _try(captured: Captured, node: fx.Node) -> str | tuple[int, int, bool]:
     ops = list(cx.builder.block.ops)
     structural = any(isinstance(op, tgraph.StructuralOp) for op in ops)
     counted = sum(not isinstance(op, (tgraph.ReshapeOp, tgraph.StructuralOp)) for op in ops)
-    return counted, sum(isinstance(op, tgraph.MatmulOp) for op in ops), structural
+    return Cost(counted, sum(isinstance(op, tgraph.MatmulOp) for op in ops), structural)
 
 
-def support(captured: Captured) -> dict[fx.Node, str | tuple[int, int, bool]]:
-    """For every call node: its (tgraph op, matmul) counts and whether it emits a transpose, slice or
-    concat, when supported; else the one-line reason."""
+def support(captured: Captured) -> dict[fx.Node, str | Cost]:
+    """For every call node: its `Cost` when supported, else the one-line reason."""
     nodes = [n for n in captured.module.graph.nodes if n.op == "call_function"]
     return {n: _try(captured, n) for n in nodes}
 
@@ -220,7 +226,7 @@ def wide_hidden_layer(node: fx.Node) -> bool:
     return hidden(node)
 
 
-def cones(captured: Captured, cost: dict[fx.Node, tuple[int, int, bool]], max_ops: int = MAX_OPS) -> list[tuple[list[fx.Node], str]]:
+def cones(captured: Captured, cost: dict[fx.Node, Cost], max_ops: int = MAX_OPS) -> list[tuple[list[fx.Node], str]]:
     """Regions by the cone rule over the supported nodes (`cost`: their op and matmul counts), in graph
     order, each with why its root did not join its users' region (`cut_reason`)."""
     order = list(captured.module.graph.nodes)
@@ -508,7 +514,7 @@ JOINS = ("aten.cat", "aten.concat", "aten.stack")
 def _is_view(n: fx.Node, reasons: dict[fx.Node, Any]) -> bool:
     """Whether `n` is supported and only moves elements in place (a transpose, slice, select or split's piece)."""
     c = reasons.get(n)
-    return isinstance(c, tuple) and c[2] and op_name(n) not in JOINS
+    return isinstance(c, Cost) and c.structural and op_name(n) not in JOINS
 
 
 def _view_tail(region: Region, reasons: dict[fx.Node, Any]) -> list[fx.Node]:
@@ -533,7 +539,7 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
     slices and concats cannot all leave it (`folded`) leaves them in PyTorch and is cut again."""
     reasons: dict[fx.Node, Any] = dict(support(captured))
     for n in reasons:  # (in graph order: a view of such a view is one too)
-        if _is_view(n, reasons) and not any(isinstance(reasons.get(a), tuple) for a in _sources(n)):
+        if _is_view(n, reasons) and not any(isinstance(reasons.get(a), Cost) for a in _sources(n)):
             reasons[n] = VIEW_OF_PYTORCH
     while True:
         cost = {n: c for n, c in reasons.items() if not isinstance(c, str)}
@@ -544,7 +550,7 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
                 excluded[n] = VIEW_OF_REGION
             if r.structural_refused:
                 why = f"in region {r.index}, {r.reason.removeprefix('PyTorch: ')}"
-                moved = [n for n in r.nodes if isinstance(reasons.get(n), tuple) and reasons[n][2]]
+                moved = [n for n in r.nodes if isinstance(c := reasons.get(n), Cost) and c.structural]
                 # its concats first (what splits matmuls: a rotary embedding's into attention), then the rest
                 cats = [n for n in moved if op_name(n) in JOINS]
                 excluded.update({n: why for n in cats or moved})

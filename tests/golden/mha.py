@@ -304,8 +304,7 @@ def run(*tensors, candidate=0, out=None):
         parts = BOUNDARY["outputs"]
         if out is not None and len(parts) == 1 and parts[0][1] is None:
             # one output, a (permuted) view of what the last kernel writes: it writes `out` through the view
-            perm = parts[0][2]
-            _kernels(boundary_inputs(tensors), candidate, out.permute(*[perm.index(i) for i in range(len(perm))]) if perm else out)
+            _kernels(boundary_inputs(tensors), candidate, _kernel_frame(out, parts[0][2]))
             return out
         values = _kernels(boundary_inputs(tensors), candidate, None)
         if out is not None and len({(o, dim, tuple(perm)) for o, dim, perm in parts}) == 1 and parts[0][1] is not None:
@@ -313,14 +312,18 @@ def run(*tensors, candidate=0, out=None):
             import torch
 
             _, dim, perm = parts[0]
-            inverse = [perm.index(i) for i in range(len(perm))]
-            torch.cat(list(values), perm[dim] if perm else dim, out=out.permute(*inverse) if perm else out)
+            torch.cat(list(values), perm[dim] if perm else dim, out=_kernel_frame(out, perm))
             return out
         outs = boundary_outputs(values)
         if out is not None:
             return out.copy_(outs[0])
         return outs[0] if len(outs) == 1 else outs
     return _kernels(tensors, candidate, out)
+
+
+def _kernel_frame(x, perm):
+    """`x`, a graph output that is a part permuted by `perm`, viewed as the kernels write it."""
+    return x.permute(*[list(perm).index(i) for i in range(len(perm))]) if perm else x
 
 
 def boundary_inputs(tensors):
