@@ -452,17 +452,21 @@ class Candidate:
 
 def launch_into(mod, name: str, fn: Callable[..., Any], args: Sequence[Any], outs: Sequence[Any]) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
     """Launch kernel `name` of module `mod` (`fn`: compiled with its outputs passed in) through the
-    module's own launcher, as its `run` and `runtime.run_poisoned` do: inputs whose rows no TMA tensor
-    map takes (`tma_maps`), or outputs whose descriptor fails on the host, get the thread-copy variant.
-    Returns the function launched (reuse it)."""
-    launcher = getattr(mod, "_launch", None)
+    module's own launcher, as its `run` and `runtime.run_poisoned` do: views (a graph's boundary) read
+    by kernels compiled for their layout or copied, and inputs whose rows no TMA tensor map takes
+    (`tma_maps`), or outputs whose descriptor fails on the host, by the thread-copy variant.
+    Returns the function to launch it again with the same arguments: the kernel that ran, or where
+    `run` copies an argument (or allocates the outputs), the launcher, which does so every call."""
+    launcher = getattr(mod, "launch", None)
     if launcher is None:  # a module emitted before it: the kernel as given
         fn(*args, *outs)
         return fn
     mod._compiled.setdefault(mod._key(name, (), True), fn)
-    launcher(name, [], True, mod.tma_maps(args), [*args, *outs])
-    variant = mod._compiled.get(mod._key(name, (), True, False))
-    return variant if variant is not None else fn
+    got = launcher(name, list(args), outs)
+    if got.into and not got.copies:
+        return got.kernel
+    n = len(args)
+    return lambda *a: launcher(name, list(a[:n]), a[n:])
 
 
 def graph_eager(graph) -> Callable[..., Any]:  # type: ignore[no-untyped-def]

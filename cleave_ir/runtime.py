@@ -248,21 +248,24 @@ def run_poisoned(
     import torch
 
     last = kernels[-1]
-    # the module's own launcher (as its `run`): a kernel given tensors whose rows TMA cannot map
-    # runs its thread-copy variant (`tma_maps`); modules emitted before it call the kernels as given
-    launcher = getattr(mod, "_launch", None)
+    # the module's own launcher (as its `run`): views of the inputs (a graph's boundary, strided
+    # tensors) go to kernels compiled for their layout or are copied, and a kernel given tensors whose
+    # rows TMA cannot map runs its thread-copy variant; modules emitted before it call the kernels as given
+    launcher = getattr(mod, "launch", None)
     if launcher is not None:
         mod._compiled.update({(n, ()): k for n, k in compiled.items() if not isinstance(k, Exception)})
         mod._compiled[(last, (), "into")] = raw_last
 
     def launch(name: str, args: list[Any], shapes: list[list[int]]) -> list[Any]:
         if name != last:
-            out = launcher(name, [], False, mod.tma_maps(args), args) if launcher else compiled[name](*args)
+            if launcher is not None:
+                return launcher(name, args).values
+            out = compiled[name](*args)
             return list(out) if isinstance(out, (list, tuple)) else [out]
         meta = mod.KERNELS[name]
         outs = [torch.full(s, float("nan"), device=args[0].device, dtype=getattr(torch, dt)) for s, dt in zip(shapes, meta["dtypes"][meta["inputs"] :])]
         if launcher is not None:
-            launcher(name, [], True, mod.tma_maps([*args, *outs]), [*args, *outs])
+            launcher(name, args, outs)
         else:
             raw_last(*args, *outs)
         return outs

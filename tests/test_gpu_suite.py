@@ -291,6 +291,7 @@ def test_launch_into_takes_the_thread_copy_variant_where_run_would(suite, monkey
     monkeypatch.setattr(mod.tilelang, "compile", fake_compile)
     monkeypatch.setattr(mod, "_compiled", {})
     monkeypatch.setattr(mod, "tma_maps", lambda tensors: "odd" not in tensors)
+    monkeypatch.setattr(mod, "layout", lambda x: None)  # (strings for tensors: all dense)
     k = next(iter(mod.KERNELS))
 
     def with_tma(*args):  # type: ignore[no-untyped-def]
@@ -300,14 +301,14 @@ def test_launch_into_takes_the_thread_copy_variant_where_run_would(suite, monkey
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
         calls.append("tma")
 
-    assert suite.launch_into(mod, k, with_tma, ["ok"], []) is with_tma and calls == ["tma"]
-    suite.launch_into(mod, k, with_tma, ["odd"], [])
+    assert suite.launch_into(mod, k, with_tma, ["ok"], ["out"]) is with_tma and calls == ["tma"]
+    suite.launch_into(mod, k, with_tma, ["odd"], ["out"])
     monkeypatch.setattr(mod, "_compiled", {})
-    suite.launch_into(mod, k, with_tma, ["bad map"], [])
+    suite.launch_into(mod, k, with_tma, ["bad map"], ["out"])
     assert calls == ["tma", "variant k", "variant k"]
     monkeypatch.setattr(mod, "_compiled", {})
     with pytest.raises(RuntimeError, match="illegal memory access"):
-        suite.launch_into(mod, k, with_tma, ["crash"], [])
+        suite.launch_into(mod, k, with_tma, ["crash"], ["out"])
 
 
 def test_the_eager_baseline_runs_transposes_slices_and_concats(suite) -> None:  # type: ignore[no-untyped-def]

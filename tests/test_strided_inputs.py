@@ -233,6 +233,58 @@ def test_the_gpu_check_launches_as_run_does(mha: Any, monkeypatch: pytest.Monkey
     assert bool((got == 2).all()) and configs[-1].get("tl.disable_tma_lower") is True
 
 
+def test_the_gpu_check_reads_views_as_run_does(mha: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check of `cleave compile --gpu` (`runtime.run_poisoned`) gives kernels the views `run` gives
+    them (a graph's boundary: a transposed or sliced input) compiled for their layout, or copies. A
+    stand-in `tilelang.compile` refuses arguments whose strides are not its buffers', as TileLang's
+    launcher does on a GPU: before, every candidate of a graph with boundary views failed there."""
+    import importlib.util
+    import sys
+
+    from cleave_ir import runtime
+
+    spec = importlib.util.spec_from_file_location("gpu_suite", GOLDEN.parent.parent / "bench" / "gpu_suite.py")
+    assert spec is not None and spec.loader is not None
+    gpu_suite = sys.modules.get("gpu_suite") or importlib.util.module_from_spec(spec)
+    if "gpu_suite" not in sys.modules:
+        sys.modules["gpu_suite"] = gpu_suite
+        spec.loader.exec_module(gpu_suite)
+    name = next(iter(mha.KERNELS))
+
+    def fake_compile(func: Any, out_idx: Any = None, target: str = "cuda", pass_configs: Any = None) -> Any:
+        want = [[int(s) for s in func.buffer_map[p].strides] for p in func.params]
+
+        def kernel(*args: Any) -> Any:
+            for w, x in zip(want, args):
+                if any(a != b for a, b, n in zip(w, x.stride(), x.shape) if n > 1):
+                    raise ValueError(f"stride mismatch: {list(x.stride())} for {w}")
+            if out_idx is None:
+                args[-1].copy_(args[0])
+                return None
+            return args[0].clone()
+
+        return kernel
+
+    monkeypatch.setattr(mha.tilelang, "compile", fake_compile)
+    monkeypatch.setattr(mha, "_compiled", {})
+    q = torch.randn(1, 512, 4, 128).half().transpose(1, 2)  # a head transpose at the graph's boundary
+    k = torch.randn(1, 4, 512, 128).half()
+    v = torch.randn(1, 4, 128, 512).half().transpose(-1, -2)  # no kernel reads it in place: a copy
+    dense = mha.compile_kernel(name)
+    raw = mha.compile_kernel(name, into=True)
+    with pytest.raises(ValueError, match="stride mismatch"):
+        raw(q, k, v, torch.empty(1, 4, 512, 128).half())
+    (got,) = runtime.run_poisoned(mha, [name], [q, k, v], {name: dense}, raw)
+    assert torch.equal(got, q)
+    assert any(key[0] == name and any(key[1]) for key in mha._compiled)  # compiled for q's layout
+    outs = [torch.empty(1, 4, 512, 128).half()]
+    again = gpu_suite.launch_into(mha, name, raw, [q, k, v], outs)
+    assert torch.equal(outs[0], q)
+    outs[0].zero_()
+    again(q, k, v, *outs)  # v is copied every call: the launcher, not the kernel
+    assert torch.equal(outs[0], q)
+
+
 def test_thread_copy_variant_lowers_without_tensor_maps(tmp_path: Path) -> None:
     """The variant `run` compiles where TMA cannot map a tensor (`tma=False`): no TMA in the device
     code, no tensor map on the host, and its pipelined loop of a dynamic trip count (over K of a

@@ -17,6 +17,7 @@ linear attention (the transposed first operand taken as the transposed product).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 import torch
@@ -101,12 +102,12 @@ def cases(cpu: bool, dtype: torch.dtype, device: str) -> dict[str, tuple[torch.n
         out[f"qk_norm_transposed_s{s}"] = (QkNorm(d, False), (x, *cs))
     d_model, vocab = (64, 96) if cpu else (5120, 151936)
     out["last_token_head"] = (LastTokenHead(d_model, vocab), (torch.randn(1, 8 if cpu else 512, d_model, dtype=dtype, device=device),))
-    # Qwen3-32B's attention block at prefill (64 query heads of 128 over 8 kv heads), and linear attention
+    # linear attention, and Qwen3-32B's attention block at prefill (64 query heads of 128 over 8 kv heads)
+    b, heads, n, dh = (2, 2, 64, 32) if cpu else (1, 32, 4096, 128)
+    out[f"linear_attention_s{n}"] = (LinearAttention(), tuple(torch.randn(b, heads, n, dh, dtype=dtype, device=device) * 0.3 for _ in range(3)))
     d, h, kvh, hd, s = (128, 4, 2, 32, 16) if cpu else (5120, 64, 8, 128, 2048)
     cos, sin = (torch.randn(1, 1, s, hd, dtype=dtype, device=device) for _ in range(2))
     out[f"qwen3_attention_s{s}"] = (Qwen3Attention(d, h, kvh, hd), (torch.randn(1, s, d, dtype=dtype, device=device), cos, sin))
-    b, heads, n, dh = (2, 2, 64, 32) if cpu else (1, 32, 4096, 128)
-    out[f"linear_attention_s{n}"] = (LinearAttention(), tuple(torch.randn(b, heads, n, dh, dtype=dtype, device=device) * 0.3 for _ in range(3)))
     return {k: (m.to(device=device, dtype=dtype).eval(), xs) for k, (m, xs) in out.items()}
 
 
@@ -118,12 +119,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cpu", action="store_true", help="small sizes, kernels in the TileLang interpreter")
     p.add_argument("-j", "--jobs", type=int, default=15)
+    p.add_argument("--only", default="", help="a regular expression: the cases whose names it matches")
     args = p.parse_args(argv)
     device = "cpu" if args.cpu else "cuda"
     dtype = torch.float16 if args.cpu else torch.bfloat16
     compiler = ct.PipelineCompiler(options=("--keep", "2", "-j", str(args.jobs)), gpu=not args.cpu)
     failed = 0
     for name, (m, xs) in cases(args.cpu, dtype, device).items():
+        if not re.search(args.only, name):
+            continue
         print(f"## {name}: inputs {[tuple(x.shape) for x in xs]}", flush=True)
         print(ct.explain(m, xs, quiet=True).text())
         try:
