@@ -134,6 +134,19 @@ def symbolize_graph(graph: tgraph.GraphOp, lift_ones: Collection[tuple[int, int]
                 k = ins[0][op.axis]
                 divides.append((parts, k))
                 out = (parts, *(k / parts if i == op.axis else d for i, d in enumerate(ins[0])))
+            elif isinstance(op, tgraph.TransposeOp):
+                out = tuple(ins[0][p] for p in op.permutation)
+            elif isinstance(op, tgraph.SliceOp):
+                # a window of fixed elements: the dim it cuts keeps its size, the result has its own
+                u.unify(ins[0][op.axis], tgraph.tensor_type(op.input).shape[op.axis], where)
+                size = tgraph.tensor_type(op.result).shape[op.axis]
+                out = tuple(size if i == op.axis else d for i, d in enumerate(ins[0]))
+            elif isinstance(op, tgraph.ConcatOp):
+                for other in ins[1:]:
+                    for i, (a, b) in enumerate(zip(ins[0], other)):
+                        if i != op.axis:
+                            u.unify(a, b, where)
+                out = tuple(sympy.Add(*(x[op.axis] for x in ins)) if i == op.axis else d for i, d in enumerate(ins[0]))
             else:
                 raise CleaveError(f"error: cleave-symbolize: unsupported op {op.name} in @{graph.sym_name.data}")
             shapes[op.results[0]] = tuple(out)

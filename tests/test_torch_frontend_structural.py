@@ -19,7 +19,9 @@ import torch.nn.functional as F  # noqa: E402
 
 import cleave_ir.torch as ct  # noqa: E402
 
-VIEW_OF_PYTORCH = importlib.import_module("cleave_ir.torch.partition").VIEW_OF_PYTORCH  # (the package's `partition` is the function)
+_partition = importlib.import_module("cleave_ir.torch.partition")  # (the package's `partition` is the function)
+VIEW_OF_PYTORCH = _partition.VIEW_OF_PYTORCH
+STRUCTURAL = ("tgraph.transpose", "tgraph.slice", "tgraph.concat")
 
 pytestmark = pytest.mark.usefixtures("tf32_allowed")  # fp32 models: TF32 as PyTorch at "high"
 
@@ -69,9 +71,10 @@ def test_a_norm_then_rotary_embedding_is_one_region() -> None:
     [ops] = _region_ops(plan)
     assert {"aten.transpose", "aten.slice", "aten.cat", "aten.mean"} <= set(ops)
     [region] = [r for r in plan.regions if r.worth]
-    boundary = region.graph.attributes["cleave.boundary"]
-    assert len(boundary.outputs.data) == 2  # the output's two halves
-    assert not any(op.name in ("tgraph.transpose", "tgraph.slice", "tgraph.concat") for op in region.graph.block.ops)
+    assert region.boundary is not None and len(region.boundary.outputs.data) == 2  # the output's two halves
+    # the region's graph is as written (what `cleave compile` checks candidates against); folded, it has none left
+    assert {"tgraph.transpose", "tgraph.concat"} <= {op.name for op in region.graph.block.ops}
+    assert not any(op.name in STRUCTURAL for op in _partition.folded(region.graph).block.ops)
     m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
     assert len(m2.cleave_report.replaced()) == 1
     with torch.no_grad():
@@ -103,7 +106,7 @@ def test_a_rotary_embedding_of_dynamic_length_serves_other_lengths() -> None:
     shapes = ({1: s}, {2: s}, {2: s})
     plan = ct.explain(m, xs, shapes, quiet=True)
     [region] = [r for r in plan.regions if r.worth]
-    assert "cleave.boundary" in region.graph.attributes
+    assert region.boundary is not None
     m2 = ct.optimize(m, xs, dynamic_shapes=shapes, compiler=ct.interpreted_graph, timer=faster)
     assert len(m2.cleave_report.replaced()) == 1
     with torch.no_grad():
@@ -144,7 +147,7 @@ def test_the_last_token_of_a_computed_value_is_a_view_of_the_input() -> None:
     plan = ct.explain(lm_head, xs, quiet=True)
     [region] = [r for r in plan.regions if r.worth]
     assert "aten.select" in region.ops()
-    views = [v for v in region.graph.attributes["cleave.boundary"].inputs.data if v.ranges]
+    views = [v for v in region.boundary.inputs.data if v.ranges]
     assert [v.ranges for v in views] == [((1, 7, 1),)]
     plain = ct.explain(lambda h, w: h[:, -1, :] @ w.t(), xs, quiet=True)
     assert [why for n, why in plain.unsupported.items() if n.name == "select"] == [VIEW_OF_PYTORCH]
@@ -216,7 +219,7 @@ def test_a_stack_of_computed_values_is_the_output_in_parts() -> None:
     plan = ct.explain(stats, xs, quiet=True)
     [region] = [r for r in plan.regions if r.worth]
     assert "aten.stack" in region.ops()
-    assert len(region.graph.attributes["cleave.boundary"].outputs.data) == 2
+    assert len(region.boundary.outputs.data) == 2
     m2 = ct.optimize(stats, xs, compiler=ct.interpreted_graph, timer=faster)
     with torch.no_grad():
         ys = _fresh(xs)
@@ -274,7 +277,7 @@ def test_a_rotary_embedding_at_an_awkward_length_is_padded_with_its_views() -> N
     m, xs = QkNormRope(), _rope_inputs(s=300)
     plan = ct.explain(m, xs, quiet=True)
     [region] = [r for r in plan.regions if r.worth]
-    assert "cleave.boundary" in region.graph.attributes
+    assert region.boundary is not None
     assert [int(d) for d in region.graph.function_type.inputs.data[0].shape][1] == 320
     m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
     assert len(m2.cleave_report.replaced()) == 1
@@ -297,7 +300,7 @@ def test_linear_attention_takes_its_transposed_keys_as_a_first_operand() -> None
     plan = ct.explain(linear_attention, xs, quiet=True)
     [region] = [r for r in plan.regions if r.worth]
     assert {"aten.elu", "aten.transpose"} <= set(region.ops()) and region.tgraph_ops().count("matmul") == 2
-    assert not any(op.name == "tgraph.transpose" for op in region.graph.block.ops)
+    assert not any(op.name == "tgraph.transpose" for op in _partition.folded(region.graph).block.ops)
     m2 = ct.optimize(linear_attention, xs, compiler=ct.interpreted_graph, timer=faster)
     assert [r.decision for r in m2.cleave_report.rows if "aten.transpose" in r.ops] == ["cleave"], m2.cleave_report.table()
     with torch.no_grad():
@@ -415,3 +418,49 @@ def test_random_modules_of_views_and_joins_equal_eager(steps: list[tuple]) -> No
         got = m2(*ys)
     assert got.shape == want.shape
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4 * (1 + float(want.abs().max())))
+
+
+def _linear_attention(q, k, v):  # noqa: ANN001, ANN202
+    fq, fk = F.elu(q) + 1, F.elu(k) + 1
+    return fq @ (fk.transpose(-1, -2) @ v)
+
+
+def _reference_compiler(graph):  # noqa: ANN001, ANN202
+    """A "compiler" whose kernel is the float64 torch reference `cleave compile --gpu` checks every
+    candidate against (`runtime.torch_reference` on `runtime.random_inputs`-shaped tensors)."""
+    from cleave_ir import runtime
+
+    def run(*xs, out=None):  # noqa: ANN001, ANN202
+        assert [list(x.shape) for x in xs] == [list(x.shape) for x in runtime.random_inputs(graph, device="cpu")]
+        y = runtime.torch_reference(graph, xs)[0].to(xs[0].dtype)
+        return y if out is None else out.copy_(y)
+
+    return run
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda: (QkNormRope(), _rope_inputs()),
+        lambda: (Qwen3Attention().eval(), (torch.randn(1, 16, 128), torch.randn(1, 1, 16, 32), torch.randn(1, 1, 16, 32))),
+        lambda: (_linear_attention, tuple(torch.randn(2, 4, 64, 32) for _ in range(3))),
+    ],
+    ids=["qk_norm_rope", "qwen3_attention", "linear_attention"],
+)
+def test_the_graph_a_region_compiles_is_the_region_as_written(case) -> None:  # noqa: ANN001
+    """The graph handed to the compiler keeps the region's transposes, slices and concats (its
+    `cleave.boundary` is the region's, for the stitch): its inputs are the region's tensors and its
+    reference is the region's value, which `cleave compile --gpu` checks candidates against. (It was
+    the folded graph, whose reference ignores its boundary: on an H100 every such region's candidates
+    were "wrong" and the regions stayed in PyTorch.)"""
+    torch.manual_seed(0)
+    m, xs = case()
+    plan = ct.explain(m, xs, quiet=True)
+    structural = [r for r in plan.regions if r.worth and r.boundary is not None]
+    assert structural and all("cleave.boundary" not in r.graph.attributes for r in structural)
+    with torch.no_grad():
+        m2 = ct.optimize(m, xs, compiler=_reference_compiler, timer=faster)
+        assert all(r.decision == "cleave" for r in m2.cleave_report.rows if r.reason.startswith("correct") or "failed" in r.reason), m2.cleave_report.table()
+        assert len(m2.cleave_report.replaced()) >= len(structural)
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), m(*ys), rtol=2e-5, atol=2e-5)

@@ -405,7 +405,7 @@ if [[ $part == D ]]; then
 #     one region whose output is two permuted halves; the same without the rotary embedding (one permuted output,
 #     which `run(out=)` writes through its view); a last-token LM head whose select is a view of the norm's input.
 #     The gate's report (ours against PyTorch's region, timed by the gate) and the stitched error against float64.
-(cd /tmp && timeout 560 python "$R/bench/probes/structural_frontend_gpu.py" -j 15 > "$P/structural_frontend.log" 2>&1; echo "exit $?" >> "$P/structural_frontend.log")
+(cd /tmp && timeout ${T:-560} python "$R/bench/probes/structural_frontend_gpu.py" -j 15 --only "${ONLY:-.}" > "$P/structural_frontend.log" 2>&1; echo "exit $?" >> "$P/structural_frontend.log")
 grep -E "^## |^\| [0-9]|max error|FAILED|^exit" "$P/structural_frontend.log"
 exit 0
 fi

@@ -137,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
             failed += 1
             continue
         print(m2.cleave_report.table())
+        # why a region's compile failed: its candidates' rows in the compile's log (wrong, or failed to run)
+        bad = [line for line in compiler.log.getvalue().splitlines() if line.startswith("| ") and ("WRONG" in line or "failed" in line)]
+        print("\n".join(bad[-8:]))
+        compiler.log.seek(0)
+        compiler.log.truncate()
         with torch.no_grad():
             ys = [torch.rand_like(x) * 3 - 1 for x in xs]
             want = m.double()(*[y.double() for y in ys])

@@ -124,7 +124,8 @@ def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -
         raise CleaveError(f"error: @{graph.sym_name.data}: no candidate to run")
     kernels = cands[candidate][1]
     dtype = output_dtype(graph)
-    boundary = graph.attributes.get("cleave.boundary")
+    # the folded graph's (`cleave-fold-structural` in the pipeline), as the emitted `run` follows it
+    boundary = next((g.attributes["cleave.boundary"] for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes), None)
 
     def run(*xs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]

@@ -39,6 +39,7 @@ from xdsl.rewriter import Rewriter
 
 from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.cleave import BoundaryAttr
 from cleave_ir.passes.padded_dims import padded_size
 from cleave_ir.passes.unit_reshapes import frame_map, move_unit_reshapes
 from cleave_ir.torch.aten import (
@@ -85,6 +86,10 @@ class Region:
     empty_rows: int | None = None  # this tensor input is an SDPA mask: the output's rows it masks whole are 0
     cut: str = ""  # why its root does not join its users' region (`cut_reason`)
     structural_refused: bool = False  # its transposes, slices or concats cannot leave it (`folded`)
+    # where `cleave-fold-structural` moves the graph's transposes, slices and concats (`folded`): the
+    # views its kernels read and the layout they write; the graph itself keeps them, so that what
+    # `cleave compile` checks its candidates against is the region as written
+    boundary: BoundaryAttr | None = None
 
     def zero_empty_rows(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         """`out` (the root's value) with the query rows that the mask `xs[empty_rows]` masks (False or -inf)
@@ -354,7 +359,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node], cut: str = "", ma
         region.unsqueeze = _unsqueeze_output(graph)
         graph.verify()
         if any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops):
-            graph = folded(graph, max_ops)
+            region.boundary = folded(graph, max_ops).attributes.get("cleave.boundary")
         region.graph = _named_by_content(_padded(graph))
     except StructuralRefused as e:
         region.reason = f"PyTorch: {e}"
@@ -486,10 +491,7 @@ def _padded(graph: tgraph.GraphOp) -> tgraph.GraphOp:
     }
     if not sizes:
         return graph
-    padded = at_sizes(graph, sizes)
-    if "cleave.boundary" in graph.attributes:  # views of static dims only: the same at every size
-        padded.attributes["cleave.boundary"] = graph.attributes["cleave.boundary"]
-    return padded
+    return at_sizes(graph, sizes)
 
 
 def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:

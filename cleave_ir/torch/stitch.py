@@ -55,8 +55,8 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
 
     # a region whose output is a transposed view of what its kernel writes (`cleave.boundary`, a heads
     # transpose taken into an attention region): given `out`, the kernel writes it through that view
-    boundary = region.graph.attributes.get("cleave.boundary") if region.graph is not None else None
-    permuted = isinstance(boundary, BoundaryAttr) and len(boundary.outputs.data) == 1 and bool(boundary.outputs.data[0].permutation)
+    boundary = region.boundary
+    permuted = boundary is not None and len(boundary.outputs.data) == 1 and bool(boundary.outputs.data[0].permutation)
 
     def wanted(xs: tuple[torch.Tensor, ...]) -> tuple[Any, ...] | None:
         """(shape, strides, dtype) of PyTorch's output for inputs like `xs`; None when row-major (and

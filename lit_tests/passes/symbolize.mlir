@@ -64,3 +64,25 @@ tgraph.graph @user_symbols(%x: !tgraph.tensor<[T, 64], f16> {dynamic = array<i64
   %y = tgraph.matmul %x, %w : !tgraph.tensor<[T, 64], f16>, !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[T, 32], f16>
   tgraph.output %y : !tgraph.tensor<[T, 32], f16>
 }
+
+// Transposes permute the symbols; a slice's window is fixed, so the dim it cuts and the slice keep
+// their sizes (a concat of them sums to 128, which w's rows then are); the other dims stay symbols.
+// CHECK-LABEL: tgraph.graph @rotate_half(
+// CHECK-SAME:    %x: !tgraph.tensor<[T, 128], f16> {dynamic = array<i64: 0>}, %w: !tgraph.tensor<[128, d0], f16>)
+// CHECK-SAME:    -> !tgraph.tensor<[d0, T], f16>
+// CHECK-SAME:    attributes {bindings = {T = 16 : i64, d0 = 32 : i64}} {
+// CHECK-NEXT:    %a = tgraph.slice %x dim 1 start 0 : !tgraph.tensor<[T, 128], f16> -> !tgraph.tensor<[T, 64], f16>
+// CHECK-NEXT:    %b = tgraph.slice %x dim 1 start 64 : !tgraph.tensor<[T, 128], f16> -> !tgraph.tensor<[T, 64], f16>
+// CHECK-NEXT:    %n = tgraph.neg %b : !tgraph.tensor<[T, 64], f16>
+// CHECK-NEXT:    %c = tgraph.concat %n, %a dim 1 : {{.*}} -> !tgraph.tensor<[T, 128], f16>
+// CHECK-NEXT:    %y = tgraph.matmul %c, %w : !tgraph.tensor<[T, 128], f16>, !tgraph.tensor<[128, d0], f16> -> !tgraph.tensor<[T, d0], f16>
+// CHECK-NEXT:    %t = tgraph.transpose %y perm [1, 0] : !tgraph.tensor<[T, d0], f16> -> !tgraph.tensor<[d0, T], f16>
+tgraph.graph @rotate_half(%x: !tgraph.tensor<[T, 128], f16> {dynamic = array<i64: 0>}, %w: !tgraph.tensor<[128, 32], f16>) -> !tgraph.tensor<[32, T], f16> attributes {bindings = {T = 16 : i64}} {
+  %a = tgraph.slice %x dim 1 start 0 : !tgraph.tensor<[T, 128], f16> -> !tgraph.tensor<[T, 64], f16>
+  %b = tgraph.slice %x dim 1 start 64 : !tgraph.tensor<[T, 128], f16> -> !tgraph.tensor<[T, 64], f16>
+  %n = tgraph.neg %b : !tgraph.tensor<[T, 64], f16>
+  %c = tgraph.concat %n, %a dim 1 : !tgraph.tensor<[T, 64], f16>, !tgraph.tensor<[T, 64], f16> -> !tgraph.tensor<[T, 128], f16>
+  %y = tgraph.matmul %c, %w : !tgraph.tensor<[T, 128], f16>, !tgraph.tensor<[128, 32], f16> -> !tgraph.tensor<[T, 32], f16>
+  %t = tgraph.transpose %y perm [1, 0] : !tgraph.tensor<[T, 32], f16> -> !tgraph.tensor<[32, T], f16>
+  tgraph.output %t : !tgraph.tensor<[32, T], f16>
+}
