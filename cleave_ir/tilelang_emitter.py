@@ -640,9 +640,9 @@ def _signature(tensors):
     return tuple((x.shape, x.stride(), x.dtype, x.data_ptr() % 16) for x in tensors)
 
 
-def _replay(plan, tensors, out):
+def _replay(plan, tensors, outs):
     """Run a recorded plan (see `_plans`) on `tensors`: values are numbered as they appear (the inputs,
-    then each kernel's copies and outputs); returns the last kernel's outputs, or `out` it wrote."""
+    then each kernel's copies and outputs); returns the last kernel's outputs, or `outs` it wrote."""
     for key, kernel, _, _, _ in plan:
         if _compiled.get(key) is not kernel:
             return None
@@ -653,8 +653,8 @@ def _replay(plan, tensors, out):
             args[i] = _fresh(args[i])
             slots.append(args[i])
         if into:
-            kernel(*args, out)
-            return out
+            kernel(*args, *outs)
+            return outs
         result = kernel(*args)
         values = list(result) if isinstance(result, (list, tuple)) else [result]
         slots.extend(values)
@@ -674,25 +674,40 @@ def run(*tensors, candidate=0, out=None):
     boundary (`BOUNDARY`), the kernels read views of `tensors` and the parts of an output they write
     are concatenated.
     """
-    if BOUNDARY is not None:
-        parts = BOUNDARY["outputs"]
-        if out is not None and len(parts) == 1 and parts[0][1] is None:
-            # one output, a (permuted) view of what the last kernel writes: it writes `out` through the view
-            _kernels(boundary_inputs(tensors), candidate, _kernel_frame(out, parts[0][2]))
-            return out
-        values = _kernels(boundary_inputs(tensors), candidate, None)
-        if out is not None and len({(o, dim, tuple(perm)) for o, dim, perm in parts}) == 1 and parts[0][1] is not None:
-            # one output in parts of one perm: concatenated in the kernels' frame straight into `out`'s view
-            import torch
+    if BOUNDARY is None:
+        values = _kernels(tensors, candidate, None if out is None else [out])
+        return values[0] if len(values) == 1 else values
+    views = boundary_inputs(tensors)
+    windows = None if out is None else _windows(out, candidate)
+    if windows is not None:
+        # the last kernel writes `out` itself, through views of it in its own frame: the whole output
+        # (permuted) or each part's window of it
+        _kernels(views, candidate, windows)
+        return out
+    outs = boundary_outputs(_kernels(views, candidate, None))
+    if out is not None:
+        return out.copy_(outs[0])
+    return outs[0] if len(outs) == 1 else outs
 
-            _, dim, perm = parts[0]
-            torch.cat(list(values), perm[dim] if perm else dim, out=_kernel_frame(out, perm))
-            return out
-        outs = boundary_outputs(values)
-        if out is not None:
-            return out.copy_(outs[0])
-        return outs[0] if len(outs) == 1 else outs
-    return _kernels(tensors, candidate, out)
+
+def _windows(out, candidate):
+    """`out`, one output the last kernel of `candidate` writes in parts of one perm (or whole), as the
+    views of it that kernel writes: each part's window, in the kernels' frame. None where the graph has
+    other outputs, or a part's size is not static."""
+    parts = BOUNDARY["outputs"]
+    if len({(o, dim, tuple(perm)) for o, dim, perm in parts}) != 1:
+        return None
+    _, dim, perm = parts[0]
+    frame = _kernel_frame(out, perm)
+    if dim is None:
+        return [frame]
+    axis = perm[dim] if perm else dim
+    meta = KERNELS[CANDIDATES[candidate][1][-1]]
+    sizes = [shape[axis] for shape in meta["shapes"][meta["inputs"] :]]
+    if len(sizes) != len(parts) or not all(isinstance(n, int) for n in sizes) or sum(sizes) != frame.shape[axis]:
+        return None
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [frame.narrow(axis, start, n) for start, n in zip(starts, sizes)]
 
 
 def _kernel_frame(x, perm):
@@ -728,26 +743,27 @@ def boundary_outputs(parts):
     return [(xs[0] if dim is None else torch.cat(xs, dim)).contiguous() for _, (dim, xs) in sorted(groups.items())]
 
 
-def _kernels(tensors, candidate, out):
-    """`run` of the kernels on their own inputs."""
-    key = (candidate, _signature(tensors), None if out is None else _signature((out,)))
+def _kernels(tensors, candidate, outs):
+    """`run` of the kernels on their own inputs: the last kernel's outputs, written into `outs` (a list,
+    any layouts) where given."""
+    key = (candidate, _signature(tensors), None if outs is None else _signature(outs))
     plan = _plans.get(key)
-    values = None if plan is None else _replay(plan, tensors, out)
+    values = None if plan is None else _replay(plan, tensors, outs)
     if values is None:
-        plan, values = _run(tensors, candidate, out)
+        plan, values = _run(tensors, candidate, outs)
         if len(_plans) >= MAX_PLANS:
             _plans.clear()
         _plans[key] = plan
-    if values is out:
-        return out
-    if out is not None:
-        return out.copy_(values[0])
-    return values[0] if len(values) == 1 else values
+    if outs is not None and values is not outs:
+        for o, v in zip(outs, values):
+            o.copy_(v)
+        return outs
+    return values
 
 
-def _run(tensors, candidate, out):
+def _run(tensors, candidate, outs):
     """`run` deciding every kernel's layouts, copies and TMA: (the plan it followed, the last
-    kernel's outputs, or `out` that kernel wrote)."""
+    kernel's outputs, or `outs` that kernel wrote)."""
     _, names, _ = CANDIDATES[candidate]
     values = list(tensors)
     slots = list(tensors)
@@ -758,18 +774,18 @@ def _run(tensors, candidate, out):
         extra = [env[n] for n in KERNELS[name]["passthrough"]]
         args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
         sources = [slot_of[id(x)] for x in args]
-        last = out is not None and name == names[-1] and KERNELS[name]["outputs"] == 1
-        layouts, copies, into = _decide(name, args, [out] if last else [])
+        last = outs is not None and name == names[-1] and KERNELS[name]["outputs"] == len(outs)
+        layouts, copies, into = _decide(name, args, outs if last else [])
         for i in copies:
             args[i] = _fresh(args[i])
             slot_of[id(args[i])] = len(slots)
             slots.append(args[i])
         env.update(zip(KERNELS[name]["input_names"], args))
-        tma = tma_maps(args + [out] if into else args)
+        tma = tma_maps([*args, *outs] if into else args)
         if into:
-            key, kernel, _ = _call(name, layouts, True, tma, [*args, out])
+            key, kernel, _ = _call(name, layouts, True, tma, [*args, *outs])
             plan.append((key, kernel, sources, copies, True))
-            return plan, out
+            return plan, outs
         key, kernel, result = _call(name, layouts, False, tma, args)
         plan.append((key, kernel, sources, copies, False))
         values = list(result) if isinstance(result, (list, tuple)) else [result]

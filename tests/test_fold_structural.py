@@ -296,11 +296,11 @@ def test_the_emitted_run_writes_out_through_a_transposed_output_view(tmp_path, m
     mod = load_module_file(path)
     given = []
 
-    def kernels(tensors, candidate, out):  # noqa: ANN001, ANN202 - the matmul the kernel computes
+    def kernels(tensors, candidate, outs):  # noqa: ANN001, ANN202 - the matmul the kernel computes
         x, w = tensors
         y = x @ w.T
-        given.append(out)
-        return y if out is None else out.copy_(y)
+        given.append(outs)
+        return [y] if outs is None else [o.copy_(y) for o in outs]
 
     monkeypatch.setattr(mod, "_kernels", kernels)
     x, w = torch.randn(64, 32, dtype=torch.float64), torch.randn(48, 32, dtype=torch.float64)
@@ -309,13 +309,13 @@ def test_the_emitted_run_writes_out_through_a_transposed_output_view(tmp_path, m
     torch.testing.assert_close(got, (x @ w.T).T)
     o = torch.empty(48, 64, dtype=torch.float64)
     assert mod.run(x, w, out=o) is o
-    assert given[-1].data_ptr() == o.data_ptr() and given[-1].shape == (64, 48)
+    assert given[-1][0].data_ptr() == o.data_ptr() and given[-1][0].shape == (64, 48)
     torch.testing.assert_close(o, (x @ w.T).T)
 
 
 def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    """An output the kernels write in parts (the rotary embedding's halves): `run(out=o)` concatenates
-    them straight into `o` (any layout), `run()` returns them joined."""
+    """An output the kernels write in parts (the rotary embedding's halves): `run(out=o)` hands the last
+    kernel each part's window of `o` (any layout) to write, no join; `run()` returns them joined."""
     torch = pytest.importorskip("torch")
     from cleave_ir.runtime import load_module_file
 
@@ -324,7 +324,14 @@ def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> N
     path = tmp_path / "kernels.py"
     path.write_text(module_source(module))
     mod = load_module_file(path)
-    monkeypatch.setattr(mod, "_kernels", lambda tensors, candidate, out: [torch.from_numpy(p) for p in run_graph(folded, [t.numpy() for t in tensors])])
+    given = []
+
+    def kernels(tensors, candidate, outs):  # noqa: ANN001, ANN202 - the folded graph's parts, written into `outs`
+        parts = [torch.from_numpy(p) for p in run_graph(folded, [t.numpy() for t in tensors])]
+        given.append(outs)
+        return parts if outs is None else [o.copy_(p) for o, p in zip(outs, parts)]
+
+    monkeypatch.setattr(mod, "_kernels", kernels)
     xs = _inputs(graph, "uniform")
     (want,) = run_graph(graph, xs)
     tensors = [torch.from_numpy(x) for x in xs]
@@ -332,6 +339,59 @@ def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> N
     o = torch.empty(64, 8, 4, dtype=torch.float64).permute(2, 1, 0)  # [4, 8, 64] in another layout
     assert mod.run(*tensors, out=o) is o
     torch.testing.assert_close(o, torch.from_numpy(want))
+    assert len(given[-1]) == 2 and all(w.untyped_storage().data_ptr() == o.untyped_storage().data_ptr() for w in given[-1])
+
+
+def test_the_last_kernel_writes_each_part_into_its_window_of_out(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """`run(out=o)` of an output in parts compiles the last kernel for the layouts of `o`'s windows and
+    launches it on them (no join, no copy), then replays that plan. A stand-in `tilelang.compile` refuses
+    tensors whose strides are not its buffers' (as TileLang's launcher does) and writes the folded
+    graph's parts."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import load_module_file
+
+    graph, module = _pipelined("rope")
+    folded = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes)
+    path = tmp_path / "kernels.py"
+    path.write_text(module_source(module))
+    mod = load_module_file(path)
+    (name,) = mod.CANDIDATES[0][1]
+    n_in = mod.KERNELS[name]["inputs"]
+    launched = []
+
+    def fake_compile(func, out_idx=None, target="cuda", pass_configs=None):  # noqa: ANN001, ANN202
+        want = [[int(st) for st in func.buffer_map[q].strides] if func.buffer_map[q].strides else None for q in func.params]
+
+        def kernel(*args):  # noqa: ANN002, ANN202
+            for w, x in zip(want, args):
+                if w is not None and any(a != b for a, b, n in zip(w, x.stride(), x.shape) if n > 1):
+                    raise ValueError(f"stride mismatch: {list(x.stride())} for {w}")
+            parts = [torch.from_numpy(q) for q in run_graph(folded, [x.numpy() for x in args[:n_in]])]
+            launched.append(out_idx)
+            if out_idx is None:
+                for o, q in zip(args[n_in:], parts):
+                    o.copy_(q)
+                return None
+            return parts
+
+        return kernel
+
+    monkeypatch.setattr(mod.tilelang, "compile", fake_compile)
+    monkeypatch.setattr(mod, "_compiled", {})
+    xs = _inputs(graph, "heavy")
+    (want,) = run_graph(graph, xs)
+    tensors = [torch.from_numpy(x) for x in xs]
+    for _ in range(2):  # decided, then replayed
+        o = torch.full((8, 4, 64), float("nan"), dtype=torch.float64).transpose(0, 1)  # a head transpose
+        assert mod.run(*tensors, out=o) is o
+        torch.testing.assert_close(o, torch.from_numpy(want))
+    assert launched == [None, None]  # the kernel wrote the windows itself both times
+    (key,) = mod._compiled
+    assert key[0] == name and key[2] == "into" and any(key[1])  # one kernel, for the windows' layouts
+    o = torch.full((64, 8, 4), float("nan"), dtype=torch.float64).permute(2, 1, 0)  # no kernel writes this
+    assert mod.run(*tensors, out=o) is o and launched[-1] == list(range(n_in, n_in + 2))  # written, then copied
+    torch.testing.assert_close(o, torch.from_numpy(want))
+    torch.testing.assert_close(mod.run(*tensors), torch.from_numpy(want))  # without `out`: joined
 
 
 def test_a_boundary_whose_parts_disagree_does_not_verify() -> None:

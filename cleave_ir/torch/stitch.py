@@ -53,14 +53,15 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
     except (TypeError, ValueError):  # a callable without a signature
         writes_out = False
 
-    # a region whose output is a transposed view of what its kernel writes (`cleave.boundary`, a heads
-    # transpose taken into an attention region): given `out`, the kernel writes it through that view
-    boundary = region.boundary
-    permuted = boundary is not None and len(boundary.outputs.data) == 1 and bool(boundary.outputs.data[0].permutation)
+    # a region whose output is a transposed view of what its kernel writes, or is written in parts
+    # (`cleave.boundary`: a heads transpose taken into the region, a rotary embedding's halves): given
+    # `out`, the kernel writes it through views of it (no copy, no join), so `out` is always given
+    parts = region.boundary.outputs.data if region.boundary is not None else ()
+    through_views = any(p.permutation for p in parts) or len(parts) > 1
 
     def wanted(xs: tuple[torch.Tensor, ...]) -> tuple[Any, ...] | None:
         """(shape, strides, dtype) of PyTorch's output for inputs like `xs`; None when row-major (and
-        the kernel's output is not a permuted view)."""
+        the kernel does not write it through views)."""
         key = tuple((tuple(x.shape), x.stride(), x.dtype, x.device) for x in xs)
         if key not in layouts:
             layouts[key] = None
@@ -69,7 +70,7 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
                     fake = pytorch(*(mode.from_tensor(x) for x in xs))  # type: ignore[misc]
             except Exception:  # no fake implementation: the kernel's own (row-major) layout
                 return None
-            if not isinstance(fake, torch.Tensor) or (fake.is_contiguous() and not permuted):
+            if not isinstance(fake, torch.Tensor) or (fake.is_contiguous() and not through_views):
                 return None
             if all(st > 0 for st, n in zip(fake.stride(), fake.shape) if n > 1):  # not an expanded view
                 layouts[key] = (tuple(fake.shape), fake.stride(), fake.dtype)
