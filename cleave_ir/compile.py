@@ -494,6 +494,13 @@ def _run(args: argparse.Namespace, graph: tgraph.GraphOp, module: ModuleOp, t_st
     """The whole job for `graph` (held in `module`, which the pipeline rewrites): cache, search,
     emission, lowering and, with `--gpu`, the GPU phase. Raises CleaveError on failure."""
     _check_args(args)
+    if args.gpu and "cleave.boundary" in graph.attributes:
+        # its ops leave out its boundary's views and parts: no reference of the graph it stands for
+        raise CleaveError(
+            f"error: --gpu: @{graph.sym_name.data} is already folded (cleave.boundary), so the GPU check has no reference for it; "
+            "compile the graph as written (cleave-fold-structural runs first)",
+            op=graph,
+        )
     source = graph.clone()
     options = pipeline_options(args)
     pipeline_pass(options)  # an unsupported ablation fails before any work

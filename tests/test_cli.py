@@ -697,6 +697,26 @@ def test_cleave_compile_bad_output_is_reported_before_any_work(case: str, tmp_pa
     assert not (tmp_path / "no").exists()
 
 
+def test_cleave_compile_gpu_refuses_a_graph_given_folded(tmp_path: Path, capsys, monkeypatch):
+    """A graph that carries `cleave.boundary` (the output of `cleave-fold-structural`) has no reference
+    for the GPU check (its ops leave out the boundary's views and parts): one located line, before any work."""
+    src = tmp_path / "folded.mlir"
+    src.write_text(
+        "tgraph.graph @g(%a: !tgraph.tensor<[4, 8], f16>) -> !tgraph.tensor<[4, 8], f16> attributes "
+        "{cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0, perm = [1, 0]>], outputs = [#cleave.part<output = 0>]>} {\n"
+        "  %b = tgraph.exp %a : !tgraph.tensor<[4, 8], f16>\n  tgraph.output %b : !tgraph.tensor<[4, 8], f16>\n}\n"
+    )
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the search started")
+
+    monkeypatch.setattr(compile_mod, "_search_and_emit", no_work)
+    capsys.readouterr()
+    assert compile_mod.main(["compile", str(src), "-o", str(tmp_path / "k.py"), "--gpu", *COMPILE_SMALL]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and re.fullmatch(r".*/folded\.mlir:1:1: error: --gpu: @g is already folded \(cleave\.boundary\).*\n", err), err
+
+
 @pytest.mark.parametrize("failure", ["search", "lowering"])
 def test_cleave_compile_failure_leaves_no_file_and_keeps_an_earlier_one(failure: str, tmp_path: Path, capsys, monkeypatch):
     src = tmp_path / "rowsum.mlir"
