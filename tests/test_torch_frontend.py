@@ -293,6 +293,30 @@ def test_real_pipeline_on_a_small_region(tmp_path):
     assert "search+schedule: cache hit" in again.log.getvalue()
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "want"),
+    [({}, ["--keep", "1", "--tune-budget", "0"]), ({"tune_budget_s": 45}, ["--keep", "1", "--tune-budget", "45"]),
+     ({"tune_budget_s": None}, ["--keep", "1"]), ({"options": ("--tune-budget", "9")}, ["--tune-budget", "9"])],
+)
+def test_pipeline_compiler_tunes_a_region_only_as_asked(kwargs, want, monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    """On a GPU each region's `cleave compile` tunes for `tune_budget_s` seconds (0 by default: a layer's
+    regions would otherwise take up to 5 minutes each); options naming `--tune-budget` win."""
+    import cleave_ir.torch.compiler as compiler_mod
+
+    seen = []
+
+    def fake_compile(graph, output, options=(), *, gpu=False, out=None):  # noqa: ANN001, ANN202
+        seen.append((list(options), gpu))
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(compiler_mod, "compile_graph", fake_compile)
+    compiler = ct.PipelineCompiler(**{"options": ("--keep", "1"), **kwargs}, gpu=True, workdir=tmp_path)
+    graph = ct.explain(lambda x: x.softmax(-1), (torch.randn(4, 8),), quiet=True).regions[0].graph
+    with pytest.raises(RuntimeError, match="stop"):
+        compiler(graph)
+    assert seen == [(want, True)]
+
+
 def test_time_budget_keeps_pytorch(layer):
     m, xs = layer
     m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster, budget_s=0.0)

@@ -47,6 +47,10 @@ class PipelineCompiler:
 
     options: Sequence[str] = ()
     gpu: bool | None = None
+    # seconds of measured tuning per region on the GPU (`--tune-budget`, unless `options` name one); None:
+    # `cleave compile`'s default, which fills each region's compile to 5 minutes (a layer of ten regions:
+    # most of an hour). 0 keeps a layer's cold compile to minutes, as bench/layers.py measured it.
+    tune_budget_s: float | None = 0.0
     workdir: Path | None = None
     log: io.StringIO = field(default_factory=io.StringIO)
     _kernels: dict[str, Kernel] = field(default_factory=dict, repr=False)
@@ -93,7 +97,10 @@ class PipelineCompiler:
     def _compile(self, graph: tgraph.GraphOp) -> Kernel:
         gpu = torch.cuda.is_available() if self.gpu is None else self.gpu
         path = self._dir() / f"{graph.sym_name.data}.py"
-        job = compile_graph(graph, path, self.options, gpu=gpu, out=self.log)
+        options = list(self.options)
+        if gpu and self.tune_budget_s is not None and "--tune-budget" not in options:
+            options += ["--tune-budget", f"{self.tune_budget_s:g}"]
+        job = compile_graph(graph, path, options, gpu=gpu, out=self.log)
         if gpu:
             from cleave_ir.tilelang_check import load_module_file
 
