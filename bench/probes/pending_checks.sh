@@ -33,7 +33,10 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh E      (25 in shorter: four of them, about 4 minutes)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh F      (25 in short: the eight graphs with transposes, slices, concats)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh D      (26, the thirty-fourth session's: the PyTorch front
-#                                                                      end's transposes, slices and concats; up to 9.5 minutes)
+#                                                                      end's transposes, slices and concats; up to 9.5 minutes;
+#                                                                      ONLY=REGEX picks cases, T=SECONDS the limit)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh W3     (27, the thirty-fifth session's: Qwen3-32B's layer after
+#                                                                      the structural fixes, against torch.compile)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
@@ -400,8 +403,20 @@ if [[ $part == L ]]; then
 grep -E "^\|" "$P/layers/layers.md" | cut -c1-220
 exit 0
 fi
+if [[ $part == W3 ]]; then
+# 27 (the thirty-fifth session's). Qwen3-32B's layer after the structural fixes (97552e9, 9224e33): the query's
+#    RMSNorm + head transpose + rotary embedding one region (region 5 of the prefill plan), its halves written into
+#    their windows of `out`. Against torch.compile; prefill B1 S2048 and decode B1 KV4096 (s26: 1.02x and 1.32x).
+(timeout 560 python bench/layers.py --out "$P/layers_q3" --models qwen3-32b --no-max-autotune --decode-batches 1 --budget 440 \
+  "--cleave-options=--keep 2 --tune-budget 0 -j 15" > "$P/layers_q3.log" 2>&1)
+grep -E "^\|" "$P/layers_q3/layers.md" | cut -c1-220
+exit 0
+fi
 if [[ $part == D ]]; then
-# 26. Written without device time: Qwen3's q path (RMSNorm over the head dim, head transpose, rotary embedding) as
+# 26. Ran in the thirty-fifth session (bench/results/structural_frontend_2026-12-06s35_H100.md): at first every
+#     structural region was refused on the GPU; after 66a53b6 and 97552e9 the two q-path cases compiled (7.0x and
+#     13.3x eager); the rest was not reached (each region was tuned for up to 5 minutes then; not since 571084a).
+#     Written without device time: Qwen3's q path (RMSNorm over the head dim, head transpose, rotary embedding) as
 #     one region whose output is two permuted halves; the same without the rotary embedding (one permuted output,
 #     which `run(out=)` writes through its view); a last-token LM head whose select is a view of the norm's input.
 #     The gate's report (ours against PyTorch's region, timed by the gate) and the stitched error against float64.
