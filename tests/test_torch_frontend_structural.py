@@ -464,3 +464,20 @@ def test_the_graph_a_region_compiles_is_the_region_as_written(case) -> None:  # 
         assert len(m2.cleave_report.replaced()) >= len(structural)
         ys = _fresh(xs)
         torch.testing.assert_close(m2(*ys), m(*ys), rtol=2e-5, atol=2e-5)
+
+
+def test_a_norms_widening_cast_joins_its_region() -> None:
+    """`x.float()` of a bf16 input is not counted against the region's op budget: the norm, head transpose
+    and rotary embedding read x in bf16 and widen it in registers (cut off, it was an f32 copy PyTorch
+    wrote and the kernel read, twice). Equal to eager."""
+    m, xs = QkNormRope().to(torch.bfloat16), _rope_inputs(dtype=torch.bfloat16)
+    plan = ct.explain(m, xs, quiet=True)
+    [region] = [r for r in plan.regions if r.worth]
+    assert region.ops().count("aten.to") == 2 and len(plan.regions) == 1, plan.text()
+    computing = [op for op in region.tgraph_ops() if op not in ("reshape", "transpose", "slice", "concat")]
+    assert len(computing) > plan.max_ops and computing[0] == "cast"  # over the budget by the free cast
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    assert len(m2.cleave_report.replaced()) == 1
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), m(*ys), rtol=2e-2, atol=2e-2)

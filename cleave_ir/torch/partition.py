@@ -4,7 +4,7 @@ The rule (`RULE`, printed by `explain`):
 1. A node is supported when the aten->tgraph table (`aten.ATEN`) converts it on its own.
 2. Regions are maximal single-output cones of supported nodes: walking the graph backwards, a
    supported node joins the region of its users when all its users are in one region and the region
-   stays within `max_ops` tgraph ops (reshapes not counted; default 12, the search's budget) and
+   stays within `max_ops` tgraph ops (reshapes, views and widening casts not counted; default 12, the search's budget) and
    `MAX_MATMULS` matmuls (2: attention, matmul chains, SwiGLU; what the scheduler fuses);
    otherwise it starts a region of its own (its root; the region's output). So does a wide hidden layer
    feeding a projection (`wide_hidden_layer`: an MLP's silu(gate) * up before its down projection): the
@@ -64,7 +64,7 @@ _PROJECTION_ARGS = {"aten.linear": (0, 1), "aten.mm": (0, 1), "aten.matmul": (0,
 
 RULE = (
     "regions are maximal single-output cones of supported aten ops (a node joins its users' region when all its users "
-    "are in that one region and the region stays within {max_ops} tgraph ops, reshapes not counted, and {max_matmuls} matmuls, "
+    "are in that one region and the region stays within {max_ops} tgraph ops, reshapes, views and widening casts not counted, and {max_matmuls} matmuls, "
     "and is neither a hidden layer at least {wide} wide between two projections nor the input of {max_matmuls} projections); a region is "
     "compiled when it has a matmul or a reduction (not an fp32 matmul while torch.get_float32_matmul_precision() is "
     "'highest': our kernels compute it in TF32); parameters and other values become inputs"
@@ -179,8 +179,19 @@ def _try(captured: Captured, node: fx.Node) -> str | Cost:
         return str(e)
     ops = list(cx.builder.block.ops)
     structural = any(isinstance(op, tgraph.StructuralOp) for op in ops)
-    counted = sum(not isinstance(op, (tgraph.ReshapeOp, tgraph.StructuralOp)) for op in ops)
+    counted = sum(not _uncounted(op) for op in ops)
     return Cost(counted, sum(isinstance(op, tgraph.MatmulOp) for op in ops), structural)
+
+
+def _uncounted(op: Operation) -> bool:
+    """Ops the region's op budget leaves out: reshapes, views (transposes, slices, concats: they leave for
+    its boundary) and widening casts. A norm's `x.float()` cut off its region is a wide copy PyTorch writes
+    and the kernel reads (3x the bytes of reading x and widening it in registers: Qwen3's query norm and
+    rotary embedding over [2048, 64, 128] read 64 MiB of f32, read twice, beside PyTorch's cast)."""
+    if isinstance(op, tgraph.CastOp):
+        src, dst = (tgraph.tensor_type(v).element_type for v in (op.input, op.result))
+        return getattr(dst, "bitwidth", 0) > getattr(src, "bitwidth", 0)
+    return isinstance(op, (tgraph.ReshapeOp, tgraph.StructuralOp))
 
 
 def support(captured: Captured) -> dict[fx.Node, str | Cost]:
