@@ -313,17 +313,21 @@ def test_the_emitted_run_writes_out_through_a_transposed_output_view(tmp_path, m
     torch.testing.assert_close(o, (x @ w.T).T)
 
 
-def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    """An output the kernels write in parts (the rotary embedding's halves): `run(out=o)` hands the last
-    kernel each part's window of `o` (any layout) to write, no join; `run()` returns them joined."""
-    torch = pytest.importorskip("torch")
+def _emitted_rope(tmp_path):  # noqa: ANN001, ANN202 - (graph as written, folded graph, emitted module)
     from cleave_ir.runtime import load_module_file
 
     graph, module = _pipelined("rope")
     folded = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes)
     path = tmp_path / "kernels.py"
     path.write_text(module_source(module))
-    mod = load_module_file(path)
+    return graph, folded, load_module_file(path)
+
+
+def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """An output the kernels write in parts (the rotary embedding's halves): `run(out=o)` hands the last
+    kernel each part's window of `o` (any layout) to write, no join; `run()` returns them joined."""
+    torch = pytest.importorskip("torch")
+    graph, folded, mod = _emitted_rope(tmp_path)
     given = []
 
     def kernels(tensors, candidate, outs):  # noqa: ANN001, ANN202 - the folded graph's parts, written into `outs`
@@ -348,13 +352,7 @@ def test_the_last_kernel_writes_each_part_into_its_window_of_out(tmp_path, monke
     tensors whose strides are not its buffers' (as TileLang's launcher does) and writes the folded
     graph's parts."""
     torch = pytest.importorskip("torch")
-    from cleave_ir.runtime import load_module_file
-
-    graph, module = _pipelined("rope")
-    folded = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes)
-    path = tmp_path / "kernels.py"
-    path.write_text(module_source(module))
-    mod = load_module_file(path)
+    graph, folded, mod = _emitted_rope(tmp_path)
     (name,) = mod.CANDIDATES[0][1]
     n_in = mod.KERNELS[name]["inputs"]
     launched = []
