@@ -481,3 +481,93 @@ def test_a_norms_widening_cast_joins_its_region() -> None:
     with torch.no_grad():
         ys = _fresh(xs)
         torch.testing.assert_close(m2(*ys), m(*ys), rtol=2e-2, atol=2e-2)
+
+
+
+# Structures as models write them (not seen by the partition's authors): GPT-2's packed QKV split, Phi-3's
+# packed gate_up chunk, Falcon's interleaved QKV heads, a ViT's class token concatenated before the
+# position embedding, ConvNeXt's channels-last LayerNorm of a channels-first input, a mean over tokens
+# but the first before a classifier head.
+class _GPT2Attention(torch.nn.Module):
+    def __init__(self, d: int = 64, h: int = 4) -> None:
+        super().__init__()
+        self.d, self.h = d, h
+        self.c_attn, self.c_proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = (z.view(b, t, self.h, c // self.h).transpose(1, 2) for z in self.c_attn(x).split(self.d, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+
+class _Phi3MLP(torch.nn.Module):
+    def __init__(self, d: int = 64, f: int = 128) -> None:
+        super().__init__()
+        self.gate_up, self.down = torch.nn.Linear(d, 2 * f, bias=False), torch.nn.Linear(f, d, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        g, u = self.gate_up(x).chunk(2, dim=-1)
+        return self.down(u * F.silu(g))
+
+
+class _FalconQKV(torch.nn.Module):
+    """Query heads and each group's key and value interleaved in one projection: [b, t, kvh, group + 2, d]."""
+
+    def __init__(self, d: int = 64, h: int = 4, kvh: int = 2, hd: int = 16) -> None:
+        super().__init__()
+        self.h, self.kvh, self.hd = h, kvh, hd
+        self.qkv = torch.nn.Linear(d, (h + 2 * kvh) * hd, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        y = self.qkv(x).view(b, t, self.kvh, self.h // self.kvh + 2, self.hd)
+        q = y[:, :, :, :-2].reshape(b, t, self.h, self.hd).transpose(1, 2)
+        k, v = (y[:, :, :, i].transpose(1, 2).repeat_interleave(self.h // self.kvh, dim=1) for i in (-2, -1))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, -1)
+
+
+class _ViTClassToken(torch.nn.Module):
+    def __init__(self, d: int = 64, n: int = 16) -> None:
+        super().__init__()
+        self.cls, self.pos = torch.nn.Parameter(torch.randn(1, 1, d)), torch.nn.Parameter(torch.randn(1, n + 1, d))
+        self.ln = torch.nn.LayerNorm(d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.ln(torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos)
+
+
+class _ChannelsLastNorm(torch.nn.Module):
+    def __init__(self, c: int = 32) -> None:
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [b, c, h, w]
+        return self.ln(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+class _MeanPoolHead(torch.nn.Module):
+    def __init__(self, d: int = 64, k: int = 10) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(d, k)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x[:, 1:].mean(1))
+
+
+@pytest.mark.parametrize(
+    ("make", "shape"),
+    [(_GPT2Attention, (2, 16, 64)), (_Phi3MLP, (2, 16, 64)), (_FalconQKV, (2, 16, 64)), (_ViTClassToken, (2, 16, 64)),
+     (_ChannelsLastNorm, (2, 32, 8, 8)), (_MeanPoolHead, (2, 17, 64))],
+    ids=["gpt2_attention", "phi3_mlp", "falcon_qkv", "vit_class_token", "convnext_layernorm", "mean_pool_head"],
+)
+def test_model_structures_compile_and_equal_eager(make, shape) -> None:  # noqa: ANN001
+    """Every region worth compiling passes the gate; the stitched module equals eager on other inputs."""
+    torch.manual_seed(0)
+    m, xs = make().eval(), (torch.randn(*shape),)
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    rows = m2.cleave_report.rows
+    assert rows and all(r.decision == "cleave" for r in rows), m2.cleave_report.table()
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-4, atol=1e-4)
