@@ -43,6 +43,7 @@ from xdsl.printer import Printer
 
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path, located_line, write_atomically
+from cleave_ir.diagnostics import one_line as first_line  # (runtime's one_line takes an exception)
 from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.passes import cost_model
 from cleave_ir.passes.dynamic_shapes import refuse_varying_means
@@ -473,7 +474,7 @@ def _gpu(job: Job, t_start: float) -> None:
                 print(f"warning: cache: could not record the measurements: {e.strerror or e}", file=sys.stderr)
     job.measurement = m
     if m.winner is None:
-        raise CleaveError(f"error: @{job.source.sym_name.data}: no candidate ran correctly on the GPU")
+        raise CleaveError(f"error: @{job.source.sym_name.data}: no candidate ran correctly on the GPU ({_why_not(m)})")
     us = next(r.us for r in m.rows if r.index == m.winner)
     job.say(f"winner: candidate #{m.winner}, {us:.2f} us (run(*tensors, candidate={m.winner}) in {args.output}); total {time.perf_counter() - t_start:.1f} s")
     if args.tune_budget != 0:
@@ -481,6 +482,16 @@ def _gpu(job: Job, t_start: float) -> None:
 
         tune.tune_job(job, time.perf_counter() - t_start)
         job.say(f"total {time.perf_counter() - t_start:.1f} s")
+
+
+def _why_not(m: Any) -> str:
+    """Each candidate's failure in a few words, for the one line that says none ran correctly."""
+    def one(r: Any) -> str:
+        if r.failure:
+            return f"#{r.index}: {first_line(r.failure, 100)}"
+        return f"#{r.index}: rel. error {r.error:.1e}" if r.error is not None else f"#{r.index}: not checked"
+
+    return "; ".join(one(r) for r in m.rows[:3]) + ("; ..." if len(m.rows) > 3 else "") if m.rows else "no candidates"
 
 
 def _check_args(args: argparse.Namespace) -> None:

@@ -808,3 +808,16 @@ def test_compile_graph_raises_one_documented_error(tmp_path: Path, monkeypatch):
         compile_mod.compile_graph(graph, tmp_path / "k.py", ["--no-cache"], out=io.StringIO())
     assert str(e.value).startswith("error: internal error (KeyError): ") and "\n" not in str(e.value)
     assert e.value.__cause__ is None and e.value.__suppress_context__
+
+
+def test_no_correct_candidate_says_why_each_failed() -> None:
+    """The one line for a GPU phase without a winner names each candidate's failure or error (the compile
+    log's table is not where a PyTorch user, reading the gate's report, would look)."""
+    from cleave_ir.runtime import CandidateResult, Measurement
+
+    rows = [
+        CandidateResult(0, "g_c1", ["k0"], 4.0, error=0.31),
+        CandidateResult(1, "g_c2", ["k1"], 5.0, failure="run failed: ValueError: stride mismatch\nat line 2"),
+    ]
+    assert compile_mod._why_not(Measurement("H100", rows)) == "#0: rel. error 3.1e-01; #1: run failed: ValueError: stride mismatch"
+    assert compile_mod._why_not(Measurement("H100", rows * 2)).endswith("; ...")
