@@ -538,3 +538,61 @@ def test_random_structural_graphs_fold_exactly_or_stay_as_written(graph: tgraph.
     for w, g in zip(want, got, strict=True):
         assert w.shape == g.shape
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
+
+
+
+def _interpreting_compile(module, meta, torch):  # noqa: ANN001, ANN202
+    """A stand-in for `tilelang.compile` that runs a kernel in the TileLang interpreter (`module`'s lowered
+    kernel of the prim_func's name; `meta`: the emitted module's KERNELS) and, as TileLang's launcher does on
+    a GPU, refuses tensors whose strides are not the ones its buffers were specialized to."""
+    from cleave_ir.dialects import tilelang as tl
+
+    by_name = {k.sym_name.data: k for k in module.walk() if isinstance(k, tl.KernelOp)}
+
+    def compile_(func, out_idx=None, target="cuda", pass_configs=None):  # noqa: ANN001, ANN202
+        name = str(func.attrs["global_symbol"])
+        kernel, n_in, dtypes = by_name[name], meta[name]["inputs"], meta[name]["dtypes"]
+        want = [[int(st) for st in func.buffer_map[q].strides] if func.buffer_map[q].strides else None for q in func.params]
+
+        def launch(*args):  # noqa: ANN002, ANN202
+            for w, x in zip(want, args):
+                if w is not None and any(a != b for a, b, n in zip(w, x.stride(), x.shape) if n > 1):
+                    raise ValueError(f"stride mismatch: {list(x.stride())} for buffer strides {w}")
+            results = [torch.from_numpy(np.asarray(r, dtype=np.float64)) for r in run_kernels([kernel], [x.double().numpy() for x in args[:n_in]])]
+            if out_idx is None:
+                for o, r in zip(args[n_in:], results):
+                    o.copy_(r)
+                return None
+            outs = [r.to(getattr(torch, d)) for r, d in zip(results, dtypes[n_in:])]
+            return outs[0] if len(outs) == 1 else outs
+
+        return launch
+
+    return compile_
+
+
+@pytest.mark.parametrize("name", ["rope", "packed_qk", "gate_up", "kv_append", "linear_attention"])
+def test_the_gpu_check_passes_every_candidate_on_the_views(name: str, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """`cleave compile --gpu`'s check, emulated on the CPU: the graph as written gives the inputs and the
+    float64 reference; `runtime.run_poisoned` launches every candidate's kernels on the boundary's views
+    (compiled for their layouts, or copied) with TileLang replaced by the interpreter and its stride check.
+    Every candidate is correct, and `run` agrees (on an H100 every such candidate had failed this check)."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir import runtime
+
+    graph, module = _pipelined(name)
+    path = tmp_path / "kernels.py"
+    path.write_text(module_source(module))
+    mod = runtime.load_module_file(path)
+    monkeypatch.setattr(mod.tilelang, "compile", _interpreting_compile(module, mod.KERNELS, torch))
+    xs = runtime.random_inputs(graph, device="cpu")
+    refs = runtime.torch_reference(graph, xs)
+    for i, (_, kernels, cand) in enumerate(mod.CANDIDATES):
+        compiled = runtime.compile_candidates(mod, kernels, 1)
+        raw = runtime.compile_candidates(mod, kernels[-1:], 1, raw=True)
+        got = runtime.run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
+        assert max(runtime.check(g, r) for g, r in zip(got, refs)) < runtime.TOLERANCE, cand
+        ran = mod.run(*xs, candidate=i)
+        assert runtime.check(ran, refs[0]) < runtime.TOLERANCE, cand
+    if any(mod.layout(v) not in (None, "copy") for v in mod.boundary_inputs(xs)):  # views read in place
+        assert any(any(key[1]) for key in mod._compiled)
