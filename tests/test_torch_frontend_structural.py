@@ -253,18 +253,54 @@ class Qwen3Attention(torch.nn.Module):
 
 
 def test_qwen3_attention_fuses_the_query_norm_and_rotary_embedding() -> None:
-    """The query's norm, head transpose and rotary embedding are one region; the key's rotary embedding
-    would split QK^T if sunk into attention, so its concat stays in PyTorch (attention as before); the
-    head transposes of the projections and of the attention's output stay PyTorch views. Equal to eager."""
+    """The query's norm, head transpose and rotary embedding are one region, and so are the key's: its
+    rotary embedding would split QK^T if sunk into attention, so the attention region is cut before the
+    matmul's operand (its concat no longer stays in PyTorch); the head transposes of the projections and
+    of the attention's output stay PyTorch views. Equal to eager."""
     torch.manual_seed(0)
     m = Qwen3Attention().eval()
     xs = (torch.randn(1, 16, 128), torch.randn(1, 1, 16, 32), torch.randn(1, 1, 16, 32))
     plan = ct.explain(m, xs, quiet=True)
     ops = _region_ops(plan)
-    assert any({"aten.mean", "aten.transpose", "aten.slice", "aten.cat"} <= set(o) for o in ops), ops
-    assert any("aten.scaled_dot_product_attention" in o and "aten.cat" not in o for o in ops), ops
+    assert sum({"aten.mean", "aten.transpose", "aten.slice", "aten.cat"} <= set(o) for o in ops) == 2, ops  # q and k
+    assert ["aten.scaled_dot_product_attention"] in ops, ops
+    assert not any(n.name.startswith("cat") for n in plan.unsupported)
+    [k_path] = [r for r in plan.regions if r.cut == _partition.SPLIT_MATMUL_CUT]
+    assert "aten.cat" in k_path.ops() and k_path.worth
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    with torch.no_grad():
+        ys = _fresh(xs)
+        torch.testing.assert_close(m2(*ys), m(*ys), rtol=1e-5, atol=1e-5)
+
+
+class _LlamaAttention(torch.nn.Module):
+    """Rotary embeddings without a norm before them (Llama): cut off attention, the key's has nothing to
+    compile, so it stays joined to attention with its concat in PyTorch, as before the cut existed."""
+
+    def __init__(self, repeat_kv: bool) -> None:
+        super().__init__()
+        self.q, self.k, self.v = (torch.nn.Linear(128, n, bias=False) for n in (128, 64, 64))
+        self.repeat_kv = repeat_kv
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = (p(x).view(b, t, -1, 32).transpose(1, 2) for p in (self.q, self.k, self.v))
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        if self.repeat_kv:  # transformers' repeat_kv: expand and reshape (a grouped attention's views)
+            k, v = (z[:, :, None].expand(b, 2, 2, t, 32).reshape(b, 4, t, 32) for z in (k, v))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=not self.repeat_kv)
+
+
+@pytest.mark.parametrize("repeat_kv", [False, True], ids=["enable_gqa", "repeat_kv"])
+def test_a_rotary_embedding_without_a_norm_stays_joined_to_attention(repeat_kv: bool) -> None:
+    torch.manual_seed(0)
+    m = _LlamaAttention(repeat_kv).eval()
+    xs = (torch.randn(1, 16, 128), torch.randn(1, 1, 16, 32), torch.randn(1, 1, 16, 32))
+    plan = ct.explain(m, xs, quiet=True)
     reasons = {n.name: why for n, why in plan.unsupported.items()}
     assert "split its 2 matmuls into 3" in reasons["cat_1"]
+    assert any(o[:3] == ["aten.mul", "aten.mul", "aten.add"] and o[-1] == "aten.scaled_dot_product_attention" for o in _region_ops(plan))
+    assert not any(r.cut == _partition.SPLIT_MATMUL_CUT for r in plan.regions)
     m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
     with torch.no_grad():
         ys = _fresh(xs)

@@ -86,6 +86,7 @@ class Region:
     empty_rows: int | None = None  # this tensor input is an SDPA mask: the output's rows it masks whole are 0
     cut: str = ""  # why its root does not join its users' region (`cut_reason`)
     structural_refused: bool = False  # its transposes, slices or concats cannot leave it (`folded`)
+    splits_matmul: bool = False  # ... because their concats, moved out, would split a matmul
     # where `cleave-fold-structural` moves the graph's transposes, slices and concats (`folded`): the
     # views its kernels read and the layout they write; the graph itself keeps them, so that what
     # `cleave compile` checks its candidates against is the region as written
@@ -242,9 +243,13 @@ def wide_hidden_layer(node: fx.Node) -> bool:
     return hidden(node)
 
 
-def cones(captured: Captured, cost: dict[fx.Node, Cost], max_ops: int = MAX_OPS) -> list[tuple[list[fx.Node], str]]:
+def cones(
+    captured: Captured, cost: dict[fx.Node, Cost], max_ops: int = MAX_OPS, forced: dict[fx.Node, str] | None = None
+) -> list[tuple[list[fx.Node], str]]:
     """Regions by the cone rule over the supported nodes (`cost`: their op and matmul counts), in graph
-    order, each with why its root did not join its users' region (`cut_reason`)."""
+    order, each with why its root did not join its users' region (`cut_reason`, or `forced`: nodes
+    that root a region of their own, and why)."""
+    forced = forced or {}
     order = list(captured.module.graph.nodes)
     region_of: dict[fx.Node, int] = {}
     members: list[list[fx.Node]] = []
@@ -259,7 +264,7 @@ def cones(captured: Captured, cost: dict[fx.Node, Cost], max_ops: int = MAX_OPS)
         owners = {region_of.get(u) for u in _users(n)}
         r = next(iter(owners)) if len(owners) == 1 else None
         grouped = grouped_attention(n)
-        cut = cut_reason(n, owners, size[r] if r is not None else None, ops, mms, max_ops, grouped is not None or n in grouped_queries, n in masks)
+        cut = forced.get(n) or cut_reason(n, owners, size[r] if r is not None else None, ops, mms, max_ops, grouped is not None or n in grouped_queries, n in masks)
         if cut:
             r = len(members)
             members.append([])
@@ -321,7 +326,12 @@ def cut_reason(
 
 class StructuralRefused(Unsupported):
     """The region's transposes, slices or concats do not all leave it (`cleave-fold-structural`), or
-    leave it with more matmuls or ops than a region holds: they stay in PyTorch (`partition`)."""
+    leave it with more matmuls or ops than a region holds (`splits_matmul`): the region is cut before the
+    matmul, else they stay in PyTorch (`partition`)."""
+
+    def __init__(self, message: str, splits_matmul: bool = False) -> None:
+        super().__init__(message)
+        self.splits_matmul = splits_matmul
 
 
 def folded(graph: tgraph.GraphOp, max_ops: int = MAX_OPS) -> tgraph.GraphOp:
@@ -341,7 +351,7 @@ def folded(graph: tgraph.GraphOp, max_ops: int = MAX_OPS) -> tgraph.GraphOp:
     trial.verify()
     (ops, mms), (_, before) = count(trial), count(graph)
     if mms > before:
-        raise StructuralRefused(f"its slices and concats, moved out, split its {before} matmuls into {mms}")
+        raise StructuralRefused(f"its slices and concats, moved out, split its {before} matmuls into {mms}", splits_matmul=True)
     if ops > 2 * max_ops:  # each part computes its share of the ops: twice the budget bounds the search
         raise StructuralRefused(f"its slices and concats, moved out, leave {ops} tgraph ops (more than {2 * max_ops})")
     return trial
@@ -374,7 +384,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node], cut: str = "", ma
         region.graph = _named_by_content(_padded(graph))
     except StructuralRefused as e:
         region.reason = f"PyTorch: {e}"
-        region.structural_refused = True
+        region.structural_refused, region.splits_matmul = True, e.splits_matmul
         return region
     except Unsupported as e:
         region.reason = f"PyTorch: {e}"
@@ -544,32 +554,81 @@ def _view_tail(region: Region, reasons: dict[fx.Node, Any]) -> list[fx.Node]:
     return []
 
 
+SPLIT_MATMUL_CUT = "a matmul's operand made with a concat: joined, the concat would split the matmul (`folded`)"
+
+
+def _matmul_operands_after_joins(region: Region, cost: dict[fx.Node, Cost]) -> list[fx.Node]:
+    """The nodes of `region` downstream of one of its concats, before any matmul, that feed a matmul of it
+    (directly or through views and reshapes): where to cut so that the concat's region holds no matmul."""
+    inside = set(region.nodes)
+    none = Cost(0, 0, False)  # (a grouped attention's repeat of K and V: views it takes in)
+    after: set[fx.Node] = set()
+    for n in region.nodes:  # (in graph order)
+        if (op_name(n) in JOINS or any(s in after for s in _sources(n))) and not cost.get(n, none).matmuls:
+            after.add(n)
+
+    def feeds_matmul(n: fx.Node) -> bool:
+        for u in _users(n):
+            c = cost.get(u, none) if u in inside else None
+            if c is not None and (c.matmuls or (c.ops == 0 and feeds_matmul(u))):
+                return True
+        return False
+
+    return [n for n in region.nodes if n in after and cost.get(n, none).ops and feeds_matmul(n)]
+
+
 def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
     """Supported nodes, cut into regions by `RULE`, each with its tgraph graph.
 
     Transposes and slices of values PyTorch computes, and of a region's result, stay in PyTorch (views
-    there; the region reads them, or its kernel writes them, in place); a region whose transposes,
-    slices and concats cannot all leave it (`folded`) leaves them in PyTorch and is cut again."""
+    there; the region reads them, or its kernel writes them, in place); a region whose concat would
+    split a matmul is cut before that matmul's operand where the concat's side then has something to
+    compile (Qwen3's key norm and rotary embedding), and a region whose transposes, slices and concats
+    still cannot all leave it (`folded`) leaves them in PyTorch and is cut again."""
     reasons: dict[fx.Node, Any] = dict(support(captured))
     for n in reasons:  # (in graph order: a view of such a view is one too)
         if _is_view(n, reasons) and not any(isinstance(reasons.get(a), Cost) for a in _sources(n)):
             reasons[n] = VIEW_OF_PYTORCH
+    forced: dict[fx.Node, str] = {}  # cuts before a matmul whose operand is made with a concat
+    refusals: dict[fx.Node, str] = {}  # why each was cut: the refused region's reason
+    tried: set[fx.Node] = set()
     while True:
         cost = {n: c for n, c in reasons.items() if not isinstance(c, str)}
-        regions = [emit(captured, i, nodes, cut, max_ops) for i, (nodes, cut) in enumerate(cones(captured, cost, max_ops))]
+        regions = [emit(captured, i, nodes, cut, max_ops) for i, (nodes, cut) in enumerate(cones(captured, cost, max_ops, forced))]
         excluded: dict[fx.Node, str] = {}
+        cuts: dict[fx.Node, str] = {}
+        reverted = False
         for r in regions:
             for n in _view_tail(r, reasons):
                 excluded[n] = VIEW_OF_REGION
-            if r.structural_refused:
-                why = f"in region {r.index}, {r.reason.removeprefix('PyTorch: ')}"
-                moved = [n for n in r.nodes if isinstance(c := reasons.get(n), Cost) and c.structural]
-                # its concats first (what splits matmuls: a rotary embedding's into attention), then the rest
-                cats = [n for n in moved if op_name(n) in JOINS]
-                excluded.update({n: why for n in cats or moved})
-        if not excluded:
+            if r.root in forced and not r.worth and not r.structural_refused:
+                # cut off, the concat's side has nothing to compile (a rotary embedding without its norm):
+                # it joins the matmul's region again, as before, and its concats stay in PyTorch
+                del forced[r.root]
+                excluded.update({n: refusals[r.root] for n in r.nodes if op_name(n) in JOINS})
+                reverted = True
+                continue
+            if not r.structural_refused:
+                continue
+            why = f"in region {r.index}, {r.reason.removeprefix('PyTorch: ')}"
+            # a concat that would split a matmul (a rotary embedding's, sunk into attention): the region is
+            # cut before the matmul, so the concat's region (with a norm before it, say) ends at its operand
+            before = [n for n in _matmul_operands_after_joins(r, cost) if n not in tried] if r.splits_matmul else []
+            if before:
+                cuts.update({n: SPLIT_MATMUL_CUT for n in before})
+                refusals.update({n: why for n in before})
+                tried.update(before)
+                continue
+            moved = [n for n in r.nodes if isinstance(c := reasons.get(n), Cost) and c.structural]
+            # its concats first (what splits matmuls), then the rest
+            cats = [n for n in moved if op_name(n) in JOINS]
+            excluded.update({n: why for n in cats or moved})
+        if not excluded and not cuts and not reverted:
             break
+        if cuts:  # the regions are cut again: their views at roots are decided then
+            excluded = {n: why for n, why in excluded.items() if why != VIEW_OF_REGION}
         reasons.update(excluded)
+        forced.update(cuts)
     unsupported = {n: why for n, why in reasons.items() if isinstance(why, str)}
     return Plan(captured, regions, unsupported, max_ops)
 
