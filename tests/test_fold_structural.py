@@ -594,5 +594,9 @@ def test_the_gpu_check_passes_every_candidate_on_the_views(name: str, tmp_path, 
         assert max(runtime.check(g, r) for g, r in zip(got, refs)) < runtime.TOLERANCE, cand
         ran = mod.run(*xs, candidate=i)
         assert runtime.check(ran, refs[0]) < runtime.TOLERANCE, cand
+        for out in (torch.empty_like(ran), torch.empty_like(ran.mT).mT):  # row-major, and its last two dims swapped
+            out.fill_(float("nan"))
+            assert mod.run(*xs, candidate=i, out=out) is out
+            assert runtime.check(out, refs[0]) < runtime.TOLERANCE, cand
     if any(mod.layout(v) not in (None, "copy") for v in mod.boundary_inputs(xs)):  # views read in place
         assert any(any(key[1]) for key in mod._compiled)
