@@ -2,7 +2,7 @@
 
 The aten table turns them into `tgraph.transpose` / `slice` / `concat`; the partition keeps them in a
 region only where `cleave-fold-structural` moves them all to its boundary without splitting a matmul
-(`partition.folded`), else they stay in PyTorch with that reason and the region is cut again around
+(`structural.folded`), else they stay in PyTorch with that reason and the region is cut again around
 them. Kernels run through the tgraph interpreter (`ct.interpreted_graph`) with faked timings, once
 through `cleave compile --no-search` and the TileLang interpreter; each test compares the stitched
 module with eager PyTorch on inputs the gate did not see, of other distributions.
@@ -10,17 +10,15 @@ module with eager PyTorch on inputs the gate did not see, of other distributions
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 import cleave_ir.torch as ct  # noqa: E402
+from cleave_ir.torch import structural  # noqa: E402
 
-_partition = importlib.import_module("cleave_ir.torch.partition")  # (the package's `partition` is the function)
-VIEW_OF_PYTORCH = _partition.VIEW_OF_PYTORCH
+VIEW_OF_PYTORCH = structural.VIEW_OF_PYTORCH
 STRUCTURAL = ("tgraph.transpose", "tgraph.slice", "tgraph.concat")
 
 pytestmark = pytest.mark.usefixtures("tf32_allowed")  # fp32 models: TF32 as PyTorch at "high"
@@ -74,7 +72,7 @@ def test_a_norm_then_rotary_embedding_is_one_region() -> None:
     assert region.boundary is not None and len(region.boundary.outputs.data) == 2  # the output's two halves
     # the region's graph is as written (what `cleave compile` checks candidates against); folded, it has none left
     assert {"tgraph.transpose", "tgraph.concat"} <= {op.name for op in region.graph.block.ops}
-    assert not any(op.name in STRUCTURAL for op in _partition.folded(region.graph).block.ops)
+    assert not any(op.name in STRUCTURAL for op in structural.folded(region.graph, plan.max_ops).block.ops)
     m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
     assert len(m2.cleave_report.replaced()) == 1
     with torch.no_grad():
@@ -265,7 +263,7 @@ def test_qwen3_attention_fuses_the_query_norm_and_rotary_embedding() -> None:
     assert sum({"aten.mean", "aten.transpose", "aten.slice", "aten.cat"} <= set(o) for o in ops) == 2, ops  # q and k
     assert ["aten.scaled_dot_product_attention"] in ops, ops
     assert not any(n.name.startswith("cat") for n in plan.unsupported)
-    [k_path] = [r for r in plan.regions if r.cut == _partition.SPLIT_MATMUL_CUT]
+    [k_path] = [r for r in plan.regions if r.cut == structural.SPLIT_MATMUL_CUT]
     assert "aten.cat" in k_path.ops() and k_path.worth
     m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
     with torch.no_grad():
@@ -300,7 +298,7 @@ def test_a_rotary_embedding_without_a_norm_stays_joined_to_attention(repeat_kv: 
     reasons = {n.name: why for n, why in plan.unsupported.items()}
     assert "split its 2 matmuls into 3" in reasons["cat_1"]
     assert any(o[:3] == ["aten.mul", "aten.mul", "aten.add"] and o[-1] == "aten.scaled_dot_product_attention" for o in _region_ops(plan))
-    assert not any(r.cut == _partition.SPLIT_MATMUL_CUT for r in plan.regions)
+    assert not any(r.cut == structural.SPLIT_MATMUL_CUT for r in plan.regions)
     m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
     with torch.no_grad():
         ys = _fresh(xs)
@@ -336,7 +334,7 @@ def test_linear_attention_takes_its_transposed_keys_as_a_first_operand() -> None
     plan = ct.explain(linear_attention, xs, quiet=True)
     [region] = [r for r in plan.regions if r.worth]
     assert {"aten.elu", "aten.transpose"} <= set(region.ops()) and region.tgraph_ops().count("matmul") == 2
-    assert not any(op.name == "tgraph.transpose" for op in _partition.folded(region.graph).block.ops)
+    assert not any(op.name == "tgraph.transpose" for op in structural.folded(region.graph, plan.max_ops).block.ops)
     m2 = ct.optimize(linear_attention, xs, compiler=ct.interpreted_graph, timer=faster)
     assert [r.decision for r in m2.cleave_report.rows if "aten.transpose" in r.ops] == ["cleave"], m2.cleave_report.table()
     with torch.no_grad():

@@ -14,7 +14,7 @@ makes itself, `Emitter.causal_input`). A transpose of the last two dims read onl
 second operand becomes their transpose_b; other transposes and permutes, step-1 slices, `narrow`,
 `select`, the pieces of `split`/`chunk`/`unbind` (`getitem`), `cat` and `stack` become `tgraph.transpose` /
 `slice` / `concat` (not along a dynamic dim), which `cleave-fold-structural` moves to the region's
-boundary (`partition.folded` keeps them in a region only where it can); view/reshape/unsqueeze/squeeze
+boundary (`structural.folded` keeps them in a region only where it can); view/reshape/unsqueeze/squeeze
 only where they add or drop size-1 dims. A scalar operand of add/sub/max becomes `tgraph.scalar` (the constant stays in the
 graph: were it an input, the GPU check would fill it with random values, e.g. a negative norm eps);
 mul/div by a scalar become `scale`.

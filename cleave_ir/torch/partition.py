@@ -47,6 +47,9 @@ from cleave_ir.torch.aten import (
     ELEMENTWISE, VIEWS, is_mask_dtype, meta_val, op_name, unbounded_float_mask,
 )
 from cleave_ir.torch.capture import Captured
+from cleave_ir.torch.structural import (
+    JOINS, SPLIT_MATMUL_CUT, VIEW_OF_PYTORCH, VIEW_OF_REGION, StructuralRefused, folded, is_view, matmul_operands_after_joins, sources, users, view_tail,
+)
 
 MAX_OPS = 12
 """Default op budget of a region: `cleave compile`'s search budget (--max-ops)."""
@@ -261,7 +264,7 @@ def cones(
         if n not in cost or n in region_of:
             continue
         ops, mms, _ = cost[n]
-        owners = {region_of.get(u) for u in _users(n)}
+        owners = {region_of.get(u) for u in users(n)}
         r = next(iter(owners)) if len(owners) == 1 else None
         grouped = grouped_attention(n)
         cut = forced.get(n) or cut_reason(n, owners, size[r] if r is not None else None, ops, mms, max_ops, grouped is not None or n in grouped_queries, n in masks)
@@ -281,16 +284,6 @@ def cones(
     regions = [(list(reversed(m)), c) for m, c in zip(members, cuts)]
     regions.sort(key=lambda mc: order.index(mc[0][-1]))
     return regions
-
-
-def _users(n: fx.Node) -> list[fx.Node]:
-    """`n`'s users, a split's pieces (`getitem`) in place of the split (which only makes views)."""
-    return [p for u in n.users for p in (u.users if op_name(u) in SPLITS else [u])]
-
-
-def _sources(n: fx.Node) -> list[fx.Node]:
-    """The nodes `n` reads, a split's input in place of the split its piece comes from."""
-    return [s for a in n.all_input_nodes for s in (a.all_input_nodes if op_name(a) in SPLITS else [a])]
 
 
 def cut_reason(
@@ -322,39 +315,6 @@ def cut_reason(
     if any(projection_input(u) is n for u in n.users) and wide_hidden_layer(n):
         return f"a hidden layer at least {WIDE_HIDDEN} wide between two projections"
     return ""
-
-
-class StructuralRefused(Unsupported):
-    """The region's transposes, slices or concats do not all leave it (`cleave-fold-structural`), or
-    leave it with more matmuls or ops than a region holds (`splits_matmul`): the region is cut before the
-    matmul, else they stay in PyTorch (`partition`)."""
-
-    def __init__(self, message: str, splits_matmul: bool = False) -> None:
-        super().__init__(message)
-        self.splits_matmul = splits_matmul
-
-
-def folded(graph: tgraph.GraphOp, max_ops: int = MAX_OPS) -> tgraph.GraphOp:
-    """`graph` with its structural ops moved to its boundary (`cleave.boundary`); StructuralRefused
-    where they do not all go, or where moving them adds matmuls (a rotary embedding's concat sunk
-    through attention splits its score matmul in two) or more than doubles the region's op budget."""
-    from cleave_ir.passes.fold_structural import fold_structural
-
-    def count(g: tgraph.GraphOp) -> tuple[int, int]:
-        ops = [op for op in g.block.ops if not isinstance(op, (tgraph.OutputOp, tgraph.ReshapeOp, tgraph.StructuralOp))]
-        return len(ops), sum(isinstance(op, tgraph.MatmulOp) for op in ops)
-
-    trial = graph.clone()
-    if not fold_structural(trial):
-        left = next(op.name for op in trial.block.ops if isinstance(op, tgraph.StructuralOp))
-        raise StructuralRefused(f"cleave-fold-structural cannot move its {left} out of the region")
-    trial.verify()
-    (ops, mms), (_, before) = count(trial), count(graph)
-    if mms > before:
-        raise StructuralRefused(f"its slices and concats, moved out, split its {before} matmuls into {mms}", splits_matmul=True)
-    if ops > 2 * max_ops:  # each part computes its share of the ops: twice the budget bounds the search
-        raise StructuralRefused(f"its slices and concats, moved out, leave {ops} tgraph ops (more than {2 * max_ops})")
-    return trial
 
 
 def emit(captured: Captured, index: int, nodes: list[fx.Node], cut: str = "", max_ops: int = MAX_OPS) -> Region:
@@ -527,56 +487,6 @@ def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:
     return graph
 
 
-VIEW_OF_PYTORCH = "a transpose or slice of a value PyTorch computes: a view there, which the region reads in place"
-VIEW_OF_REGION = "a transpose or slice of a region's result: a view there, of the layout its kernel writes (`stitch.bind`)"
-_IDENTITIES = ("aten.clone", "aten.contiguous", "aten.alias", "aten.detach")
-JOINS = ("aten.cat", "aten.concat", "aten.stack")
-"""aten ops that join tensors (copies in PyTorch; parts of a kernel's inputs or outputs in a region)."""
-
-
-def _is_view(n: fx.Node, reasons: dict[fx.Node, Any]) -> bool:
-    """Whether `n` is supported and only moves elements in place (a transpose, slice, select or split's piece)."""
-    c = reasons.get(n)
-    return isinstance(c, Cost) and c.structural and op_name(n) not in JOINS
-
-
-def _view_tail(region: Region, reasons: dict[fx.Node, Any]) -> list[fx.Node]:
-    """The region's root when it is a view, with the copies (`contiguous`, `clone`) after it; else []."""
-    chain: list[fx.Node] = []
-    n: Any = region.root
-    while isinstance(n, fx.Node) and n in region.nodes:
-        chain.append(n)
-        if _is_view(n, reasons):
-            return chain
-        if op_name(n) not in _IDENTITIES or not n.args:
-            return []
-        n = n.args[0]
-    return []
-
-
-SPLIT_MATMUL_CUT = "a matmul's operand made with a concat: joined, the concat would split the matmul (`folded`)"
-
-
-def _matmul_operands_after_joins(region: Region, cost: dict[fx.Node, Cost]) -> list[fx.Node]:
-    """The nodes of `region` downstream of one of its concats, before any matmul, that feed a matmul of it
-    (directly or through views and reshapes): where to cut so that the concat's region holds no matmul."""
-    inside = set(region.nodes)
-    none = Cost(0, 0, False)  # (a grouped attention's repeat of K and V: views it takes in)
-    after: set[fx.Node] = set()
-    for n in region.nodes:  # (in graph order)
-        if (op_name(n) in JOINS or any(s in after for s in _sources(n))) and not cost.get(n, none).matmuls:
-            after.add(n)
-
-    def feeds_matmul(n: fx.Node) -> bool:
-        for u in _users(n):
-            c = cost.get(u, none) if u in inside else None
-            if c is not None and (c.matmuls or (c.ops == 0 and feeds_matmul(u))):
-                return True
-        return False
-
-    return [n for n in region.nodes if n in after and cost.get(n, none).ops and feeds_matmul(n)]
-
-
 def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
     """Supported nodes, cut into regions by `RULE`, each with its tgraph graph.
 
@@ -587,7 +497,7 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
     still cannot all leave it (`folded`) leaves them in PyTorch and is cut again."""
     reasons: dict[fx.Node, Any] = dict(support(captured))
     for n in reasons:  # (in graph order: a view of such a view is one too)
-        if _is_view(n, reasons) and not any(isinstance(reasons.get(a), Cost) for a in _sources(n)):
+        if is_view(n, reasons) and not any(isinstance(reasons.get(a), Cost) for a in sources(n)):
             reasons[n] = VIEW_OF_PYTORCH
     forced: dict[fx.Node, str] = {}  # cuts before a matmul whose operand is made with a concat
     refusals: dict[fx.Node, str] = {}  # why each was cut: the refused region's reason
@@ -599,7 +509,7 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
         cuts: dict[fx.Node, str] = {}
         reverted = False
         for r in regions:
-            for n in _view_tail(r, reasons):
+            for n in view_tail(r, reasons):
                 excluded[n] = VIEW_OF_REGION
             if r.root in forced and not r.worth and not r.structural_refused:
                 # cut off, the concat's side has nothing to compile (a rotary embedding without its norm):
@@ -613,7 +523,7 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
             why = f"in region {r.index}, {r.reason.removeprefix('PyTorch: ')}"
             # a concat that would split a matmul (a rotary embedding's, sunk into attention): the region is
             # cut before the matmul, so the concat's region (with a norm before it, say) ends at its operand
-            before = [n for n in _matmul_operands_after_joins(r, cost) if n not in tried] if r.splits_matmul else []
+            before = [n for n in matmul_operands_after_joins(r, cost) if n not in tried] if r.splits_matmul else []
             if before:
                 cuts.update({n: SPLIT_MATMUL_CUT for n in before})
                 refusals.update({n: why for n in before})
