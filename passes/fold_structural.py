@@ -226,7 +226,7 @@ class SinkTranspose(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, tgraph.ReduceOp):
             t = op.input.owner
-            if isinstance(t, tgraph.TransposeOp) and _view_of(t.input) is None:
+            if _sinks(t):
                 axis = t.permutation[op.axis]
                 shape = _shape(t.input)
                 shape[axis] = 1
@@ -238,7 +238,7 @@ class SinkTranspose(RewritePattern):
         if not isinstance(op, tgraph.ElementwiseOp):
             return
         rank = len(_shape(op.results[0]))
-        moved = [v for v in op.operands if isinstance(t := v.owner, tgraph.TransposeOp) and _view_of(t.input) is None]
+        moved = [v for v in op.operands if _sinks(v.owner)]
         if not moved:
             return
         perm = moved[0].owner.permutation
@@ -257,6 +257,13 @@ class SinkTranspose(RewritePattern):
         new = _rebuilt(op, operands, _shape(operands[0]) if len(operands) == 1 else _frame(operands))
         rewriter.insert(new)
         rewriter.replace(op, tgraph.TransposeOp(new.results[0], perm))
+
+
+def _sinks(t: Operation | None) -> bool:
+    """Whether `t` is a transpose `SinkTranspose` moves down: of a computed value (a view of an input stays
+    at the input), and not one that only moves size-1 dims (`FoldTranspose` makes that a reshape; sunk,
+    each op it passes would make a new one, without end)."""
+    return isinstance(t, tgraph.TransposeOp) and _view_of(t.input) is None and not _moves_only_ones(_shape(t.input), t.permutation)
 
 
 def _moves_only_ones(shape: Sequence, perm: Sequence[int]) -> bool:

@@ -354,7 +354,7 @@ def test_fp32_matmuls_in_tf32_are_checked_at_tf32s_tolerance() -> None:
 
 # --------------------------------------------------------------------------- random modules
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
@@ -438,6 +438,8 @@ def recipes(draw: st.DrawFn) -> list[tuple]:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(recipes())
+# cleave-fold-structural never finished on this one (a transpose of size-1 dims sunk without end)
+@example([("cat", 1, 1, 1), ("binary", 2, 2, "add"), ("slice", 0, 0, 1, 2), ("transpose", 3, 1, 2), ("reduce", 5, 2, "sum")])
 def test_random_modules_of_views_and_joins_equal_eager(steps: list[tuple]) -> None:
     """Random compositions of narrow, cat, transpose, elementwise ops, reductions and batched matmuls:
     whatever the partition keeps in regions (and the folds move out), the stitched module equals eager

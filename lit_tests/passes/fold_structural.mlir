@@ -198,3 +198,21 @@ tgraph.graph @linear_attention(%q: !tgraph.tensor<[64, 32], f16>, %k: !tgraph.te
   %o = tgraph.matmul %fq, %kv : !tgraph.tensor<[64, 32], f16>, !tgraph.tensor<[32, 32], f16> -> !tgraph.tensor<[64, 32], f16>
   tgraph.output %o : !tgraph.tensor<[64, 32], f16>
 }
+
+// -----
+
+// A sum over a concat's dim after a transpose: the parts' sums, each transposed over size-1 dims only. Such
+// a transpose is a reshape (`FoldTranspose`), never sunk further: sinking it made a new one at every op it
+// passed, and this graph never finished (found by the random modules of tests/test_torch_frontend_structural.py).
+// CHECK-LABEL: tgraph.graph @sum_over_a_transposed_concat(%x: !tgraph.tensor<[4, 8, 16], f32>)
+// CHECK-NOT:     tgraph.transpose
+// CHECK:         %[[S:.*]] = tgraph.reduce sum %{{.*}} dim 1 : !tgraph.tensor<[4, 8, 16], f32> -> !tgraph.tensor<[4, 1, 16], f32>
+// CHECK-NEXT:    %[[R:.*]] = tgraph.reshape %[[S]] : !tgraph.tensor<[4, 1, 16], f32> -> !tgraph.tensor<[4, 16, 1], f32>
+// CHECK-NEXT:    tgraph.add %[[R]], %[[R]]
+tgraph.graph @sum_over_a_transposed_concat(%x: !tgraph.tensor<[4, 8, 16], f32>) -> !tgraph.tensor<[4, 16, 1], f32> {
+  %c = tgraph.concat %x, %x dim 1 : !tgraph.tensor<[4, 8, 16], f32>, !tgraph.tensor<[4, 8, 16], f32> -> !tgraph.tensor<[4, 16, 16], f32>
+  %a = tgraph.add %c, %c : !tgraph.tensor<[4, 16, 16], f32>, !tgraph.tensor<[4, 16, 16], f32> -> !tgraph.tensor<[4, 16, 16], f32>
+  %t = tgraph.transpose %a perm [0, 2, 1] : !tgraph.tensor<[4, 16, 16], f32> -> !tgraph.tensor<[4, 16, 16], f32>
+  %s = tgraph.reduce sum %t dim 2 : !tgraph.tensor<[4, 16, 16], f32> -> !tgraph.tensor<[4, 16, 1], f32>
+  tgraph.output %s : !tgraph.tensor<[4, 16, 1], f32>
+}
