@@ -651,13 +651,40 @@ def _cuts_only_static_dims(graph: tgraph.GraphOp) -> bool:
     return True
 
 
+REWRITES_PER_OP = 200
+"""The rewrites `fold_structural` may make per op of the graph before it gives up (a guard: the patterns
+reach a fixpoint in far fewer on every graph seen; a cycle between them must not hang a compile)."""
+
+
+class _NoFixpoint(Exception):
+    pass
+
+
+class _Budgeted(RewritePattern):
+    """`inner`, raising `_NoFixpoint` once it has rewritten `left` times."""
+
+    def __init__(self, inner: RewritePattern, left: int) -> None:
+        self.inner, self.left = inner, left
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        self.inner.match_and_rewrite(op, rewriter)
+        if rewriter.has_done_action:
+            self.left -= 1
+            if self.left < 0:
+                raise _NoFixpoint
+
+
 def fold_structural(graph: tgraph.GraphOp) -> bool:
     """Rewrite `graph` in place (see the module docstring): True if no structural op is left in it
     (it may be left partly rewritten otherwise: `FoldStructuralPass` works on a copy)."""
     patterns: list[RewritePattern] = [TransposeIntoMatmul(), TransposedLhs(), FoldTranspose(), SinkTranspose()]
     if _cuts_only_static_dims(graph):
         patterns += [FoldSlice(), SinkConcat()]
-    PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_region(graph.body)
+    budget = _Budgeted(GreedyRewritePatternApplier(patterns), REWRITES_PER_OP * (len(graph.block.ops) + 1))
+    try:
+        PatternRewriteWalker(budget, apply_recursively=True).rewrite_region(graph.body)
+    except _NoFixpoint:
+        return False
     _drop_dead(graph)
     cse(graph.body)  # the pieces of one value that several slices asked for, computed once
     if not any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops):

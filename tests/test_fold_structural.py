@@ -600,3 +600,13 @@ def test_the_gpu_check_passes_every_candidate_on_the_views(name: str, tmp_path, 
             assert runtime.check(out, refs[0]) < runtime.TOLERANCE, cand
     if any(mod.layout(v) not in (None, "copy") for v in mod.boundary_inputs(xs)):  # views read in place
         assert any(any(key[1]) for key in mod._compiled)
+
+
+def test_a_cycle_of_rewrites_gives_up_instead_of_hanging(monkeypatch) -> None:  # noqa: ANN001
+    """With too small a rewrite budget (as a cycle between the patterns would exhaust any), the graph is
+    left as written: not folded, and the pass returns."""
+    import cleave_ir.passes.fold_structural as fs
+
+    monkeypatch.setattr(fs, "REWRITES_PER_OP", 0)
+    graph, module = _folded(GRAPHS["rope"])
+    assert str(module.body.block.first_op) == str(graph)

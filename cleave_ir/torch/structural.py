@@ -59,8 +59,8 @@ def folded(graph: tgraph.GraphOp, max_ops: int) -> tgraph.GraphOp:
 
     trial = graph.clone()
     if not fold_structural(trial):
-        left = next(op.name for op in trial.block.ops if isinstance(op, tgraph.StructuralOp))
-        raise StructuralRefused(f"cleave-fold-structural cannot move its {left} out of the region")
+        left = next((op.name for op in trial.block.ops if isinstance(op, tgraph.StructuralOp)), None)
+        raise StructuralRefused(f"cleave-fold-structural cannot move its {left or 'transposes, slices and concats'} out of the region")
     trial.verify()
     (ops, mms), (_, before) = count(trial), count(graph)
     if mms > before:
