@@ -491,7 +491,9 @@ def _why_not(m: Any) -> str:
             return f"#{r.index}: {first_line(r.failure, 100)}"
         return f"#{r.index}: rel. error {r.error:.1e}" if r.error is not None else f"#{r.index}: not checked"
 
-    return "; ".join(one(r) for r in m.rows[:3]) + ("; ..." if len(m.rows) > 3 else "") if m.rows else "no candidates"
+    if not m.rows:
+        return "no candidates"
+    return "; ".join(one(r) for r in m.rows[:3]) + ("; ..." if len(m.rows) > 3 else "")
 
 
 def _check_args(args: argparse.Namespace) -> None:

@@ -19,7 +19,6 @@ from torch import fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from cleave_ir.compile import graph_text
-from cleave_ir.dialects.cleave import BoundaryAttr
 from cleave_ir.torch.partition import Region
 
 _LIB: torch.library.Library | None = None

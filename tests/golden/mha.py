@@ -223,27 +223,34 @@ def _call(name, layouts, into, tma, args):
     return _key(name, layouts, into, False), kernel, kernel(*args)
 
 
-Launched = collections.namedtuple("Launched", "kernel copies into values")
-"""What `launch` did: the compiled kernel that ran, the positions of the arguments it was given copies
-of, whether it wrote the outputs passed to it (else it allocated them and they were copied over), and
+Launched = collections.namedtuple("Launched", "key kernel args copies into values")
+"""What a launch did: the compiled kernel that ran (and its `_compiled` key), the arguments it was given
+(copies where `copies` says), whether it wrote the outputs passed to it (else it allocated them), and
 the outputs."""
+
+
+def _launched(name, args, outs):
+    """Kernel `name` on `args` as `run` launches it (`_decide`), writing `outs` where it can: `Launched`."""
+    layouts, copies, into = _decide(name, args, outs)
+    args = [_fresh(x) if i in copies else x for i, x in enumerate(args)]
+    if into:
+        key, kernel, _ = _call(name, layouts, True, tma_maps([*args, *outs]), [*args, *outs])
+        return Launched(key, kernel, args, copies, True, outs)
+    key, kernel, result = _call(name, layouts, False, tma_maps(args), args)
+    return Launched(key, kernel, args, copies, False, list(result) if isinstance(result, (list, tuple)) else [result])
 
 
 def launch(name, args, outs=()):
     """Kernel `name` on `args` as `run` launches it: views read in place where their layout allows,
     else copied (`layout`); TMA, or thread copies where a tensor map fails (`_call`). With `outs` (any
-    layout), it writes them. Returns `Launched`."""
+    layout), it writes them (or its outputs are copied there). Returns `Launched`."""
     outs = list(outs)
-    layouts, copies, into = _decide(name, args, outs)
-    args = [_fresh(x) if i in copies else x for i, x in enumerate(args)]
-    if into:
-        _, kernel, _ = _call(name, layouts, True, tma_maps([*args, *outs]), [*args, *outs])
-        return Launched(kernel, copies, True, outs)
-    _, kernel, result = _call(name, layouts, False, tma_maps(args), args)
-    values = list(result) if isinstance(result, (list, tuple)) else [result]
-    for o, v in zip(outs, values):
-        o.copy_(v)
-    return Launched(kernel, copies, False, outs or values)
+    got = _launched(name, args, outs)
+    if outs and not got.into:
+        for o, v in zip(outs, got.values):
+            o.copy_(v)
+        return got._replace(values=outs)
+    return got
 
 
 def compile_kernel(name, target="cuda", layouts=(), into=False, tma=True):
@@ -336,8 +343,8 @@ def run(*tensors, candidate=0, out=None):
     `out`: a tensor of the output's shape, in any layout, that the last kernel writes and `run` returns.
     A later call with tensors of the same shapes, strides, dtypes and alignment replays the first
     one's decisions (`_plans`). Where the graph was written with slices, transposes or concats at its
-    boundary (`BOUNDARY`), the kernels read views of `tensors` and the parts of an output they write
-    are concatenated.
+    boundary (`BOUNDARY`), the kernels read views of `tensors`, and the parts of an output they write
+    go into their windows of `out` (`_windows`), or are concatenated.
     """
     if BOUNDARY is None:
         values = _kernels(tensors, candidate, None if out is None else [out])
@@ -440,20 +447,15 @@ def _run(tensors, candidate, outs):
         args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
         sources = [slot_of[id(x)] for x in args]
         last = outs is not None and name == names[-1] and KERNELS[name]["outputs"] == len(outs)
-        layouts, copies, into = _decide(name, args, outs if last else [])
-        for i in copies:
-            args[i] = _fresh(args[i])
-            slot_of[id(args[i])] = len(slots)
-            slots.append(args[i])
-        env.update(zip(KERNELS[name]["input_names"], args))
-        tma = tma_maps([*args, *outs] if into else args)
-        if into:
-            key, kernel, _ = _call(name, layouts, True, tma, [*args, *outs])
-            plan.append((key, kernel, sources, copies, True))
+        got = _launched(name, args, outs if last else [])
+        for i in got.copies:
+            slot_of[id(got.args[i])] = len(slots)
+            slots.append(got.args[i])
+        env.update(zip(KERNELS[name]["input_names"], got.args))
+        plan.append((got.key, got.kernel, sources, got.copies, got.into))
+        if got.into:
             return plan, outs
-        key, kernel, result = _call(name, layouts, False, tma, args)
-        plan.append((key, kernel, sources, copies, False))
-        values = list(result) if isinstance(result, (list, tuple)) else [result]
+        values = got.values
         for v in values:
             slot_of[id(v)] = len(slots)
             slots.append(v)
