@@ -406,8 +406,13 @@ def boundary_table(graphs: Iterable[tgraph.GraphOp]) -> dict[str, list[tuple]] |
     if len(found) > 1:
         raise CleaveError("error: -t tilelang: the module's graphs were given with different boundaries (cleave.boundary); emit one graph at a time")
     b = cast(cleave.BoundaryAttr, found.pop())
+
+    def view(v: cleave.ViewAttr) -> tuple:
+        return (v.source, v.permutation, tuple(v.ranges))
+
     return {
-        "inputs": [(v.source, v.permutation, tuple(v.ranges)) for v in b.inputs.data],
+        # a view: (input, perm, slices); a join of views: ("cat", dim, views)
+        "inputs": [("cat", v.axis, tuple(view(p) for p in v.parts.data)) if isinstance(v, cleave.JoinAttr) else view(v) for v in b.inputs.data],
         "outputs": [(p.target, p.axis, p.permutation) for p in b.outputs.data],
     }
 
@@ -723,16 +728,26 @@ def _kernel_frame(x, perm):
 
 
 def boundary_inputs(tensors):
-    """The kernels' inputs from the graph's `tensors`: each a view `BOUNDARY` names (input, perm, slices)."""
+    """The kernels' inputs from the graph's `tensors`: each a view `BOUNDARY` names (input, perm, slices),
+    or a join of views ("cat", dim, views): a copy, as PyTorch's concat makes."""
     if BOUNDARY is None:
         return list(tensors)
     views = []
-    for i, perm, slices in BOUNDARY["inputs"]:
-        x = tensors[i].permute(*perm) if perm else tensors[i]
-        for dim, start, size in slices:
-            x = x.narrow(dim, start, size)
-        views.append(x)
+    for entry in BOUNDARY["inputs"]:
+        if entry[0] == "cat":
+            import torch
+
+            views.append(torch.cat([_view(tensors, *v) for v in entry[2]], entry[1]))
+        else:
+            views.append(_view(tensors, *entry))
     return views
+
+
+def _view(tensors, i, perm, slices):
+    x = tensors[i].permute(*perm) if perm else tensors[i]
+    for dim, start, size in slices:
+        x = x.narrow(dim, start, size)
+    return x
 
 
 def boundary_outputs(parts):

@@ -518,23 +518,70 @@ class PartAttr(ParametrizedAttribute):
 
 
 @irdl_attr_definition
+class JoinAttr(ParametrizedAttribute):
+    """`#cleave.join<dim = 1, parts = [#cleave.view<input = 1>, #cleave.view<input = 3>]>`: a tensor that is
+    the concatenation, along `dim`, of views of the given graph's inputs (a KV cache and the new token's
+    keys): a copy the emitted module's `run` makes (`torch.cat`, as PyTorch's own concat would), where
+    moving the concat through the graph would split a matmul's contraction (`cleave-fold-structural`)."""
+
+    name = "cleave.join"
+
+    dim: IntAttr
+    parts: ArrayAttr[ViewAttr]
+
+    def __init__(self, dim: int, parts: Sequence[ViewAttr]) -> None:
+        super().__init__(IntAttr(dim), ArrayAttr(parts))
+
+    @property
+    def axis(self) -> int:
+        return self.dim.data
+
+    def verify(self) -> None:
+        if len(self.parts.data) < 2:
+            raise VerifyException(f"cleave.join: joins at least 2 views, got {len(self.parts.data)}")
+        if self.axis < 0:
+            raise VerifyException(f"cleave.join: dim must be >= 0, got {self.axis}")
+
+    def apply(self, tensors: Sequence, permute: Callable, concat: Callable) -> object:
+        """The join of its views of `tensors` (`concat(xs, dim)` joins)."""
+        return concat([v.apply(tensors, permute) for v in self.parts.data], self.axis)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        views = lambda: parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_attribute)  # noqa: E731
+        dim, v = _parse_keyed(parser, cls.name, "dim", {"parts": views})
+        parts = v.get("parts", [])
+        for a in parts:  # type: ignore[attr-defined]
+            if not isinstance(a, ViewAttr):
+                parser.raise_error(f"cleave.join: parts must be #cleave.view attributes, got {a}")
+        return cls(dim, parts).parameters  # type: ignore[arg-type]
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<dim = {self.axis}, parts = [")
+        printer.print_list(self.parts.data, printer.print_attribute)
+        printer.print_string("]>")
+
+
+@irdl_attr_definition
 class BoundaryAttr(ParametrizedAttribute):
     """`#cleave.boundary<inputs = [#cleave.view<..>, ..], outputs = [#cleave.part<..>, ..]>`: how a graph
     that `cleave-fold-structural` rewrote relates to the graph it was given. Its input i is the view
-    `inputs[i]` of the given graph's inputs; its output j is the part `outputs[j]` of the given
-    graph's outputs. The emitted module's `run` takes and returns the given graph's tensors."""
+    (or the join of views, `#cleave.join`) `inputs[i]` of the given graph's inputs; its output j is the
+    part `outputs[j]` of the given graph's outputs. The emitted module's `run` takes and returns the
+    given graph's tensors."""
 
     name = "cleave.boundary"
 
-    inputs: ArrayAttr[ViewAttr]
+    inputs: ArrayAttr[ViewAttr | JoinAttr]
     outputs: ArrayAttr[PartAttr]
 
-    def __init__(self, inputs: Sequence[ViewAttr], outputs: Sequence[PartAttr]) -> None:
+    def __init__(self, inputs: Sequence[ViewAttr | JoinAttr], outputs: Sequence[PartAttr]) -> None:
         super().__init__(ArrayAttr(inputs), ArrayAttr(outputs))
 
-    def views(self, tensors: Sequence, permute: Callable) -> list:
-        """The rewritten graph's inputs, viewed from the given graph's `tensors`."""
-        return [v.apply(tensors, permute) for v in self.inputs.data]
+    def views(self, tensors: Sequence, permute: Callable, concat: Callable) -> list:
+        """The rewritten graph's inputs from the given graph's `tensors`: views, and joins of views
+        (`permute(x, perm)` permutes, `concat(xs, dim)` joins)."""
+        return [v.apply(tensors, permute, concat) if isinstance(v, JoinAttr) else v.apply(tensors, permute) for v in self.inputs.data]
 
     def assemble(self, parts: Sequence, concat: Callable, permute: Callable) -> list:
         """The given graph's outputs from the rewritten graph's `parts` (`concat(xs, dim)` joins,
@@ -570,8 +617,8 @@ class BoundaryAttr(ParametrizedAttribute):
             parser.parse_punctuation("=")
             outputs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_attribute)
         for a in inputs:
-            if not isinstance(a, ViewAttr):
-                parser.raise_error(f"cleave.boundary: inputs must be #cleave.view attributes, got {a}")
+            if not isinstance(a, (ViewAttr, JoinAttr)):
+                parser.raise_error(f"cleave.boundary: inputs must be #cleave.view or #cleave.join attributes, got {a}")
         for a in outputs:
             if not isinstance(a, PartAttr):
                 parser.raise_error(f"cleave.boundary: outputs must be #cleave.part attributes, got {a}")
@@ -672,4 +719,4 @@ def check_metadata(op: Operation, nested: bool = False) -> None:
                 )
 
 
-Cleave = Dialect("cleave", [], [StageAttr, MemoryAttr, TileConfigAttr, CausalMaskAttr, ExprAttr, ViewAttr, PartAttr, BoundaryAttr])
+Cleave = Dialect("cleave", [], [StageAttr, MemoryAttr, TileConfigAttr, CausalMaskAttr, ExprAttr, ViewAttr, JoinAttr, PartAttr, BoundaryAttr])

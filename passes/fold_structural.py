@@ -20,9 +20,15 @@ but one is exact (each element is computed by the same ops from the same element
   (`scale %v, 1.0`, exact), so a kernel writes it; a transposed output is a permuted view of the
   tensor a kernel writes.
 
+One concat is not moved: a concat of inputs (or views of them) whose joined dim a matmul downstream
+contracts (attention over `cat(past_k, k)`): moved, it would split that matmul and every reduction on the
+way (a graph twice the size, which the search cannot take), so it stays a join of the inputs, made by a
+copy before the kernels (`#cleave.join`), as PyTorch's own concat is. Where the graph cannot be folded
+with such a join kept, it is folded without.
+
 What reaches the boundary leaves the graph: a chain of slices and transposes of an input becomes an
-input of its own, a view (`#cleave.view`), and an output that is a concat becomes one output per part
-(`#cleave.part`); the graph records both in `cleave.boundary`, which the emitted module's `run`
+input of its own, a view (`#cleave.view`), a kept join an input of its own (`#cleave.join`), and an
+output that is a concat becomes one output per part (`#cleave.part`); the graph records both in `cleave.boundary`, which the emitted module's `run`
 follows (views of the tensors it is given, the parts concatenated), so its callers pass and receive
 the tensors of the graph as written. A graph whose structural ops cannot all reach the boundary (a
 concat of concats along two dims, a slice along a dynamic dim) is left as written,
@@ -38,7 +44,7 @@ from collections.abc import Sequence
 
 import sympy
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, f32, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, UnitAttr, f32, i64
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -51,7 +57,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.common_subexpression_elimination import cse
 
 from cleave_ir.dialects import tgraph
-from cleave_ir.dialects.cleave import BoundaryAttr, PartAttr, ViewAttr
+from cleave_ir.dialects.cleave import BoundaryAttr, JoinAttr, PartAttr, ViewAttr
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.unit_reshapes import frame_map
 
@@ -332,7 +338,7 @@ class SinkConcat(RewritePattern):
             flat: list[SSAValue] = []
             for v in op.operands:
                 inner = v.owner
-                flat.extend(inner.operands if isinstance(inner, tgraph.ConcatOp) and inner.axis == op.axis else [v])
+                flat.extend(inner.operands if _moving_concat(v) and inner.axis == op.axis else [v])
             if len(flat) != len(op.operands):
                 rewriter.replace(op, tgraph.ConcatOp(flat, op.axis))
             return
@@ -367,7 +373,7 @@ class SinkConcat(RewritePattern):
             return False
         cuts = {0, _int(_shape(sides[0])[dims[0]])}
         for v, d in zip(sides, dims):
-            if isinstance(v.owner, tgraph.ConcatOp) and v.owner.axis == d:
+            if _moving_concat(v) and v.owner.axis == d:
                 at = 0
                 for part in v.owner.operands:
                     n = _int(_shape(part)[d])
@@ -433,7 +439,7 @@ class SinkConcat(RewritePattern):
         cuts = {0, size}
         for v, d in sides:
             cat = v.owner
-            if isinstance(cat, tgraph.ConcatOp) and cat.axis == d and _shape(v)[d] != 1:
+            if _moving_concat(v) and cat.axis == d and _shape(v)[d] != 1:
                 at = 0
                 for part in cat.operands:
                     n = _int(_shape(part)[d])
@@ -442,6 +448,73 @@ class SinkConcat(RewritePattern):
                     at += n
                     cuts.add(at)
         return sorted(cuts) if len(cuts) > 2 else None
+
+
+JOIN = "cleave.join"
+"""Marks a concat that stays a join of inputs (`_mark_joins`): `SinkConcat` leaves it, `to_boundary` makes it
+an input (`#cleave.join`)."""
+
+
+def _is_join(v: SSAValue) -> bool:
+    return isinstance(v.owner, tgraph.ConcatOp) and JOIN in v.owner.attributes
+
+
+def _moving_concat(v: SSAValue) -> bool:
+    """Whether `v` is a concat that `SinkConcat` moves (any but a kept join)."""
+    return isinstance(v.owner, tgraph.ConcatOp) and not _is_join(v)
+
+
+def _contracted(v: SSAValue, dim: int, seen: set[tuple[SSAValue, int]]) -> bool:
+    """Whether dim `dim` of `v` reaches a matmul that contracts it, through the ops that carry it (elementwise
+    ops, transposes, reshapes of size-1 dims, concats, reductions and slices along other dims, a matmul's
+    M, N and batch dims)."""
+    if (v, dim) in seen:
+        return False
+    seen.add((v, dim))
+    for use in v.uses:
+        op = use.operation
+        nxt: int | None = None
+        if isinstance(op, tgraph.MatmulOp):
+            rank, side = len(_shape(op.result)), len(_shape(v))
+            k, mn = (side - 1, side - 2) if use.index == 0 or op.transpose_b is not None else (side - 2, side - 1)
+            if dim == k:
+                return True
+            nxt = (rank - 2 if use.index == 0 else rank - 1) if dim == mn else dim + rank - side
+        elif isinstance(op, tgraph.ElementwiseOp):
+            r = op.results[0]
+            nxt = dim + len(_shape(r)) - len(_shape(v))
+        elif isinstance(op, (tgraph.ReduceOp, tgraph.SliceOp)):
+            nxt = None if op.axis == dim else dim
+        elif isinstance(op, tgraph.TransposeOp):
+            nxt = list(op.permutation).index(dim)
+        elif isinstance(op, tgraph.ConcatOp):
+            nxt = dim
+        elif isinstance(op, tgraph.ReshapeOp) and (m := _unit_map(op)) is not None and dim in m:
+            nxt = m.index(dim)
+        if nxt is not None and _contracted(op.results[0], nxt, seen):
+            return True
+    return False
+
+
+def _mark_joins(graph: tgraph.GraphOp) -> None:
+    """Mark (`JOIN`) each concat of inputs or their views that a matmul downstream contracts (see the
+    module docstring). Its dims are dynamic where its parts' are: a cache of dynamic length appended to
+    is a join of dynamic length (`run` concatenates whatever lengths it is given)."""
+    causal = set(graph.causal_inputs())
+    for op in graph.block.ops:
+        if not isinstance(op, tgraph.ConcatOp):
+            continue
+        views = [_view_of(v) for v in op.operands]
+        if any(view is None or view[0] in causal or any(view[1][d] in graph.input_annotation(view[0], "dynamic") for d in view[2]) for view in views):
+            continue
+        if _contracted(op.result, op.axis, set()):
+            op.attributes[JOIN] = UnitAttr()
+
+
+def _view_attr(view: tuple[int, list[int], dict[int, tuple[int, int]]]) -> ViewAttr:
+    index, perm, ranges = view
+    identity = perm == list(range(len(perm)))
+    return ViewAttr(index, [] if identity else perm, [[d, s, n] for d, (s, n) in sorted(ranges.items())])
 
 
 def _drop_dead(graph: tgraph.GraphOp) -> None:
@@ -487,6 +560,10 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
     for op in structural:
         if _output_transpose(op, output):
             continue
+        if _is_join(op.result):
+            if any(_view_of(v) is None for v in op.operands) or any(u.operation is output for u in op.result.uses):
+                return False
+            continue
         if isinstance(op, tgraph.ConcatOp):
             if any(u.operation is not output for u in op.result.uses):
                 return False
@@ -496,7 +573,7 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
         view = _view_of(op.results[0])
         if view is None:
             return False
-        if any(not isinstance(u.operation, (tgraph.SliceOp, tgraph.TransposeOp)) for u in op.results[0].uses):
+        if any(_reads(u.operation) for u in op.results[0].uses):
             if any(u.operation is output for u in op.results[0].uses):
                 return False
             if view[0] in graph.causal_inputs():
@@ -511,9 +588,9 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
     old_args = list(block.args)
     names = graph.input_names()
     attrs = list(graph.arg_attrs.data) if graph.arg_attrs is not None else [DictionaryAttr({})] * len(old_args)
-    entries: list[tuple[SSAValue, ViewAttr, str, DictionaryAttr, list[SSAValue]]] = []
+    entries: list[tuple[SSAValue, ViewAttr | JoinAttr, str, DictionaryAttr, list[SSAValue]]] = []
     for a in old_args:
-        direct = [u for u in a.uses if not isinstance(u.operation, (tgraph.SliceOp, tgraph.TransposeOp))]
+        direct = [u for u in a.uses if _reads(u.operation)]
         if direct:
             entries.append((a, ViewAttr(a.index), names[a.index], attrs[a.index], [a]))
         seen: dict[tuple, int] = {}
@@ -524,10 +601,22 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
             if key in seen:
                 entries[seen[key]][4].append(v)
                 continue
-            identity = perm == list(range(len(perm)))
-            view = ViewAttr(index, [] if identity else perm, [[d, s, n] for d, (s, n) in sorted(ranges.items())])
+            view = _view_attr((index, perm, ranges))
             seen[key] = len(entries)
             entries.append((v, view, f"{names[index]}_v{len(seen)}", _permuted(attrs[index], perm), [v]))
+    # then each kept join, a copy `run` makes of the views it joins
+    for op in structural:
+        if _is_join(op.results[0]):
+            views = [_view_of(v) for v in op.operands]
+            parts = [view for view in views if view is not None]
+            name = "_".join(names[view[0]] for view in parts) + "_cat"
+            annotated: dict[str, set[int]] = {}
+            for index, perm, _ in parts:
+                for key, value in _permuted(attrs[index], perm).data.items():
+                    if key in tgraph.GraphOp.ANNOTATIONS and isinstance(value, DenseArrayBase):
+                        annotated.setdefault(key, set()).update(value.get_values())
+            join_attrs = DictionaryAttr({key: DenseArrayBase.from_list(i64, sorted(dims)) for key, dims in annotated.items()})
+            entries.append((op.results[0], JoinAttr(op.axis, [_view_attr(view) for view in parts]), name, join_attrs, [op.results[0]]))
     for i, (v, _, name, _, _) in enumerate(entries):
         arg = block.insert_arg(v.type, i)
         arg.name_hint = name
@@ -553,6 +642,12 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
     graph.res_attrs = None
     graph.attributes["cleave.boundary"] = BoundaryAttr([e[1] for e in entries], parts)
     return True
+
+
+def _reads(op: Operation) -> bool:
+    """Whether `op`, a user of an input or of a view of one, reads it as a tensor of its own (not a
+    further slice or transpose of it, nor a kept join of it)."""
+    return not isinstance(op, (tgraph.SliceOp, tgraph.TransposeOp)) and not (isinstance(op, tgraph.ConcatOp) and JOIN in op.attributes)
 
 
 def _output_transpose(op: Operation, output: tgraph.OutputOp) -> bool:
@@ -645,7 +740,7 @@ def _cuts_only_static_dims(graph: tgraph.GraphOp) -> bool:
     (moving one that does would fix a dynamic size at its declared value)."""
     tied = _dims_tied_to_dynamic(graph) if any(graph.input_annotation(i, "dynamic") for i in range(len(graph.inputs))) else set()
     for op in graph.block.ops:
-        if isinstance(op, (tgraph.SliceOp, tgraph.ConcatOp)):
+        if isinstance(op, (tgraph.SliceOp, tgraph.ConcatOp)) and JOIN not in op.attributes:
             if any((v, op.axis) in tied for v in (*op.operands, *op.results)):
                 return False
     return True
@@ -674,9 +769,12 @@ class _Budgeted(RewritePattern):
                 raise _NoFixpoint
 
 
-def fold_structural(graph: tgraph.GraphOp) -> bool:
-    """Rewrite `graph` in place (see the module docstring): True if no structural op is left in it
-    (it may be left partly rewritten otherwise: `FoldStructuralPass` works on a copy)."""
+def fold_structural(graph: tgraph.GraphOp, joins: bool = True) -> bool:
+    """Rewrite `graph` in place (see the module docstring), with `joins` keeping the concats of inputs a
+    matmul contracts: True if no structural op is left in it (it may be left partly rewritten otherwise:
+    `folded_copy` works on a copy)."""
+    if joins:
+        _mark_joins(graph)
     patterns: list[RewritePattern] = [TransposeIntoMatmul(), TransposedLhs(), FoldTranspose(), SinkTranspose()]
     if _cuts_only_static_dims(graph):
         patterns += [FoldSlice(), SinkConcat()]
@@ -693,13 +791,25 @@ def fold_structural(graph: tgraph.GraphOp) -> bool:
     return to_boundary(graph)
 
 
+def folded_copy(graph: tgraph.GraphOp) -> tgraph.GraphOp | None:
+    """`graph` folded, as a new graph (its concats of inputs a matmul contracts kept as joins where it
+    folds so, else moved like the others), or None where its structural ops cannot all go."""
+    for joins in (True, False):
+        trial = graph.clone()
+        if fold_structural(trial, joins):
+            return trial
+        if not any(_is_join(op.results[0]) for op in trial.block.ops if isinstance(op, tgraph.ConcatOp)):
+            return None  # no join was kept: folding without would do the same
+    return None
+
+
 def _copy_views(graph: tgraph.GraphOp) -> None:
     """An output, or a part of a concat, that is an input or a view of one gets an identity copy
     (`scale %v, 1.0`): a kernel writes it."""
-    users = [op for op in graph.block.ops if isinstance(op, tgraph.ConcatOp)] + [graph.output_op]
+    users = [op for op in graph.block.ops if isinstance(op, tgraph.ConcatOp) and JOIN not in op.attributes] + [graph.output_op]
     for user in users:
         for i, v in enumerate(user.operands):
-            if _view_of(v) is not None:
+            if _view_of(v) is not None or _is_join(v):
                 copy = tgraph.ScaleOp(v, 1.0)
                 Rewriter.insert_op(copy, InsertPoint.before(user))
                 user.operands[i] = copy.result
@@ -715,7 +825,7 @@ class FoldStructuralPass(CleavePass):
         for g in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
             if not any(isinstance(x, tgraph.StructuralOp) for x in g.block.ops):
                 continue
-            trial = g.clone()
-            if fold_structural(trial):
+            trial = folded_copy(g)
+            if trial is not None:
                 trial.verify()
                 Rewriter.replace_op(g, trial, [])

@@ -22,7 +22,7 @@ from xdsl.parser import Parser
 from cleave_ir.builder import GraphBuilder, module_of
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
-from cleave_ir.dialects.cleave import BoundaryAttr, PartAttr, ViewAttr
+from cleave_ir.dialects.cleave import BoundaryAttr, JoinAttr, PartAttr, ViewAttr
 from cleave_ir.interpreter import max_relative_error, run_graph
 from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
 from cleave_ir.passes.fold_structural import FoldStructuralPass
@@ -152,7 +152,7 @@ def _inputs(graph: tgraph.GraphOp, dist: str, seed: int = 3) -> list[np.ndarray]
 
 def _views(boundary: BoundaryAttr | None, xs: list[np.ndarray]) -> list[np.ndarray]:
     """The folded graph's inputs (no boundary: the graph's own)."""
-    return list(xs) if boundary is None else [np.ascontiguousarray(v) for v in boundary.views(xs, np.transpose)]
+    return list(xs) if boundary is None else [np.ascontiguousarray(v) for v in boundary.views(xs, np.transpose, np.concatenate)]
 
 
 def _joined(boundary: BoundaryAttr | None, parts) -> list[np.ndarray]:  # noqa: ANN001
@@ -262,7 +262,7 @@ def test_the_emitted_module_views_and_joins_as_the_boundary_says(name: str, tmp_
     xs = _inputs(graph, "normal")
     tensors = [torch.from_numpy(x) for x in xs]
     views = mod.boundary_inputs(tensors)
-    for got, want, view in zip(views, boundary.views(xs, np.transpose), boundary.inputs.data, strict=True):
+    for got, want, view in zip(views, boundary.views(xs, np.transpose, np.concatenate), boundary.inputs.data, strict=True):
         assert got.untyped_storage().data_ptr() == tensors[view.source].untyped_storage().data_ptr()  # a view, not a copy
         np.testing.assert_array_equal(got.numpy(), want)
     folded = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes)
@@ -469,11 +469,71 @@ tgraph.graph @tied(%x: !tgraph.tensor<[16, 8], f16> {dynamic = array<i64: 0>}, %
     assert "cleave.boundary" in module.body.block.first_op.attributes
 
 
-def test_a_kv_cache_appended_along_its_dynamic_length_is_left_as_written() -> None:
-    """The concat joins the cache's dynamic length: moving it would fix the cut at the declared length."""
-    text = KV_APPEND.replace("%kc: !tgraph.tensor<[4, 63, 32], f16>", "%kc: !tgraph.tensor<[4, 63, 32], f16> {dynamic = array<i64: 1>}")
-    graph, module = _folded(text)
-    assert str(module.body.block.first_op) == str(graph)
+def _kv_append(n: int) -> str:
+    """KV_APPEND with a cache of n - 1 tokens."""
+    return KV_APPEND.replace("63, 32]", f"{n - 1}, 32]").replace("64, 32]", f"{n}, 32]").replace(", 64]", f", {n}]")
+
+
+# (at 512 tokens: at 64 the kernels' tiles span the whole length and cannot serve others)
+DYNAMIC_KV_APPEND = _kv_append(512).replace("%kc: !tgraph.tensor<[4, 511, 32], f16>", "%kc: !tgraph.tensor<[4, 511, 32], f16> {dynamic = array<i64: 1>}").replace(
+    "%vc: !tgraph.tensor<[4, 511, 32], f16>", "%vc: !tgraph.tensor<[4, 511, 32], f16> {dynamic = array<i64: 1>}"
+)
+
+
+@functools.cache
+def _dynamic_kv_append():  # noqa: ANN202 - the lowered module
+    from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
+
+    module = module_of(_graph(DYNAMIC_KV_APPEND).clone())
+    PipelinePass(search_budget=20_000, split_counts=(2,), top_k=2).apply(Context(), module)
+    DynamicShapesPass().apply(Context(), module)
+    lower_module(module)
+    return module
+
+
+def test_a_kv_cache_appended_to_is_joined_before_the_kernels_not_split_through_them() -> None:
+    """The concats of the cache and the new token feed the score matmul and P @ V, which contracts their
+    joined dim: moved, they would split both matmuls and the softmax's reductions; kept, each is a join
+    `run` makes (`#cleave.join`), and the attention is scheduled as written, two matmuls."""
+    _, module = _folded(KV_APPEND)
+    (g,) = [g for g in module.walk() if isinstance(g, tgraph.GraphOp)]
+    boundary = g.attributes["cleave.boundary"]
+    assert boundary.inputs.data == (ViewAttr(0), JoinAttr(1, [ViewAttr(1), ViewAttr(3)]), JoinAttr(1, [ViewAttr(2), ViewAttr(4)]))
+    assert g.input_names() == ["q", "kc_kn_cat", "vc_vn_cat"]
+    assert sum(isinstance(op, tgraph.MatmulOp) for op in g.block.ops) == 2
+
+
+def test_a_concat_no_matmul_contracts_still_moves() -> None:
+    """A sum over a concat of two inputs is two sums (no copy): only a contracted join is kept."""
+    text = """
+tgraph.graph @summed(%a: !tgraph.tensor<[4, 8], f16>, %b: !tgraph.tensor<[4, 8], f16>) -> !tgraph.tensor<[4, 1], f16> {
+  %x = tgraph.concat %a, %b dim 1 : !tgraph.tensor<[4, 8], f16>, !tgraph.tensor<[4, 8], f16> -> !tgraph.tensor<[4, 16], f16>
+  %s = tgraph.reduce sum %x dim 1 : !tgraph.tensor<[4, 16], f16> -> !tgraph.tensor<[4, 1], f16>
+  tgraph.output %s : !tgraph.tensor<[4, 1], f16>
+}
+"""
+    _, module = _folded(text)
+    (g,) = [g for g in module.walk() if isinstance(g, tgraph.GraphOp)]
+    assert len(g.inputs) == 2 and "cleave.boundary" not in g.attributes
+
+
+@pytest.mark.parametrize("n", [512, 300, 700])
+def test_a_kv_cache_of_dynamic_length_is_a_join_that_serves_every_length(n: int) -> None:
+    """A cache appended along its dynamic length: the join is dynamic along it (`run` concatenates the
+    lengths it is given), and the kernels serve cache lengths they were not built at."""
+    module = _dynamic_kv_append()
+    first = module.body.block.first_op
+    boundary = first.attributes["cleave.boundary"]
+    assert [first.input_annotation(i, "dynamic") for i in range(3)] == [(), (1,), (1,)]
+    graph = _graph(_kv_append(n))
+    for dist in ("normal", "heavy"):
+        xs = _inputs(graph, dist, seed=n)
+        (want,) = run_graph(graph, xs)
+        candidates = candidate_kernels(module)
+        assert candidates
+        for cand, kernels in candidates:
+            (got,) = _joined(boundary, run_kernels(kernels, _views(boundary, xs)))
+            assert max_relative_error(want, got) < FP16_TOLERANCE, (cand, n, dist)
 
 
 @st.composite

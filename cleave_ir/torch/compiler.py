@@ -148,7 +148,7 @@ def _through_boundary(boundary: Any, arrays: list[np.ndarray], compute: Callable
     their inputs: through `cleave.boundary` where the graph has one (views in, parts joined row-major out)."""
     if not isinstance(boundary, BoundaryAttr):
         return compute(arrays)[0]
-    result = compute(boundary.views(arrays, np.transpose))
+    result = compute(boundary.views(arrays, np.transpose, np.concatenate))
     parts = list(result) if isinstance(result, (list, tuple)) else [result]
     return np.ascontiguousarray(boundary.assemble(parts, np.concatenate, np.transpose)[0])
 

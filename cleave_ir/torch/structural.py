@@ -58,7 +58,9 @@ def folded(graph: tgraph.GraphOp, max_ops: int) -> tgraph.GraphOp:
         return len(ops), sum(isinstance(op, tgraph.MatmulOp) for op in ops)
 
     trial = graph.clone()
-    if not fold_structural(trial):
+    # joins=False: a concat a matmul contracts is PyTorch's copy before the region (`SPLIT_MATMUL_CUT`), as
+    # `cleave compile` keeps it a join its `run` copies (`#cleave.join`)
+    if not fold_structural(trial, joins=False):
         left = next((op.name for op in trial.block.ops if isinstance(op, tgraph.StructuralOp)), None)
         raise StructuralRefused(f"cleave-fold-structural cannot move its {left or 'transposes, slices and concats'} out of the region")
     trial.verify()

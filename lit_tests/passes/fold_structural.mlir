@@ -216,3 +216,27 @@ tgraph.graph @sum_over_a_transposed_concat(%x: !tgraph.tensor<[4, 8, 16], f32>) 
   %s = tgraph.reduce sum %t dim 2 : !tgraph.tensor<[4, 16, 16], f32> -> !tgraph.tensor<[4, 16, 1], f32>
   tgraph.output %s : !tgraph.tensor<[4, 16, 1], f32>
 }
+
+// -----
+
+// A KV cache appended to, then attended over: P @ V contracts the joined length, so moving the concats
+// would split both matmuls and the softmax's reductions. Each stays a join of the inputs (`#cleave.join`),
+// a copy the emitted `run` makes before the kernels, as PyTorch's concat would.
+// CHECK-LABEL: tgraph.graph @kv_append(%q: !tgraph.tensor<[4, 1, 32], f16>, %kc_kn_cat: !tgraph.tensor<[4, 64, 32], f16>, %vc_vn_cat: !tgraph.tensor<[4, 64, 32], f16>)
+// CHECK-SAME:    cleave.boundary = #cleave.boundary<inputs = [#cleave.view<input = 0>, #cleave.join<dim = 1, parts = [#cleave.view<input = 1>, #cleave.view<input = 3>]>, #cleave.join<dim = 1, parts = [#cleave.view<input = 2>, #cleave.view<input = 4>]>], outputs = [#cleave.part<output = 0>]>
+// CHECK-NOT:     tgraph.concat
+// CHECK:         tgraph.matmul %q, %kc_kn_cat transpose_b
+// CHECK:         tgraph.matmul %{{.*}}, %vc_vn_cat :
+// CHECK-NOT:     tgraph.matmul
+tgraph.graph @kv_append(%q: !tgraph.tensor<[4, 1, 32], f16>, %kc: !tgraph.tensor<[4, 63, 32], f16>, %vc: !tgraph.tensor<[4, 63, 32], f16>, %kn: !tgraph.tensor<[4, 1, 32], f16>, %vn: !tgraph.tensor<[4, 1, 32], f16>) -> !tgraph.tensor<[4, 1, 32], f16> {
+  %k = tgraph.concat %kc, %kn dim 1 : !tgraph.tensor<[4, 63, 32], f16>, !tgraph.tensor<[4, 1, 32], f16> -> !tgraph.tensor<[4, 64, 32], f16>
+  %v = tgraph.concat %vc, %vn dim 1 : !tgraph.tensor<[4, 63, 32], f16>, !tgraph.tensor<[4, 1, 32], f16> -> !tgraph.tensor<[4, 64, 32], f16>
+  %s = tgraph.matmul %q, %k transpose_b : !tgraph.tensor<[4, 1, 32], f16>, !tgraph.tensor<[4, 64, 32], f16> -> !tgraph.tensor<[4, 1, 64], f16>
+  %m = tgraph.reduce max %s dim 2 : !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 1, 1], f16>
+  %z = tgraph.sub %s, %m : !tgraph.tensor<[4, 1, 64], f16>, !tgraph.tensor<[4, 1, 1], f16> -> !tgraph.tensor<[4, 1, 64], f16>
+  %e = tgraph.exp %z : !tgraph.tensor<[4, 1, 64], f16>
+  %r = tgraph.reduce sum %e dim 2 : !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 1, 1], f16>
+  %p = tgraph.div %e, %r : !tgraph.tensor<[4, 1, 64], f16>, !tgraph.tensor<[4, 1, 1], f16> -> !tgraph.tensor<[4, 1, 64], f16>
+  %o = tgraph.matmul %p, %v : !tgraph.tensor<[4, 1, 64], f16>, !tgraph.tensor<[4, 64, 32], f16> -> !tgraph.tensor<[4, 1, 32], f16>
+  tgraph.output %o : !tgraph.tensor<[4, 1, 32], f16>
+}

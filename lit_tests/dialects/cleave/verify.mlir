@@ -51,3 +51,10 @@ itgraph.kernel @tiles(%x: !tgraph.tensor<[64, 32], f32>, %y: !tgraph.tensor<[64,
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: cleave.part: perm [1, 1] is not a permutation
+
+// -----
+
+"test.op"() {j = #cleave.join<dim = 1, parts = [#cleave.view<input = 0>]>} : () -> ()
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: cleave.join: joins at least 2 views, got 1
