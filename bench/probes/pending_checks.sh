@@ -37,6 +37,7 @@
 #                                                                      ONLY=REGEX picks cases, T=SECONDS the limit)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh W3     (27, the thirty-fifth session's: Qwen3-32B's layer after
 #                                                                      the structural fixes, against torch.compile)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh KV     (28, the thirty-sixth session's: the KV append as joins)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
@@ -401,6 +402,31 @@ if [[ $part == L ]]; then
 (timeout 540 python bench/layers.py --out "$P/layers" --models llama3-8b --no-max-autotune --decode-batches 1 --budget 420 \
   "--cleave-options=--keep 2 --tune-budget 0 -j 15" > "$P/layers.log" 2>&1)
 grep -E "^\|" "$P/layers/layers.md" | cut -c1-220
+exit 0
+fi
+if [[ $part == KV ]]; then
+# 28 (the thirty-sixth session's). kv_append_decode_attention with the KV concats kept as joins (`#cleave.join`: one
+#    torch.cat each in `run`, then FlashDecoding; was 8 kernels cut in graph order, 175.8 us against eager's 104.4),
+#    against eager and torch.compile; rope_q_t8 and packed_gate_up_t16 beside it for their torch.compile numbers.
+#    Then what a transposing copy of linear attention's v costs (`run` copies the view `TransposedLhs` makes).
+G=$(for g in kv_append_decode_attention rope_q_t8 packed_gate_up_t16; do echo "$R/$U/$g.mlir"; done)
+(cd /tmp && timeout 100 python "$R/bench/gpu_suite.py" prepare --graphs $G --keep 3 --out /tmp/pkv -j 15 > "$P/pkv_prepare.log" 2>&1) || tail -5 "$P/pkv_prepare.log"
+(cd /tmp && timeout 260 python "$R/bench/gpu_suite.py" run /tmp/pkv --out "$P/pkv.json" --top-k 3 --deadline 240 --row-budget 80 --torch-compile default -j 15 > "$P/pkv.log" 2>&1)
+grep "^| \|^Geo\|^- kv" "$P/pkv.md" 2>/dev/null | cut -c1-260 || tail -20 "$P/pkv.log"
+timeout 60 python - <<'PY'
+import torch
+v = torch.randn(1, 32, 4096, 128, dtype=torch.bfloat16, device="cuda")
+vt = v.transpose(-1, -2)
+for name, f in (("transposing copy of v (the view run copies)", lambda: vt.new_empty(vt.shape).copy_(vt)), ("dense copy of v", lambda: v.clone())):
+    for _ in range(3):
+        f()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize(); a.record()
+    for _ in range(50):
+        f()
+    b.record(); torch.cuda.synchronize()
+    print(f"{name}: {a.elapsed_time(b) / 50 * 1000:.1f} us")
+PY
 exit 0
 fi
 if [[ $part == W3 ]]; then
