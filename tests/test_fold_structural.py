@@ -283,7 +283,8 @@ tgraph.graph @transposed_output(%x: !tgraph.tensor<[64, 32], f16>, %w: !tgraph.t
 
 def test_the_emitted_run_writes_out_through_a_transposed_output_view(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """A transposed output is a view of what the kernel writes: `run(out=o)` hands the kernels `o`'s
-    transposed view to write (no copy), and `run()` alone returns the output row-major."""
+    transposed view to write (no copy), and `run()` alone allocates the output row-major, in the kernel's
+    dtype, and hands the kernel its transposed view too."""
     torch = pytest.importorskip("torch")
     from cleave_ir.runtime import load_module_file
 
@@ -305,8 +306,9 @@ def test_the_emitted_run_writes_out_through_a_transposed_output_view(tmp_path, m
     monkeypatch.setattr(mod, "_kernels", kernels)
     x, w = torch.randn(64, 32, dtype=torch.float64), torch.randn(48, 32, dtype=torch.float64)
     got = mod.run(x, w)
-    assert got.is_contiguous()
-    torch.testing.assert_close(got, (x @ w.T).T)
+    assert got.is_contiguous() and got.dtype == torch.float16  # (the graph's dtype; the stand-in computes in float64)
+    assert given[-1][0].data_ptr() == got.data_ptr() and given[-1][0].shape == (64, 48)
+    torch.testing.assert_close(got, (x @ w.T).T.half())
     o = torch.empty(48, 64, dtype=torch.float64)
     assert mod.run(x, w, out=o) is o
     assert given[-1][0].data_ptr() == o.data_ptr() and given[-1][0].shape == (64, 48)
@@ -325,7 +327,8 @@ def _emitted_rope(tmp_path):  # noqa: ANN001, ANN202 - (graph as written, folded
 
 def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """An output the kernels write in parts (the rotary embedding's halves): `run(out=o)` hands the last
-    kernel each part's window of `o` (any layout) to write, no join; `run()` returns them joined."""
+    kernel each part's window of `o` (any layout) to write, no join; `run()` allocates the output (in the
+    kernels' dtype) and hands the kernel its windows alike."""
     torch = pytest.importorskip("torch")
     graph, folded, mod = _emitted_rope(tmp_path)
     given = []
@@ -339,7 +342,10 @@ def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> N
     xs = _inputs(graph, "uniform")
     (want,) = run_graph(graph, xs)
     tensors = [torch.from_numpy(x) for x in xs]
-    torch.testing.assert_close(mod.run(*tensors), torch.from_numpy(want))
+    got = mod.run(*tensors)
+    assert got.dtype == torch.float16 and got.is_contiguous()  # (the stand-in computes in float64)
+    assert len(given[-1]) == 2 and all(w.untyped_storage().data_ptr() == got.untyped_storage().data_ptr() for w in given[-1])
+    torch.testing.assert_close(got, torch.from_numpy(want).half())
     o = torch.empty(64, 8, 4, dtype=torch.float64).permute(2, 1, 0)  # [4, 8, 64] in another layout
     assert mod.run(*tensors, out=o) is o
     torch.testing.assert_close(o, torch.from_numpy(want))
@@ -389,7 +395,69 @@ def test_the_last_kernel_writes_each_part_into_its_window_of_out(tmp_path, monke
     o = torch.full((64, 8, 4), float("nan"), dtype=torch.float64).permute(2, 1, 0)  # no kernel writes this
     assert mod.run(*tensors, out=o) is o and launched[-1] == list(range(n_in, n_in + 2))  # written, then copied
     torch.testing.assert_close(o, torch.from_numpy(want))
-    torch.testing.assert_close(mod.run(*tensors), torch.from_numpy(want))  # without `out`: joined
+    got = mod.run(*tensors)  # without `out`: allocated, its windows written by the kernel (the stand-in writes f64 into f16)
+    assert launched[-1] is None and got.dtype == torch.float16
+    torch.testing.assert_close(got, torch.from_numpy(want).half())
+
+
+ROPE_QK = """
+tgraph.graph @rope_qk(%q: !tgraph.tensor<[4, 8, 64], f16>, %k: !tgraph.tensor<[4, 2, 64], f16>, %cos: !tgraph.tensor<[4, 1, 64], f16>, %sin: !tgraph.tensor<[4, 1, 64], f16>) -> (!tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 2, 64], f16>) {
+  %q1 = tgraph.slice %q dim 2 start 0 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 32], f16>
+  %q2 = tgraph.slice %q dim 2 start 32 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 32], f16>
+  %n2 = tgraph.neg %q2 : !tgraph.tensor<[4, 8, 32], f16>
+  %rh = tgraph.concat %n2, %q1 dim 2 : !tgraph.tensor<[4, 8, 32], f16>, !tgraph.tensor<[4, 8, 32], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %a = tgraph.mul %q, %cos : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %b = tgraph.mul %rh, %sin : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %oq = tgraph.add %a, %b : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %k1 = tgraph.slice %k dim 2 start 0 : !tgraph.tensor<[4, 2, 64], f16> -> !tgraph.tensor<[4, 2, 32], f16>
+  %k2 = tgraph.slice %k dim 2 start 32 : !tgraph.tensor<[4, 2, 64], f16> -> !tgraph.tensor<[4, 2, 32], f16>
+  %m2 = tgraph.neg %k2 : !tgraph.tensor<[4, 2, 32], f16>
+  %kh = tgraph.concat %m2, %k1 dim 2 : !tgraph.tensor<[4, 2, 32], f16>, !tgraph.tensor<[4, 2, 32], f16> -> !tgraph.tensor<[4, 2, 64], f16>
+  %c = tgraph.mul %k, %cos : !tgraph.tensor<[4, 2, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 2, 64], f16>
+  %d = tgraph.mul %kh, %sin : !tgraph.tensor<[4, 2, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 2, 64], f16>
+  %ok = tgraph.add %c, %d : !tgraph.tensor<[4, 2, 64], f16>, !tgraph.tensor<[4, 2, 64], f16> -> !tgraph.tensor<[4, 2, 64], f16>
+  tgraph.output %oq, %ok : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 2, 64], f16>
+}
+"""
+
+
+def test_run_without_out_has_the_last_kernel_write_every_output_in_parts(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Two outputs, each in two halves (rotary embeddings of q and k): `run()` allocates both outputs and
+    the last kernel writes its four parts into their windows (no join after it), as the suite times it."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import load_module_file
+
+    graph = _graph(ROPE_QK)
+    module = module_of(graph.clone())
+    PipelinePass(search_budget=2_000, top_k=1).apply(Context(), module)
+    lower_module(module)
+    folded = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes)
+    assert len(folded.output_op.operands) == 4
+    path = tmp_path / "kernels.py"
+    path.write_text(module_source(module))
+    mod = load_module_file(path)
+    n_in = mod.KERNELS[mod.CANDIDATES[0][1][-1]]["inputs"]
+    written = []
+
+    def fake_compile(func, out_idx=None, target="cuda", pass_configs=None):  # noqa: ANN001, ANN202
+        def kernel(*args):  # noqa: ANN002, ANN202
+            assert out_idx is None  # (writes the windows it is given)
+            parts = run_graph(folded, [x.numpy() for x in args[:n_in]])
+            written.append([o.untyped_storage().data_ptr() for o in args[n_in:]])
+            for o, p in zip(args[n_in:], parts):
+                o.copy_(torch.from_numpy(p))
+
+        return kernel
+
+    monkeypatch.setattr(mod.tilelang, "compile", fake_compile)
+    monkeypatch.setattr(mod, "_compiled", {})
+    xs = _inputs(graph, "heavy")
+    want = run_graph(graph, xs)
+    got = mod.run(*[torch.from_numpy(x) for x in xs])
+    assert len(got) == 2 and [o.shape for o in got] == [w.shape for w in want]
+    assert written[-1] == [got[0].untyped_storage().data_ptr()] * 2 + [got[1].untyped_storage().data_ptr()] * 2
+    for o, w in zip(got, want, strict=True):
+        torch.testing.assert_close(o, torch.from_numpy(w).half())
 
 
 def test_a_boundary_whose_parts_disagree_does_not_verify() -> None:

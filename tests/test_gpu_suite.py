@@ -321,3 +321,38 @@ def test_the_eager_baseline_runs_transposes_slices_and_concats(suite) -> None:  
     xs = random_inputs(graph, device="cpu")
     got = suite.graph_eager(graph)(*xs)
     assert got.dtype == torch.float16 and check(got, torch_reference(graph, xs)[0]) < 1e-2
+
+
+def test_candidate_writes_an_output_in_parts_into_its_windows(suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A graph whose output the last kernel writes in parts (a rotary embedding's halves): `Candidate`
+    times what the module's `run` does, the kernel writing each half into its window of one allocated
+    output (no `torch.cat` after it), poisoned and rewritten on later calls."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.interpreter import run_graph
+    from tests.test_fold_structural import _emitted_rope, _inputs
+
+    graph, folded, mod = _emitted_rope(tmp_path)
+    monkeypatch.setattr(suite, "DEVICE", "cpu")
+    (name,) = mod.CANDIDATES[0][1]
+    n_in = mod.KERNELS[name]["inputs"]
+    written = []
+
+    def fake_compile(func, out_idx=None, target="cuda", pass_configs=None):  # type: ignore[no-untyped-def]
+        def kernel(*args):  # type: ignore[no-untyped-def]
+            parts = run_graph(folded, [x.numpy() for x in args[:n_in]])
+            written.append([o.untyped_storage().data_ptr() for o in args[n_in:]])
+            for o, p in zip(args[n_in:], parts):
+                o.copy_(torch.from_numpy(p))
+        return kernel
+
+    monkeypatch.setattr(mod.tilelang, "compile", fake_compile)
+    monkeypatch.setattr(mod, "_compiled", {})
+    cand = suite.Candidate(mod, [name], {name: fake_compile(None)})
+    for dist in ("uniform", "heavy"):
+        xs = _inputs(graph, dist)
+        (want,) = run_graph(graph, xs)
+        cand.poison()
+        got = cand(*[torch.from_numpy(x) for x in xs])
+        assert got is cand.out and got.dtype == torch.float16 and got.shape == want.shape
+        assert written[-1] == [got.untyped_storage().data_ptr()] * 2  # both halves written into the output itself
+        torch.testing.assert_close(got, torch.from_numpy(want).half())

@@ -38,6 +38,7 @@
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh W3     (27, the thirty-fifth session's: Qwen3-32B's layer after
 #                                                                      the structural fixes, against torch.compile)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh KV     (28, the thirty-sixth session's: the KV append as joins)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh RW     (29: outputs in parts written into their windows by the suite)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
@@ -427,6 +428,16 @@ for name, f in (("transposing copy of v (the view run copies)", lambda: vt.new_e
     b.record(); torch.cuda.synchronize()
     print(f"{name}: {a.elapsed_time(b) / 50 * 1000:.1f} us")
 PY
+exit 0
+fi
+if [[ $part == RW ]]; then
+# 29 (the thirty-sixth session's). The suite's harness and `run()` without `out` now let the last kernel write an output
+#    in parts (a rotary embedding's halves, two heads joined) into its windows of one allocated output, as `run(out=)`
+#    did, instead of joining the parts by torch.cat after it (rope_q_t8 was 4.2 us against torch.compile's 1.7).
+G=$(for g in rope_q_t8 rope_qk_decode_b1 split_heads_attention_out; do echo "$R/$U/$g.mlir"; done)
+(cd /tmp && timeout 100 python "$R/bench/gpu_suite.py" prepare --graphs $G --keep 2 --out /tmp/prw -j 15 > "$P/prw_prepare.log" 2>&1) || tail -5 "$P/prw_prepare.log"
+(cd /tmp && timeout 200 python "$R/bench/gpu_suite.py" run /tmp/prw --out "$P/prw.json" --top-k 2 --deadline 180 --row-budget 60 --torch-compile default -j 15 > "$P/prw.log" 2>&1)
+grep "^| \|^Geo\|^- " "$P/prw.md" 2>/dev/null | cut -c1-260 || tail -20 "$P/prw.log"
 exit 0
 fi
 if [[ $part == W3 ]]; then

@@ -350,7 +350,15 @@ def run(*tensors, candidate=0, out=None):
         values = _kernels(tensors, candidate, None if out is None else [out])
         return values[0] if len(values) == 1 else values
     views = boundary_inputs(tensors)
-    windows = None if out is None else _windows(out, candidate)
+    if out is None:  # the outputs the last kernel writes in parts (or permuted), allocated here: no join after it
+        meta = KERNELS[CANDIDATES[candidate][1][-1]]
+        outs = output_for(meta, views[0].device)
+        if outs is not None:
+            _kernels(views, candidate, part_windows(outs, meta))
+        else:
+            outs = boundary_outputs(_kernels(views, candidate, None))
+        return outs[0] if len(outs) == 1 else outs
+    windows = _windows(out, candidate)
     if windows is not None:
         # the last kernel writes `out` itself, through views of it in its own frame: the whole output
         # (permuted) or each part's window of it
@@ -363,23 +371,75 @@ def run(*tensors, candidate=0, out=None):
 
 
 def _windows(out, candidate):
-    """`out`, one output the last kernel of `candidate` writes in parts of one perm (or whole), as the
-    views of it that kernel writes: each part's window, in the kernels' frame. None where the graph has
-    other outputs, or a part's size is not static."""
+    """`out`, the graph's one output, which the last kernel of `candidate` writes in parts of one perm
+    (or whole), as the views of it that kernel writes: each part's window, in the kernels' frame. None
+    where the graph has other outputs, or a part's size is not static."""
+    if len({o for o, _, _ in BOUNDARY["outputs"]}) != 1:
+        return None
+    return part_windows([out], KERNELS[CANDIDATES[candidate][1][-1]])
+
+
+def _groups(meta):
+    """Per graph output, in order: its parts' (dim, perm) and their shapes in the kernels' frame (the
+    outputs of the kernel of `meta`, in `BOUNDARY`'s order). None where the parts of an output do not
+    share a dim and perm, or a shape is not static."""
     parts = BOUNDARY["outputs"]
-    if len({(o, dim, tuple(perm)) for o, dim, perm in parts}) != 1:
+    shapes = meta["shapes"][meta["inputs"] :]
+    if len(shapes) != len(parts) or not all(isinstance(n, int) for shape in shapes for n in shape):
         return None
-    _, dim, perm = parts[0]
-    frame = _kernel_frame(out, perm)
-    if dim is None:
-        return [frame]
-    axis = perm[dim] if perm else dim
-    meta = KERNELS[CANDIDATES[candidate][1][-1]]
-    sizes = [shape[axis] for shape in meta["shapes"][meta["inputs"] :]]
-    if len(sizes) != len(parts) or not all(isinstance(n, int) for n in sizes) or sum(sizes) != frame.shape[axis]:
+    groups = {}
+    for (o, dim, perm), shape in zip(parts, shapes):
+        key, found = (dim, tuple(perm)), groups.setdefault(o, ((dim, tuple(perm)), []))
+        if found[0] != key or (dim is None and found[1]):
+            return None
+        found[1].append(shape)
+    if sorted(groups) != list(range(len(groups))):
         return None
-    starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    return [frame.narrow(axis, start, n) for start, n in zip(starts, sizes)]
+    return [groups[o] for o in range(len(groups))]
+
+
+def part_windows(outs, meta):
+    """`outs`, the graph's outputs, as the views of them the kernel of `meta` (`KERNELS[name]`, the last
+    of its candidate) writes, one per part in `BOUNDARY`'s order: each part's window of its output, in
+    the kernels' frame. None where `_groups` is, or an output is not of its parts' size."""
+    groups = _groups(meta)
+    if groups is None or len(groups) != len(outs):
+        return None
+    windows = {}
+    for o, (out, ((dim, perm), shapes)) in enumerate(zip(outs, groups)):
+        frame = _kernel_frame(out, perm)
+        if dim is None:
+            windows[o] = [frame]
+            continue
+        axis = perm[dim] if perm else dim
+        sizes = [shape[axis] for shape in shapes]
+        if sum(sizes) != frame.shape[axis]:
+            return None
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        windows[o] = [frame.narrow(axis, start, n) for start, n in zip(starts, sizes)]
+    return [windows[o].pop(0) for o, _, _ in BOUNDARY["outputs"]]
+
+
+def output_for(meta, device):
+    """Row-major tensors for the graph's outputs, which the kernel of `meta` writes in parts (or
+    permuted, `BOUNDARY`'s outputs), for `part_windows`; None where `_groups` is (then `run` joins the
+    parts)."""
+    import torch
+
+    groups = _groups(meta)
+    if groups is None:
+        return None
+    dtypes = meta["dtypes"][meta["inputs"] :]
+    outs = []
+    for (dim, perm), shapes in groups:
+        frame = list(shapes[0])
+        if dim is not None:
+            axis = perm[dim] if perm else dim
+            frame[axis] = sum(shape[axis] for shape in shapes)
+        shape = [frame[p] for p in perm] if perm else frame  # graph dim i is the kernels' dim perm[i]
+        index = next(i for i, (o, _, _) in enumerate(BOUNDARY["outputs"]) if o == len(outs))
+        outs.append(torch.empty(shape, dtype=getattr(torch, dtypes[index]), device=device))
+    return outs
 
 
 def _kernel_frame(x, perm):
@@ -388,16 +448,26 @@ def _kernel_frame(x, perm):
 
 
 def boundary_inputs(tensors):
-    """The kernels' inputs from the graph's `tensors`: each a view `BOUNDARY` names (input, perm, slices)."""
+    """The kernels' inputs from the graph's `tensors`: each a view `BOUNDARY` names (input, perm, slices),
+    or a join of views ("cat", dim, views): a copy, as PyTorch's concat makes."""
     if BOUNDARY is None:
         return list(tensors)
     views = []
-    for i, perm, slices in BOUNDARY["inputs"]:
-        x = tensors[i].permute(*perm) if perm else tensors[i]
-        for dim, start, size in slices:
-            x = x.narrow(dim, start, size)
-        views.append(x)
+    for entry in BOUNDARY["inputs"]:
+        if entry[0] == "cat":
+            import torch
+
+            views.append(torch.cat([_view(tensors, *v) for v in entry[2]], entry[1]))
+        else:
+            views.append(_view(tensors, *entry))
     return views
+
+
+def _view(tensors, i, perm, slices):
+    x = tensors[i].permute(*perm) if perm else tensors[i]
+    for dim, start, size in slices:
+        x = x.narrow(dim, start, size)
+    return x
 
 
 def boundary_outputs(parts):
