@@ -16,6 +16,9 @@ but one is exact (each element is computed by the same ops from the same element
   feed the graph's outputs; a max over a concat's own dim is the max of the parts' maxes, and a sum
   or mean over it or a matmul contracting it (attention over `cat(past_k, k)`) the sum of the parts'
   in f32 (the one regrouping: as a kernel's f32 accumulator, then cast back);
+- an input read whole and in slices that tile one of its dims (an RMSNorm's sum of squares of the x whose
+  halves a rotary embedding reads) is read in those slices only (`ReadInParts`), so a kernel loads each
+  element once;
 - an output (or a concat's part) that would be a view of an input is copied by an identity
   (`scale %v, 1.0`, exact), so a kernel writes it; a transposed output is a permuted view of the
   tensor a kernel writes.
@@ -45,7 +48,7 @@ from collections.abc import Sequence
 import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, UnitAttr, f32, i64
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -327,6 +330,41 @@ class FoldSlice(RewritePattern):
         new = tgraph.ConcatOp(pieces, dim)
         rewriter.insert(new)
         return new.result
+
+
+class ReadInParts(RewritePattern):
+    """An input read whole and also in slices that tile one of its dims (a rotary embedding's halves of
+    the x a norm reads whole) is read in those parts only: its whole reads become the concat of the
+    parts, which `SinkConcat` then moves down (a sum over that dim, the sum of the parts' sums). A kernel
+    then loads each element once, not the whole tile and its halves again. Not where a matmul contracts
+    that dim (it would be split in two)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tgraph.SliceOp, rewriter: PatternRewriter) -> None:
+        x = op.input
+        if not isinstance(x, BlockArgument):
+            return
+        whole = [u for u in x.uses if not isinstance(u.operation, (tgraph.SliceOp, tgraph.TransposeOp, tgraph.ConcatOp))]
+        if not whole:
+            return
+        size = _int(_shape(x)[op.axis])
+        ranges = sorted({(s.offset, _int(_shape(s.result)[op.axis])) for u in x.uses if isinstance(s := u.operation, tgraph.SliceOp) and s.axis == op.axis})
+        if size is None or len(ranges) < 2 or any(n is None for _, n in ranges):
+            return
+        at = 0
+        for start, n in ranges:
+            if start != at:
+                return  # overlapping or leaving a gap: the parts do not tile the dim
+            at += n  # type: ignore[operator]
+        if at != size or _contracted(x, op.axis, set()):
+            return  # (read in parts, a matmul contracting that dim would be split in two)
+        block = x.owner
+        assert isinstance(block, Block)
+        parts = [tgraph.SliceOp(x, op.axis, start, n) for start, n in ranges]
+        joined = tgraph.ConcatOp([p.result for p in parts], op.axis)
+        rewriter.insert([*parts, joined], InsertPoint.at_start(block))
+        for use in whole:
+            use.operation.operands[use.index] = joined.result
 
 
 class SinkConcat(RewritePattern):
@@ -777,7 +815,7 @@ def fold_structural(graph: tgraph.GraphOp, joins: bool = True) -> bool:
         _mark_joins(graph)
     patterns: list[RewritePattern] = [TransposeIntoMatmul(), TransposedLhs(), FoldTranspose(), SinkTranspose()]
     if _cuts_only_static_dims(graph):
-        patterns += [FoldSlice(), SinkConcat()]
+        patterns += [FoldSlice(), ReadInParts(), SinkConcat()]
     budget = _Budgeted(GreedyRewritePatternApplier(patterns), REWRITES_PER_OP * (len(graph.block.ops) + 1))
     try:
         PatternRewriteWalker(budget, apply_recursively=True).rewrite_region(graph.body)

@@ -122,7 +122,34 @@ tgraph.graph @linear_attention(%q: !tgraph.tensor<[64, 32], f16>, %k: !tgraph.te
 }
 """
 
-GRAPHS = {"rope": ROPE, "packed_qk": PACKED_QK, "gate_up": GATE_UP, "joined": JOINED, "kv_append": KV_APPEND, "linear_attention": LINEAR_ATTENTION}
+# an RMSNorm reads q whole (its sum of squares) before the rotary embedding reads it in halves
+NORM_ROPE = """
+tgraph.graph @norm_rope(%q: !tgraph.tensor<[4, 8, 64], f16>, %cos: !tgraph.tensor<[4, 1, 64], f16>, %sin: !tgraph.tensor<[4, 1, 64], f16>) -> !tgraph.tensor<[4, 8, 64], f16> {
+  %sq = tgraph.square %q : !tgraph.tensor<[4, 8, 64], f16>
+  %ss = tgraph.reduce sum %sq dim 2 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 1], f16>
+  %ms = tgraph.scale %ss, 1.5625e-02 : !tgraph.tensor<[4, 8, 1], f16>
+  %r = tgraph.rsqrt %ms : !tgraph.tensor<[4, 8, 1], f16>
+  %n = tgraph.mul %q, %r : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 8, 1], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %q1 = tgraph.slice %n dim 2 start 0 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 32], f16>
+  %q2 = tgraph.slice %n dim 2 start 32 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 32], f16>
+  %n2 = tgraph.neg %q2 : !tgraph.tensor<[4, 8, 32], f16>
+  %rh = tgraph.concat %n2, %q1 dim 2 : !tgraph.tensor<[4, 8, 32], f16>, !tgraph.tensor<[4, 8, 32], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %a = tgraph.mul %n, %cos : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %b = tgraph.mul %rh, %sin : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %o = tgraph.add %a, %b : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  tgraph.output %o : !tgraph.tensor<[4, 8, 64], f16>
+}
+"""
+
+GRAPHS = {
+    "rope": ROPE,
+    "packed_qk": PACKED_QK,
+    "gate_up": GATE_UP,
+    "joined": JOINED,
+    "kv_append": KV_APPEND,
+    "linear_attention": LINEAR_ATTENTION,
+    "norm_rope": NORM_ROPE,
+}
 
 
 def _graph(text: str) -> tgraph.GraphOp:
@@ -233,7 +260,7 @@ def _pipelined(name: str):  # noqa: ANN202 - (graph as written, lowered module)
     return graph, module
 
 
-@pytest.mark.parametrize("name", ["rope", "packed_qk", "gate_up", "kv_append", "linear_attention"])
+@pytest.mark.parametrize("name", ["rope", "packed_qk", "gate_up", "kv_append", "linear_attention", "norm_rope"])
 @pytest.mark.parametrize("dist", ["normal", "uniform", "heavy"])
 def test_kernels_on_views_compute_the_graph_as_written(name: str, dist: str) -> None:
     graph, module = _pipelined(name)
@@ -569,6 +596,35 @@ def test_a_kv_cache_appended_to_is_joined_before_the_kernels_not_split_through_t
     assert boundary.inputs.data == (ViewAttr(0), JoinAttr(1, [ViewAttr(1), ViewAttr(3)]), JoinAttr(1, [ViewAttr(2), ViewAttr(4)]))
     assert g.input_names() == ["q", "kc_kn_cat", "vc_vn_cat"]
     assert sum(isinstance(op, tgraph.MatmulOp) for op in g.block.ops) == 2
+
+
+def test_an_input_read_whole_and_in_halves_is_read_in_halves_only() -> None:
+    """The norm's sum of squares reads q whole and the rotary embedding its halves: folded, q is read
+    as its two halves only (the sum of squares, the sum of the halves' sums), so a kernel loads each
+    element once, not the whole tile and then its halves again."""
+    _, module = _folded(NORM_ROPE)
+    (g,) = [g for g in module.walk() if isinstance(g, tgraph.GraphOp)]
+    views = g.attributes["cleave.boundary"].inputs.data
+    assert [v for v in views if v.source == 0] == [ViewAttr(0, [], [[2, 0, 32]]), ViewAttr(0, [], [[2, 32, 32]])]
+    sums = [op for op in g.block.ops if isinstance(op, tgraph.ReduceOp)]
+    assert len(sums) == 2 and all(tgraph.tensor_type(op.input).shape[2] == 32 for op in sums)
+
+
+def test_an_input_a_matmul_contracts_is_still_read_whole() -> None:
+    """Read in halves, x's contraction would split the matmul in two: x is read whole (and in halves)."""
+    text = """
+tgraph.graph @halves(%x: !tgraph.tensor<[8, 64], f16>, %w: !tgraph.tensor<[64, 16], f16>) -> (!tgraph.tensor<[8, 16], f16>, !tgraph.tensor<[8, 32], f16>) {
+  %y = tgraph.matmul %x, %w : !tgraph.tensor<[8, 64], f16>, !tgraph.tensor<[64, 16], f16> -> !tgraph.tensor<[8, 16], f16>
+  %a = tgraph.slice %x dim 1 start 0 : !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 32], f16>
+  %b = tgraph.slice %x dim 1 start 32 : !tgraph.tensor<[8, 64], f16> -> !tgraph.tensor<[8, 32], f16>
+  %s = tgraph.mul %a, %b : !tgraph.tensor<[8, 32], f16>, !tgraph.tensor<[8, 32], f16> -> !tgraph.tensor<[8, 32], f16>
+  tgraph.output %y, %s : !tgraph.tensor<[8, 16], f16>, !tgraph.tensor<[8, 32], f16>
+}
+"""
+    _, module = _folded(text)
+    (g,) = [g for g in module.walk() if isinstance(g, tgraph.GraphOp)]
+    assert sum(isinstance(op, tgraph.MatmulOp) for op in g.block.ops) == 1
+    assert ViewAttr(0) in g.attributes["cleave.boundary"].inputs.data
 
 
 def test_a_concat_no_matmul_contracts_still_moves() -> None:

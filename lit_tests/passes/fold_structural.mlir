@@ -240,3 +240,27 @@ tgraph.graph @kv_append(%q: !tgraph.tensor<[4, 1, 32], f16>, %kc: !tgraph.tensor
   %o = tgraph.matmul %p, %v : !tgraph.tensor<[4, 1, 64], f16>, !tgraph.tensor<[4, 64, 32], f16> -> !tgraph.tensor<[4, 1, 32], f16>
   tgraph.output %o : !tgraph.tensor<[4, 1, 32], f16>
 }
+
+// -----
+
+// An input read whole (an RMSNorm's sum of squares) and in halves (the rotary embedding) is read in halves only:
+// the sum of squares is the sum of the halves' sums, so a kernel loads each element once.
+// CHECK-LABEL: tgraph.graph @norm_rope(%q_v1: !tgraph.tensor<[4, 8, 32], f16>, %q_v2: !tgraph.tensor<[4, 8, 32], f16>,
+// CHECK-NOT:     %q:
+// CHECK:         tgraph.reduce sum %{{.*}} dim 2 : !tgraph.tensor<[4, 8, 32], f32>
+// CHECK:         tgraph.reduce sum %{{.*}} dim 2 : !tgraph.tensor<[4, 8, 32], f32>
+// CHECK:         tgraph.add
+tgraph.graph @norm_rope(%q: !tgraph.tensor<[4, 8, 64], f16>, %cos: !tgraph.tensor<[4, 1, 64], f16>, %sin: !tgraph.tensor<[4, 1, 64], f16>) -> !tgraph.tensor<[4, 8, 64], f16> {
+  %sq = tgraph.square %q : !tgraph.tensor<[4, 8, 64], f16>
+  %ss = tgraph.reduce sum %sq dim 2 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 1], f16>
+  %r = tgraph.rsqrt %ss : !tgraph.tensor<[4, 8, 1], f16>
+  %n = tgraph.mul %q, %r : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 8, 1], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %q1 = tgraph.slice %n dim 2 start 0 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 32], f16>
+  %q2 = tgraph.slice %n dim 2 start 32 : !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 32], f16>
+  %n2 = tgraph.neg %q2 : !tgraph.tensor<[4, 8, 32], f16>
+  %rh = tgraph.concat %n2, %q1 dim 2 : !tgraph.tensor<[4, 8, 32], f16>, !tgraph.tensor<[4, 8, 32], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %a = tgraph.mul %n, %cos : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %b = tgraph.mul %rh, %sin : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 1, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  %o = tgraph.add %a, %b : !tgraph.tensor<[4, 8, 64], f16>, !tgraph.tensor<[4, 8, 64], f16> -> !tgraph.tensor<[4, 8, 64], f16>
+  tgraph.output %o : !tgraph.tensor<[4, 8, 64], f16>
+}
