@@ -39,6 +39,7 @@
 #                                                                      the structural fixes, against torch.compile)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh KV     (28, the thirty-sixth session's: the KV append as joins)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh RW     (29: outputs in parts written into their windows by the suite)
+#   bash bench/on_device.sh bash bench/probes/pending_checks.sh N36    (30: ReadInParts and the two-output windows, untimed in the thirty-sixth)
 #   bash bench/on_device.sh bash bench/probes/pending_checks.sh I      (23: even stream steps, lone-stream threads; ran in the thirty-second session,
 #                                                                      bench/results/stream_steps_2026-12-05s32_H100.md)
 # (U, L and N ran on an H100 in the twenty-sixth session: bench/results/pending_checks_2026-12-05s26_H100.md.)
@@ -428,6 +429,19 @@ for name, f in (("transposing copy of v (the view run copies)", lambda: vt.new_e
     b.record(); torch.cuda.synchronize()
     print(f"{name}: {a.elapsed_time(b) / 50 * 1000:.1f} us")
 PY
+exit 0
+fi
+if [[ $part == N36 ]]; then
+# 30 (what the thirty-sixth session changed without device time left to time it, in one run of about 8 minutes):
+#    ReadInParts (3e79cb6: the Qwen3 query norm + rope region loads x once; estimate 22.9 -> 16.8 us; it measured 30.6
+#    us against eager's 515 before), and the two-output windows (rope_qk_decode_b1: its q and k halves written into
+#    both outputs; 4.5 us before, torch.compile 1.3).
+(cd /tmp && timeout 300 python "$R/bench/probes/structural_frontend_gpu.py" -j 15 --only "qk_norm_rope_s2048|qk_norm_transposed_s2048" > "$P/structural_frontend.log" 2>&1; echo "exit $?" >> "$P/structural_frontend.log")
+grep -E "^## |^\| [0-9]|max error|FAILED|^exit" "$P/structural_frontend.log"
+G=$(for g in rope_qk_decode_b1 rope_q_t8; do echo "$R/$U/$g.mlir"; done)
+(cd /tmp && timeout 60 python "$R/bench/gpu_suite.py" prepare --graphs $G --keep 2 --out /tmp/pn36 -j 15 > "$P/pn36_prepare.log" 2>&1) || tail -5 "$P/pn36_prepare.log"
+(cd /tmp && timeout 150 python "$R/bench/gpu_suite.py" run /tmp/pn36 --out "$P/pn36.json" --top-k 2 --deadline 140 --row-budget 60 --torch-compile default -j 15 > "$P/pn36.log" 2>&1)
+grep "^| \|^Geo" "$P/pn36.md" 2>/dev/null | cut -c1-260 || tail -20 "$P/pn36.log"
 exit 0
 fi
 if [[ $part == RW ]]; then
