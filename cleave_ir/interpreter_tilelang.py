@@ -223,7 +223,7 @@ class TileLangFunctions(InterpreterFunctions):
         a, b, c = args
         # fp16 products are exact in fp32; the tensor cores accumulate in fp32. einsum rather than
         # matmul: a multithreaded BLAS call per block is far slower on small tiles of a busy machine
-        spec = "mk,nk->mn" if op.transpose_b is not None else "mk,kn->mn"
+        spec = ("km" if op.transpose_a is not None else "mk") + (",nk->mn" if op.transpose_b is not None else ",kn->mn")
         if op.clear is not None:
             c[...] = 0
         c += np.einsum(spec, _tf32(a), _tf32(b))
@@ -387,6 +387,8 @@ def run_kernel(
 
     `reference` runs the literal path (xDSL's region runner, every store broadcast to the loop
     shape) that the default one is tested against, bit for bit.
+    An input the kernel reads stored transposed (`tilelang.TRANSPOSED_INPUTS`) is given as the kernel
+    declares it (the transpose of the graph's tensor), as to the compiled kernel; `run_kernels` transposes.
     """
     name = f"@{kernel.sym_name.data}"
     if len(inputs) != len(kernel.inputs):
@@ -441,7 +443,8 @@ def run_kernels(
         extra = [env[n] for n in extra_names]
         args = values[: len(k.inputs) - len(extra)] + extra
         env.update(zip(_names(k.attributes.get("cleave.input_names")), args))
-        values = list(run_kernel(k, args, bindings))
+        transposed = tl.transposed_inputs(k)  # (given the graph's tensors, it reads their transposes)
+        values = list(run_kernel(k, [np.swapaxes(x, -1, -2) if i in transposed else x for i, x in enumerate(args)], bindings))
         env.update(zip(_names(k.attributes.get("cleave.output_names")), values))
     return tuple(values)
 

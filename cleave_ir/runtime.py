@@ -131,6 +131,17 @@ def check(got: torch.Tensor, ref: torch.Tensor) -> float:
     return diff / scale if scale > 0 else diff
 
 
+def given_shapes(meta: dict[str, Any], args: Sequence[Any]) -> list[list[int]]:
+    """The shapes of a kernel's inputs `args` (the graph's tensors, as runners pass them) as the kernel
+    declares them: an input it reads stored transposed (`meta["transposed"]`) has its last two dims swapped."""
+    transposed = meta.get("transposed", ())
+    shapes = [[int(n) for n in x.shape] for x in args]
+    for i in transposed:
+        if i < len(shapes) and len(shapes[i]) >= 2:
+            shapes[i][-2], shapes[i][-1] = shapes[i][-1], shapes[i][-2]
+    return shapes
+
+
 def dynamic_sizes(meta: dict[str, Any], args: Sequence[Any], known: dict[str, int] | None = None) -> dict[str, int]:
     """The sizes of a kernel's dynamic dims (the names in its `KERNELS` shapes), read from its inputs.
 
@@ -138,8 +149,8 @@ def dynamic_sizes(meta: dict[str, Any], args: Sequence[Any], known: dict[str, in
     whose shapes may name a dim only through an expression); the inputs must agree with them.
     """
     sizes: dict[str, int] = dict(known or {})
-    for shape, x in zip(meta["shapes"][: meta["inputs"]], args):
-        for d, n in zip(shape, x.shape):
+    for shape, given in zip(meta["shapes"][: meta["inputs"]], given_shapes(meta, args)):
+        for d, n in zip(shape, given):
             if isinstance(d, str) and d.isidentifier():
                 if sizes.setdefault(d, int(n)) != int(n):
                     raise CleaveError(f"error: dynamic dim {d} is {sizes[d]} for an earlier input, {int(n)} for this kernel's")
@@ -160,12 +171,13 @@ def check_inputs(name: str, meta: dict[str, Any], args: Sequence[Any], sizes: di
     (a static kernel of a chain given another size would read out of bounds)."""
     if len(args) != meta["inputs"]:
         raise CleaveError(f"error: kernel {name} takes {meta['inputs']} inputs, got {len(args)}")
-    for i, (shape, x) in enumerate(zip(meta["shapes"][: meta["inputs"]], args)):
+    for i, (shape, given) in enumerate(zip(meta["shapes"][: meta["inputs"]], given_shapes(meta, args))):
         want = concrete_shape(shape, sizes)
-        if list(x.shape) != want:
+        if given != want:
             names = meta.get("input_names") or []
             what = f"%{names[i]}" if i < len(names) else f"input {i}"
-            raise CleaveError(f"error: kernel {name}: {what} has shape {list(x.shape)}, the kernel takes {want} (declared {tuple(shape)})")
+            stored = " (read transposed: its last two dims swapped)" if i in meta.get("transposed", ()) else ""
+            raise CleaveError(f"error: kernel {name}: {what} has shape {given}{stored}, the kernel takes {want} (declared {tuple(shape)})")
 
 
 def output_shapes(name: str, meta: dict[str, Any], args: Sequence[Any], known: dict[str, int] | None = None) -> tuple[list[list[int]], dict[str, int]]:

@@ -192,6 +192,7 @@ class _KernelPrinter:
                 self.emit(
                     indent,
                     f"T.{'wgmma_gemm' if op.is_async is not None else 'gemm'}({self.py[op.a]}, {self.py[op.b]}, {self.py[op.c]}, "
+                    f"{'transpose_A=True, ' if op.transpose_a is not None else ''}"
                     f"transpose_B={op.transpose_b is not None}, policy=T.GemmWarpPolicy.{op.warp_policy.value}"
                     f"{', clear_accum=True' if op.clear is not None else ''})",
                 )
@@ -372,10 +373,11 @@ def module_source(module: ModuleOp) -> str:
         names = _names(k.attributes.get("cleave.input_names")) or [a.name_hint or f"arg{i}" for i, a in enumerate(k.inputs)]
         types = [tl.buffer_type(a) for a in k.params]
         tiles = cleave.tiles(k)
+        transposed = f"'transposed': {list(tl.transposed_inputs(k))!r}, " if tl.transposed_inputs(k) else ""
         meta.append(
             f"    {k.sym_name.data!r}: {{'graph': {src_name!r}, 'input_names': {names!r}, 'passthrough': {passthrough!r}, 'tiles': {tiles.describe() if tiles else ''!r}, "
             f"'estimated_us': {us_text}, 'inputs': {len(k.inputs)}, 'outputs': {len(k.outputs)}, {out_names}{configs}"
-            f"'shapes': {[_py_shape(t.shape) for t in types]!r}, 'dtypes': {[_dtype(t) for t in types]!r}}},"
+            f"{transposed}'shapes': {[_py_shape(t.shape) for t in types]!r}, 'dtypes': {[_dtype(t) for t in types]!r}}},"
         )
     out.append("KERNELS = {\n" + "\n".join(meta) + "\n}")
     out.append("")
@@ -569,8 +571,17 @@ Launched = collections.namedtuple("Launched", "key kernel args copies into value
 the outputs."""
 
 
+def _stored(name, args):
+    """`args` as kernel `name` takes them: the transpose of each input it reads stored transposed
+    (`KERNELS[name]["transposed"]`: a view v^T of a row-major v is read as v, with no copy)."""
+    transposed = KERNELS[name].get("transposed", ())
+    return [x.transpose(-1, -2) if i in transposed else x for i, x in enumerate(args)]
+
+
 def _launched(name, args, outs):
-    """Kernel `name` on `args` as `run` launches it (`_decide`), writing `outs` where it can: `Launched`."""
+    """Kernel `name` on `args` as `run` launches it (`_decide`), writing `outs` where it can: `Launched`
+    (its `args` as the kernel took them: `_stored`, copies)."""
+    args = _stored(name, args)
     layouts, copies, into = _decide(name, args, outs)
     args = [_fresh(x) if i in copies else x for i, x in enumerate(args)]
     if into:
@@ -659,8 +670,8 @@ def _replay(plan, tensors, outs):
         if _compiled.get(key) is not kernel:
             return None
     slots = list(tensors)
-    for _, kernel, sources, copies, into in plan:
-        args = [slots[i] for i in sources]
+    for key, kernel, sources, copies, into in plan:
+        args = _stored(key[0], [slots[i] for i in sources])
         for i in copies:
             args[i] = _fresh(args[i])
             slots.append(args[i])
@@ -861,7 +872,8 @@ def _run(tensors, candidate, outs):
         for i in got.copies:
             slot_of[id(got.args[i])] = len(slots)
             slots.append(got.args[i])
-        env.update(zip(KERNELS[name]["input_names"], got.args))
+        transposed = KERNELS[name].get("transposed", ())  # (later kernels get the tensor as given)
+        env.update(zip(KERNELS[name]["input_names"], [x if i in transposed else got.args[i] for i, x in enumerate(args)]))
         plan.append((got.key, got.kernel, sources, got.copies, got.into))
         if got.into:
             return plan, outs

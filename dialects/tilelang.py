@@ -366,6 +366,17 @@ def replicated_shared_updates(kernel: KernelOp) -> list[tuple[ParallelOp, SSAVal
 NO_WARP_SPECIALIZATION = "cleave.no_warp_specialization"
 """The kernel attribute that compiles it without TileLang's warp specialization (`tl.disable_warp_specialized`)."""
 
+TRANSPOSED_INPUTS = "cleave.transposed_inputs"
+"""The kernel attribute listing the inputs (positions) it takes stored transposed: given the tensor t of the
+graph, the kernel reads `t.transpose(-1, -2)` (its global buffer has t's last two dims swapped), as every
+runner passes it (`lower_tilelang.stored_transposed`)."""
+
+
+def transposed_inputs(kernel: Operation) -> tuple[int, ...]:
+    """The positions `TRANSPOSED_INPUTS` lists on `kernel` (none where it has no such attribute)."""
+    attr = kernel.attributes.get(TRANSPOSED_INPUTS)
+    return tuple(a.value.data for a in attr.data) if isinstance(attr, ArrayAttr) else ()  # type: ignore[attr-defined]
+
 
 def released_before_read(kernel: KernelOp) -> list[tuple[PipelinedOp, SSAValue]]:
     """Pipelined loops that read a shared tile they copy in without TMA in two or more statements, or
@@ -620,6 +631,9 @@ class CopyOp(IRDLOperation):
 class GemmOp(IRDLOperation):
     """`T.gemm(A, B, C, transpose_B=..., policy=T.GemmWarpPolicy.FullRow)`: C += A @ B on the tensor cores.
 
+    `transpose_a`: A is held `[K, M]` (`transpose_A=True`: a tile loaded from a tensor stored transposed,
+    in shared memory), as `transpose_b` holds B `[N, K]`.
+
     `clear`: C = A @ B, the accumulator's old value ignored (`clear_accum=True`: WGMMA's first step
     does not add C, no separate pass zeroes it).
     `async`: `T.wgmma_gemm`, Hopper's WGMMA issued without waiting for it. Until a
@@ -632,13 +646,14 @@ class GemmOp(IRDLOperation):
     a = operand_def(BufferType)
     b = operand_def(BufferType)
     c = operand_def(BufferType)
+    transpose_a = opt_prop_def(UnitAttr)
     transpose_b = opt_prop_def(UnitAttr)
     clear = opt_prop_def(UnitAttr)
     is_async = opt_prop_def(UnitAttr)
     policy = prop_def(_EnumOf(WarpPolicyAttr, "tilelang.gemm: policy"))
 
     assembly_format = (
-        "$a `,` $b `,` $c (`transpose_b` $transpose_b^)? (`clear` $clear^)? (`async` $is_async^)? `policy` $policy attr-dict "
+        "$a `,` $b `,` $c (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)? (`clear` $clear^)? (`async` $is_async^)? `policy` $policy attr-dict "
         "`:` type($a) `,` type($b) `,` type($c)"
     )
 
@@ -651,10 +666,12 @@ class GemmOp(IRDLOperation):
         policy: WarpPolicy | str = WarpPolicy.FULL_ROW,
         is_async: bool = False,
         clear: bool = False,
+        transpose_a: bool = False,
     ) -> None:
         super().__init__(
             operands=[a, b, c],
             properties={
+                "transpose_a": UnitAttr() if transpose_a else None,
                 "transpose_b": UnitAttr() if transpose_b else None,
                 "clear": UnitAttr() if clear else None,
                 "is_async": UnitAttr() if is_async else None,
@@ -680,7 +697,9 @@ class GemmOp(IRDLOperation):
             raise VerifyException("tilelang.gemm: C (the accumulator) must be an f32 fragment")
         if not (ta.rank == tb.rank == tc.rank == 2):
             raise VerifyException(f"tilelang.gemm: operands must be 2-D, got {fmt_shape(ta.shape)}, {fmt_shape(tb.shape)}, {fmt_shape(tc.shape)}")
-        (m, k), (n, k2) = ta.shape, (tb.shape[::-1] if self.transpose_b is None else tb.shape)
+        if self.transpose_a is not None and ta.scope_name != Scope.SHARED:
+            raise VerifyException(f"tilelang.gemm: a transposed A operand must be in shared memory, got a {ta.scope_name} buffer")
+        (m, k), (n, k2) = (ta.shape if self.transpose_a is None else ta.shape[::-1]), (tb.shape[::-1] if self.transpose_b is None else tb.shape)
         tt = " (transpose_b)" if self.transpose_b is not None else ""
         if k != k2:
             raise VerifyException(f"tilelang.gemm: A {fmt_shape(ta.shape)} and B {fmt_shape(tb.shape)}{tt} differ in the contracted dim")

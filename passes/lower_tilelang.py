@@ -355,9 +355,13 @@ class _LaneSoftmax:
 
 
 class _KernelLowering:
-    def __init__(self, kernel: itgraph.KernelOp, passthrough: Sequence[str]) -> None:
+    def __init__(self, kernel: itgraph.KernelOp, passthrough: Sequence[str], transposed: Sequence[str] = ()) -> None:
         self.kernel = kernel
         self.passthrough = list(passthrough)
+        self.transposed_names = set(transposed)
+        # tiles loaded from an input stored transposed (`stored_transposed`): their buffers hold the tile
+        # with its last two dims swapped, which the gemm reading them takes with transpose_A / transpose_B
+        self.transposed_tiles: set[SSAValue] = set()
         self.allocs: list[Operation] = []
         self.block_stack: list[Block] = []
         self.bufs: dict[SSAValue, _Buf] = {}
@@ -489,6 +493,35 @@ class _KernelLowering:
         real = [r for r, d in zip(_static(value), self.shape(value)) if d != 1] or [1]
         return tl.RegionAttr([sympy.Integer(0)] * len(real), real)
 
+    def reads_as_gemm_operand(self, arg: SSAValue) -> bool:
+        """Whether every read of kernel input `arg` is a load of a whole tile (not padded, not in place)
+        that only tensor-core gemms read, in its type (no cast): such an input can be stored transposed
+        (`stored_transposed`), its tiles loaded from the storage and the gemms told (transpose_A/_B)."""
+        uses = list(arg.uses)
+        if not uses:
+            return False
+        for use in uses:
+            load = use.operation
+            if not isinstance(load, itgraph.LoadOp) or load.source is not arg or load.causal_offset is not None:
+                return False
+            if cleave.memory(load) == cleave.Memory.GLOBAL or load.result in self.pad:
+                return False
+            views, reads = [load.result], []
+            while views:  # the tile and its reshapes (views of its buffer), each with its two dims last
+                v = views.pop()
+                shape = self.shape(v)
+                if len(shape) < 2 or _squeezed(shape) != tuple(shape[-2:]):
+                    return False
+                for use in v.uses:
+                    (views if isinstance(use.operation, tgraph.ReshapeOp) else reads).append(use.operation.results[0] if isinstance(use.operation, tgraph.ReshapeOp) else use.operation)
+            for mm in reads:
+                if not isinstance(mm, tgraph.MatmulOp) or mm.lhs is mm.rhs or tensor_core_type(mm) != tgraph.tensor_type(load.result).element_type:
+                    return False
+                lhs, rhs, out = (list(self.shape(v)) for v in (mm.lhs, mm.rhs, mm.result))
+                if not tensor_core_tile(out, lhs, rhs, self.threads, mm.transpose_b is not None):
+                    return False
+        return True
+
     def alloc_for(self, value: SSAValue, hint: str, scope: tl.Scope, element_type: Attribute = f32) -> _Buf:
         buf = self.alloc(self.shape(value), hint, scope, element_type)
         self.bufs[value] = buf
@@ -525,11 +558,13 @@ class _KernelLowering:
         par = k.body.block.first_op
         assert isinstance(par, itgraph.ParallelOp)
         # global shapes and the grid may be symbolic (dynamic dims); tiles are static
-        block = Block(arg_types=[tl.BufferType(tgraph.tensor_type(a).shape, tgraph.tensor_type(a).element_type, tl.Scope.GLOBAL) for a in k.body.block.args])
-        for arg, new in zip(k.body.block.args, block.args):
+        self.stored_transposed = {a for a, i in zip(k.body.block.args, k.inputs) if i.name_hint in self.transposed_names and self.reads_as_gemm_operand(a)}
+        shapes = [_swapped(tgraph.tensor_type(a).shape) if a in self.stored_transposed else tgraph.tensor_type(a).shape for a in k.body.block.args]
+        block = Block(arg_types=[tl.BufferType(shape, tgraph.tensor_type(a).element_type, tl.Scope.GLOBAL) for a, shape in zip(k.body.block.args, shapes)])
+        for arg, new, shape in zip(k.body.block.args, block.args, shapes):
             name = self.fresh(arg.name_hint or "arg")
             new.name_hint = name
-            self.bufs[arg] = _Buf(new, name, tgraph.tensor_type(arg).shape)  # type: ignore[arg-type]
+            self.bufs[arg] = _Buf(new, name, tuple(shape))  # type: ignore[arg-type]
         grid = [(v, e) for v, e in zip(par.var_names, par.extent_dims) if e != 1]
         if (raster := cleave.get(k, "cleave.raster", StringAttr)) is not None:  # launched fastest: bx
             grid.sort(key=lambda ve: ve[0] != raster.data)
@@ -559,6 +594,10 @@ class _KernelLowering:
         new = tl.KernelOp(k.sym_name.data, [self.expr(e) for _, e in grid] or [1], self.threads, len(k.outputs), Region(block))
         new.attributes |= {n: a for n, a in k.attributes.items() if n not in ("cleave.threads", "cleave.stages", "cleave.raster")}
         new.attributes["cleave.input_names"] = ArrayAttr(StringAttr(a.name_hint or f"arg{i}") for i, a in enumerate(k.inputs))
+        if self.stored_transposed:
+            new.attributes[tl.TRANSPOSED_INPUTS] = ArrayAttr(
+                IntegerAttr(i, i64) for i, a in enumerate(k.body.block.args) if a in self.stored_transposed
+            )
         new.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(n) for n in self.passthrough)
         extents = [sympy.sympify(e) for _, e in grid]
         if self.sum_in_place and len(extents) == 2 and all(e.is_Integer for e in extents) and extents[0] * extents[1] >= 2 * SMS:
@@ -590,6 +629,17 @@ class _KernelLowering:
                     )
                 src = self.bufs[op.source]  # no copy: the one consumer (a direct GEMV) reads it in place
                 self.bufs[op.result] = _Buf(src.value, src.name, _static(op.result), tuple(self.region(op.tmap).offset_exprs))
+            elif isinstance(op, itgraph.LoadOp) and op.source in self.stored_transposed:
+                # the tile of an input stored transposed: its storage's tile, last two dims swapped
+                # (`reads_as_gemm_operand`), one copy (TMA where the pipeline takes it)
+                buf = self.alloc(_swapped(self.shape(op.result)), op.result.name_hint or "tile", tl.Scope.SHARED, tgraph.tensor_type(op.result).element_type)
+                self.bufs[op.result] = buf
+                self.transposed_tiles.add(buf.value)
+                region = self.region(op.tmap)
+                region = tl.RegionAttr(_swapped(region.offset_exprs), _swapped(region.size_exprs))
+                no_tma = isinstance(op.parent_op(), itgraph.SequentialOp) and thread_copied_in_loop(op)
+                copy = self.emit(tl.CopyOp(self.bufs[op.source].value, buf.value, src_region=region, no_tma=no_tma))
+                self.loaded_at[buf.value] = (copy, len(self.block_stack))
             elif isinstance(op, itgraph.LoadOp):
                 buf = self.alloc_for(op.result, op.result.name_hint or "tile", tl.Scope.SHARED, tgraph.tensor_type(op.result).element_type)
                 real = self.real_region(op.result) if op.result in self.pad else None
@@ -662,7 +712,8 @@ class _KernelLowering:
         if b.origin is not None:  # a direct GEMV's weight read in place: its last two dims stay (`place_memory.weight_view`)
             self.bufs[res] = b
             return
-        self.bufs[res] = _Buf(b.value, b.name, self.shape(res))  # same buffer, other view
+        shape = self.shape(res)
+        self.bufs[res] = _Buf(b.value, b.name, tuple(_swapped(shape)) if b.value in self.transposed_tiles else shape)  # same buffer, other view
 
     def split(self, op: tgraph.SplitOp) -> None:
         """A tile holding several parts of a split (a Split-K split inside a kernel chain): the parts
@@ -1184,13 +1235,19 @@ class _KernelLowering:
         else:
             out = self.alloc_for(op.result, op.result.name_hint or "acc", tl.Scope.FRAGMENT)
             clear = True
-        tt = op.transpose_b is not None
-        m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
-        batch_one = all(d == 1 for d in out.shape[:-2] + a.shape[:-2] + b.shape[:-2])
+        ta, b_stored = a.value in self.transposed_tiles, b.value in self.transposed_tiles
+        tt = (op.transpose_b is not None) != b_stored  # B loaded from its storage: [N, K] <-> [K, N]
+        a_shape = tuple(_swapped(a.shape)) if ta else a.shape
+        b_shape = tuple(_swapped(b.shape)) if b_stored else b.shape
+        m, n, k = out.shape[-2], out.shape[-1], a_shape[-1]
+        batch_one = all(d == 1 for d in out.shape[:-2] + a_shape[:-2] + b_shape[:-2])
         if b.origin is not None:  # placement left the weight in global memory
             self.direct_gemv(op, a, b, out, clear)
             return
-        if tensor_core_tile(out.shape, a.shape, b.shape, self.threads, tt):
+        if ta or b_stored:
+            # (`reads_as_gemm_operand` chose these tiles for tensor-core gemms only)
+            assert tensor_core_tile(out.shape, a_shape, b_shape, self.threads, tt), "a tile stored transposed reaches a CUDA-core matmul"
+        if tensor_core_tile(out.shape, a_shape, b_shape, self.threads, tt):
             # a computed A operand stays in registers (cast to fp16) when the gemm has a whole
             # warpgroup of 64 rows per 128 threads (wgmma takes A from a fragment); below that (fewer
             # rows, or warpgroups that split the columns: MLA's [64, 512] tile on 256 threads), TileLang
@@ -1203,13 +1260,13 @@ class _KernelLowering:
             groups = max(self.threads // 128, 1)
             half = tensor_core_type(op)
             # (TF32 takes its A operand from shared memory: TileLang lowers an fp32 gemm to mma.sync)
-            in_registers = m % 64 == 0 and m // 64 >= groups and (groups == 1 or m == 64 * groups) and half != f32
+            in_registers = m % 64 == 0 and m // 64 >= groups and (groups == 1 or m == 64 * groups) and half != f32 and not ta
             a_op = self._operand_fp16(a, tl.Scope.FRAGMENT if in_registers else tl.Scope.SHARED, half)
             b_op = self._operand_fp16(b, tl.Scope.SHARED, half)
             if clear and not self.fold_term(op, out):
                 self.emit(tl.ClearOp(out.value))
             self._copy_last(b_op)
-            self.emit(tl.GemmOp(a_op, b_op, out.value, tt))
+            self.emit(tl.GemmOp(a_op, b_op, out.value, tt, transpose_a=ta))
             self.gemm_laid.add(out.value)
             if m == 16 and self.threads > 32:  # one warp of rows: every warp holds a slice of the columns
                 self.cols_split.add((m, n))
@@ -1956,6 +2013,13 @@ def plan_row_padding(kernel: itgraph.KernelOp, threads: int, rows: int = PAD_ROW
     return pad if used + extra <= SMEM_BYTES else {}
 
 
+def _swapped(shape: Sequence) -> list:
+    """`shape` (or a region's offsets or sizes) with its last two entries swapped."""
+    out = list(shape)
+    out[-2], out[-1] = out[-1], out[-2]
+    return out
+
+
 def tensor_core_tile(out: Sequence[int], a: Sequence[int], b: Sequence[int], threads: int, transpose_b: bool) -> bool:
     """Whether the lowering gives a matmul of these tile shapes (rows padded where `row_padding` pads
     them) to T.gemm on `threads`; else it runs on the CUDA cores (`cuda_core_steps`)."""
@@ -2122,9 +2186,28 @@ def _align(batch: Sequence[str | None], shape: Sequence[int], row: str | None, c
     return [*b, row, col]
 
 
-def lower_kernel(kernel: itgraph.KernelOp, passthrough: Sequence[str] = ()) -> tl.KernelOp:
-    """The `tilelang.kernel` of one itgraph kernel (not inserted anywhere); LoweringError if impossible."""
-    return _KernelLowering(kernel, passthrough).lower()
+def lower_kernel(kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), transposed: Sequence[str] = ()) -> tl.KernelOp:
+    """The `tilelang.kernel` of one itgraph kernel (not inserted anywhere); LoweringError if impossible.
+    `transposed`: names of inputs given as transposed views (`stored_transposed`), which the kernel reads
+    from their storage where only gemms read them (`tilelang.TRANSPOSED_INPUTS` lists those)."""
+    return _KernelLowering(kernel, passthrough, transposed).lower()
+
+
+def stored_transposed(graphs: Sequence[tgraph.GraphOp]) -> list[str]:
+    """The inputs of the folded graphs that their `cleave.boundary` makes views of a graph input with its
+    last two dims swapped (`phi(k)^T @ v` read as `(v^T phi(k))^T`: v^T): stored row-major, such a view
+    is a transposed tensor, which no TMA copy reads and `run` would copy (125 us for a 33.5 MB v on an
+    H100), so the kernels that only multiply it read its storage instead."""
+    names: list[str] = []
+    for g in graphs:
+        boundary = g.attributes.get("cleave.boundary")
+        if not isinstance(boundary, cleave.BoundaryAttr):
+            continue
+        for name, view in zip(g.input_names(), boundary.inputs.data):
+            perm = view.permutation if isinstance(view, cleave.ViewAttr) else ()
+            if len(perm) >= 2 and list(perm[-2:]) == [len(perm) - 1, len(perm) - 2] and name not in names:
+                names.append(name)
+    return names
 
 
 def wait_prior_grids(kernel: tl.KernelOp) -> None:
@@ -2154,10 +2237,10 @@ def wait_prior_grids(kernel: tl.KernelOp) -> None:
 
 def finished_kernel(
     kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), overlap_gemms: bool = True, overlap_launches: bool = True,
-    whole_small_copies: bool = True,
+    whole_small_copies: bool = True, transposed: Sequence[str] = (),
 ) -> tl.KernelOp:
     """`lower_kernel`, then the rewrites `lower_module` applies (see there)."""
-    lowered = lower_kernel(kernel, passthrough)
+    lowered = lower_kernel(kernel, passthrough, transposed)
     if whole_small_copies:
         copy_small_tiles_whole(lowered)
     if overlap_gemms:
@@ -2178,11 +2261,12 @@ def lower_module(module: ModuleOp, overlap_gemms: bool = True, overlap_launches:
     iteration's work (`cleave-overlap-gemms`); with `overlap_launches`, each kernel's launch overlaps
     the end of the one before it (`wait_prior_grids`)."""
     graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
+    transposed = stored_transposed(list(graphs.values()))
     for kernel in [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]:
         graph = graphs.get(tgraph.referenced_symbol(kernel, "cleave.schedule_of") or "")
         attr = graph.attributes.get("cleave.passthrough") if graph is not None else None
         passthrough = [a.data for a in attr.data] if isinstance(attr, ArrayAttr) else []  # type: ignore[union-attr]
-        Rewriter.replace_op(kernel, finished_kernel(kernel, passthrough, overlap_gemms, overlap_launches, whole_small_copies))
+        Rewriter.replace_op(kernel, finished_kernel(kernel, passthrough, overlap_gemms, overlap_launches, whole_small_copies, transposed))
 
 
 @dataclass(frozen=True)

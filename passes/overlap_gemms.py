@@ -197,7 +197,7 @@ def overlap_loop(loop: tl.PipelinedOp, pl: _Plan) -> None:
     assert pl.load.src_region is not None
     epilogue = [
         tl.CopyOp(pl.load.src, last_tile.result, _shifted(pl.load.src_region, var, n - 1)),
-        tl.GemmOp(p, last_tile.result, o, pl.late.transpose_b is not None, pl.late.warp_policy),
+        tl.GemmOp(p, last_tile.result, o, pl.late.transpose_b is not None, pl.late.warp_policy, transpose_a=pl.late.transpose_a is not None),
     ]
     Rewriter.insert_op(epilogue, InsertPoint.after(loop))
     # the loop body: first gemm, late load and gemm (async), wait, early work, wait, late work
@@ -209,9 +209,9 @@ def overlap_loop(loop: tl.PipelinedOp, pl: _Plan) -> None:
         Rewriter.erase_op(cleared)
     first = tl.GemmOp(
         pl.first.a, pl.first.b, pl.first.c, pl.first.transpose_b is not None, pl.first.warp_policy,
-        is_async=True, clear=cleared is not None or pl.first.clear is not None,
+        is_async=True, clear=cleared is not None or pl.first.clear is not None, transpose_a=pl.first.transpose_a is not None,
     )
-    late = tl.GemmOp(p, b, o, pl.late.transpose_b is not None, pl.late.warp_policy, is_async=True)
+    late = tl.GemmOp(p, b, o, pl.late.transpose_b is not None, pl.late.warp_policy, is_async=True, transpose_a=pl.late.transpose_a is not None)
     load = tl.CopyOp(pl.load.src, b, _shifted(pl.load.src_region, var, sympy.Mod(symbol(var) + n - 1, n)), no_tma=pl.load.no_tma is not None)
     for op in (pl.load, *pl.early_work, *pl.late_work):
         op.detach()

@@ -435,8 +435,9 @@ if [[ $part == N36 ]]; then
 # 30 (what the thirty-sixth session changed without device time left to time it, in one run of about 8 minutes):
 #    ReadInParts (3e79cb6: the Qwen3 query norm + rope region loads x once; estimate 22.9 -> 16.8 us; it measured 30.6
 #    us against eager's 515 before), and the two-output windows (rope_qk_decode_b1: its q and k halves written into
-#    both outputs; 4.5 us before, torch.compile 1.3).
-(cd /tmp && timeout 300 python "$R/bench/probes/structural_frontend_gpu.py" -j 15 --only "qk_norm_rope_s2048|qk_norm_transposed_s2048" > "$P/structural_frontend.log" 2>&1; echo "exit $?" >> "$P/structural_frontend.log")
+#    both outputs; 4.5 us before, torch.compile 1.3), and linear attention's v read from its storage by `transpose_A`
+#    gemms (no 125 us copy of its transposed view; the region measured 207 us against PyTorch's 129.8 before).
+(cd /tmp && timeout 330 python "$R/bench/probes/structural_frontend_gpu.py" -j 15 --only "qk_norm_rope_s2048|qk_norm_transposed_s2048|linear_attention_s4096" > "$P/structural_frontend.log" 2>&1; echo "exit $?" >> "$P/structural_frontend.log")
 grep -E "^## |^\| [0-9]|max error|FAILED|^exit" "$P/structural_frontend.log"
 G=$(for g in rope_qk_decode_b1 rope_q_t8; do echo "$R/$U/$g.mlir"; done)
 (cd /tmp && timeout 60 python "$R/bench/gpu_suite.py" prepare --graphs $G --keep 2 --out /tmp/pn36 -j 15 > "$P/pn36_prepare.log" 2>&1) || tail -5 "$P/pn36_prepare.log"

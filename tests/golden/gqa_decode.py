@@ -253,8 +253,17 @@ Launched = collections.namedtuple("Launched", "key kernel args copies into value
 the outputs."""
 
 
+def _stored(name, args):
+    """`args` as kernel `name` takes them: the transpose of each input it reads stored transposed
+    (`KERNELS[name]["transposed"]`: a view v^T of a row-major v is read as v, with no copy)."""
+    transposed = KERNELS[name].get("transposed", ())
+    return [x.transpose(-1, -2) if i in transposed else x for i, x in enumerate(args)]
+
+
 def _launched(name, args, outs):
-    """Kernel `name` on `args` as `run` launches it (`_decide`), writing `outs` where it can: `Launched`."""
+    """Kernel `name` on `args` as `run` launches it (`_decide`), writing `outs` where it can: `Launched`
+    (its `args` as the kernel took them: `_stored`, copies)."""
+    args = _stored(name, args)
     layouts, copies, into = _decide(name, args, outs)
     args = [_fresh(x) if i in copies else x for i, x in enumerate(args)]
     if into:
@@ -343,8 +352,8 @@ def _replay(plan, tensors, outs):
         if _compiled.get(key) is not kernel:
             return None
     slots = list(tensors)
-    for _, kernel, sources, copies, into in plan:
-        args = [slots[i] for i in sources]
+    for key, kernel, sources, copies, into in plan:
+        args = _stored(key[0], [slots[i] for i in sources])
         for i in copies:
             args[i] = _fresh(args[i])
             slots.append(args[i])
@@ -545,7 +554,8 @@ def _run(tensors, candidate, outs):
         for i in got.copies:
             slot_of[id(got.args[i])] = len(slots)
             slots.append(got.args[i])
-        env.update(zip(KERNELS[name]["input_names"], got.args))
+        transposed = KERNELS[name].get("transposed", ())  # (later kernels get the tensor as given)
+        env.update(zip(KERNELS[name]["input_names"], [x if i in transposed else got.args[i] for i, x in enumerate(args)]))
         plan.append((got.key, got.kernel, sources, got.copies, got.into))
         if got.into:
             return plan, outs

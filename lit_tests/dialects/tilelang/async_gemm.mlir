@@ -8,6 +8,8 @@
 // CHECK-NEXT: tilelang.wait_gemm 1 retires %[[K]] : !tilelang.buffer<[128, 64], f16, shared>
 // CHECK-NEXT: tilelang.wait_gemm 0 retires %[[V]] : !tilelang.buffer<[128, 64], f16, shared>
 // CHECK-NEXT: tilelang.wait_gemm 0{{$}}
+// A held [K, M] (a tile loaded from a tensor stored transposed): `transpose_a`, T.gemm(transpose_A=True).
+// CHECK:      tilelang.gemm %[[V]], %[[K]], %{{.*}} transpose_a policy FullRow : !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[64, 64], f32, fragment>
 tilelang.kernel @k(%x: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1) threads 256 outputs 1 {
   %q = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
   %k = tilelang.alloc_shared : !tilelang.buffer<[128, 64], f16, shared>
@@ -20,4 +22,6 @@ tilelang.kernel @k(%x: !tilelang.buffer<[128, 64], f16, global>) grid (bx) in (1
   tilelang.wait_gemm 1 retires %k : !tilelang.buffer<[128, 64], f16, shared>
   tilelang.wait_gemm 0 retires %v : !tilelang.buffer<[128, 64], f16, shared>
   tilelang.wait_gemm 0
+  %t = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+  tilelang.gemm %v, %k, %t transpose_a policy FullRow : !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[128, 64], f16, shared>, !tilelang.buffer<[64, 64], f32, fragment>
 }

@@ -35,6 +35,18 @@ tilelang.kernel @gemm_dims(%x: !tilelang.buffer<[64, 64], f16, global>) grid (bx
 
 // -----
 
+tilelang.kernel @gemm_transposed_a_fragment(%x: !tilelang.buffer<[64, 64], f16, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %a = tilelang.alloc_fragment : !tilelang.buffer<[32, 64], f16, fragment>
+  %b = tilelang.alloc_shared : !tilelang.buffer<[32, 16], f16, shared>
+  %c = tilelang.alloc_fragment : !tilelang.buffer<[64, 16], f32, fragment>
+  tilelang.gemm %a, %b, %c transpose_a policy FullRow : !tilelang.buffer<[32, 64], f16, fragment>, !tilelang.buffer<[32, 16], f16, shared>, !tilelang.buffer<[64, 16], f32, fragment>
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.gemm: a transposed A operand must be in shared memory, got a fragment buffer
+
+// -----
+
 tilelang.kernel @alloc_scope(%x: !tilelang.buffer<[64], f32, global>) grid (bx) in (1) threads 128 outputs 1 {
   %a = tilelang.alloc_shared : !tilelang.buffer<[64], f32, fragment>
 }
