@@ -496,10 +496,9 @@ class _KernelLowering:
     def reads_as_gemm_operand(self, arg: SSAValue) -> bool:
         """Whether every read of kernel input `arg` is a load of a whole tile (not padded, not in place)
         that only tensor-core gemms read, in its type (no cast): such an input can be stored transposed
-        (`stored_transposed`), its tiles loaded from the storage and the gemms told (transpose_A/_B)."""
-        uses = list(arg.uses)
-        if not uses:
-            return False
+        (`stored_transposed`), its tiles loaded from the storage and the gemms told (transpose_A/_B).
+        So can an input the kernel does not read (no copy of it is made for nothing)."""
+        uses = list(arg.uses)  # (an input the kernel does not read, passed on to a later one, is taken as stored)
         for use in uses:
             load = use.operation
             if not isinstance(load, itgraph.LoadOp) or load.source is not arg or load.causal_offset is not None:
