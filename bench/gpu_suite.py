@@ -477,8 +477,12 @@ def launch_into(mod, name: str, fn: Callable[..., Any], args: Sequence[Any], out
         return fn
     mod._compiled.setdefault(mod._key(name, (), True), fn)
     got = launcher(name, list(args), outs)
-    if got.into and not got.copies:
+    transposed = mod.KERNELS[name].get("transposed", ())
+    if got.into and not got.copies and not transposed:
         return got.kernel
+    if got.into and not got.copies:  # an input it reads stored transposed: given x, it takes x's transpose (`_stored`)
+        kernel = got.kernel
+        return lambda *a: kernel(*(x.transpose(-1, -2) if i in transposed else x for i, x in enumerate(a)))
     n = len(args)
     return lambda *a: launcher(name, list(a[:n]), a[n:])
 

@@ -356,3 +356,31 @@ def test_candidate_writes_an_output_in_parts_into_its_windows(suite, tmp_path: P
         assert got is cand.out and got.dtype == torch.float16 and got.shape == want.shape
         assert written[-1] == [got.untyped_storage().data_ptr()] * 2  # both halves written into the output itself
         torch.testing.assert_close(got, torch.from_numpy(want).half())
+
+
+def test_candidate_gives_a_kernel_reading_stored_transposed_inputs_their_transposes(suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Linear attention's kernels read v from its storage (`KERNELS[k]["transposed"]`): `Candidate` calls
+    them, after the first call straight from `launch_into`'s function, with the transpose of the tensor
+    the chain has (no copy), and every call is correct (TileLang replaced by the interpreter with its
+    stride check)."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir import runtime
+    from cleave_ir.tilelang_emitter import module_source
+    from tests.test_fold_structural import _interpreting_compile, _pipelined
+
+    graph, module = _pipelined("linear_attention")
+    path = tmp_path / "k.py"
+    path.write_text(module_source(module))
+    mod = runtime.load_module_file(path)
+    monkeypatch.setattr(suite, "DEVICE", "cpu")
+    compile_ = _interpreting_compile(module, mod.KERNELS, torch)
+    monkeypatch.setattr(mod.tilelang, "compile", compile_)
+    (_, names, _) = next(c for c in mod.CANDIDATES if all(mod.KERNELS[k].get("transposed") for k in c[1] if "v_v1" in mod.KERNELS[k]["input_names"]))
+    assert any(mod.KERNELS[k].get("transposed") for k in names)
+    fns = {k: compile_(mod.prim_func(k), out_idx=None) for k in names}
+    cand = suite.Candidate(mod, names, fns)
+    for seed in (0, 1):
+        xs = runtime.random_inputs(graph, device="cpu", seed=seed)
+        (ref,) = runtime.torch_reference(graph, xs)
+        cand.poison()
+        assert runtime.check(cand(*xs), ref) < runtime.TOLERANCE
