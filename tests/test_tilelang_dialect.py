@@ -171,9 +171,10 @@ def test_buffer_effects_are_each_ops_accesses() -> None:
     does; a parallel body's loads read and its stores write; a wait touches no buffer."""
     module = parse_text(Path(__file__).parents[1].joinpath("lit_tests", "dialects", "tilelang", "async_gemm.mlir").read_text())
     kernel = next(op for op in module.walk() if isinstance(op, tl.KernelOp))
-    first, second = [op for op in kernel.walk() if isinstance(op, tl.GemmOp)]
+    first, second, transposed = [op for op in kernel.walk() if isinstance(op, tl.GemmOp)]
     assert tl.buffer_effects(first) == ({first.a, first.b}, {first.c})  # `clear`
     assert tl.buffer_effects(second) == ({second.a, second.b, second.c}, {second.c})
     assert all(tl.buffer_effects(w) == (set(), set()) for w in kernel.walk() if isinstance(w, tl.WaitGemmOp))
     reads, writes = tl.buffer_effects(kernel)
-    assert writes == {first.c, second.c} and reads >= {first.a, first.b, second.a, second.b}
+    assert tl.buffer_effects(transposed) == ({transposed.a, transposed.b, transposed.c}, {transposed.c})  # (A held [K, M])
+    assert writes == {first.c, second.c, transposed.c} and reads >= {first.a, first.b, second.a, second.b}
