@@ -514,7 +514,9 @@ class _KernelLowering:
                 for use in v.uses:
                     (views if isinstance(use.operation, tgraph.ReshapeOp) else reads).append(use.operation.results[0] if isinstance(use.operation, tgraph.ReshapeOp) else use.operation)
             for mm in reads:
-                if not isinstance(mm, tgraph.MatmulOp) or mm.lhs is mm.rhs or tensor_core_type(mm) != tgraph.tensor_type(load.result).element_type:
+                # (16-bit operands only: Hopper's WGMMA reads an MN-major tile only for them, not TF32's)
+                half = tgraph.tensor_type(load.result).element_type
+                if not isinstance(mm, tgraph.MatmulOp) or mm.lhs is mm.rhs or tensor_core_type(mm) != half or not isinstance(half, (Float16Type, BFloat16Type)):
                     return False
                 lhs, rhs, out = (list(self.shape(v)) for v in (mm.lhs, mm.rhs, mm.result))
                 if not tensor_core_tile(out, lhs, rhs, self.threads, mm.transpose_b is not None):

@@ -825,6 +825,16 @@ def test_a_transposed_view_that_only_gemms_read_is_read_from_its_storage(tmp_pat
             assert copied == [], cand  # v read where it is
 
 
+def test_a_transposed_view_of_fp32_is_still_copied() -> None:
+    """Hopper's WGMMA reads an MN-major (transposed) tile only for 16-bit operands: in fp32 (TF32 gemms)
+    no kernel takes v stored transposed, and `run` copies its view as before."""
+    graph = _graph(LINEAR_ATTENTION.replace("f16", "f32"))
+    module = module_of(graph.clone())
+    PipelinePass(search_budget=2_000, split_counts=(2,), top_k=1).apply(Context(), module)
+    lower_module(module)
+    assert "transpose_A" not in module_source(module)
+
+
 def test_a_cycle_of_rewrites_gives_up_instead_of_hanging(monkeypatch) -> None:  # noqa: ANN001
     """With too small a rewrite budget (as a cycle between the patterns would exhaust any), the graph is
     left as written: not folded, and the pass returns."""
