@@ -480,9 +480,9 @@ def launch_into(mod, name: str, fn: Callable[..., Any], args: Sequence[Any], out
     transposed = mod.KERNELS[name].get("transposed", ())
     if got.into and not got.copies and not transposed:
         return got.kernel
-    if got.into and not got.copies:  # an input it reads stored transposed: given x, it takes x's transpose (`_stored`)
+    if got.into and not got.copies:  # an input it reads stored transposed: given x, it takes x's transpose
         kernel = got.kernel
-        return lambda *a: kernel(*(x.transpose(-1, -2) if i in transposed else x for i, x in enumerate(a)))
+        return lambda *a: kernel(*mod._stored(name, list(a)))
     n = len(args)
     return lambda *a: launcher(name, list(a[:n]), a[n:])
 

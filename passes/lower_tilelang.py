@@ -512,7 +512,10 @@ class _KernelLowering:
                 if len(shape) < 2 or _squeezed(shape) != tuple(shape[-2:]):
                     return False
                 for use in v.uses:
-                    (views if isinstance(use.operation, tgraph.ReshapeOp) else reads).append(use.operation.results[0] if isinstance(use.operation, tgraph.ReshapeOp) else use.operation)
+                    if isinstance(use.operation, tgraph.ReshapeOp):
+                        views.append(use.operation.result)
+                    else:
+                        reads.append(use.operation)
             for mm in reads:
                 # (16-bit operands only: Hopper's WGMMA reads an MN-major tile only for them, not TF32's)
                 half = tgraph.tensor_type(load.result).element_type
