@@ -349,8 +349,14 @@ def test_capture_failure_is_one_line():
     def f(x):
         return x * 2 if x.sum() > 0 else x  # data-dependent control flow: torch.export refuses it
 
+    # without dynamic dims, taken in the graphs torch.compile cuts it into (tests/test_torch_frontend_pieces.py)
+    m2 = ct.optimize(f, (torch.randn(4),), compiler=ct.interpreted_graph, timer=faster)
+    plan = m2.cleave_report.plan
+    assert plan.startswith("torch.export failed: ") and "\n" not in plan.split("\ngraph 0:")[0]
+    x = torch.randn(4)
+    torch.testing.assert_close(m2(x), f(x))
     with pytest.raises(CleaveError, match=r"^error: torch.export failed: ") as e:
-        ct.optimize(f, (torch.randn(4),), compiler=ct.interpreted_graph, timer=faster)
+        ct.optimize(f, (torch.randn(4),), dynamic_shapes=({0: torch.export.Dim("n", min=2, max=64)},), compiler=ct.interpreted_graph, timer=faster)
     assert "\n" not in str(e.value)
 
     class FixedRotary(nn.Module):  # a buffer sized for 16 positions: a dynamic sequence length specializes to 16

@@ -14,12 +14,14 @@ torch.library custom op per accepted region).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch import fx
 
+from cleave_ir.diagnostics import CleaveError
 from cleave_ir.runtime import one_line
 from cleave_ir.torch.aten import ATEN, Unsupported
 from cleave_ir.torch.capture import Captured, capture, drop_unused_slices, model_runs
@@ -30,16 +32,38 @@ from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
 
 __all__ = [
-    "ATEN", "RULE", "Captured", "Compiler", "PipelineCompiler", "Plan", "Report", "Row", "Timer", "Unsupported",
-    "backend", "capture", "default_timer", "explain", "interpreted_graph", "optimize", "partition",
+    "ATEN", "RULE", "Captured", "Compiler", "InPieces", "PipelineCompiler", "Plan", "Report", "Row", "Timer", "Unsupported",
+    "backend", "capture", "default_timer", "explain", "in_pieces", "interpreted_graph", "optimize", "partition",
 ]
 
 
 def explain(
     model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None, *, max_ops: int = MAX_OPS, file: Any = None, quiet: bool = False
 ) -> Plan:
-    """Capture and partition `model`; print every region with its ops, decision and why; return the plan."""
-    plan = partition(capture(model, example_inputs, dynamic_shapes), max_ops)
+    """Capture and partition `model`; print every region with its ops, decision and why; return the plan.
+
+    A model torch.export cannot capture whole (data-dependent control flow: a mixture of experts'
+    routing loop) is planned in the graphs torch.compile cuts it into (`in_pieces`): the plan of the
+    first, its `pieces` the plans of all of them."""
+    try:
+        plan = partition(capture(model, example_inputs, dynamic_shapes), max_ops)
+        plans = [plan]
+    except CleaveError as e:
+        if not _piecewise(model, dynamic_shapes):
+            raise
+        plans = []
+
+        def plan_of(gm: fx.GraphModule, args: list[Any]) -> Any:
+            plans.append(partition(capture(gm, args), max_ops))
+            return gm.forward
+
+        with torch.no_grad():
+            in_pieces(model, example_inputs, plan_of)
+        if not plans:
+            raise
+        plan = plans[0]
+        plan.pieces = plans
+        plan.note = _pieces_note(e, len(plans))
     if not quiet:
         print(plan.text(), end="", file=file)
     return plan
@@ -62,6 +86,9 @@ def optimize(
     """`model` with every region that passes the gate running our kernels (one custom op each).
 
     Returns the captured GraphModule (call it like the model); `.cleave_report` holds the `Report`.
+    A model torch.export cannot capture whole (data-dependent control flow) and given without
+    `dynamic_shapes` is optimized in the graphs torch.compile cuts it into: the result is an `InPieces`
+    module, its report the regions of every graph (the code between them runs in PyTorch).
     Any failure in one region (compile, run, check) leaves that region in PyTorch; so does every
     region not started within `budget_s` seconds. `baseline`: what our kernel must beat, PyTorch's
     region run "eager" or under torch.compile ("compile", or a torch.compile mode such as
@@ -70,7 +97,13 @@ def optimize(
     import time
 
     t_start = time.perf_counter()
-    captured = capture(model, example_inputs, dynamic_shapes)
+    try:
+        captured = capture(model, example_inputs, dynamic_shapes)
+    except CleaveError as e:
+        if not _piecewise(model, dynamic_shapes):
+            raise
+        options = dict(compiler=compiler, timer=timer, tolerance=tolerance, max_ops=max_ops, baseline=baseline, verbose=verbose)
+        return _optimize_in_pieces(model, example_inputs, e, margin, budget_s, options)
     plan = partition(captured, max_ops)
     runs = model_runs(captured.module, example_inputs)
     compiler = compiler if compiler is not None else PipelineCompiler()
@@ -86,8 +119,8 @@ def optimize(
         if budget_s is not None and time.perf_counter() - t_start > budget_s:
             rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: time budget of {budget_s:.0f} s spent", tgraph_ops=region.tgraph_ops()))
             continue
-        pytorch = region_module(region)
         try:
+            pytorch = region_module(region)
             kernel = stitch.bind(region, compiler(region.graph), pytorch)
         except Exception as e:  # a failed compile keeps PyTorch's version
             rows.append(Row(region.index, region.ops(), "pytorch", f"compile failed: {one_line(e)}", tgraph_ops=region.tgraph_ops()))
@@ -114,23 +147,118 @@ def optimize(
     return gm
 
 
-def backend(margin: float = 0.03, **options: Any) -> Any:
-    """A torch.compile backend with these `optimize` options (`backend="cleave"` uses the defaults)."""
+def backend(margin: float = 0.03, *, reports: list[Report] | None = None, **options: Any) -> Any:
+    """A torch.compile backend with these `optimize` options (`backend="cleave"` uses the defaults).
+
+    Each graph dynamo hands over is optimized at its first call (`_Piece`); its `Report` is appended
+    to `reports` where given."""
+
+    def optimized(gm: fx.GraphModule, args: list[Any]) -> Any:
+        try:
+            m = optimize(gm, args, margin=margin, **options)
+        except Exception as e:  # the model always runs
+            import sys
+
+            print(f"warning: cleave backend: kept the graph in PyTorch: {one_line(e)}", file=sys.stderr)
+            return gm.forward
+        if reports is not None:
+            reports.append(m.cleave_report)
+        return m
 
     def compile_fx(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
         if not all(isinstance(x, torch.Tensor) for x in example_inputs) or any(
             isinstance(d, torch.SymInt) for x in example_inputs for d in x.shape
         ):
             return gm.forward  # dynamic shapes from dynamo: not captured here (use optimize with dynamic_shapes)
-        try:
-            return optimize(gm, list(example_inputs), margin=margin, **options)
-        except Exception as e:  # the model always runs
-            import sys
-
-            print(f"warning: cleave backend: kept the graph in PyTorch: {one_line(e)}", file=sys.stderr)
-            return gm.forward
+        return _Piece(gm, optimized)
 
     return compile_fx
+
+
+class _Piece:
+    """A graph dynamo hands a backend, made into what runs it (`make(gm, args)`) at its first call, on
+    that call's tensors, rather than when handed over: torch.export (`capture`) inside the backend's
+    compile breaks dynamo's guards on the frame it is compiling when the model has graph breaks
+    ("Guard failed on the same frame it was created", Mixtral's)."""
+
+    def __init__(self, gm: fx.GraphModule, make: Any) -> None:
+        self.gm, self.make, self.fn = gm, make, None
+
+    def __call__(self, *args: Any) -> Any:
+        if self.fn is None:
+            self.fn = self.gm.forward  # (a `make` that raises leaves PyTorch's graph)
+            self.fn = self.make(self.gm, list(args))
+        return self.fn(*args)
+
+
+def in_pieces(model: Any, example_inputs: Sequence[Any], make: Any) -> Any:
+    """`model` under torch.compile, cut into graphs where dynamo breaks the graph (code torch.export
+    cannot capture runs in Python between them), each graph run by `make(gm, args)`, called on the
+    graph's tensors in a first run on `example_inputs` (made here). Returns the compiled model."""
+    import torch._dynamo
+
+    def compile_fx(gm: fx.GraphModule, xs: Sequence[Any]) -> Any:
+        if not all(isinstance(x, torch.Tensor) for x in xs) or any(isinstance(d, torch.SymInt) for x in xs for d in x.shape):
+            return gm.forward
+        return _Piece(gm, make)
+
+    compiled = torch.compile(model, backend=compile_fx)
+    # frames dynamo compiled before (another model's, sharing `transformers`' helpers) would come back
+    # with dynamic sizes, which `compile_fx` leaves to PyTorch, or not at all past the recompile limit
+    config = torch._dynamo.config
+    limits = dict(recompile_limit=max(config.recompile_limit, 64), accumulated_recompile_limit=max(config.accumulated_recompile_limit, 4096))
+    with config.patch(automatic_dynamic_shapes=False, **limits):
+        compiled(*example_inputs)
+    return compiled
+
+
+class InPieces(torch.nn.Module):
+    """A model `optimize` took in the graphs torch.compile cuts it into (`in_pieces`): call it like the
+    model; `cleave_report` lists the regions of every graph. Other shapes than the example's run
+    PyTorch's graphs (dynamo recompiles them with dynamic sizes, which the backend leaves as they are)."""
+
+    def __init__(self, compiled: Any, report: Report) -> None:
+        super().__init__()
+        self.compiled = compiled
+        self.cleave_report = report
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.compiled(*args, **kwargs)
+
+
+def _piecewise(model: Any, dynamic_shapes: Any) -> bool:
+    """Whether a model torch.export refused is taken in pieces: a module or function not already an
+    FX graph (dynamo's pieces are not cut again), given without dynamic dims (which the pieces,
+    compiled for the example's shapes, would not honour: the export error stands)."""
+    return dynamic_shapes is None and callable(model) and not isinstance(model, fx.GraphModule)
+
+
+def _pieces_note(e: BaseException, n: int) -> str:
+    why = str(e).removeprefix("error: ")
+    return f"{why}; captured instead in the {n} graphs torch.compile cuts the model into (the code between them runs in PyTorch)"
+
+
+def _optimize_in_pieces(
+    model: Any, example_inputs: Sequence[Any], e: BaseException, margin: float, budget_s: float | None, options: dict[str, Any]
+) -> InPieces:
+    """`optimize` of each graph torch.compile cuts `model` into; one `Report` over all their regions."""
+    import time
+
+    reports: list[Report] = []
+    deadline = None if budget_s is None else time.perf_counter() + budget_s
+
+    def optimized(gm: fx.GraphModule, args: list[Any]) -> Any:
+        left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+        m = optimize(gm, args, margin=margin, budget_s=left, **options)
+        reports.append(m.cleave_report)
+        return m
+
+    compiled = in_pieces(model, example_inputs, optimized)
+    rows: list[Row] = []
+    for rep in reports:
+        rows += [dataclasses.replace(r, region=len(rows) + i) for i, r in enumerate(rep.rows)]
+    plans = "".join(f"graph {i}:\n{rep.plan}" for i, rep in enumerate(reports))
+    return InPieces(compiled, Report(rows, margin, f"{_pieces_note(e, len(reports))}\n{plans}"))
 
 
 def _register() -> None:

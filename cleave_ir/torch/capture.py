@@ -9,6 +9,8 @@ first input set of the gate's correctness check.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,7 +52,9 @@ def export(model: Any, example_inputs: Sequence[Any], dynamic_shapes: Any = None
         dynamic_shapes = _varargs_shapes(model, dynamic_shapes)
         model = _Module(model)
     try:
-        ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+        # (torch.export prints the graph it had traced when it fails, hundreds of lines, to stderr)
+        with contextlib.redirect_stderr(io.StringIO()):
+            ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
     except Exception as e:  # one line for the user; the model itself is untouched
         raise CleaveError(f"error: torch.export failed: {export_message(e)}") from None
     return ep.module()
@@ -113,15 +117,15 @@ MODEL_RUNS = ("its example inputs shuffled", "normal(0,1) inputs")
 def model_runs(gm: fx.GraphModule, example_inputs: Sequence[Any], seed: int = 0) -> list[tuple[str, dict[fx.Node, Any]]]:
     """Every node's value when `gm` runs on other inputs of the example's shapes (`MODEL_RUNS`): each float
     input's values shuffled (the same values: a variance stays positive), then drawn from normal(0, 1);
-    masks, ids and other non-float inputs keep their example values. A region's inputs taken from these
+    masks, ids, other non-float inputs and parameters keep their example values. A region's inputs taken from these
     runs are what the model makes of such inputs (a norm is positive, a softmax row sums to 1), which
     the gate's region-level random sets are not. A run that fails (a model that refuses such inputs)
     is left out."""
     gen = torch.Generator().manual_seed(seed)
 
     def draw(x: Any, how: str) -> Any:
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            return x
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or isinstance(x, torch.nn.Parameter):
+            return x  # (a graph torch.compile hands over takes the model's parameters as inputs: kept)
         if how == MODEL_RUNS[0]:
             flat = x.flatten()
             return flat[torch.randperm(flat.numel(), generator=gen).to(x.device)].reshape(x.shape)

@@ -78,6 +78,11 @@ class Report:
         return {"margin": self.margin, "rows": [dict(r.__dict__) for r in self.rows]}
 
 
+def _inputs(name: str) -> str:
+    """An input set's name in a sentence: "normal(0,1) inputs", "the model run on normal(0,1) inputs"."""
+    return name if name.endswith("inputs") else f"{name} inputs"
+
+
 def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
@@ -260,10 +265,10 @@ def gate(
     row.error, row.pytorch_error = max(errors), max(torch_errors)
     worst = max(range(len(errors)), key=lambda i: errors[i])
     if not math.isfinite(row.error):
-        row.reason = f"wrong: ours is inf or NaN where the float64 reference is not, on {names[worst]} inputs"
+        row.reason = f"wrong: ours is inf or NaN where the float64 reference is not, on {_inputs(names[worst])}"
         return row
     if row.error > tol:
-        row.reason = f"wrong: rel. error {row.error:.1e} > {tol:.0e} on {names[worst]} inputs"
+        row.reason = f"wrong: rel. error {row.error:.1e} > {tol:.0e} on {_inputs(names[worst])}"
         return row
     try:
         with torch.no_grad():

@@ -145,8 +145,18 @@ class Plan:
     regions: list[Region]
     unsupported: dict[fx.Node, str]
     max_ops: int = MAX_OPS
+    # a model captured in the graphs torch.compile cuts it into (`cleave_ir.torch.in_pieces`): every
+    # graph's plan (this one the first), and why it was not captured whole
+    pieces: list[Plan] = field(default_factory=list)
+    note: str = ""
 
     def text(self) -> str:
+        if self.pieces:
+            return f"{self.note}\n" + "".join(f"graph {i}:\n{p.own_text()}" for i, p in enumerate(self.pieces))
+        return self.own_text()
+
+    def own_text(self) -> str:
+        """The text of this graph's plan alone."""
         out = io.StringIO()
         calls = [n for n in self.captured.module.graph.nodes if n.op == "call_function"]
         todo = sum(r.worth for r in self.regions)
@@ -562,6 +572,8 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
             env[a].meta = dict(a.meta)
         elif a not in env and op_name(a) in SPLITS:  # the pieces' list a getitem of the region reads
             env[a] = g.node_copy(a, arg)
+        elif a not in env:  # a tensor the region reads no element of: an empty piece of a concat
+            env[a] = _no_elements(g, a)
         return env[a]
 
     for n in region.nodes:
@@ -576,11 +588,27 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
             env[n] = g.call_function(torch.ops.aten.linear.default, (arg(x), arg(ws), arg(bs) if bs is not None else None))
             env[n].meta = dict(n.meta)
             continue
+        if op_name(n) == "aten.type_as" and n.args[1] not in env:  # `y` read for its dtype only
+            env[n] = g.call_function(torch.ops.aten._to_copy.default, (env[n.args[0]],), {"dtype": meta_val(n).dtype})
+            env[n].meta = dict(n.meta)
+            continue
         env[n] = g.node_copy(n, arg)
         if float64 and op_name(n) in ("aten.softmax", "aten._softmax") and len(n.args) > 2:
             env[n].args = (*env[n].args[:2], None if op_name(n) == "aten.softmax" else False)
     g.output(env[region.root])
     return fx.GraphModule(torch.nn.Module(), g)
+
+
+def _no_elements(g: fx.Graph, a: fx.Node) -> fx.Node:
+    """A fresh tensor like `a`, which the region reads no element of (a concat's empty piece: Phi-3's
+    pass-through part of the head dim at a full rotary width); not its input (`Input`s hold data)."""
+    val = meta_val(a)
+    if not isinstance(val, torch.Tensor) or 0 not in [d for d in val.shape if isinstance(d, int)]:
+        raise KeyError(f"region_module: {a.name} is read by the region but is not one of its inputs")
+    shape = [d if isinstance(d, int) else 0 for d in val.shape]  # (a dynamic size beside the 0: any)
+    node = g.call_function(torch.ops.aten.empty.memory_format, (shape,), {"dtype": val.dtype, "device": val.device})
+    node.meta = dict(a.meta)
+    return node
 
 
 def float_conversion(node: fx.Node) -> bool:
