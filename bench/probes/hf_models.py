@@ -1,0 +1,153 @@
+"""`transformers`' own causal LMs through `cleave_ir.torch.optimize`: models the project was not developed
+on, built from their configs with random weights (no download), as a user would call it:
+`ct.optimize(model, (input_ids,))` (the model returns logits; `use_cache=False`).
+
+    python bench/probes/hf_models.py                       # CPU: tiny configs, every region's graph in the
+                                                           # tgraph interpreter, the gate's timings faked
+    python bench/probes/hf_models.py --gpu --sizes real    # a CUDA machine: the real pipeline, one layer of the
+                                                           # models' real widths; times eager, torch.compile, ours
+
+Needs `pip install transformers` (not a dependency of cleave_ir). Per model: the output's error against
+the float32 model (and eager fp16's, for scale), how many regions our kernels run, and any region the
+gate found failing or wrong (there should be none). Mixture-of-experts models (Mixtral, Qwen-MoE,
+DBRX, ...) route tokens with data-dependent code that torch.export refuses: they are taken in the graphs
+torch.compile cuts them into (`ct.InPieces`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+import time
+from typing import Any
+
+import torch
+
+import cleave_ir.torch as ct
+
+DENSE = ("llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi phi3 gpt2 gpt_neox falcon olmo olmo2 cohere cohere2 granite "
+         "starcoder2 stablelm glm glm4 opt persimmon nemotron smollm3 helium arcee exaone4 ernie4_5 seed_oss hunyuan_v1_dense apertus").split()
+MOE = "mixtral qwen2_moe qwen3_moe olmoe granitemoe phimoe dbrx minimax deepseek_v2".split()
+EAGER_ONLY = "gptj bloom codegen gpt_bigcode biogpt".split()  # no SDPA attention in transformers: attn_implementation="eager"
+
+# one config for all: each model's class takes the keys it knows
+TINY = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=1, vocab_size=128,
+            max_position_embeddings=64, head_dim=16, pad_token_id=0, bos_token_id=1, eos_token_id=2, n_embd=64, n_head=4, n_layer=1,
+            n_positions=64, d_model=64, moe_intermediate_size=32, num_experts=4, num_local_experts=4, num_experts_per_tok=2,
+            shared_expert_intermediate_size=64, n_routed_experts=4, n_shared_experts=1, kv_lora_rank=16, q_lora_rank=32,
+            qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=16, first_k_dense_replace=0, ffn_hidden_size=128, n_inner=128, rotary_dim=8)
+# one layer at Llama-3-8B's widths (Mixtral-8x7B's: the same hidden and expert width), a 32000-token vocabulary
+REAL = dict(TINY, hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+            vocab_size=32000, max_position_embeddings=4096, moe_intermediate_size=14336, num_experts=8, num_local_experts=8,
+            n_embd=4096, n_head=32, n_positions=4096, n_inner=14336)
+
+
+class Logits(torch.nn.Module):
+    """model(input_ids) -> logits, without a KV cache."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=ids, use_cache=False).logits
+
+
+def build(name: str, sizes: dict[str, Any], attn: str, dtype: torch.dtype, device: str) -> Logits:
+    import transformers
+    from transformers import CONFIG_MAPPING
+
+    cls = CONFIG_MAPPING[name]
+    params = inspect.signature(cls.__init__).parameters
+    if name.startswith("deepseek"):  # multi-head latent attention: its own head dims, as many kv heads as heads
+        sizes = {k: v for k, v in sizes.items() if k != "head_dim"} | {"num_key_value_heads": sizes["num_attention_heads"]}
+    cfg = cls(**{k: v for k, v in sizes.items() if k in params})
+    cfg._attn_implementation = attn
+    return Logits(transformers.AutoModelForCausalLM.from_config(cfg)).to(device, dtype).eval()
+
+
+def rel(got: torch.Tensor, want: torch.Tensor) -> float:
+    return ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
+
+
+def faked(fn: Any, inputs: Any, which: str, region: Any) -> float:  # CPU: ours 2x faster, only correctness decides
+    return 1.0 if which == "cleave" else 2.0
+
+
+def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
+    import torch._dynamo
+
+    from cleave_ir.runtime import one_line
+
+    torch._dynamo.reset()  # (one process, many models: no frame compiled for an earlier model is reused)
+    torch.manual_seed(0)
+    device = "cuda" if args.gpu else "cpu"
+    attn = "eager" if name in EAGER_ONLY else "sdpa"
+    sizes = REAL if args.sizes == "real" else TINY
+    t0 = time.perf_counter()
+    try:
+        model = build(name, sizes, attn, torch.float16, device)
+    except Exception as e:  # noqa: BLE001 - a config this table cannot make
+        return f"| {name} | setup: {one_line(e)[:120]} |" + " |" * 8
+    ids = torch.randint(3, sizes["vocab_size"], (args.batch, args.seq), device=device)
+    with torch.no_grad():
+        try:
+            eager = model(ids)
+            want = model.float()(ids)
+        except Exception as e:  # noqa: BLE001 - a config the model itself refuses
+            return f"| {name} | eager failed: {one_line(e)[:120]} |" + " |" * 8
+        model.half()
+        try:
+            m2 = ct.optimize(model, (ids,), compiler=compiler, budget_s=args.budget, **({} if args.gpu else {"timer": faked}))
+        except Exception as e:  # noqa: BLE001 - the table records it
+            return f"| {name} | optimize failed: {one_line(e)[:160]} |" + " |" * 8
+        prepare = time.perf_counter() - t0
+        got = m2(ids)
+    rows = m2.cleave_report.rows
+    bad = [f"{r.region}: {r.reason[:70]}" for r in rows if r.reason.startswith(("compile failed", "kernel failed", "wrong"))]
+    how = "in pieces" if isinstance(m2, ct.InPieces) else "whole"
+    times = ["-", "-", "-"]
+    if args.gpu:
+        from cleave_ir.runtime import time_us
+
+        compiled = torch.compile(model)
+        with torch.no_grad():
+            for i, fn in enumerate((model, compiled, m2)):
+                try:
+                    times[i] = f"{time_us(lambda f=fn: f(ids), batch=10, iters=10):.0f}"
+                except Exception as e:  # noqa: BLE001
+                    times[i] = f"failed: {one_line(e)[:60]}"
+    replaced = f"{len(m2.cleave_report.replaced())}/{len(rows)}"
+    # a mixture of experts routes each token by a top-k: a rounding difference upstream can pick another
+    # expert for a token (a large error on that token only); counted: tokens off by over 1e-2
+    off = lambda x: int(((x.float() - want.float()).abs().amax(-1) > 1e-2 * want.float().abs().max()).sum())  # noqa: E731
+    return (f"| {name} | {how} | {rel(got, want):.1e} ({off(got)}) | {rel(eager, want):.1e} ({off(eager)}) | {replaced} | {'; '.join(bad) or 'none'} "
+            f"| {times[0]} | {times[1]} | {times[2]} | {prepare:.0f} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("models", nargs="*", help=f"transformers model types (default: all {len(DENSE + MOE + EAGER_ONLY)} below)")
+    p.add_argument("--gpu", action="store_true", help="the real pipeline on this machine's GPU, and timings")
+    p.add_argument("--sizes", choices=("tiny", "real"), default="tiny")
+    p.add_argument("--seq", type=int, default=16)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--budget", type=float, default=None, help="seconds of compiling per model (optimize's budget_s)")
+    p.add_argument("-j", "--jobs", type=int, default=15)
+    args = p.parse_args(argv)
+    names = args.models or DENSE + MOE + EAGER_ONLY
+    compiler = ct.PipelineCompiler(options=("--keep", "2", "--tune-budget", "0", "-j", str(args.jobs)), gpu=True) if args.gpu else ct.interpreted_graph
+    import transformers
+
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}, {'GPU: ' + torch.cuda.get_device_name() if args.gpu else 'CPU interpreters'}, "
+          f"sizes {args.sizes}, input ids [{args.batch}, {args.seq}]")
+    print("| model | captured | err ours vs fp32 (tokens off) | err eager fp16 vs fp32 (tokens off) | regions ours | failing or wrong regions | eager us | torch.compile us | ours us | prepare s |")
+    print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+    for name in names:
+        print(one(name, args, compiler), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
