@@ -1089,3 +1089,26 @@ def test_boolean_masked_attention_gets_the_flash_attention_form(tmp_path):
     padded[1, :, :, :5] = False  # batch 1: five padding keys; its first five rows keep none (PyTorch's 0)
     with torch.no_grad():
         torch.testing.assert_close(m2(q, k, v, padded), f(q, k, v, padded), rtol=1e-2, atol=1e-2)
+
+
+def test_stitched_call_skips_the_dispatcher_outside_tracing(layer):
+    """Eager inference calls each region's kernel directly (the custom op's dispatch costs host time);
+    where autograd would record the call, the custom op runs (its backward says there is none)."""
+    from cleave_ir.torch.stitch import Call
+
+    m, xs = layer
+    m2 = ct.optimize(m, xs, compiler=ct.interpreted_graph, timer=faster)
+    calls = [n.target for n in m2.graph.nodes if isinstance(n.target, Call)]
+    assert calls and all(str(c).startswith("cleave.") for c in calls)
+    seen: list[str] = []
+    for c in calls:
+        fn, op = c.fn, c.op
+        c.fn = lambda *a, f=fn: (seen.append("kernel"), f(*a))[1]
+        c.op = lambda *a, o=op: (seen.append("op"), o(*a))[1]
+    with torch.no_grad():
+        want = m2(*xs)
+    assert seen == ["kernel"] * len(calls)
+    seen.clear()
+    got = m2(*xs)  # the layer's parameters require grad
+    assert seen == ["op"] * len(calls)
+    torch.testing.assert_close(got.detach(), want)

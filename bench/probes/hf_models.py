@@ -5,7 +5,8 @@ on, built from their configs with random weights (no download), as a user would 
     python bench/probes/hf_models.py                       # CPU: tiny configs, every region's graph in the
                                                            # tgraph interpreter, the gate's timings faked
     python bench/probes/hf_models.py --gpu --sizes real    # a CUDA machine: the real pipeline, one layer of the
-                                                           # models' real widths; times eager, torch.compile, ours
+                                                           # models' real widths; times eager, torch.compile, the
+                                                           # captured program alone, ours, ours + torch.compile
 
 Needs `pip install transformers` (not a dependency of cleave_ir). Per model: the output's error against
 the float32 model (and eager fp16's, for scale), how many regions our kernels run, and any region the
@@ -41,6 +42,9 @@ TINY = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_ke
 REAL = dict(TINY, hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
             vocab_size=32000, max_position_embeddings=4096, moe_intermediate_size=14336, num_experts=8, num_local_experts=8,
             n_embd=4096, n_head=32, n_positions=4096, n_inner=14336)
+
+
+REPORTS: list[str] = []
 
 
 class Logits(torch.nn.Module):
@@ -89,41 +93,47 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
     try:
         model = build(name, sizes, attn, torch.float16, device)
     except Exception as e:  # noqa: BLE001 - a config this table cannot make
-        return f"| {name} | setup: {one_line(e)[:120]} |" + " |" * 8
+        return f"| {name} | setup: {one_line(e)[:120]} |" + " |" * 10
     ids = torch.randint(3, sizes["vocab_size"], (args.batch, args.seq), device=device)
     with torch.no_grad():
         try:
             eager = model(ids)
             want = model.float()(ids)
         except Exception as e:  # noqa: BLE001 - a config the model itself refuses
-            return f"| {name} | eager failed: {one_line(e)[:120]} |" + " |" * 8
+            return f"| {name} | eager failed: {one_line(e)[:120]} |" + " |" * 10
         model.half()
         try:
             m2 = ct.optimize(model, (ids,), compiler=compiler, budget_s=args.budget, **({} if args.gpu else {"timer": faked}))
         except Exception as e:  # noqa: BLE001 - the table records it
-            return f"| {name} | optimize failed: {one_line(e)[:160]} |" + " |" * 8
+            return f"| {name} | optimize failed: {one_line(e)[:160]} |" + " |" * 10
         prepare = time.perf_counter() - t0
         got = m2(ids)
     rows = m2.cleave_report.rows
     bad = [f"{r.region}: {r.reason[:70]}" for r in rows if r.reason.startswith(("compile failed", "kernel failed", "wrong"))]
     how = "in pieces" if isinstance(m2, ct.InPieces) else "whole"
-    times = ["-", "-", "-"]
+    times = ["-"] * 5
     if args.gpu:
-        from cleave_ir.runtime import time_us
+        from cleave_ir.runtime import timed
 
-        compiled = torch.compile(model)
+        def never(graph: Any) -> Any:
+            raise RuntimeError("not compiled: the captured program as it is")
+
         with torch.no_grad():
-            for i, fn in enumerate((model, compiled, m2)):
+            captured = ct.optimize(model, (ids,), compiler=never)  # every region in PyTorch: what capture costs
+            fns = (model, torch.compile(model), captured, m2, torch.compile(m2))
+            for i, fn in enumerate(fns):
                 try:
-                    times[i] = f"{time_us(lambda f=fn: f(ids), batch=10, iters=10):.0f}"
+                    t = timed(lambda f=fn: f(ids), batch=10, iters=10)
+                    times[i] = f"{t.us:.0f}" + ("" if t.method == "graph" else f" ({t.method})")
                 except Exception as e:  # noqa: BLE001
                     times[i] = f"failed: {one_line(e)[:60]}"
+        REPORTS.append(f"### {name}\n\n{m2.cleave_report.table()}\n")
     replaced = f"{len(m2.cleave_report.replaced())}/{len(rows)}"
     # a mixture of experts routes each token by a top-k: a rounding difference upstream can pick another
     # expert for a token (a large error on that token only); counted: tokens off by over 1e-2
     off = lambda x: int(((x.float() - want.float()).abs().amax(-1) > 1e-2 * want.float().abs().max()).sum())  # noqa: E731
     return (f"| {name} | {how} | {rel(got, want):.1e} ({off(got)}) | {rel(eager, want):.1e} ({off(eager)}) | {replaced} | {'; '.join(bad) or 'none'} "
-            f"| {times[0]} | {times[1]} | {times[2]} | {prepare:.0f} |")
+            f"| {' | '.join(times)} | {prepare:.0f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,10 +152,14 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"transformers {transformers.__version__}, torch {torch.__version__}, {'GPU: ' + torch.cuda.get_device_name() if args.gpu else 'CPU interpreters'}, "
           f"sizes {args.sizes}, input ids [{args.batch}, {args.seq}]")
-    print("| model | captured | err ours vs fp32 (tokens off) | err eager fp16 vs fp32 (tokens off) | regions ours | failing or wrong regions | eager us | torch.compile us | ours us | prepare s |")
-    print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+    print("| model | captured | err ours vs fp32 (tokens off) | err eager fp16 vs fp32 (tokens off) | regions ours | failing or wrong regions "
+          "| eager us | torch.compile us | captured, all PyTorch us | ours us | ours + torch.compile us | prepare s |")
+    print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in names:
         print(one(name, args, compiler), flush=True)
+    if REPORTS:
+        print("\n## The gate's reports (PyTorch's region: eager)\n")
+        print("\n".join(REPORTS))
     return 0
 
 

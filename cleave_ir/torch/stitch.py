@@ -135,8 +135,33 @@ def custom_op(name: str, arity: int, kernel: Callable[..., torch.Tensor], fake: 
     return getattr(torch.ops.cleave, name).default
 
 
+class Call:
+    """What the stitched graph calls for a region: its custom op `op` where PyTorch traces or records
+    (torch.compile, torch.export, fake or functional tensors) or where autograd would (an input that
+    requires grad: the op's backward says our kernels have none), else the op's kernel `fn` itself,
+    without the dispatcher's round trip through Python (about 9 us a call on the host, which an
+    eager model with short kernels or syncs pays; measured in bench/results/hf_models_real_*)."""
+
+    def __init__(self, op: Any, fn: Callable[..., torch.Tensor]) -> None:
+        self.op, self.fn = op, fn
+        self.__name__ = f"cleave_{op.__name__.split('.')[0]}"  # (FX's code names the target by it)
+
+    def __repr__(self) -> str:
+        return str(self.op)  # what the graph's printout names: cleave.<region>_<digest>.default
+
+    def __call__(self, *xs: torch.Tensor) -> torch.Tensor:
+        if torch.compiler.is_compiling() or any(type(x) not in _PLAIN for x in xs):
+            return self.op(*xs)
+        if torch.is_grad_enabled() and any(x.requires_grad for x in xs):
+            return self.op(*xs)
+        return self.fn(*xs)
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
 def replace(gm: fx.GraphModule, region: Region, op: Any, replaced: dict[fx.Node, fx.Node]) -> fx.Node:
-    """Replace the region's nodes in `gm` by one call of `op` on its tensor inputs.
+    """Replace the region's nodes in `gm` by one call of `op` on its tensor inputs (through `Call`).
 
     `replaced` maps the roots of regions replaced before to their calls (an input may be one); the
     new call is added to it.
@@ -144,7 +169,7 @@ def replace(gm: fx.GraphModule, region: Region, op: Any, replaced: dict[fx.Node,
     g = gm.graph
     root = region.root
     with g.inserting_before(root):
-        call = g.call_function(op, tuple(replaced.get(n, n) for n in region.tensor_inputs()))
+        call = g.call_function(Call(op, _KERNELS[op.__name__.split(".")[0]]), tuple(replaced.get(n, n) for n in region.tensor_inputs()))
     call.meta = dict(root.meta)
     root.replace_all_uses_with(call)
     for n in reversed(region.nodes):
