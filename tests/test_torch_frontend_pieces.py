@@ -176,3 +176,44 @@ def test_transformers_patterns_that_crashed_optimize(name: str) -> None:
     assert m2.cleave_report.replaced(), m2.cleave_report.table()
     assert not [r for r in rows if r.reason.startswith(("compile failed", "kernel failed", "wrong"))], m2.cleave_report.table()
     assert ((got - want).abs().max() / want.abs().max()).item() < 2e-3
+
+
+class DecodeStep(nn.Module):
+    """One decode step against a cache that grows (`transformers`' DynamicCache: `torch.cat`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = nn.RMSNorm(H, eps=1e-6)
+        self.q, self.kv, self.o = nn.Linear(H, H, bias=False), nn.Linear(H, 2 * 2 * HD, bias=False), nn.Linear(H, H, bias=False)
+
+    def forward(self, x: torch.Tensor, past_k: torch.Tensor, past_v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = self.n(x)
+        q = self.q(h).view(1, 1, NH, HD).transpose(1, 2)
+        k, v = self.kv(h).view(1, 1, 2, 2, HD).permute(2, 0, 3, 1, 4)
+        k, v = torch.cat([past_k, k], 2), torch.cat([past_v, v], 2)
+        a = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return x + self.o(a.transpose(1, 2).reshape(1, 1, H)), k, v
+
+
+def test_backend_compiles_the_graph_dynamo_makes_dynamic():
+    """torch.compile(backend=...) over decode steps: dynamo's second graph has the cache length as a
+    symbol (and as an int input); it is captured with that dim dynamic and serves every later length
+    (before, the backend left such a graph to PyTorch: `generate` ran one optimized decode step)."""
+    import torch._dynamo
+
+    torch.manual_seed(0)
+    step = DecodeStep().half().eval()
+    torch._dynamo.reset()
+    reports: list = []
+    compiled = torch.compile(step, backend=ct.backend(compiler=ct.interpreted_graph, timer=faster, reports=reports))
+    k, v = torch.randn(1, 2, 8, HD).half(), torch.randn(1, 2, 8, HD).half()
+    k2, v2 = k, v
+    with torch.no_grad():
+        for _ in range(6):
+            x = torch.randn(1, 1, H).half()
+            got, k2, v2 = compiled(x, k2, v2)
+            want, k, v = step(x, k, v)
+            torch.testing.assert_close(got, want, rtol=2e-3, atol=2e-3)
+    assert k2.shape[2] == 14 and len(reports) == 2  # length 8 static, then one dynamic graph for 9..13
+    attention = [r for r in reports[-1].rows if "aten.scaled_dot_product_attention" in r.ops]
+    assert attention and attention[0].decision == "cleave", reports[-1].table()

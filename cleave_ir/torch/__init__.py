@@ -30,6 +30,7 @@ from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_
 from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, other_shapes, partition, region_module
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
+from cleave_ir.torch.pieces import InPieces, Piece, SymbolicGraph, in_pieces
 
 __all__ = [
     "ATEN", "RULE", "Captured", "Compiler", "InPieces", "PipelineCompiler", "Plan", "Report", "Row", "Timer", "Unsupported",
@@ -150,87 +151,48 @@ def optimize(
 def backend(margin: float = 0.03, *, reports: list[Report] | None = None, **options: Any) -> Any:
     """A torch.compile backend with these `optimize` options (`backend="cleave"` uses the defaults).
 
-    Each graph dynamo hands over is optimized at its first call (`_Piece`); its `Report` is appended
+    Each graph dynamo hands over is optimized at its first call (`Piece`); its `Report` is appended
     to `reports` where given."""
 
-    def optimized(gm: fx.GraphModule, args: list[Any]) -> Any:
+    def optimized(model: Any, args: list[Any], dynamic_shapes: Any = None) -> Any:
+        """`optimize(model, args)`, or None where it fails (the graph then runs as PyTorch's)."""
         try:
-            m = optimize(gm, args, margin=margin, **options)
+            m = optimize(model, args, dynamic_shapes, margin=margin, **options)
         except Exception as e:  # the model always runs
             import sys
 
             print(f"warning: cleave backend: kept the graph in PyTorch: {one_line(e)}", file=sys.stderr)
-            return gm.forward
+            return None
         if reports is not None:
             reports.append(m.cleave_report)
         return m
 
+    def static(gm: fx.GraphModule, args: list[Any]) -> Any:
+        m = optimized(gm, args)
+        return gm.forward if m is None else m
+
+    def dynamic(gm: fx.GraphModule, args: list[Any]) -> Any:
+        """A graph dynamo made dynamic (a decode step whose cache grows): captured with its symbolic
+        dims dynamic, the sizes it takes as ints read from its tensors (`SymbolicGraph`)."""
+        graph = SymbolicGraph.of(gm)
+        m = None if graph is None else optimized(graph, graph.tensors(args), graph.dynamic_shapes())
+        return gm.forward if m is None else graph.calling(m)
+
     def compile_fx(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
-        if not all(isinstance(x, torch.Tensor) for x in example_inputs) or any(
-            isinstance(d, torch.SymInt) for x in example_inputs for d in x.shape
-        ):
-            return gm.forward  # dynamic shapes from dynamo: not captured here (use optimize with dynamic_shapes)
-        return _Piece(gm, optimized)
+        if any(isinstance(x, torch.SymInt) or (isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape)) for x in example_inputs):
+            return Piece(gm, dynamic)
+        if not all(isinstance(x, torch.Tensor) for x in example_inputs):
+            return gm.forward
+        return Piece(gm, static)
 
     return compile_fx
-
-
-class _Piece:
-    """A graph dynamo hands a backend, made into what runs it (`make(gm, args)`) at its first call, on
-    that call's tensors, rather than when handed over: torch.export (`capture`) inside the backend's
-    compile breaks dynamo's guards on the frame it is compiling when the model has graph breaks
-    ("Guard failed on the same frame it was created", Mixtral's)."""
-
-    def __init__(self, gm: fx.GraphModule, make: Any) -> None:
-        self.gm, self.make, self.fn = gm, make, None
-
-    def __call__(self, *args: Any) -> Any:
-        if self.fn is None:
-            self.fn = self.gm.forward  # (a `make` that raises leaves PyTorch's graph)
-            self.fn = self.make(self.gm, list(args))
-        return self.fn(*args)
-
-
-def in_pieces(model: Any, example_inputs: Sequence[Any], make: Any) -> Any:
-    """`model` under torch.compile, cut into graphs where dynamo breaks the graph (code torch.export
-    cannot capture runs in Python between them), each graph run by `make(gm, args)`, called on the
-    graph's tensors in a first run on `example_inputs` (made here). Returns the compiled model."""
-    import torch._dynamo
-
-    def compile_fx(gm: fx.GraphModule, xs: Sequence[Any]) -> Any:
-        if not all(isinstance(x, torch.Tensor) for x in xs) or any(isinstance(d, torch.SymInt) for x in xs for d in x.shape):
-            return gm.forward
-        return _Piece(gm, make)
-
-    compiled = torch.compile(model, backend=compile_fx)
-    # frames dynamo compiled before (another model's, sharing `transformers`' helpers) would come back
-    # with dynamic sizes, which `compile_fx` leaves to PyTorch, or not at all past the recompile limit
-    config = torch._dynamo.config
-    limits = dict(recompile_limit=max(config.recompile_limit, 64), accumulated_recompile_limit=max(config.accumulated_recompile_limit, 4096))
-    with config.patch(automatic_dynamic_shapes=False, **limits):
-        compiled(*example_inputs)
-    return compiled
-
-
-class InPieces(torch.nn.Module):
-    """A model `optimize` took in the graphs torch.compile cuts it into (`in_pieces`): call it like the
-    model; `cleave_report` lists the regions of every graph. Other shapes than the example's run
-    PyTorch's graphs (dynamo recompiles them with dynamic sizes, which the backend leaves as they are)."""
-
-    def __init__(self, compiled: Any, report: Report) -> None:
-        super().__init__()
-        self.compiled = compiled
-        self.cleave_report = report
-
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled(*args, **kwargs)
 
 
 def _piecewise(model: Any, dynamic_shapes: Any) -> bool:
     """Whether a model torch.export refused is taken in pieces: a module or function not already an
     FX graph (dynamo's pieces are not cut again), given without dynamic dims (which the pieces,
     compiled for the example's shapes, would not honour: the export error stands)."""
-    return dynamic_shapes is None and callable(model) and not isinstance(model, fx.GraphModule)
+    return dynamic_shapes is None and callable(model) and not isinstance(model, (fx.GraphModule, SymbolicGraph))
 
 
 def _pieces_note(e: BaseException, n: int) -> str:
