@@ -4,6 +4,7 @@ on, built from their configs with random weights (no download), as a user would 
 
     python bench/probes/hf_models.py                       # CPU: tiny configs, every region's graph in the
                                                            # tgraph interpreter, the gate's timings faked
+    python bench/probes/hf_models.py --generate 8 llama    # greedy decoding under torch.compile(backend=ct.backend())
     python bench/probes/hf_models.py --gpu --sizes real    # a CUDA machine: the real pipeline, one layer of the
                                                            # models' real widths; times eager, torch.compile, the
                                                            # captured program alone, ours, ours + torch.compile
@@ -136,6 +137,50 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
             f"| {' | '.join(times)} | {prepare:.0f} |")
 
 
+def generate(name: str, args: argparse.Namespace, compiler: Any) -> str:
+    """`model.generate` greedy, eager against `model.forward` under `torch.compile(backend=ct.backend(...))`:
+    the prefill graph, the first decode step's, then one graph dynamo makes dynamic in the cache length.
+    A row: whether the tokens are the same, the largest logit error, each graph's regions ours, and
+    (GPU) the time per generated token of both."""
+    import torch._dynamo
+
+    from cleave_ir.runtime import one_line
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    device = "cuda" if args.gpu else "cpu"
+    sizes = REAL if args.sizes == "real" else TINY
+    model = build(name, sizes, "eager" if name in EAGER_ONLY else "sdpa", torch.float16, device).model
+    ids = torch.randint(3, sizes["vocab_size"], (args.batch, args.seq), device=device)
+    run = dict(max_new_tokens=args.generate, do_sample=False, output_logits=True, return_dict_in_generate=True)
+
+    def per_token(fn: Any) -> str:
+        if not args.gpu:
+            return "-"
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        return f"{(time.perf_counter() - t0) / args.generate * 1e6:.0f}"
+
+    reports: list[Any] = []
+    with torch.no_grad():
+        want = model.generate(ids, **run)
+        eager_us = per_token(lambda: model.generate(ids, **run))
+        model.forward = torch.compile(model.forward, backend=ct.backend(compiler=compiler, reports=reports, budget_s=args.budget, **({} if args.gpu else {"timer": faked})))
+        t0 = time.perf_counter()
+        try:
+            got = model.generate(ids, **run)
+        except Exception as e:  # noqa: BLE001 - the table records it
+            return f"| {name} | generate failed: {one_line(e)[:160]} |" + " |" * 5
+        prepare = time.perf_counter() - t0
+        ours_us = per_token(lambda: model.generate(ids, **run))
+    same = torch.equal(got.sequences, want.sequences)
+    err = max(rel(a, b) for a, b in zip(got.logits, want.logits))
+    graphs = ", ".join(f"{len(r.replaced())}/{len(r.rows)}" for r in reports)
+    return f"| {name} | {'yes' if same else 'NO'} | {err:.1e} | {graphs} | {eager_us} | {ours_us} | {prepare:.0f} |"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("models", nargs="*", help=f"transformers model types (default: all {len(DENSE + MOE + EAGER_ONLY)} below)")
@@ -144,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seq", type=int, default=16)
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--budget", type=float, default=None, help="seconds of compiling per model (optimize's budget_s)")
+    p.add_argument("--generate", type=int, default=0, metavar="N",
+                   help="instead: N greedy tokens by model.generate, eager and under torch.compile(backend=ct.backend(...))")
     p.add_argument("-j", "--jobs", type=int, default=15)
     args = p.parse_args(argv)
     names = args.models or DENSE + MOE + EAGER_ONLY
@@ -152,6 +199,12 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"transformers {transformers.__version__}, torch {torch.__version__}, {'GPU: ' + torch.cuda.get_device_name() if args.gpu else 'CPU interpreters'}, "
           f"sizes {args.sizes}, input ids [{args.batch}, {args.seq}]")
+    if args.generate:
+        print("| model | same tokens | largest logit error | regions ours, per graph | eager us a token | cleave backend us a token | first generate s |")
+        print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
+        for name in names:
+            print(generate(name, args, compiler), flush=True)
+        return 0
     print("| model | captured | err ours vs fp32 (tokens off) | err eager fp16 vs fp32 (tokens off) | regions ours | failing or wrong regions "
           "| eager us | torch.compile us | captured, all PyTorch us | ours us | ours + torch.compile us | prepare s |")
     print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
