@@ -46,6 +46,7 @@ REAL = dict(TINY, hidden_size=4096, intermediate_size=14336, num_attention_heads
 
 
 REPORTS: list[str] = []
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 class Logits(torch.nn.Module):
@@ -92,7 +93,7 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
     sizes = REAL if args.sizes == "real" else TINY
     t0 = time.perf_counter()
     try:
-        model = build(name, sizes, attn, torch.float16, device)
+        model = build(name, sizes, attn, DTYPES[args.dtype], device)
     except Exception as e:  # noqa: BLE001 - a config this table cannot make
         return f"| {name} | setup: {one_line(e)[:120]} |" + " |" * 10
     ids = torch.randint(3, sizes["vocab_size"], (args.batch, args.seq), device=device)
@@ -102,7 +103,7 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
             want = model.float()(ids)
         except Exception as e:  # noqa: BLE001 - a config the model itself refuses
             return f"| {name} | eager failed: {one_line(e)[:120]} |" + " |" * 10
-        model.half()
+        model.to(DTYPES[args.dtype])
         try:
             m2 = ct.optimize(model, (ids,), compiler=compiler, budget_s=args.budget, **({} if args.gpu else {"timer": faked}))
         except Exception as e:  # noqa: BLE001 - the table records it
@@ -150,7 +151,7 @@ def generate(name: str, args: argparse.Namespace, compiler: Any) -> str:
     torch.manual_seed(0)
     device = "cuda" if args.gpu else "cpu"
     sizes = REAL if args.sizes == "real" else TINY
-    model = build(name, sizes, "eager" if name in EAGER_ONLY else "sdpa", torch.float16, device).model
+    model = build(name, sizes, "eager" if name in EAGER_ONLY else "sdpa", DTYPES[args.dtype], device).model
     ids = torch.randint(3, sizes["vocab_size"], (args.batch, args.seq), device=device)
     run = dict(max_new_tokens=args.generate, do_sample=False, output_logits=True, return_dict_in_generate=True)
 
@@ -188,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", choices=("tiny", "real"), default="tiny")
     p.add_argument("--seq", type=int, default=16)
     p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--dtype", choices=("fp16", "bf16"), default="fp16")
     p.add_argument("--budget", type=float, default=None, help="seconds of compiling per model (optimize's budget_s)")
     p.add_argument("--generate", type=int, default=0, metavar="N",
                    help="instead: N greedy tokens by model.generate, eager and under torch.compile(backend=ct.backend(...))")
@@ -198,14 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     import transformers
 
     print(f"transformers {transformers.__version__}, torch {torch.__version__}, {'GPU: ' + torch.cuda.get_device_name() if args.gpu else 'CPU interpreters'}, "
-          f"sizes {args.sizes}, input ids [{args.batch}, {args.seq}]")
+          f"sizes {args.sizes}, {args.dtype}, input ids [{args.batch}, {args.seq}]")
     if args.generate:
         print("| model | same tokens | largest logit error | regions ours, per graph | eager us a token | cleave backend us a token | first generate s |")
         print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
         for name in names:
             print(generate(name, args, compiler), flush=True)
         return 0
-    print("| model | captured | err ours vs fp32 (tokens off) | err eager fp16 vs fp32 (tokens off) | regions ours | failing or wrong regions "
+    print("| model | captured | err ours vs fp32 (tokens off) | err eager vs fp32 (tokens off) | regions ours | failing or wrong regions "
           "| eager us | torch.compile us | captured, all PyTorch us | ours us | ours + torch.compile us | prepare s |")
     print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in names:
