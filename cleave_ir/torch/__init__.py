@@ -30,7 +30,7 @@ from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_
 from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, other_shapes, partition, region_module
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
-from cleave_ir.torch.pieces import InPieces, Piece, SymbolicGraph, in_pieces
+from cleave_ir.torch.pieces import InPieces, Piece, SymbolicGraph, in_pieces, static_graphs
 
 __all__ = [
     "ATEN", "RULE", "Captured", "Compiler", "InPieces", "PipelineCompiler", "Plan", "Report", "Row", "Timer", "Unsupported",
@@ -59,7 +59,7 @@ def explain(
             return gm.forward
 
         with torch.no_grad():
-            in_pieces(model, example_inputs, plan_of)
+            in_pieces(model, example_inputs, static_graphs(plan_of), static=True)
         if not plans:
             raise
         plan = plans[0]
@@ -148,14 +148,18 @@ def optimize(
     return gm
 
 
-def backend(margin: float = 0.03, *, reports: list[Report] | None = None, **options: Any) -> Any:
+def backend(margin: float = 0.03, *, reports: list[Report] | None = None, deadline: float | None = None, **options: Any) -> Any:
     """A torch.compile backend with these `optimize` options (`backend="cleave"` uses the defaults).
 
     Each graph dynamo hands over is optimized at its first call (`Piece`); its `Report` is appended
-    to `reports` where given."""
+    to `reports` where given. `deadline` (a `time.perf_counter()` value): every graph's compile budget
+    is what is left until then."""
+    import time
 
     def optimized(model: Any, args: list[Any], dynamic_shapes: Any = None) -> Any:
         """`optimize(model, args)`, or None where it fails (the graph then runs as PyTorch's)."""
+        if deadline is not None:
+            options["budget_s"] = max(0.0, deadline - time.perf_counter())
         try:
             m = optimize(model, args, dynamic_shapes, margin=margin, **options)
         except Exception as e:  # the model always runs
@@ -203,19 +207,14 @@ def _pieces_note(e: BaseException, n: int) -> str:
 def _optimize_in_pieces(
     model: Any, example_inputs: Sequence[Any], e: BaseException, margin: float, budget_s: float | None, options: dict[str, Any]
 ) -> InPieces:
-    """`optimize` of each graph torch.compile cuts `model` into; one `Report` over all their regions."""
+    """`optimize` of each graph torch.compile cuts `model` into, by the backend (so a graph dynamo makes
+    dynamic, an expert's token count, is compiled once with that size dynamic); one `Report` over all
+    their regions."""
     import time
 
     reports: list[Report] = []
     deadline = None if budget_s is None else time.perf_counter() + budget_s
-
-    def optimized(gm: fx.GraphModule, args: list[Any]) -> Any:
-        left = None if deadline is None else max(0.0, deadline - time.perf_counter())
-        m = optimize(gm, args, margin=margin, budget_s=left, **options)
-        reports.append(m.cleave_report)
-        return m
-
-    compiled = in_pieces(model, example_inputs, optimized)
+    compiled = in_pieces(model, example_inputs, backend(margin, reports=reports, deadline=deadline, **options))
     rows: list[Row] = []
     for rep in reports:
         rows += [dataclasses.replace(r, region=len(rows) + i) for i, r in enumerate(rep.rows)]

@@ -82,25 +82,32 @@ class Piece:
         return self.fn(*args)
 
 
-def in_pieces(model: Any, example_inputs: Sequence[Any], make: Any) -> Any:
-    """`model` under torch.compile, cut into graphs where dynamo breaks the graph (code torch.export
-    cannot capture runs in Python between them), each graph run by `make(gm, args)`, called on the
-    graph's tensors in a first run on `example_inputs` (made here). Returns the compiled model."""
+def in_pieces(model: Any, example_inputs: Sequence[Any], compile_fx: Any, *, static: bool = False) -> Any:
+    """`model` under torch.compile with the backend `compile_fx`, cut into graphs where dynamo breaks the
+    graph (code torch.export cannot capture runs in Python between them), in a first run on
+    `example_inputs` (made here, so every graph's `Piece` is made). `static`: every graph at the sizes
+    of this run (dynamo would make a frame it compiled before dynamic). Returns the compiled model."""
     import torch._dynamo
+
+    compiled = torch.compile(model, backend=compile_fx)
+    # frames dynamo compiled before (another model's, sharing `transformers`' helpers) count against
+    # its recompile limits, past which it stops compiling them
+    config = torch._dynamo.config
+    limits = dict(recompile_limit=max(config.recompile_limit, 64), accumulated_recompile_limit=max(config.accumulated_recompile_limit, 4096))
+    with config.patch(**limits, **({"automatic_dynamic_shapes": False} if static else {})):
+        compiled(*example_inputs)
+    return compiled
+
+
+def static_graphs(make: Any) -> Any:
+    """A dynamo backend running each graph of static sizes by `make(gm, args)` (a `Piece`), any other as it is."""
 
     def compile_fx(gm: fx.GraphModule, xs: Sequence[Any]) -> Any:
         if not all(isinstance(x, torch.Tensor) for x in xs) or any(isinstance(d, torch.SymInt) for x in xs for d in x.shape):
             return gm.forward
         return Piece(gm, make)
 
-    compiled = torch.compile(model, backend=compile_fx)
-    # frames dynamo compiled before (another model's, sharing `transformers`' helpers) would come back
-    # with dynamic sizes, which `compile_fx` leaves to PyTorch, or not at all past the recompile limit
-    config = torch._dynamo.config
-    limits = dict(recompile_limit=max(config.recompile_limit, 64), accumulated_recompile_limit=max(config.accumulated_recompile_limit, 4096))
-    with config.patch(automatic_dynamic_shapes=False, **limits):
-        compiled(*example_inputs)
-    return compiled
+    return compile_fx
 
 
 class InPieces(torch.nn.Module):
