@@ -4,6 +4,7 @@ on, built from their configs with random weights (no download), as a user would 
 
     python bench/probes/hf_models.py                       # CPU: tiny configs, every region's graph in the
                                                            # tgraph interpreter, the gate's timings faked
+    python bench/probes/hf_models.py --encoders             # BERT, ViT, Whisper's encoder, ... (AutoModel)
     python bench/probes/hf_models.py --generate 8 llama    # greedy decoding under torch.compile(backend=ct.backend())
     python bench/probes/hf_models.py --gpu --sizes real    # a CUDA machine: the real pipeline, one layer of the
                                                            # models' real widths; times eager, torch.compile, the
@@ -32,6 +33,12 @@ DENSE = ("llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi phi3 gpt2 gpt_n
          "starcoder2 stablelm glm glm4 opt persimmon nemotron smollm3 helium arcee exaone4 ernie4_5 seed_oss hunyuan_v1_dense apertus").split()
 MOE = "mixtral qwen2_moe qwen3_moe olmoe granitemoe phimoe dbrx minimax deepseek_v2".split()
 EAGER_ONLY = "gptj bloom codegen gpt_bigcode biogpt".split()  # no SDPA attention in transformers: attn_implementation="eager"
+# encoders (`--encoders`): AutoModel's last hidden state; images [1, 3, 32, 32], Whisper's encoder [1, 16 mel bins, 64 frames]
+ENCODERS = "bert roberta xlm-roberta distilbert albert modernbert electra deberta-v2 mpnet t5 vit dinov2 clip_vision_model siglip_vision_model whisper".split()
+IMAGES = ("vit", "dinov2", "clip_vision_model", "siglip_vision_model")
+ENCODER_SIZES = dict(encoder_layers=1, encoder_attention_heads=4, encoder_ffn_dim=128, d_ff=128, d_kv=16, num_heads=4, num_layers=1,
+                     dim=64, hidden_dim=128, n_heads=4, n_layers=1, image_size=32, patch_size=8, num_channels=3, embedding_size=64,
+                     num_mel_bins=16, max_source_positions=32, decoder_layers=1, decoder_attention_heads=4, decoder_ffn_dim=128)
 
 # one config for all: each model's class takes the keys it knows
 TINY = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=1, vocab_size=128,
@@ -60,7 +67,28 @@ class Logits(torch.nn.Module):
         return self.model(input_ids=ids, use_cache=False).logits
 
 
-def build(name: str, sizes: dict[str, Any], attn: str, dtype: torch.dtype, device: str) -> Logits:
+class Hidden(torch.nn.Module):
+    """An encoder's last hidden state (T5's and Whisper's encoder half)."""
+
+    def __init__(self, model: torch.nn.Module, name: str) -> None:
+        super().__init__()
+        self.model, self.name = model, name
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.name in ("t5", "whisper"):
+            return self.model.encoder(x).last_hidden_state
+        return self.model(**{"pixel_values" if self.name in IMAGES else "input_ids": x}).last_hidden_state
+
+
+def example(name: str, sizes: dict[str, Any], batch: int, seq: int, device: str) -> torch.Tensor:
+    if name in IMAGES:
+        return torch.randn(batch, 3, 32, 32, device=device)
+    if name == "whisper":
+        return torch.randn(batch, 16, 64, device=device)
+    return torch.randint(3, sizes["vocab_size"], (batch, seq), device=device)
+
+
+def build(name: str, sizes: dict[str, Any], attn: str, dtype: torch.dtype, device: str) -> torch.nn.Module:
     import transformers
     from transformers import CONFIG_MAPPING
 
@@ -68,8 +96,12 @@ def build(name: str, sizes: dict[str, Any], attn: str, dtype: torch.dtype, devic
     params = inspect.signature(cls.__init__).parameters
     if name.startswith("deepseek"):  # multi-head latent attention: its own head dims, as many kv heads as heads
         sizes = {k: v for k, v in sizes.items() if k != "head_dim"} | {"num_key_value_heads": sizes["num_attention_heads"]}
+    if name in ENCODERS:
+        sizes = sizes | ENCODER_SIZES
     cfg = cls(**{k: v for k, v in sizes.items() if k in params})
     cfg._attn_implementation = attn
+    if name in ENCODERS:
+        return Hidden(transformers.AutoModel.from_config(cfg), name).to(device, dtype).eval()
     return Logits(transformers.AutoModelForCausalLM.from_config(cfg)).to(device, dtype).eval()
 
 
@@ -89,18 +121,21 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
     torch._dynamo.reset()  # (one process, many models: no frame compiled for an earlier model is reused)
     torch.manual_seed(0)
     device = "cuda" if args.gpu else "cpu"
-    attn = "eager" if name in EAGER_ONLY else "sdpa"
     sizes = REAL if args.sizes == "real" else TINY
     t0 = time.perf_counter()
     try:
-        model = build(name, sizes, attn, DTYPES[args.dtype], device)
+        try:
+            model = build(name, sizes, "sdpa", DTYPES[args.dtype], device)
+        except ValueError:  # "does not support an attention implementation through ... scaled_dot_product_attention"
+            model = build(name, sizes, "eager", DTYPES[args.dtype], device)
     except Exception as e:  # noqa: BLE001 - a config this table cannot make
         return f"| {name} | setup: {one_line(e)[:120]} |" + " |" * 10
-    ids = torch.randint(3, sizes["vocab_size"], (args.batch, args.seq), device=device)
+    ids = example(name, sizes, args.batch, args.seq, device)
     with torch.no_grad():
         try:
-            eager = model(ids)
-            want = model.float()(ids)
+            eager = model(ids.to(DTYPES[args.dtype]) if ids.is_floating_point() else ids)
+            want = model.float()(ids.float() if ids.is_floating_point() else ids)
+            ids = ids.to(DTYPES[args.dtype]) if ids.is_floating_point() else ids
         except Exception as e:  # noqa: BLE001 - a config the model itself refuses
             return f"| {name} | eager failed: {one_line(e)[:120]} |" + " |" * 10
         model.to(DTYPES[args.dtype])
@@ -191,11 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--dtype", choices=("fp16", "bf16"), default="fp16")
     p.add_argument("--budget", type=float, default=None, help="seconds of compiling per model (optimize's budget_s)")
+    p.add_argument("--encoders", action="store_true", help=f"the encoders instead: {' '.join(ENCODERS)}")
     p.add_argument("--generate", type=int, default=0, metavar="N",
                    help="instead: N greedy tokens by model.generate, eager and under torch.compile(backend=ct.backend(...))")
     p.add_argument("-j", "--jobs", type=int, default=15)
     args = p.parse_args(argv)
-    names = args.models or DENSE + MOE + EAGER_ONLY
+    names = args.models or (ENCODERS if args.encoders else DENSE + MOE + EAGER_ONLY)
     compiler = ct.PipelineCompiler(options=("--keep", "2", "--tune-budget", "0", "-j", str(args.jobs)), gpu=True) if args.gpu else ct.interpreted_graph
     import transformers
 

@@ -4,6 +4,7 @@ captured at its first call (`Piece`), on that call's tensors."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,8 +95,15 @@ def in_pieces(model: Any, example_inputs: Sequence[Any], compile_fx: Any, *, sta
     # its recompile limits, past which it stops compiling them
     config = torch._dynamo.config
     limits = dict(recompile_limit=max(config.recompile_limit, 64), accumulated_recompile_limit=max(config.accumulated_recompile_limit, 4096))
-    with config.patch(**limits, **({"automatic_dynamic_shapes": False} if static else {})):
-        compiled(*example_inputs)
+    # dynamo warns at each graph break it makes (a `nonzero`, an `.item()`): here they are the point
+    quiet = logging.getLogger("torch._dynamo")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        with config.patch(**limits, **({"automatic_dynamic_shapes": False} if static else {})):
+            compiled(*example_inputs)
+    finally:
+        quiet.setLevel(level)
     return compiled
 
 
