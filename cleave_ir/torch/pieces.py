@@ -120,8 +120,9 @@ def static_graphs(make: Any) -> Any:
 
 class InPieces(torch.nn.Module):
     """A model `optimize` took in the graphs torch.compile cuts it into (`in_pieces`): call it like the
-    model; `cleave_report` lists the regions of every graph. Other shapes than the example's run
-    PyTorch's graphs (dynamo recompiles them with dynamic sizes, which the backend leaves as they are)."""
+    model; `cleave_report` lists the regions of every graph of the example's run. Where a later call's
+    sizes differ, dynamo compiles its graphs again (with those sizes dynamic), and each is optimized
+    at its first call, as under `torch.compile(backend="cleave")`; their reports are not added here."""
 
     def __init__(self, compiled: Any, report: Report) -> None:
         super().__init__()
