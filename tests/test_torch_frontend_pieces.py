@@ -217,3 +217,25 @@ def test_backend_compiles_the_graph_dynamo_makes_dynamic():
     assert k2.shape[2] == 14 and len(reports) == 2  # length 8 static, then one dynamic graph for 9..13
     attention = [r for r in reports[-1].rows if "aten.scaled_dot_product_attention" in r.ops]
     assert attention and attention[0].decision == "cleave", reports[-1].table()
+
+
+def test_backend_hands_the_rest_to_another_backend():
+    """`ct.backend(rest=...)`: the stitched graph (our regions as custom ops) goes on to a torch.compile
+    backend ("inductor" fuses the glue that stays PyTorch's; "aot_eager" here: the same tracing, no C++
+    compile), for the static graph and the dynamic one alike."""
+    import torch._dynamo
+
+    torch.manual_seed(0)
+    step = DecodeStep().half().eval()
+    torch._dynamo.reset()
+    reports: list = []
+    compiled = torch.compile(step, backend=ct.backend(rest="aot_eager", compiler=ct.interpreted_graph, timer=faster, reports=reports))
+    k, v = torch.randn(1, 2, 8, HD).half(), torch.randn(1, 2, 8, HD).half()
+    k2, v2 = k, v
+    with torch.no_grad():
+        for _ in range(4):
+            x = torch.randn(1, 1, H).half()
+            got, k2, v2 = compiled(x, k2, v2)
+            want, k, v = step(x, k, v)
+            torch.testing.assert_close(got, want, rtol=2e-3, atol=2e-3)
+    assert len(reports) == 2 and all(r.replaced() for r in reports)

@@ -148,13 +148,20 @@ def optimize(
     return gm
 
 
-def backend(margin: float = 0.03, *, reports: list[Report] | None = None, deadline: float | None = None, **options: Any) -> Any:
+def backend(
+    margin: float = 0.03, *, rest: str | None = None, reports: list[Report] | None = None, deadline: float | None = None, **options: Any
+) -> Any:
     """A torch.compile backend with these `optimize` options (`backend="cleave"` uses the defaults).
 
     Each graph dynamo hands over is optimized at its first call (`Piece`); its `Report` is appended
-    to `reports` where given. `deadline` (a `time.perf_counter()` value): every graph's compile budget
-    is what is left until then."""
+    to `reports` where given. `rest="inductor"`: the graph with our regions in it (opaque custom ops)
+    is compiled by torch.compile's inductor, which fuses what stays PyTorch's (rotary embeddings,
+    casts, residual adds); a graph we do not optimize is inductor's alone. Else those ops run eagerly.
+    `deadline` (a `time.perf_counter()` value): every graph's compile budget is what is left until then."""
     import time
+
+    def finish(fn: Any) -> Any:
+        return fn if rest is None else torch.compile(fn, backend=rest)
 
     def optimized(model: Any, args: list[Any], dynamic_shapes: Any = None) -> Any:
         """`optimize(model, args)`, or None where it fails (the graph then runs as PyTorch's)."""
@@ -173,20 +180,20 @@ def backend(margin: float = 0.03, *, reports: list[Report] | None = None, deadli
 
     def static(gm: fx.GraphModule, args: list[Any]) -> Any:
         m = optimized(gm, args)
-        return gm.forward if m is None else m
+        return finish(gm if m is None else m)
 
     def dynamic(gm: fx.GraphModule, args: list[Any]) -> Any:
         """A graph dynamo made dynamic (a decode step whose cache grows): captured with its symbolic
         dims dynamic, the sizes it takes as ints read from its tensors (`SymbolicGraph`)."""
         graph = SymbolicGraph.of(gm)
         m = None if graph is None else optimized(graph, graph.tensors(args), graph.dynamic_shapes())
-        return gm.forward if m is None else graph.calling(m)
+        return finish(gm) if m is None else graph.calling(finish(m))
 
     def compile_fx(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
         if any(isinstance(x, torch.SymInt) or (isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape)) for x in example_inputs):
             return Piece(gm, dynamic)
         if not all(isinstance(x, torch.Tensor) for x in example_inputs):
-            return gm.forward
+            return gm.forward if rest is None else Piece(gm, lambda g, _: finish(g))
         return Piece(gm, static)
 
     return compile_fx
