@@ -572,6 +572,8 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
             env[a].meta = dict(a.meta)
         elif a not in env and op_name(a) in SPLITS:  # the pieces' list a getitem of the region reads
             env[a] = g.node_copy(a, arg)
+        elif a not in env and isinstance(meta_val(a), torch.SymInt):  # a dynamic size (a view's shape)
+            env[a] = _size_of(g, a, env)
         elif a not in env:  # a tensor the region reads no element of: an empty piece of a concat
             env[a] = _no_elements(g, a)
         return env[a]
@@ -599,13 +601,30 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
     return fx.GraphModule(torch.nn.Module(), g)
 
 
+def _size_of(g: fx.Graph, a: fx.Node, env: dict[fx.Node, fx.Node]) -> fx.Node:
+    """A dynamic size the region reads as a number (GPT-2's `view(b, s, heads, d)`), measured on a
+    region input that has it as a dim."""
+    expr = meta_val(a).node.expr
+    for node, mine in env.items():
+        val = meta_val(node)
+        if mine.op != "placeholder" or not isinstance(val, torch.Tensor):
+            continue
+        for d, n in enumerate(val.shape):
+            if isinstance(n, torch.SymInt) and n.node.expr == expr:
+                size = g.call_function(torch.ops.aten.sym_size.int, (mine, d))
+                size.meta = dict(a.meta)
+                return size
+    raise KeyError(f"region_module: {a.name}, a size, is read by the region but no input of it has that size")
+
+
 def _no_elements(g: fx.Graph, a: fx.Node) -> fx.Node:
     """A fresh tensor like `a`, which the region reads no element of (a concat's empty piece: Phi-3's
     pass-through part of the head dim at a full rotary width); not its input (`Input`s hold data)."""
     val = meta_val(a)
     if not isinstance(val, torch.Tensor) or 0 not in [d for d in val.shape if isinstance(d, int)]:
         raise KeyError(f"region_module: {a.name} is read by the region but is not one of its inputs")
-    shape = [d if isinstance(d, int) else 0 for d in val.shape]  # (a dynamic size beside the 0: any)
+    # at a dynamic size, a 1-D empty tensor, which a concat skips (its other dims cannot be fixed here)
+    shape = list(val.shape) if all(isinstance(d, int) for d in val.shape) else [0]
     node = g.call_function(torch.ops.aten.empty.memory_format, (shape,), {"dtype": val.dtype, "device": val.device})
     node.meta = dict(a.meta)
     return node
