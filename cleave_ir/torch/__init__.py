@@ -55,7 +55,10 @@ def explain(
         plans = []
 
         def plan_of(gm: fx.GraphModule, args: list[Any]) -> Any:
-            plans.append(partition(capture(gm, args), max_ops))
+            try:
+                plans.append(partition(capture(gm, args), max_ops))
+            except CleaveError:  # a graph torch.export refuses too: PyTorch's, left out of the plan
+                pass
             return gm.forward
 
         with torch.no_grad():
