@@ -1,4 +1,4 @@
-"""`transformers`' own causal LMs (pinned in the test extra) through `cleave_ir.torch`, as users call it:
+"""`transformers`' own causal LMs and two encoders (pinned in the test extra) through `cleave_ir.torch`, as users call it:
 tiny configs, random fp16 weights, every region's graph in the tgraph interpreter, the gate's timings
 faked (ours faster: only correctness decides). Gemma-2 and Phi-3 once crashed `optimize` (a `type_as`
 read for its dtype, an empty concat piece); Mixtral's expert loop is data-dependent, so it is taken in
@@ -111,3 +111,39 @@ def test_causal_lm_with_a_dynamic_sequence_length(name: str) -> None:
     report = m2.cleave_report
     assert len(report.replaced()) >= 6, report.table()
     assert not [r for r in report.rows if r.reason.startswith(("compile failed", "kernel failed", "wrong"))], report.table()
+
+
+@pytest.mark.parametrize("name", ["bert", "vit"])
+def test_encoder_is_optimized(name: str) -> None:
+    """Encoders through `AutoModel` (last hidden state): BERT on ids, ViT on a 32x32 image."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    cls = transformers.CONFIG_MAPPING[name]
+    params = inspect.signature(cls.__init__).parameters
+    sizes = TINY | dict(image_size=32, patch_size=8, num_channels=3)
+    cfg = cls(**{k: v for k, v in sizes.items() if k in params})
+    cfg._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    encoder = transformers.AutoModel.from_config(cfg).half().eval()
+    key = "pixel_values" if name == "vit" else "input_ids"
+
+    class Hidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.encoder(**{key: x}).last_hidden_state
+
+    model = Hidden()
+    x = torch.randn(1, 3, 32, 32).half() if name == "vit" else torch.randint(3, 128, (1, 16), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        want = model.float()(x.float() if name == "vit" else x)
+        model.half()
+        m2 = ct.optimize(model, (x,), compiler=ct.interpreted_graph, timer=faster)
+        got = m2(x)
+    report = m2.cleave_report
+    assert len(report.replaced()) >= 6, report.table()
+    assert not [r for r in report.rows if r.reason.startswith(("compile failed", "kernel failed", "wrong"))], report.table()
+    assert rel(got, want) < 3e-3
