@@ -30,7 +30,7 @@ from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_
 from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, other_shapes, partition, region_module
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
-from cleave_ir.torch.pieces import InPieces, Piece, SymbolicGraph, in_pieces, static_graphs
+from cleave_ir.torch.pieces import InPieces, Piece, SymbolicGraph, in_pieces, static_graphs, static_sizes
 
 __all__ = [
     "ATEN", "RULE", "Captured", "Compiler", "InPieces", "PipelineCompiler", "Plan", "Report", "Row", "Timer", "Unsupported",
@@ -144,7 +144,7 @@ def optimize(
     replaced: dict[fx.Node, fx.Node] = {}
     for region, kernel, pytorch in accepted:
         op = stitch.custom_op(stitch.op_name(region), len(region.tensor_inputs()), kernel, pytorch)
-        stitch.replace(gm, region, op, replaced)
+        stitch.replace(gm, region, op, kernel, replaced)
     drop_unused_slices(gm)
     stitch.finish(gm)
     gm.cleave_report = Report(rows, margin, plan.text())
@@ -168,10 +168,9 @@ def backend(
 
     def optimized(model: Any, args: list[Any], dynamic_shapes: Any = None) -> Any:
         """`optimize(model, args)`, or None where it fails (the graph then runs as PyTorch's)."""
-        if deadline is not None:
-            options["budget_s"] = max(0.0, deadline - time.perf_counter())
+        budget = {} if deadline is None else {"budget_s": max(0.0, deadline - time.perf_counter())}
         try:
-            m = optimize(model, args, dynamic_shapes, margin=margin, **options)
+            m = optimize(model, args, dynamic_shapes, margin=margin, **options, **budget)
         except Exception as e:  # the model always runs
             import sys
 
@@ -193,9 +192,9 @@ def backend(
         return finish(gm) if m is None else graph.calling(finish(m))
 
     def compile_fx(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
-        if any(isinstance(x, torch.SymInt) or (isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape)) for x in example_inputs):
+        if any(isinstance(x, torch.SymInt) for x in example_inputs) or not static_sizes(example_inputs, tensors_only=False):
             return Piece(gm, dynamic)
-        if not all(isinstance(x, torch.Tensor) for x in example_inputs):
+        if not static_sizes(example_inputs):
             return gm.forward if rest is None else Piece(gm, lambda g, _: finish(g))
         return Piece(gm, static)
 

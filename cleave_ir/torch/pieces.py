@@ -107,13 +107,17 @@ def in_pieces(model: Any, example_inputs: Sequence[Any], compile_fx: Any, *, sta
     return compiled
 
 
+def static_sizes(xs: Sequence[Any], tensors_only: bool = True) -> bool:
+    """Whether a graph's example inputs `xs` are all tensors (`tensors_only`) and none has a symbolic size."""
+    tensors = [x for x in xs if isinstance(x, torch.Tensor)]
+    return (not tensors_only or len(tensors) == len(xs)) and not any(isinstance(d, torch.SymInt) for x in tensors for d in x.shape)
+
+
 def static_graphs(make: Any) -> Any:
     """A dynamo backend running each graph of static sizes by `make(gm, args)` (a `Piece`), any other as it is."""
 
     def compile_fx(gm: fx.GraphModule, xs: Sequence[Any]) -> Any:
-        if not all(isinstance(x, torch.Tensor) for x in xs) or any(isinstance(d, torch.SymInt) for x in xs for d in x.shape):
-            return gm.forward
-        return Piece(gm, make)
+        return Piece(gm, make) if static_sizes(xs) else gm.forward
 
     return compile_fx
 

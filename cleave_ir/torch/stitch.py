@@ -144,7 +144,7 @@ class Call:
 
     def __init__(self, op: Any, fn: Callable[..., torch.Tensor]) -> None:
         self.op, self.fn = op, fn
-        self.__name__ = f"cleave_{op.__name__.split('.')[0]}"  # (FX's code names the target by it)
+        self.__name__ = f"cleave_{op._opname}"  # (FX's code names the target by it)
 
     def __repr__(self) -> str:
         return str(self.op)  # what the graph's printout names: cleave.<region>_<digest>.default
@@ -160,8 +160,9 @@ class Call:
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 
-def replace(gm: fx.GraphModule, region: Region, op: Any, replaced: dict[fx.Node, fx.Node]) -> fx.Node:
-    """Replace the region's nodes in `gm` by one call of `op` on its tensor inputs (through `Call`).
+def replace(gm: fx.GraphModule, region: Region, op: Any, kernel: Callable[..., torch.Tensor], replaced: dict[fx.Node, fx.Node]) -> fx.Node:
+    """Replace the region's nodes in `gm` by one call of `op` on its tensor inputs (through `Call`,
+    which calls `kernel`, the op's, directly where it can).
 
     `replaced` maps the roots of regions replaced before to their calls (an input may be one); the
     new call is added to it.
@@ -169,7 +170,7 @@ def replace(gm: fx.GraphModule, region: Region, op: Any, replaced: dict[fx.Node,
     g = gm.graph
     root = region.root
     with g.inserting_before(root):
-        call = g.call_function(Call(op, _KERNELS[op.__name__.split(".")[0]]), tuple(replaced.get(n, n) for n in region.tensor_inputs()))
+        call = g.call_function(Call(op, kernel), tuple(replaced.get(n, n) for n in region.tensor_inputs()))
     call.meta = dict(root.meta)
     root.replace_all_uses_with(call)
     for n in reversed(region.nodes):
