@@ -19,9 +19,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HANG_S = 120.0
+HANG_S = float(os.environ.get("CLEAVE_HANG_S", "120"))
 """How long one candidate's check and timing may take: far more than any kernel needs (milliseconds) and
-than a layout variant's compile at run time (seconds to tens of seconds on a cold cache)."""
+than a layout variant's compile at run time (seconds to tens of seconds on a cold cache). The environment
+variable `CLEAVE_HANG_S` sets another (a probe that expects hangs and has little time)."""
 
 
 def _key(name: str, kernels: Sequence[str]) -> dict[str, object]:

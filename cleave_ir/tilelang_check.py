@@ -81,6 +81,9 @@ def lower_each(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[st
                 artifact = lowered(mod, name)
         except Exception as e:  # noqa: BLE001 - recorded per kernel; the caller decides
             return e
+        hazards = partial_warp_collectives(artifact.kernel_source)
+        if hazards:  # it could hang the GPU: the candidate is dropped, as one that fails to lower
+            return RuntimeError(f"{name}: a warp collective that some lanes skip (it can hang the GPU): {hazards[0]}")
         need = shared_bytes(artifact)
         if arch.startswith("sm_90") and need > SMEM_BYTES:  # past it the launch fails, though TileLang lowers the kernel
             return OverflowError(f"{name} needs {need / 1024:.1f} KiB of shared memory; a block on {arch} has {SMEM_BYTES // 1024} KiB")
@@ -110,6 +113,48 @@ def shared_bytes(artifact: Any) -> int:
     into that one buffer, tiles whose lifetimes do not overlap into the same bytes)."""
     sizes = re.findall(r'"dyn_shared_memory_buf": (\d+)', str(artifact.device_mod))
     return max((int(n) for n in sizes), default=0)
+
+
+_WARP_COLLECTIVE = re.compile(r"tl::AllReduce<|shfl_\w*sync|warp_reduce|__syncwarp")
+_TID = r"\(\(int\)threadIdx\.x\)"
+_WARP_UNIFORM = [  # uses of the thread index that are the same for all 32 lanes of a warp
+    (re.compile(_TID + r"\s*>>\s*(\d+)"), lambda m: int(m.group(1)) >= 5),
+    (re.compile(_TID + r"\s*/\s*(\d+)"), lambda m: int(m.group(1)) % 32 == 0),
+    (re.compile(_TID + r"\s*(<|>=)\s*(\d+)"), lambda m: int(m.group(2)) % 32 == 0),
+    (re.compile(_TID + r"\s*(<=|>)\s*(\d+)"), lambda m: (int(m.group(2)) + 1) % 32 == 0),
+]
+
+
+def _lane_dependent(condition: str) -> bool:
+    """Whether an `if` condition of lowered CUDA can differ between the lanes of one warp."""
+    for pattern, uniform in _WARP_UNIFORM:
+        condition = pattern.sub(lambda m: "W" if uniform(m) else m.group(0), condition)
+    return "threadIdx" in condition
+
+
+def partial_warp_collectives(source: str) -> list[str]:
+    """Warp collectives of a lowered kernel that not every lane they name reaches: a warp shuffle
+    (TileLang's `tl::AllReduce`: `shfl_xor_sync` over all 32 lanes, then named barriers past a warp)
+    inside an `if` that some lanes of a warp skip. Such a kernel can wait forever on the GPU: TileLang
+    0.1.15 puts the reduction of an [18, 4] fragment on 128 threads under `threadIdx.x < 72`, and the
+    decode attention kernel that held it hung. A warp-uniform `if` (a warp-specialized kernel's
+    consumer warpgroup: `threadIdx.x >= 128`) is TileLang's own design and passes. Returns the
+    offending lines (empty: none)."""
+    found: list[str] = []
+    guards: list[str] = []  # the condition of each open block (`if`, `else`: its if's; others: "")
+    for line in source.splitlines():
+        text = line.strip()
+        closes = text.startswith("}")
+        if closes and guards:
+            last = guards.pop()
+            if text.startswith("} else"):
+                guards.append(last)
+                continue
+        if _WARP_COLLECTIVE.search(text) and any(_lane_dependent(g) for g in guards):
+            found.append(text)
+        if text.endswith("{") and not closes:
+            guards.append(text if text.startswith(("if ", "if(")) else "")
+    return found
 
 
 SYNC_WARNING = "[ThreadSync]"

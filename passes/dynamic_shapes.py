@@ -404,6 +404,39 @@ def at_sizes(graph: tgraph.GraphOp, sizes: Mapping[str, int]) -> tgraph.GraphOp:
     return out
 
 
+REPRESENTATIVE_QUANTUM = 256
+"""What `rounded_representatives` rounds a dynamic dim's representative size up to a multiple of."""
+
+
+def rounded_representatives(before: ModuleOp, failing: set[str]) -> dict[str, tgraph.GraphOp]:
+    """For each input graph of `before` (a module the pipeline has not run on) named in `failing` (no
+    candidate of it serves every size of its dynamic dims) whose dynamic dims' sizes are not all
+    multiples of `REPRESENTATIVE_QUANTUM`: a copy with those sizes rounded up to one (at least one
+    quantum). A representative size is what the schedule tiles: a decode step's 18 keys
+    (the first of `generate`'s dynamic graphs) fit one tile whose size then changes with the length,
+    and 514 cut the graph into 5 kernels none of which took a symbolic length; at 256 and 768 the same
+    decode attention's kernels stream fixed tiles and serve every length, masked."""
+    out: dict[str, tgraph.GraphOp] = {}
+    for graph in before.body.block.ops:
+        if not isinstance(graph, tgraph.GraphOp) or graph.sym_name.data not in failing or "cleave.candidate_of" in graph.attributes:
+            continue
+        dyn = dynamic_inputs(graph)
+        sizes: dict[str, int] = {}
+        for arg, names in _dim_names(graph, dyn).items():
+            i = next(j for j, a in enumerate(graph.inputs) if (a.name_hint or f"arg{j}") == arg)
+            for d, name in enumerate(names):
+                size = tgraph.tensor_type(graph.inputs[i]).shape[d]
+                if name is not None and name not in sizes and size.is_Integer:
+                    sizes[name] = int(size)
+        rounded = {n: max(REPRESENTATIVE_QUANTUM, -(-v // REPRESENTATIVE_QUANTUM) * REPRESENTATIVE_QUANTUM) for n, v in sizes.items()}
+        if rounded != sizes:
+            try:
+                out[graph.sym_name.data] = at_sizes(graph, rounded)
+            except CleaveError:  # the graph's sizes do not follow its dims at other sizes: as it is
+                continue
+    return out
+
+
 def varying_means(graph: tgraph.GraphOp) -> list[tgraph.ReduceOp]:
     """The `reduce mean` ops of `graph` over a dim that varies with its dynamic dims: `cleave-decompose`
     divides such a mean by the size the dim has in the graph, which is wrong at every other size."""

@@ -2120,12 +2120,20 @@ def fold_lanes(elements: int, extent: int, threads: int) -> int:
     """How many threads share each element of a tile of `elements` folded over a serial loop of
     `extent` steps (`_serial_fold`): the most (a power of two dividing `extent`, at most a warp, so
     one warp reduction adds them up) with the tile's elements times that still within the block;
-    1 = none (the tile keeps half the threads busy, or the loop is shorter than 8 steps)."""
+    1 = none (the tile keeps half the threads busy, or the loop is shorter than 8 steps).
+
+    The partials must fill whole warps or divide the block's threads: TileLang spreads a tile of fewer
+    elements than threads over the block by copies where their count divides it, else it runs the tile
+    on the first threads under an `if`, and where that `if` splits a warp the lanes' warp reduction
+    inside it waits on lanes that never come (an [18, 4] tile on 128 threads hung a decode attention
+    kernel; `tilelang_check.partial_warp_collectives`)."""
     lanes = 1
     if extent < 8:
         return lanes
     while lanes * 2 <= WARP_SIZE and extent % (lanes * 2) == 0 and elements * lanes * 2 <= threads:
         lanes *= 2
+    while lanes > 1 and threads % (elements * lanes) and elements * lanes % WARP_SIZE:
+        lanes //= 2
     return lanes
 
 

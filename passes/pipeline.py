@@ -36,7 +36,7 @@ from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.concretize import ConcretizePass
 from cleave_ir.passes.fold_structural import FoldStructuralPass
 from cleave_ir.passes.decompose import DecomposePass
-from cleave_ir.passes.dynamic_shapes import DynamicShapesPass
+from cleave_ir.passes.dynamic_shapes import DynamicShapesPass, rounded_representatives
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
@@ -130,6 +130,21 @@ def select_kept(units: Sequence[Unit], keep: int, form_of: Callable[[str], Hasha
     return sorted(chosen, key=units.index)
 
 
+def static_roots(module: ModuleOp) -> set[str]:
+    """The input graphs of `module` (after the pipeline) with candidates, none of which serves every size
+    of the graph's dynamic dims (each has a kernel `cleave-dynamic-shapes` left `cleave.static_only`)."""
+    kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
+    graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
+    seen: set[str] = set()
+    serving: set[str] = set()
+    for _, names, g in rank_candidates(module):
+        root = (tgraph.referenced_symbol(graphs[g], "cleave.candidate_of") if g in graphs else None) or g
+        seen.add(root)
+        if all("cleave.static_only" not in kernels[k].attributes for k in names if k in kernels):
+            serving.add(root)
+    return seen - serving
+
+
 @dataclass(frozen=True)
 class PipelinePass(CleavePass):
     """The whole pipeline with defaults; leaves the input graphs and `keep` candidates (`select_kept`)."""
@@ -176,6 +191,30 @@ class PipelinePass(CleavePass):
         if not self.split_counts or any(c < 2 for c in self.split_counts):
             raise CleaveError("error: cleave-pipeline: split-counts must be integers >= 2")
 
+    def _rounded_retry(self, ctx: Context, op: ModuleOp, before: ModuleOp) -> None:
+        """Where a graph's dynamic dims got no kernel that serves every size at their representative sizes,
+        run the passes again with those sizes rounded up (`rounded_representatives`); where every such graph
+        then has one, that result replaces `op`'s contents."""
+        rounded = rounded_representatives(before, static_roots(op))
+        if not rounded:
+            return
+        said = {
+            name: ", ".join(str([str(d) for d in tgraph.tensor_type(a).shape]).replace("'", "") for a in graph.inputs) for name, graph in rounded.items()
+        }
+        for graph in [g for g in before.body.block.ops if isinstance(g, tgraph.GraphOp) and g.sym_name.data in rounded]:
+            Rewriter.replace_op(graph, rounded[graph.sym_name.data])
+        for p in self.passes():
+            p.apply(ctx, before)
+        if rounded.keys() & static_roots(before):  # (not a multiple of the quantum either: as first scheduled)
+            return
+        for name, shapes in said.items():
+            print(f"cleave-pipeline: @{name} scheduled again at its dynamic sizes rounded up ({shapes}): its kernels serve every size", file=sys.stderr)
+        for x in list(op.body.block.ops):
+            op.body.block.erase_op(x, safe_erase=False)
+        for x in list(before.body.block.ops):
+            x.detach()
+            op.body.block.add_op(x)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
         FoldStructuralPass().apply(ctx, op)  # transposes, slices and concats out of the graphs, where they can go
@@ -184,8 +223,10 @@ class PipelinePass(CleavePass):
                 graph = x.parent_op()
                 where = f" in @{graph.sym_name.data}" if isinstance(graph, tgraph.GraphOp) else ""
                 raise CleaveError(f"error: cleave-schedule: {x.name} is not supported by the scheduler yet{where}", op=x)
+        before = op.clone()
         for p in self.passes():
             p.apply(ctx, op)
+        self._rounded_retry(ctx, op, before)
         units = select_kept(rank_candidates(op), self.keep, lambda g: form(op, g), kernel_key(op))
         kept_kernels = {k for _, ks, _ in units for k in ks}
         kept_graphs = {_ref(k, "cleave.schedule_of") for k in op.body.block.ops if isinstance(k, itgraph.KernelOp) and k.sym_name.data in kept_kernels}

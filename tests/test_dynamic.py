@@ -282,3 +282,44 @@ def test_cleave_compile_warns_when_a_declared_dynamic_dim_stays_static(tmp_path,
     assert main(["compile", str(tmp_path / "sm.mlir"), "-o", str(tmp_path / "sm.py"), "--no-cache", "--keep", "2", "-j", "1"]) == 0
     err = capsys.readouterr().err
     assert "warning: cleave compile: @sm_k0 (candidate @sm) serves only the sizes it was scheduled at" in err, err
+
+
+# the decode attention of `generate`'s dynamic graph (GPT-2, transformers 5.17, tiny config): one query
+# row against the cache's 18 keys, a float mask over them; the length is dynamic
+DECODE_ATTENTION = """
+tgraph.graph @decode(%q: !tgraph.tensor<[1, 4, 1, 16], f16>, %k: !tgraph.tensor<[1, 4, 18, 16], f16> {dynamic = array<i64: 2>}, %v: !tgraph.tensor<[1, 4, 18, 16], f16> {dynamic = array<i64: 2>}, %mask: !tgraph.tensor<[1, 1, 1, 18], f16> {dynamic = array<i64: 3>}) -> !tgraph.tensor<[1, 4, 1, 16], f16> {
+  %0 = tgraph.matmul %q, %k transpose_b : !tgraph.tensor<[1, 4, 1, 16], f16>, !tgraph.tensor<[1, 4, 18, 16], f16> -> !tgraph.tensor<[1, 4, 1, 18], f16>
+  %1 = tgraph.scale %0, 2.500000e-01 : !tgraph.tensor<[1, 4, 1, 18], f16>
+  %2 = tgraph.scalar add %mask, -3.000000e+04 : !tgraph.tensor<[1, 1, 1, 18], f16>
+  %3 = tgraph.select %mask, %1, %2 : !tgraph.tensor<[1, 1, 1, 18], f16>, !tgraph.tensor<[1, 4, 1, 18], f16>, !tgraph.tensor<[1, 1, 1, 18], f16> -> !tgraph.tensor<[1, 4, 1, 18], f16>
+  %4 = tgraph.exp %3 : !tgraph.tensor<[1, 4, 1, 18], f16>
+  %5 = tgraph.reduce sum %4 dim 3 : !tgraph.tensor<[1, 4, 1, 18], f16> -> !tgraph.tensor<[1, 4, 1, 1], f16>
+  %6 = tgraph.div %4, %5 : !tgraph.tensor<[1, 4, 1, 18], f16>, !tgraph.tensor<[1, 4, 1, 1], f16> -> !tgraph.tensor<[1, 4, 1, 18], f16>
+  %7 = tgraph.matmul %6, %v : !tgraph.tensor<[1, 4, 1, 18], f16>, !tgraph.tensor<[1, 4, 18, 16], f16> -> !tgraph.tensor<[1, 4, 1, 16], f16>
+  tgraph.output %7 : !tgraph.tensor<[1, 4, 1, 16], f16>
+}
+"""
+
+
+def test_a_small_representative_length_is_rounded_up_until_a_kernel_serves_every_length(capsys) -> None:  # type: ignore[no-untyped-def]
+    """At its 18 keys every kernel of the decode attention took the whole length as one tile (a tile size
+    that changes with the length): all stayed static, and the front end's gate refused the region at
+    any other length. The pipeline schedules it again at 256 keys, where its kernels stream fixed tiles,
+    masked: they serve 18 keys and every other length."""
+    original = Parser(make_context(), DECODE_ATTENTION).parse_module().body.block.first_op
+    module = module_of(original.clone())
+    PipelinePass(top_k=2, keep=2).apply(Context(), module)
+    err = capsys.readouterr().err
+    assert "cleave-pipeline: @decode scheduled again at its dynamic sizes rounded up ([1, 4, 1, 16], [1, 4, 256, 16], [1, 4, 256, 16], [1, 1, 1, 256])" in err, err
+    kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
+    units = rank_candidates(module)
+    assert units and all("cleave.static_only" not in kernels[k].attributes for _, names, _ in units for k in names)
+    rng = np.random.default_rng(0)
+    for n in (18, 5, 37):
+        g = at_sizes(original, {"k_d2": n})
+        xs = random_inputs(g, seed=n)
+        xs[3] = (rng.random(xs[3].shape) < 0.8).astype(np.float64)  # the mask keeps about 4 keys of 5
+        (ref,) = run_graph(g, xs)
+        for _, names, graph in units:
+            got = _run_candidate(module, names, xs)
+            assert max_relative_error(ref, got.reshape(ref.shape)) < 1e-9, (graph, n)

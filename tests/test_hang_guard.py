@@ -55,3 +55,19 @@ def test_a_hung_process_exits_with_one_line(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: candidate #0 (@stuck)"), r.stderr
     assert HangGuard(tmp_path / "kernel.py").hung("stuck", ["stuck_k0"])
+
+
+def test_the_hang_time_can_be_set_in_the_environment(tmp_path: Path) -> None:
+    """`CLEAVE_HANG_S` sets how long a candidate may run before it is called a hang (a probe with little time)."""
+    import os
+
+    script = (
+        "import time\n"
+        "from pathlib import Path\n"
+        "from cleave_ir.hang_guard import HangGuard\n"
+        f"g = HangGuard(Path({str(tmp_path / 'kernel.py')!r}))\n"
+        "with g.running(0, 'stuck', ['stuck_k0']):\n"
+        "    time.sleep(600)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env={**os.environ, "CLEAVE_HANG_S": "1"})
+    assert r.returncode == 1 and "did not finish on the GPU in 1 s" in r.stderr, r.stderr

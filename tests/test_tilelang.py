@@ -28,7 +28,7 @@ from cleave_ir.builder import module_of
 from cleave_ir.interpreter import input_shapes, max_relative_error, run_graph
 from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
 from cleave_ir.run import load_module, resize_graph
-from cleave_ir.tilelang_check import load_module_file, lower_all, lower_logged, sync_warnings
+from cleave_ir.tilelang_check import load_module_file, lower_all, lower_logged, partial_warp_collectives, sync_warnings
 from cleave_ir.tilelang_emitter import module_source
 from conftest import parse_text
 
@@ -91,6 +91,7 @@ def test_emitted_kernels_lower_for_sm90a(name: str, tmp_path: Path) -> None:
     for kernel, (cuda, log) in logged.items():
         assert "__global__" in cuda, kernel
         assert not sync_warnings(log), f"{kernel}: {sync_warnings(log)}"
+        assert not partial_warp_collectives(cuda), kernel
         # tilelang.wait_prior_grids: TileLang then launches the kernel with programmatic stream serialization
         waits = "T.pdl_sync()" in source.split(f"def {kernel}(")[1].split("@T.prim_func")[0]
         assert waits == ("cudaGridDependencySynchronize();" in cuda), kernel
@@ -867,3 +868,73 @@ def test_a_kernel_over_the_blocks_shared_memory_fails_its_lowering(tmp_path: Pat
     assert isinstance(got["fits"], str) and "__global__" in got["fits"]
     assert isinstance(got["too_big"], OverflowError)
     assert "needs 256.0 KiB of shared memory" in str(got["too_big"])
+
+
+# GPT-2's decode attention as dynamo hands it over in `generate` (transformers 5.17, tiny config): one
+# query row of 4 heads against 18 cached keys, a float mask. Its one-kernel candidate folded the [18]
+# scores' dot products over 4 lanes each, an [18, 4] tile on 128 threads that TileLang ran under
+# `threadIdx.x < 72` with the lanes' warp shuffle inside: it hung the H100 (hf_models.py --generate).
+DECODE_ATTENTION_18 = """
+tgraph.graph @decode18(%q: !tgraph.tensor<[1, 4, 1, 16], f16>, %k: !tgraph.tensor<[1, 4, 18, 16], f16>, %v: !tgraph.tensor<[1, 4, 18, 16], f16>, %mask: !tgraph.tensor<[1, 1, 1, 18], f16>) -> !tgraph.tensor<[1, 4, 1, 16], f16> {
+  %0 = tgraph.matmul %q, %k transpose_b : !tgraph.tensor<[1, 4, 1, 16], f16>, !tgraph.tensor<[1, 4, 18, 16], f16> -> !tgraph.tensor<[1, 4, 1, 18], f16>
+  %1 = tgraph.scale %0, 2.500000e-01 : !tgraph.tensor<[1, 4, 1, 18], f16>
+  %2 = tgraph.scalar add %mask, -3.000000e+04 : !tgraph.tensor<[1, 1, 1, 18], f16>
+  %3 = tgraph.select %mask, %1, %2 : !tgraph.tensor<[1, 1, 1, 18], f16>, !tgraph.tensor<[1, 4, 1, 18], f16>, !tgraph.tensor<[1, 1, 1, 18], f16> -> !tgraph.tensor<[1, 4, 1, 18], f16>
+  %4 = tgraph.exp %3 : !tgraph.tensor<[1, 4, 1, 18], f16>
+  %5 = tgraph.reduce sum %4 dim 3 : !tgraph.tensor<[1, 4, 1, 18], f16> -> !tgraph.tensor<[1, 4, 1, 1], f16>
+  %6 = tgraph.div %4, %5 : !tgraph.tensor<[1, 4, 1, 18], f16>, !tgraph.tensor<[1, 4, 1, 1], f16> -> !tgraph.tensor<[1, 4, 1, 18], f16>
+  %7 = tgraph.matmul %6, %v : !tgraph.tensor<[1, 4, 1, 18], f16>, !tgraph.tensor<[1, 4, 18, 16], f16> -> !tgraph.tensor<[1, 4, 1, 16], f16>
+  tgraph.output %7 : !tgraph.tensor<[1, 4, 1, 16], f16>
+}
+"""
+
+
+def test_lanes_of_a_fold_divide_the_block() -> None:
+    """`fold_lanes`: as many lanes as fill the block, but only counts whose partials fill whole warps or
+    divide its threads (TileLang runs any other tile under an `if` that splits a warp)."""
+    from cleave_ir.passes.lower_tilelang import fold_lanes
+
+    assert fold_lanes(16, 32, 256) == 16 and fold_lanes(1, 16, 128) == 16 and fold_lanes(4, 64, 128) == 32
+    assert fold_lanes(48, 4096, 128) == 2  # 96 partials: three whole warps
+    assert fold_lanes(18, 16, 128) == 1 and fold_lanes(9, 16, 256) == 1 and fold_lanes(16, 4, 128) == 1
+
+
+def test_partial_warp_collectives_are_found_in_cuda() -> None:
+    """A warp shuffle under an `if` some lanes of its warp skip; not one under a warp-uniform condition."""
+    hang = """  if (((int)threadIdx.x) < 72) {
+    acc[0] = tl::AllReduce<tl::SumOp, 4, 1, 0, tl::NamedBarrier<128>>::run(acc[0]);
+  }"""
+    assert partial_warp_collectives(hang) == ["acc[0] = tl::AllReduce<tl::SumOp, 4, 1, 0, tl::NamedBarrier<128>>::run(acc[0]);"]
+    lane = hang.replace("((int)threadIdx.x) < 72", "(((int)threadIdx.x) % 4) == 0")
+    assert partial_warp_collectives(lane)
+    for uniform in ("((int)threadIdx.x) < 64", "(((int)threadIdx.x) >> 5) == 0", "(((int)threadIdx.x) / 128) == 1", "1 < n"):
+        assert not partial_warp_collectives(hang.replace("((int)threadIdx.x) < 72", uniform)), uniform
+    consumer = hang.replace("SumOp, 4, 1, 0,", "MaxOp, 128, 64, 128,").replace("< 72", ">= 128")
+    assert not partial_warp_collectives(consumer)  # a warp-specialized kernel's consumer warpgroup
+    after = "  if (((int)threadIdx.x) < 72) {\n    x[0] = 1.f;\n  } else {\n    x[0] = 2.f;\n  }\n  y = tl::AllReduce<tl::SumOp, 4, 1, 0, tl::NamedBarrier<128>>::run(y);"
+    assert not partial_warp_collectives(after)
+    in_else = "  if (((int)threadIdx.x) < 72) {\n    x[0] = 1.f;\n  } else {\n    y = tl::AllReduce<tl::SumOp, 4, 1, 0, tl::NamedBarrier<128>>::run(y);\n  }"
+    assert partial_warp_collectives(in_else)
+
+
+def test_decode_attention_over_an_odd_key_count_has_no_partial_warp_shuffle(tmp_path: Path) -> None:
+    """Every candidate of the decode attention that hung lowers with no warp collective some lanes skip
+    (what `cleave compile` would now drop), and computes the graph."""
+    graph = parse_text(DECODE_ATTENTION_18).body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(top_k=2, keep=2).apply(Context(), module)
+    path = tmp_path / "decode18.py"
+    path.write_text(module_source(module))
+    lower_module(module)
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal(s).astype(np.float16).astype(np.float64) for s in input_shapes(graph)]
+    xs[3] = (rng.random(xs[3].shape) < 0.8).astype(np.float64)  # keep about 4 keys of 5
+    (ref,) = run_graph(graph, xs)
+    for cand, kernels in candidate_kernels(module):
+        (got,) = run_kernels(kernels, xs)
+        assert max_relative_error(ref, got) <= FP16_TOLERANCE, cand
+    pytest.importorskip("tilelang")
+    cuda = lower_all(path)
+    assert len(cuda) >= 2
+    for kernel, source in cuda.items():
+        assert not partial_warp_collectives(source), kernel

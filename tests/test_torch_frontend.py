@@ -409,6 +409,44 @@ def test_dynamic_region_checked_at_other_sizes():
     assert row.decision == "pytorch" and re.fullmatch(r"kernel failed: @r_[0-9a-f]{12}: input %in0 has shape \(17, 64\), expected \(32, 64\)", row.reason), row
 
 
+def test_dynamic_size_seen_only_as_an_expression_is_checked_at_other_sizes():
+    """A decode step's cache length + 1 (dynamo's graph of `generate`): the region's inputs have the size
+    `t + 1` and never `t` itself. Its other sizes are still made (the symbol's value is solved from the
+    example), so a kernel serving the example size only is refused instead of failing the model later."""
+    from cleave_ir.interpreter import run_graph
+
+    torch.manual_seed(0)
+    m, x = NormLinear().eval(), torch.randn(33, 64)
+    t = torch.export.Dim("t", min=2, max=128)
+
+    def fixed_size(graph):
+        def run(*xs):
+            return torch.from_numpy(run_graph(graph, [x.double().numpy() for x in xs], mode="declared")[0]).float()
+
+        return run
+
+    m2 = ct.optimize(m, (x,), dynamic_shapes=({0: t + 1},), compiler=fixed_size, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "pytorch" and re.fullmatch(r"kernel failed: @r_[0-9a-f]{12}: input %in0 has shape \(18, 64\), expected \(33, 64\)", row.reason), row
+    with torch.no_grad():
+        torch.testing.assert_close(m2(torch.randn(9, 64)).shape, torch.Size([9, 48]))
+    m3 = ct.optimize(m, (x,), dynamic_shapes=({0: t + 1},), compiler=ct.interpreted_graph, timer=faster)
+    [row] = m3.cleave_report.rows
+    assert row.decision == "cleave" and row.reason.startswith("correct on 7 input sets"), row  # the example's and one at 18 rows among them
+
+
+def test_other_shapes_refuses_a_size_it_cannot_vary() -> None:
+    """A dynamic size in two symbols that no input has alone: no other sizes can be made, so the region
+    is not compiled (the gate could not check a kernel at another size)."""
+    import sympy
+
+    from cleave_ir.torch.partition import _hint
+
+    a, b = sympy.symbols("a b", integer=True, positive=True)
+    assert _hint(a + 1, a, 18) == 17 and _hint(2 * a, a, 18) == 9 and _hint(2 * a, a, 17) is None
+    assert _hint(a + b, a, 18) is None
+
+
 def repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
     """Hugging Face's repeat_kv: each kv head repeated n times."""
     b, h, t, d = x.shape

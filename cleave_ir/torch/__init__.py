@@ -124,6 +124,11 @@ def optimize(
             rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: time budget of {budget_s:.0f} s spent", tgraph_ops=region.tgraph_ops()))
             continue
         try:
+            others = other_shapes(captured, region)
+        except ValueError as e:
+            rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: {one_line(e)}", tgraph_ops=region.tgraph_ops()))
+            continue
+        try:
             pytorch = region_module(region)
             kernel = stitch.bind(region, compiler(region.graph), pytorch)
         except Exception as e:  # a failed compile keeps PyTorch's version
@@ -131,7 +136,7 @@ def optimize(
             continue
         base = None if baseline == "eager" else torch.compile(pytorch, mode=None if baseline == "compile" else baseline)
         row = gate(
-            region, pytorch, kernel, with_model_runs(input_sets(region_inputs(captured, region), other_shapes(captured, region)), runs, region),
+            region, pytorch, kernel, with_model_runs(input_sets(region_inputs(captured, region), others), runs, region),
             timer=timer, margin=margin, tolerance=tolerance, baseline=base,
             reference=region_module(region, float64=True),
         )
@@ -160,8 +165,14 @@ def backend(
     to `reports` where given. `rest="inductor"`: the graph with our regions in it (opaque custom ops)
     is compiled by torch.compile's inductor, which fuses what stays PyTorch's (rotary embeddings,
     casts, residual adds); a graph we do not optimize is inductor's alone. Else those ops run eagerly.
-    `deadline` (a `time.perf_counter()` value): every graph's compile budget is what is left until then."""
+    With `rest="inductor"` the gate times each region against inductor's compile of it (`baseline=
+    "compile"`, unless a baseline is given): a region is ours only where it beats what torch.compile
+    would have run there. `deadline` (a `time.perf_counter()` value): every graph's compile budget is
+    what is left until then."""
     import time
+
+    if rest == "inductor":
+        options = {"baseline": "compile", **options}
 
     def finish(fn: Any) -> Any:
         return fn if rest is None else torch.compile(fn, backend=rest)

@@ -651,23 +651,46 @@ def example_inputs(captured: Captured, region: Region) -> list[Any]:
     return [captured.values[n] for n in region.tensor_inputs()]
 
 
+def _hint(expr: Any, symbol: Any, size: int) -> int | None:
+    """The integer value of `symbol` that makes `expr` (in that symbol alone) equal `size`, if one."""
+    import sympy
+
+    if expr.free_symbols != {symbol}:
+        return None
+    roots = [r for r in sympy.solve(sympy.Eq(expr, size), symbol) if r.is_integer and r >= 0]
+    return int(roots[0]) if len(roots) == 1 else None
+
+
 def other_shapes(captured: Captured, region: Region) -> list[tuple[int, ...]] | None:
     """Shapes of the region's tensor inputs with every dynamic size moved off its example value
-    (halved, plus one: odd, so a kernel that only serves whole tiles is caught); None without dynamic dims."""
+    (halved, plus one: odd, so a kernel that only serves whole tiles is caught); None without dynamic dims.
+    A symbol seen only inside an expression (a decode step's `past + 1`) takes the value that gives the
+    example's size. Raises ValueError where no other sizes can be formed: the gate could not check them."""
     import sympy
 
     from cleave_ir.torch.aten import is_symbolic
 
     nodes = region.tensor_inputs()
     example: dict[sympy.Symbol, int] = {}
+    compound: list[tuple[sympy.Expr, int]] = []  # a decode step's cache length + 1, a concat's sum
     for n in nodes:
         for d, size in zip(meta_val(n).shape, captured.sizes(n)):
-            if is_symbolic(d) and isinstance(d.node.expr, sympy.Symbol):
-                example[d.node.expr] = size
-    if not example:
+            if is_symbolic(d):
+                expr = d.node.expr
+                if isinstance(expr, sympy.Symbol):
+                    example[expr] = size
+                else:
+                    compound.append((expr, size))
+    for expr, size in compound:  # a symbol seen only inside an expression: its value in the example run
+        for s in expr.free_symbols - example.keys():
+            hint = _hint(expr, s, size)
+            if hint is None:
+                raise ValueError(f"its dynamic size {expr} = {size} cannot be varied: a kernel serving it would go unchecked at other sizes")
+            example[s] = hint
+    if not example and not compound:
         return None
     new = {s: max(2, v // 2 + 1) for s, v in example.items()}
     try:
         return [tuple(int(d.node.expr.subs(new)) if is_symbolic(d) else int(d) for d in meta_val(n).shape) for n in nodes]
-    except (TypeError, ValueError):  # a size that is not a function of the input symbols alone
-        return None
+    except (TypeError, ValueError) as e:  # a size that is not a function of the input symbols alone
+        raise ValueError(f"its dynamic sizes cannot be varied ({e}): a kernel serving them would go unchecked at other sizes") from e
