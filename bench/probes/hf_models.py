@@ -6,6 +6,9 @@ on, built from their configs with random weights (no download), as a user would 
                                                            # tgraph interpreter, the gate's timings faked
     python bench/probes/hf_models.py --encoders             # BERT, ViT, Whisper's encoder, ... (AutoModel)
     python bench/probes/hf_models.py --generate 8 llama    # greedy decoding under torch.compile(backend=ct.backend())
+    python bench/probes/hf_models.py --pipeline ...        # CPU: the real pipeline instead of the tgraph interpreter
+                                                           # (search, schedule, emit; kernels in the tilelang
+                                                           # interpreter): what a GPU would run, minutes a model
     python bench/probes/hf_models.py --gpu --sizes real    # a CUDA machine: the real pipeline, one layer of the
                                                            # models' real widths; times eager, torch.compile, the
                                                            # captured program alone, ours, ours + torch.compile
@@ -220,6 +223,8 @@ def generate(name: str, args: argparse.Namespace, compiler: Any) -> str:
             return f"| {name} | generate failed: {one_line(e)[:160]} |" + " |" * 6
         prepare = time.perf_counter() - t0
         ours_us = per_token(lambda: model.generate(ids, **run))
+    if args.gpu:
+        REPORTS.extend(f"### {name}, graph {i}\n\n{r.table()}\n" for i, r in enumerate(reports))
     same = torch.equal(got.sequences, want.sequences)
     err = max(rel(a, b) for a, b in zip(got.logits, want.logits))
     graphs = ", ".join(f"{len(r.replaced())}/{len(r.rows)}" for r in reports)
@@ -241,13 +246,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rest", default=None, help="--generate: the backend's `rest` (inductor: what stays PyTorch's is compiled by inductor)")
     p.add_argument("-j", "--jobs", type=int, default=15)
     p.add_argument("--workdir", default=None, help="--gpu: where the regions' graphs and emitted modules are kept (default: a temporary dir)")
+    p.add_argument("--pipeline", action="store_true", help="CPU: the real pipeline (search, schedule, emit), its kernels run by the tilelang interpreter")
     args = p.parse_args(argv)
     names = args.models or (ENCODERS if args.encoders else DENSE + MOE + EAGER_ONLY)
     workdir = None if args.workdir is None else Path(args.workdir)
-    compiler = ct.PipelineCompiler(options=("--keep", "2", "--tune-budget", "0", "-j", str(args.jobs)), gpu=True, workdir=workdir) if args.gpu else ct.interpreted_graph
+    options = ("--keep", "2", "--tune-budget", "0", "-j", str(args.jobs))
+    compiler = ct.PipelineCompiler(options=options, gpu=args.gpu, workdir=workdir) if args.gpu or args.pipeline else ct.interpreted_graph
     import transformers
 
-    print(f"transformers {transformers.__version__}, torch {torch.__version__}, {'GPU: ' + torch.cuda.get_device_name() if args.gpu else 'CPU interpreters'}, "
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}, {'GPU: ' + torch.cuda.get_device_name() if args.gpu else 'CPU, the real pipeline, kernels in the tilelang interpreter' if args.pipeline else 'CPU interpreters'}, "
           f"sizes {args.sizes}, {args.dtype}, input ids [{args.batch}, {args.seq}]")
     if args.generate:
         print(f"backend rest={args.rest}")
@@ -255,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |")
         for name in names:
             print(generate(name, args, compiler), flush=True)
+        if REPORTS:
+            print("\n## The gate's reports, per graph dynamo handed over\n")
+            print("\n".join(REPORTS))
         return 0
     print("| model | captured | err ours vs fp32 (tokens off) | err eager vs fp32 (tokens off) | regions ours | failing or wrong regions "
           "| eager us | torch.compile us | captured, all PyTorch us | ours us | ours + torch.compile us | prepare s |")
