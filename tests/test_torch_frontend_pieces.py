@@ -239,3 +239,23 @@ def test_backend_hands_the_rest_to_another_backend():
             want, k, v = step(x, k, v)
             torch.testing.assert_close(got, want, rtol=2e-3, atol=2e-3)
     assert len(reports) == 2 and all(r.replaced() for r in reports)
+
+
+def test_inductor_rest_gates_each_region_against_inductors_compile(monkeypatch):
+    """With `rest="inductor"` the regions' PyTorch side is what inductor would run, so the gate times
+    against it (`baseline="compile"`) unless the caller names a baseline; without `rest`, eager."""
+    import cleave_ir.torch as ct_module
+
+    seen: list = []
+
+    def recorded(model, args, dynamic_shapes=None, **options):
+        seen.append(options.get("baseline"))
+        return model
+
+    monkeypatch.setattr(ct_module, "optimize", recorded)
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: fn)  # the stitched graph as it is: no C++ compile here
+    gm = torch.fx.symbolic_trace(lambda x: torch.softmax(x, -1))
+    x = torch.randn(2, 8)
+    for kwargs in ({"rest": "inductor"}, {"rest": "inductor", "baseline": "eager"}, {}):
+        ct.backend(**kwargs)(gm, [x])(x)
+    assert seen == ["compile", "eager", None]
