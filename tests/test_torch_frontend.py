@@ -1150,3 +1150,24 @@ def test_stitched_call_skips_the_dispatcher_outside_tracing(layer):
     got = m2(*xs)  # the layer's parameters require grad
     assert seen == ["op"] * len(calls)
     torch.testing.assert_close(got.detach(), want)
+
+
+def test_empty_rows_of_a_mask_are_computed_once_per_mask() -> None:
+    """The rows a mask drops whole (boolean False or -inf throughout): computed once while the same mask
+    tensor comes back unchanged (every layer of a forward reads the model's one mask), again after an
+    in-place change; an inference-mode mask (no version counter) is computed each time."""
+    from cleave_ir.torch.partition import empty_rows_of
+
+    mask = torch.ones(1, 1, 8, 8, dtype=torch.bool).tril()
+    mask[..., 3, :] = False
+    first = empty_rows_of(mask)
+    assert first.flatten().tolist() == [i == 3 for i in range(8)] and empty_rows_of(mask) is first
+    mask[..., 5, :] = False
+    again = empty_rows_of(mask)
+    assert again is not first and again.flatten().tolist() == [i in (3, 5) for i in range(8)]
+    assert empty_rows_of(mask.clone()) is not again  # another tensor, equal or not
+    with torch.inference_mode():
+        additive = torch.zeros(1, 1, 4, 4)
+        additive[..., 1, :] = float("-inf")
+        got = empty_rows_of(additive)
+        assert got.flatten().tolist() == [False, True, False, False] and empty_rows_of(additive) is not got

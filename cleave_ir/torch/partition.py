@@ -99,9 +99,7 @@ class Region:
         """`out` (the root's value) with the query rows that the mask `xs[empty_rows]` masks (False or -inf)
         whole set to 0, as PyTorch's SDPA returns them (the kernel's fill gives their mean of V)."""
         if self.empty_rows is not None:
-            mask = xs[self.empty_rows]
-            empty = ~mask.any(-1, keepdim=True) if mask.dtype == torch.bool else (mask == float("-inf")).all(-1, keepdim=True)
-            out.masked_fill_(empty, 0)
+            out.masked_fill_(empty_rows_of(xs[self.empty_rows]), 0)
         return out
 
     def unview(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -644,6 +642,36 @@ def mask_conversion(node: fx.Node) -> bool:
         return False
     src, dst = meta_val(node.args[0]), meta_val(node)
     return getattr(src, "dtype", None) is not None and is_mask_dtype(src.dtype) and getattr(dst, "dtype", torch.bool).is_floating_point
+
+
+_LAST_EMPTY: list[Any] = [None, None, None]  # the last mask (weakly), its version, its empty rows
+
+
+def empty_rows_of(mask: torch.Tensor) -> torch.Tensor:
+    """The query rows a boolean (False) or additive (-inf) attention mask masks whole, as a [..., q, 1]
+    boolean tensor. The last mask's answer is kept while it is the same tensor, unchanged: a model builds
+    its mask once per forward and every layer's attention reads it (two launches saved a layer)."""
+    import weakref
+
+    def compute() -> torch.Tensor:
+        return ~mask.any(-1, keepdim=True) if mask.dtype == torch.bool else (mask == float("-inf")).all(-1, keepdim=True)
+
+    # not while tracing (fake tensors) or capturing a CUDA graph (a captured op has not run yet)
+    if torch.compiler.is_compiling() or (mask.is_cuda and torch.cuda.is_current_stream_capturing()):
+        return compute()
+    try:
+        version = mask._version
+    except RuntimeError:  # an inference-mode tensor keeps no version counter: nothing tells a change
+        return compute()
+    ref, last_version, empty = _LAST_EMPTY
+    if ref is not None and ref() is mask and last_version == version:
+        return empty
+    empty = compute()
+    try:
+        _LAST_EMPTY[:] = [weakref.ref(mask), version, empty]
+    except TypeError:  # a tensor subclass without weak references: not kept
+        _LAST_EMPTY[:] = [None, None, None]
+    return empty
 
 
 def example_inputs(captured: Captured, region: Region) -> list[Any]:
