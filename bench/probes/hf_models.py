@@ -223,7 +223,7 @@ def generate(name: str, args: argparse.Namespace, compiler: Any) -> str:
             return f"| {name} | generate failed: {one_line(e)[:160]} |" + " |" * 6
         prepare = time.perf_counter() - t0
         ours_us = per_token(lambda: model.generate(ids, **run))
-    if args.gpu:
+    if args.gpu or args.pipeline:
         REPORTS.extend(f"### {name}, graph {i}\n\n{r.table()}\n" for i, r in enumerate(reports))
     same = torch.equal(got.sequences, want.sequences)
     err = max(rel(a, b) for a, b in zip(got.logits, want.logits))
