@@ -445,3 +445,25 @@ def test_an_unscaled_attention_gets_its_flash_attention_form() -> None:
     cands, stats = superoptimize_graph(graph, max_ops=12, time_limit=60)
     deferred = [c for c in cands if any(isinstance(op, tgraph.DivOp) and isinstance(op.operands[0].owner, tgraph.MatmulOp) for op in c.graph.body.walk())]
     assert deferred, (stats, [c.note for c in cands])
+
+
+def test_the_reduced_scale_retrial_still_rejects_a_near_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wrong rewrite that errs by little (x @ w + 1e-8 (x @ w)^3 for x @ w) disagrees by under `RANGE_RTOL` on
+    some trials, and at reduced scale it still disagrees by more than rtol: the retrial never accepts it."""
+    from cleave_ir.passes.equivalence import Checker
+
+    def graph(near_miss: bool) -> tgraph.GraphOp:
+        b = GraphBuilder("g", "f32")
+        y = b.matmul(b.input("x", [4, 6]), b.input("w", [6, 5]))
+        if near_miss:
+            y = b.add(y, b.scale(b.mul(b.mul(y, y), y), 1e-8))
+        return b.build(y)
+
+    retrials: list[bool] = []
+    retry = Checker._agrees_scaled
+    monkeypatch.setattr(Checker, "_agrees_scaled", lambda self, *a: retrials.append(retry(self, *a)) or retrials[-1])
+    reference = graph(False)
+    verdict = Checker(reference, [{}]).check(graph(True))
+    assert not verdict and "max relative error" in verdict.failure, verdict
+    assert retrials == [False]  # judged again at reduced scale, and refused there
+    assert Checker(reference, [{}]).check(graph(False))
