@@ -420,20 +420,17 @@ def rounded_representatives(before: ModuleOp, failing: set[str]) -> dict[str, tg
     for graph in before.body.block.ops:
         if not isinstance(graph, tgraph.GraphOp) or graph.sym_name.data not in failing or "cleave.candidate_of" in graph.attributes:
             continue
-        dyn = dynamic_inputs(graph)
-        sizes: dict[str, int] = {}
-        for arg, names in _dim_names(graph, dyn).items():
-            i = next(j for j, a in enumerate(graph.inputs) if (a.name_hint or f"arg{j}") == arg)
-            for d, name in enumerate(names):
-                size = tgraph.tensor_type(graph.inputs[i]).shape[d]
-                if name is not None and name not in sizes and size.is_Integer:
-                    sizes[name] = int(size)
-        rounded = {n: max(REPRESENTATIVE_QUANTUM, -(-v // REPRESENTATIVE_QUANTUM) * REPRESENTATIVE_QUANTUM) for n, v in sizes.items()}
-        if rounded != sizes:
-            try:
-                out[graph.sym_name.data] = at_sizes(graph, rounded)
-            except CleaveError:  # the graph's sizes do not follow its dims at other sizes: as it is
+        try:
+            dyn = dynamic_inputs(graph)
+            fam = _symbolic(graph, dyn, _dim_names(graph, dyn))
+            if fam is None:
                 continue
+            sizes = {fam.dynamic[s]: v for s, v in fam.representative.items()}
+            rounded = {n: max(REPRESENTATIVE_QUANTUM, -(-v // REPRESENTATIVE_QUANTUM) * REPRESENTATIVE_QUANTUM) for n, v in sizes.items()}
+            if rounded != sizes:
+                out[graph.sym_name.data] = at_sizes(graph, rounded)
+        except CleaveError:  # the graph's sizes do not follow its dims at other sizes: as it is
+            continue
     return out
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import weakref
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -651,7 +652,6 @@ def empty_rows_of(mask: torch.Tensor) -> torch.Tensor:
     """The query rows a boolean (False) or additive (-inf) attention mask masks whole, as a [..., q, 1]
     boolean tensor. The last mask's answer is kept while it is the same tensor, unchanged: a model builds
     its mask once per forward and every layer's attention reads it (two launches saved a layer)."""
-    import weakref
 
     def compute() -> torch.Tensor:
         return ~mask.any(-1, keepdim=True) if mask.dtype == torch.bool else (mask == float("-inf")).all(-1, keepdim=True)
