@@ -288,9 +288,11 @@ def test_real_pipeline_on_a_small_region(tmp_path):
     # the same compiler compiles a graph once; another one (another process) hits cleave compile's cache
     ct.optimize(m, (x,), compiler=compiler, timer=faster)
     assert compiler.log.getvalue() == log
-    again = ct.PipelineCompiler(options=("--cache-dir", str(tmp_path), "-j", "1"), gpu=False)
-    ct.optimize(m, (x,), compiler=again, timer=faster)
+    # a work dir that does not exist yet is made (it kept every graph in PyTorch: "No such file")
+    again = ct.PipelineCompiler(options=("--cache-dir", str(tmp_path), "-j", "1"), gpu=False, workdir=tmp_path / "new" / "work")
+    assert ct.optimize(m, (x,), compiler=again, timer=faster).cleave_report.rows[0].decision == "cleave"
     assert "search+schedule: cache hit" in again.log.getvalue()
+    assert list((tmp_path / "new" / "work").glob("*.mlir"))
 
 
 @pytest.mark.parametrize(

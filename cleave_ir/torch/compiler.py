@@ -92,6 +92,7 @@ class PipelineCompiler:
         if self.workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="cleave-torch-")
             self.workdir = Path(self._tmp.name)
+        self.workdir.mkdir(parents=True, exist_ok=True)
         return self.workdir
 
     def _compile(self, graph: tgraph.GraphOp) -> Kernel:
