@@ -326,6 +326,29 @@ def test_time_budget_keeps_pytorch(layer):
     assert any(r.reason == "not compiled: time budget of 0 s spent" for r in m2.cleave_report.rows)
 
 
+def test_budget_goes_to_the_longest_regions_first(layer):
+    """Under a budget the regions compile in order of PyTorch's time for them (here the fake timer's:
+    later regions longer), longest first; the report keeps the plan's order."""
+    m, xs = layer
+    compiled: list[str] = []
+
+    def compiler(graph):
+        compiled.append(graph.sym_name.data)
+        return ct.interpreted_graph(graph)
+
+    def later_is_longer(fn, inputs, which, region):
+        return 1.0 if which == "cleave" else 10.0 + region.index
+
+    m2 = ct.optimize(m, xs, compiler=compiler, timer=later_is_longer, budget_s=1e9)
+    rows = m2.cleave_report.rows
+    assert [r.region for r in rows] == sorted(r.region for r in rows)
+    ours = [r for r in rows if r.decision == "cleave"]
+    assert len(ours) >= 2 and len(compiled) == len(ours)
+    by_index = {r.index: r.graph.sym_name.data for r in ct.explain(m, xs, quiet=True).regions if r.graph is not None}
+    assert compiled == [by_index[r.region] for r in sorted(ours, key=lambda r: -r.region)]
+    torch.testing.assert_close(m2(*xs), m(*xs), rtol=1e-2, atol=1e-2)
+
+
 def test_bench_layers_smoke(tmp_path):
     import importlib.util
     import json

@@ -94,7 +94,9 @@ def optimize(
     `dynamic_shapes` is optimized in the graphs torch.compile cuts it into: the result is an `InPieces`
     module, its report the regions of every graph (the code between them runs in PyTorch).
     Any failure in one region (compile, run, check) leaves that region in PyTorch; so does every
-    region not started within `budget_s` seconds. `baseline`: what our kernel must beat, PyTorch's
+    region not started within `budget_s` seconds. Under a budget the regions compile in order of
+    PyTorch's time for them, longest first (`by_stake`): what is left uncompiled is where the least
+    time is at stake. `baseline`: what our kernel must beat, PyTorch's
     region run "eager" or under torch.compile ("compile", or a torch.compile mode such as
     "max-autotune-no-cudagraphs").
     """
@@ -113,13 +115,16 @@ def optimize(
     compiler = compiler if compiler is not None else PipelineCompiler()
     rows: list[Row] = []
     accepted = []
-    if hasattr(compiler, "prepare"):  # the CPU half of every region's compile, in parallel
-        compiler.prepare([r.graph for r in plan.regions if r.worth and r.graph is not None])
+    todo = [r for r in plan.regions if r.worth and r.graph is not None]
     for region in plan.regions:
         if not region.worth or region.graph is None:
             # (the decision column says PyTorch already: "PyTorch: <why>" would read "pytorch | PyTorch: ...")
             rows.append(Row(region.index, region.ops(), "pytorch", region.reason.removeprefix("PyTorch: "), tgraph_ops=region.tgraph_ops()))
-            continue
+    if budget_s is not None:
+        todo = by_stake(todo, captured, timer)
+    if hasattr(compiler, "prepare"):  # the CPU half of every region's compile, in parallel
+        compiler.prepare([r.graph for r in todo])
+    for region in todo:
         if budget_s is not None and time.perf_counter() - t_start > budget_s:
             rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: time budget of {budget_s:.0f} s spent", tgraph_ops=region.tgraph_ops()))
             continue
@@ -145,6 +150,7 @@ def optimize(
             accepted.append((region, kernel, pytorch))
         if verbose:
             print(f"region {region.index}: {row.decision}: {row.reason}", flush=True)
+    rows.sort(key=lambda r: r.region)
     gm = captured.module
     replaced: dict[fx.Node, fx.Node] = {}
     for region, kernel, pytorch in accepted:
@@ -154,6 +160,23 @@ def optimize(
     stitch.finish(gm)
     gm.cleave_report = Report(rows, margin, plan.text())
     return gm
+
+
+def by_stake(regions: Sequence[Any], captured: Captured, timer: Timer) -> list[Any]:
+    """`regions` by PyTorch's time for each on its example inputs (`timer`), longest first; a region
+    whose PyTorch version fails to time goes last. Their order where they tie (tests' fake timers) is kept."""
+    if len(regions) < 2:
+        return list(regions)
+
+    def stake(region: Any) -> float:
+        try:
+            with torch.no_grad():
+                return float(timer(region_module(region), region_inputs(captured, region), "pytorch", region))
+        except Exception:
+            return -1.0
+
+    stakes = {r.index: stake(r) for r in regions}
+    return sorted(regions, key=lambda r: -stakes[r.index])
 
 
 def backend(
