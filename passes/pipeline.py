@@ -165,8 +165,9 @@ class PipelinePass(CleavePass):
     horizontal_fusion: bool = True
     hoist_elementwise: bool = False  # `cleave-place-memory{hoist-elementwise}`: not yet checked on a GPU
 
-    def passes(self) -> list[ModulePass]:
-        """The passes this configuration runs, in order (the search is left out under `no-search`)."""
+    def passes(self, loop_dynamic: bool = False) -> list[ModulePass]:
+        """The passes this configuration runs, in order (the search is left out under `no-search`);
+        `loop_dynamic`: `cleave-schedule{loop-dynamic}` (the schedule at rounded sizes)."""
         search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2, budget=self.search_budget)]
         if not self.no_search and not self.no_split:
             search.append(SplitRowsPass())  # row statistics the search found no Split-K form for
@@ -178,7 +179,7 @@ class PipelinePass(CleavePass):
             ConcretizePass(split_counts=self.split_counts, max_check_gb=0.5),  # makes the input graph concrete again
             StabilizeSplitKPass(),  # Split-K exp sums in log-sum-exp form: finite for any logits
             PartitionSplitKPass(),
-            SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion, per_matmul_cut=not self.no_search),
+            SchedulePass(top_k=self.top_k, iterative_tiling=self.iterative_tiling, horizontal_fusion=self.horizontal_fusion, per_matmul_cut=not self.no_search, loop_dynamic=loop_dynamic),
             DropUnstablePass(),  # candidates whose softmax spans kernels without a shared max
             PlaceMemoryPass(hoist_elementwise=self.hoist_elementwise),
             DynamicShapesPass(),  # kernels of graphs with dynamic dims serve every size of them
@@ -193,8 +194,9 @@ class PipelinePass(CleavePass):
 
     def _rounded_retry(self, ctx: Context, op: ModuleOp, before: ModuleOp) -> None:
         """Where a graph's dynamic dims got no kernel that serves every size at their representative sizes,
-        run the passes again with those sizes rounded up (`rounded_representatives`); where every such graph
-        then has one, that result replaces `op`'s contents."""
+        run the passes again with those sizes rounded up (`rounded_representatives`), each graph that
+        reduces over a dynamic dim keeping a configuration that loops over a reduction
+        (`cleave-schedule{loop-dynamic}`); where every such graph then has one, that result replaces `op`'s contents."""
         rounded = rounded_representatives(before, static_roots(op))
         if not rounded:
             return
@@ -203,7 +205,7 @@ class PipelinePass(CleavePass):
         }
         for graph in [g for g in before.body.block.ops if isinstance(g, tgraph.GraphOp) and g.sym_name.data in rounded]:
             Rewriter.replace_op(graph, rounded[graph.sym_name.data])
-        for p in self.passes():
+        for p in self.passes(loop_dynamic=True):
             p.apply(ctx, before)
         if rounded.keys() & static_roots(before):  # (not a multiple of the quantum either: as first scheduled)
             return

@@ -46,6 +46,7 @@ from cleave_ir.passes.lower_tilelang import with_cuda_core_time
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.padded_dims import is_padded
 from cleave_ir.passes.stabilize_exp import shifted_for_cut, stabilize_kernel
+from cleave_ir.passes.symbolize import reduces_dynamic_dim
 from cleave_ir.passes.tmap_propagation import Tile, Unschedulable, concrete, operand_tiles, reduced_dims
 from cleave_ir.shapes import symbol
 
@@ -634,8 +635,9 @@ def schedule_graph(
     Tiles spanning a whole dim over 256 are tried only when no other configuration schedules, a few
     such rows at a time only when no tile of 16 or more of them does (`FALLBACKS`). With `loop_too`,
     the best configuration that loops over its reduction is kept as well when none of the top-k does:
-    a padded dim that is reduced over needs the loop (a tile holding the whole dim serves one size;
-    attention padded from 197 to 256 keys ranks its one-tile form first).
+    a padded or dynamic dim that is reduced over needs the loop (a tile holding the whole dim serves one
+    size; attention padded from 197 to 256 keys ranks its one-tile form first, and so does Falcon's
+    multi-query decode attention over 256 cached keys).
     """
     ranked: list[Scheduled] = []
     dropped: list[tuple[Config, str]] = []
@@ -711,6 +713,10 @@ class SchedulePass(CleavePass):
     # matmul in a kernel before it: cuBLAS's form, where fusing the chain recomputes or re-reads a
     # product for every output tile (gpt2's MLP), or sums a norm's rows inside the GEMM loop
     per_matmul_cut: bool = False
+    # keep the best configuration that loops over a reduction beside the top-k (`schedule_graph`'s
+    # `loop_too`) for a graph that reduces over a dim it declares dynamic, too (padded graphs always):
+    # `cleave-pipeline`'s schedule at rounded sizes, where a one-tile form ranked first serves one size
+    loop_dynamic: bool = False
 
     def check_options(self) -> None:
         if self.top_k < 1:
@@ -868,7 +874,8 @@ class SchedulePass(CleavePass):
         name = tgraph.referenced_symbol(graph, "cleave.candidate_of")
         root = (SymbolTable.lookup_symbol(module, name) if name is not None else None) or graph
         try:
-            best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion, loop_too=is_padded(root))
+            loop_too = is_padded(root) or (self.loop_dynamic and reduces_dynamic_dim(root))
+            best, dropped = schedule_graph(graph, self.top_k, self.iterative_tiling, self.horizontal_fusion, loop_too=loop_too)
             why = {reason for _, reason in dropped}
         except Unschedulable as e:
             best, dropped, why = [], [], {str(e)}

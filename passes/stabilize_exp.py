@@ -42,12 +42,19 @@ def _shifted_by_max(exp: tgraph.ExpOp) -> bool:
     """Whether `exp` reads `x - max(x)` (the max over some axis of that same x, possibly of a partial).
     A shift by the max of another value is not one: the search may write softmax's `c s - max(c s)`
     as `c s - max(s)` (equal after the normalization, any row constant cancels), whose exps underflow
-    for c < 1 (d 112 attention: every P of a row 0 in f16, the output 0)."""
+    for c < 1 (d 112 attention: every P of a row 0 in f16, the output 0). The max may read x with a
+    dynamic dim's padding masked to -inf (`itgraph.mask`, `cleave-dynamic-shapes`): the max of the
+    elements that exist, which masks to 0 again after the exp."""
     sub = exp.input.owner
     if not isinstance(sub, tgraph.SubOp):
         return False
     mx = sub.rhs.owner
-    return isinstance(mx, tgraph.ReduceOp) and mx.kind.data == tgraph.ReduceKind.MAX and _same_value(mx.input, sub.lhs)
+    if not (isinstance(mx, tgraph.ReduceOp) and mx.kind.data == tgraph.ReduceKind.MAX):
+        return False
+    read = mx.input
+    if isinstance(read.owner, itgraph.MaskOp) and read.owner.fill.data == itgraph.MaskFill.NEG_INF and read.owner.axis.value.data == mx.axis:
+        read = read.owner.input
+    return _same_value(read, sub.lhs)
 
 
 def _same_value(a: SSAValue, b: SSAValue, depth: int = 4) -> bool:

@@ -193,6 +193,21 @@ def symbolize_graph(graph: tgraph.GraphOp, lift_ones: Collection[tuple[int, int]
     )
 
 
+def reduces_dynamic_dim(graph: tgraph.GraphOp) -> bool:
+    """Whether a dim `graph` declares `dynamic` does not reach its output (it is reduced over: an
+    attention's key length). A schedule serving every size of it must then loop over it."""
+    lift = {(i, d) for i in range(len(graph.inputs)) for d in (graph.input_annotation(i, "dynamic") or ())}
+    if not lift:
+        return False
+    try:
+        sg = symbolize_graph(graph, lift)
+    except CleaveError:
+        return False
+    dynamic = set().union(*(sympy.sympify(sg.shapes[graph.inputs[i]][d]).free_symbols for i, d in lift))
+    reached = set().union(*(sympy.sympify(d).free_symbols for out in graph.output_op.outputs for d in sg.shapes[out]))
+    return bool(dynamic - reached)
+
+
 def _syms(dims: Sequence[Dim]) -> list[sympy.Symbol]:
     out: list[sympy.Symbol] = []
     for d in dims:

@@ -301,16 +301,21 @@ tgraph.graph @decode(%q: !tgraph.tensor<[1, 4, 1, 16], f16>, %k: !tgraph.tensor<
 """
 
 
-def test_a_small_representative_length_is_rounded_up_until_a_kernel_serves_every_length(capsys) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("kv_heads", [4, 1], ids=["mha", "mqa"])
+def test_a_small_representative_length_is_rounded_up_until_a_kernel_serves_every_length(capsys, kv_heads: int) -> None:  # type: ignore[no-untyped-def]
     """At its 18 keys every kernel of the decode attention took the whole length as one tile (a tile size
     that changes with the length): all stayed static, and the front end's gate refused the region at
     any other length. The pipeline schedules it again at 256 keys, where its kernels stream fixed tiles,
-    masked: they serve 18 keys and every other length."""
-    original = Parser(make_context(), DECODE_ATTENTION).parse_module().body.block.first_op
+    masked: they serve 18 keys and every other length. Multi-query (Falcon: one K/V head under the four
+    query heads) ranks its one-tile form first at 256 keys too; the schedule keeps its best looping
+    configuration beside it, as the length is reduced over (`reduces_dynamic_dim`)."""
+    text = DECODE_ATTENTION.replace("[1, 4, 18, 16]", f"[1, {kv_heads}, 18, 16]")
+    original = Parser(make_context(), text).parse_module().body.block.first_op
     module = module_of(original.clone())
     PipelinePass(top_k=2, keep=2).apply(Context(), module)
     err = capsys.readouterr().err
-    assert "cleave-pipeline: @decode scheduled again at its dynamic sizes rounded up ([1, 4, 1, 16], [1, 4, 256, 16], [1, 4, 256, 16], [1, 1, 1, 256])" in err, err
+    kv = f"[1, {kv_heads}, 256, 16]"
+    assert f"cleave-pipeline: @decode scheduled again at its dynamic sizes rounded up ([1, 4, 1, 16], {kv}, {kv}, [1, 1, 1, 256])" in err, err
     kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
     units = rank_candidates(module)
     assert units and all("cleave.static_only" not in kernels[k].attributes for _, names, _ in units for k in names)
