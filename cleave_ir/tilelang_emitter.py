@@ -453,7 +453,7 @@ def layout(x):
         return None
     if x.dim() < 2 or x.stride(-1) != 1 or any(s <= 0 for s, n in zip(x.stride(), x.shape) if n > 1):
         return "copy"
-    if not tma_maps([x]):
+    if not tma_maps([x], size_one=False):
         return "copy"
     dense = _dense(x.shape)
     return tuple(s if n > 1 else d for s, n, d in zip(x.stride()[:-1], x.shape, dense))  # a size-1 dim's stride is never used
@@ -534,18 +534,20 @@ def _key(name, layouts, into, tma=True):
     return key if tma else (*key, "no_tma")
 
 
-def tma_maps(tensors):
-    """Whether TMA tensor maps take every one of `tensors`: outer strides (of dims over 1) that are
-    multiples of 16 bytes. A kernel given one that is not (a [64, 777] f16 tensor: 1554-byte rows)
-    is compiled with TileLang's thread copies instead (`tl.disable_tma_lower`, and no warp
-    specialization): with TMA, its launch fails on the host. Trailing dims of 1 are dropped first:
-    a [T, 1] column of row statistics is a vector, which TileLang copies without TMA (its boxes are
-    under 16 bytes), and a launch that fails anyway is retried with thread copies (`_call`)."""
+def tma_maps(tensors, size_one=True):
+    """Whether TMA tensor maps take every one of `tensors`: outer strides that are multiples of 16
+    bytes, those of dims of size 1 too (a tensor map has every dim: a decode step's [1, 1, 1, 18] f16
+    mask, 36-byte strides, failed on the host), unless `size_one` is False (`layout`: a kernel
+    specialized to a view's strides takes the dense stride for a dim of size 1). A kernel given one that is not (a [64, 777] f16
+    tensor: 1554-byte rows) is compiled with TileLang's thread copies instead (`tl.disable_tma_lower`,
+    and no warp specialization): with TMA, its launch fails on the host. Trailing dims of 1 are
+    dropped first: a [T, 1] column of row statistics is a vector, which TileLang copies without TMA
+    (its boxes are under 16 bytes), and a launch that fails anyway is retried with thread copies (`_call`)."""
     for x in tensors:
         dims = list(zip(x.stride(), x.shape))
         while dims and dims[-1][1] == 1:
             dims.pop()
-        if any(s * x.element_size() % 16 for s, n in dims[:-1] if n > 1):
+        if any(s * x.element_size() % 16 for s, n in dims[:-1] if size_one or n > 1):
             return False
     return True
 

@@ -142,6 +142,9 @@ def test_run_compiles_without_tma_where_tensor_maps_cannot_take_the_rows(mha: An
     assert mha.tma_maps([q, k, v]) and not mha.tma_maps([torch.randn(1, 4, 512, 127).half()])
     # a column of row statistics ([T, 1]) is a vector; rows of 3 halves are not 16-byte multiples
     assert mha.tma_maps([torch.randn(17, 1).half()]) and not mha.tma_maps([torch.randn(17, 3, 1).half()])
+    # a tensor map has the dims of size 1 too: a decode step's [1, 1, 1, 18] mask has 36-byte strides
+    assert not mha.tma_maps([torch.randn(1, 1, 1, 18).half()]) and mha.tma_maps([torch.randn(1, 1, 1, 24).half()])
+    assert mha.layout(torch.randn(1, 1, 2, 18).half()[:, :, :1]) is None  # (a view's size-1 dim: its dense stride)
     mha.run(q, k, v)
     assert not configs[-1].get("tl.disable_tma_lower")
     mha.run(q, k, torch.randn(1, 4, 512, 127).half())  # rows of 254 bytes
