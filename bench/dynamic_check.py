@@ -101,7 +101,7 @@ def _run(mod, kernels, xs, compiled):  # type: ignore[no-untyped-def]
     for k in kernels:
         meta = mod.KERNELS[k]
         extra = [xs[first.index(n)] for n in meta["passthrough"]]
-        out = compiled[k](*values[: meta["inputs"] - len(extra)], *extra)
+        out = compiled[k](*mod._stored(k, [*values[: meta["inputs"] - len(extra)], *extra]))  # (transposed inputs, as `run`)
         values = list(out) if isinstance(out, (list, tuple)) else [out]
     return values[0]
 

@@ -133,7 +133,8 @@ def check_module(path: Path, n_candidates: int) -> list[str]:
             values = list(xs)
             for kname, ck in zip(kernels, compiled):
                 extra = [xs[first.index(n)] for n in mod.KERNELS[kname]["passthrough"]]
-                args = values[: mod.KERNELS[kname]["inputs"] - len(extra)] + extra
+                # (an input the kernel reads stored transposed is passed as its transpose, as `run` does)
+                args = mod._stored(kname, values[: mod.KERNELS[kname]["inputs"] - len(extra)] + extra)
                 if poisoned and kname == last:
                     meta = mod.KERNELS[kname]
                     outs = [
