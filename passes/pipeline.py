@@ -167,7 +167,7 @@ class PipelinePass(CleavePass):
 
     def passes(self, loop_dynamic: bool = False) -> list[ModulePass]:
         """The passes this configuration runs, in order (the search is left out under `no-search`);
-        `loop_dynamic`: `cleave-schedule{loop-dynamic}` (the schedule at rounded sizes)."""
+        `loop_dynamic`: `cleave-schedule{loop-dynamic=true}` (the schedule at rounded sizes)."""
         search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2, budget=self.search_budget)]
         if not self.no_search and not self.no_split:
             search.append(SplitRowsPass())  # row statistics the search found no Split-K form for
@@ -196,7 +196,7 @@ class PipelinePass(CleavePass):
         """Where a graph's dynamic dims got no kernel that serves every size at their representative sizes,
         run the passes again with those sizes rounded up (`rounded_representatives`), each graph that
         reduces over a dynamic dim keeping a configuration that loops over a reduction
-        (`cleave-schedule{loop-dynamic}`); where every such graph then has one, that result replaces `op`'s contents."""
+        (`cleave-schedule{loop-dynamic=true}`); where every such graph then has one, that result replaces `op`'s contents."""
         rounded = rounded_representatives(before, static_roots(op))
         if not rounded:
             return
