@@ -27,7 +27,7 @@ from cleave_ir.torch.aten import ATEN, Unsupported
 from cleave_ir.torch.capture import Captured, capture, drop_unused_slices, model_runs
 from cleave_ir.torch.compiler import Compiler, PipelineCompiler, interpreted_graph
 from cleave_ir.torch.gate import Report, Row, Timer, default_timer, gate, input_sets, with_model_runs
-from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, other_shapes, partition, region_module
+from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, Region, other_shapes, partition, region_module
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
 from cleave_ir.torch.pieces import InPieces, Piece, SymbolicGraph, in_pieces, static_graphs, static_sizes
@@ -162,13 +162,13 @@ def optimize(
     return gm
 
 
-def by_stake(regions: Sequence[Any], captured: Captured, timer: Timer) -> list[Any]:
+def by_stake(regions: Sequence[Region], captured: Captured, timer: Timer) -> list[Region]:
     """`regions` by PyTorch's time for each on its example inputs (`timer`), longest first; a region
     whose PyTorch version fails to time goes last. Their order where they tie (tests' fake timers) is kept."""
     if len(regions) < 2:
         return list(regions)
 
-    def stake(region: Any) -> float:
+    def stake(region: Region) -> float:
         try:
             with torch.no_grad():
                 return float(timer(region_module(region), region_inputs(captured, region), "pytorch", region))
