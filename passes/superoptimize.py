@@ -481,6 +481,12 @@ class Enumerator:
         budget["split"] = max_splits * share
         budget["reshape"] = budget.get("reshape", 0) + 1 + (2 * share if max_splits else 0)
         budget["reduce_sum"] = budget.get("reduce_sum", 0) + max_splits  # reductions over split counts
+        limits = _path_limits(graph)
+        if tgraph.CastOp.name in limits:
+            # a cast over a shared term (the fp16 cast of an fp32 softmax's e / r) moves onto it: the
+            # FlashAttention form of that softmax sums cast(e) and multiplies it, two uses of one cast
+            # that the tree expansion counts twice. The path limit still bounds the casts on each path.
+            budget[tgraph.CastOp.name] = max(budget[tgraph.CastOp.name], limits[tgraph.CastOp.name] * sum(leaves.values()))
         # an input the output does not use gets budget 0: no term may use it
         budget.update({("leaf", i): leaves.get(i, 0) for i in range(len(graph.inputs))})
         self.kinds = set(ops) | {"split", "reshape", "reduce_sum"}
@@ -494,7 +500,6 @@ class Enumerator:
         self.pinned = _pinned_operands(graph)
         self.over_select = _forgetful_over_select(graph)
         self.packed = _Packed(budget)
-        limits = _path_limits(graph)
         self.path_keys = {k: i for i, k in enumerate(sorted(limits, key=str))}
         self.path_limits = tuple(limits[k] for k in self.path_keys)
         self.goal = abstract_expr.Goal(_graph_form(graph))
@@ -508,6 +513,10 @@ class Enumerator:
         self.instantiations = small_instantiations(graph, self.reducible, count=4)
         self.bindings = self.instantiations[0]
         self.out_type = tgraph.tensor_type(graph.function_type.outputs.data[0])
+        # the output's shape, and those the graph's own reshapes make (a mask [1, 1, 1, n] read as [1, 1, n])
+        self.reshape_targets = [self.out_type.shape] + sorted(
+            {tuple(tgraph.tensor_type(op.result).shape) for op in graph.block.ops if isinstance(op, tgraph.ReshapeOp)}
+            - {tuple(self.out_type.shape)}, key=str)
         # the class fingerprint: every term is evaluated on several input sets at once (a leading
         # sample axis), so terms that agree on one sample only stay apart
         samples = fingerprint_inputs(graph, seed, self.bindings)
@@ -654,7 +663,8 @@ class Enumerator:
                     yield Node("split", (c.id,), d)
                 if self.max_splits:  # to meet split tensors: [..] -> [1, ..]
                     yield Node("reshape", (c.id,), LEADING_ONE)
-            yield Node("reshape", (c.id,), self.out_type.shape)
+            for shape in self.reshape_targets:
+                yield Node("reshape", (c.id,), shape)
         classes, limit, guard, last = self.classes, self.packed.limit, self.packed.guard, round_ - 1
         by_shape: dict[tuple[Dim, ...], list[int]] = {}
         for o in all_:

@@ -11,11 +11,14 @@ the same dims).
 Moves, each carried as far as it goes:
 - hoist: `reshape(f(a, b))` -> `f(reshape(a), reshape(b))`, then on up through the operands' single-use
   elementwise producers;
-- sink: `f(reshape(x), b)` -> `reshape(f(x, reshape(b)))`, then on down through the users;
+- sink: `f(reshape(x), b)` -> `reshape(f(x, reshape(b)))`, then on down through the users; a reduction
+  too, over the same dim at its place in x's frame (`sum(reshape(x), 3)` -> `reshape(sum(x, 2))`), so
+  a softmax between a reshape of its logits and one of its probabilities (Bloom's attention, the mask
+  added in 4-D) is computed in one frame;
 - fold: `reshape(reshape(x))` -> `reshape(x)`, or `x` where the shapes are equal.
 A move is kept only when it lowers the number of interior reshapes (those that neither read a graph
 input nor only feed the graph's output), so graphs without them are left as they are and the rewrite
-terminates. Reductions, matmuls and splits are not crossed.
+terminates. Matmuls and splits are not crossed, nor is a reduction hoisted over.
 """
 
 from __future__ import annotations
@@ -121,6 +124,20 @@ def hoist(r: tgraph.ReshapeOp) -> bool:
     return True
 
 
+def _reduced_in(op: tgraph.ReduceOp, r: tgraph.ReshapeOp) -> tgraph.ReduceOp | None:
+    """`op`, which reduces the unit reshape `r`, computed on `r`'s source (inserted before `op`): the
+    reduced dim is one over 1, at its place in the source; None where `op` reduces a size-1 dim."""
+    axis = op.axis
+    if _shape(op.input)[axis] == 1:
+        return None
+    m = frame_map(_shape(r.input), _shape(op.input))  # each dim of the reshape's result: the source dim it is
+    new = tgraph.ReduceOp(op.kind.data, r.input, m[axis])  # type: ignore[arg-type]
+    new.attributes.update(op.attributes)
+    Rewriter.insert_op(new, InsertPoint.before(op))
+    new.results[0].name_hint = op.results[0].name_hint
+    return new
+
+
 def sink(r: tgraph.ReshapeOp) -> bool:
     """Compute the elementwise users that read `r` unbroadcast in `r`'s source frame, the result
     reshaped after them, and on down through the new reshapes' users."""
@@ -128,12 +145,19 @@ def sink(r: tgraph.ReshapeOp) -> bool:
     moved = False
     for use in list(r.result.uses):
         op = use.operation
-        if op.parent is None or not isinstance(op, tgraph.ElementwiseOp) or len(op.results) != 1:
+        if op.parent is None or len(op.results) != 1:
             continue
-        out = _shape(op.results[0])
-        if _squeezed(out) != _squeezed(_shape(r.result)):
-            continue  # r's value is broadcast here: the op's result has dims r's source lacks
-        new = _rebuilt(op, frame_map(out, src), src, op.results[0].name_hint)
+        if isinstance(op, tgraph.ReduceOp):
+            new = _reduced_in(op, r)
+            if new is None:
+                continue
+        elif isinstance(op, tgraph.ElementwiseOp):
+            out = _shape(op.results[0])
+            if _squeezed(out) != _squeezed(_shape(r.result)):
+                continue  # r's value is broadcast here: the op's result has dims r's source lacks
+            new = _rebuilt(op, frame_map(out, src), src, op.results[0].name_hint)
+        else:
+            continue
         back = tgraph.ReshapeOp(new.results[0], tgraph.tensor_type(op.results[0]))
         Rewriter.insert_op(back, InsertPoint.after(new))
         op.results[0].replace_all_uses_with(back.result)

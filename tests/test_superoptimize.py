@@ -126,6 +126,47 @@ def test_attention_division_moves_after_the_value_matmul() -> None:
     assert_equivalent(graph, g, {"d0": 2, "d1": 5, "d2": 4, "d3": 6, "d4": 3})
 
 
+def _fp32_softmax_attention(form: str) -> tgraph.GraphOp:
+    """Eager attention as Bloom and CodeGen write it: the logits cast to f32 for the softmax, its
+    probabilities cast back to f16 for P @ V. `form`: "cast" (f16 logits), "f32_logits" (CodeGen:
+    the logits' f32 matmul is another region's, so they come in as f32), "mask" (Bloom: a
+    [1, 1, 1, n] mask added in 4-D)."""
+    b = GraphBuilder("attn32", "f16")
+    v = b.input("v", [4, 24, 16])
+    if form == "f32_logits":
+        s = b.input("s", [4, 2, 24], "f32")
+    else:
+        q, k = b.input("q", [4, 2, 16]), b.input("k", [4, 24, 16])
+        s = b.scale(b.matmul(q, k, transpose_b=True), 0.25)
+    if form == "mask":
+        s = b.add(b.reshape(s, [1, 4, 2, 24]), b.input("mask", [1, 1, 1, 24]))
+    e = b.exp(s if form == "f32_logits" else b.cast(s, "f32"))
+    p = b.cast(b.div(e, b.reduce("sum", e, 3 if form == "mask" else 2)), "f16")
+    return b.build(b.matmul(b.reshape(p, [4, 2, 24]) if form == "mask" else p, v))
+
+
+@pytest.mark.parametrize("form", ["cast", "f32_logits", "mask"])
+def test_fp32_softmax_division_moves_after_the_value_matmul(form: str) -> None:
+    """FlashAttention's form of an fp32 softmax cast to f16 before P @ V: from f32 logits it uses the
+    cast twice (P @ V and the row sums read it), which the cast budget allows; with the mask, the
+    search rebuilds the graph's own reshape of it ([1, 1, 1, n] -> [1, 1, n], after
+    cleave-canonicalize's unit reshapes)."""
+    graph = _fp32_softmax_attention(form)
+    if form == "mask":
+        from cleave_ir.passes.unit_reshapes import move_unit_reshapes
+
+        assert move_unit_reshapes(graph)
+    cands, _ = superoptimize_graph(graph, max_ops=14, time_limit=60)
+    flash = [c.graph for c in cands if any(
+        isinstance(op, tgraph.DivOp) and owner_name(op.lhs) == "tgraph.matmul" and owner_name(op.rhs) == "tgraph.reduce"
+        for op in c.graph.block.ops)]
+    assert flash, [c.note for c in cands]
+    xs = random_inputs(graph, seed=7)
+    want = run_graph(graph, xs)[0]
+    for g in flash:
+        assert max_relative_error(want, run_graph(g, xs, bindings={**g.binding_values(), "s": 2})[0]) < 1e-9
+
+
 @pytest.mark.parametrize("name, kv_dim", [("gqa_decode", 2), ("mha_decode", 2), ("mla_decode", 1)])
 def test_decode_flash_decoding_form(name: str, kv_dim: int) -> None:
     """Split K and V on the KV length, per-split row sums and P.V, combined over s, one division."""

@@ -30,8 +30,11 @@ def _random_graph(seed: int) -> tgraph.GraphOp:
 
     for _ in range(int(rng.integers(4, 10))):
         v = pool[int(rng.integers(len(pool)))]
-        kind = rng.choice(["unary", "reshape", "binary", "bias", "scale", "scalar", "matmul"])
-        if kind == "unary":
+        kind = rng.choice(["unary", "reshape", "binary", "bias", "scale", "scalar", "matmul", "softmax"])
+        if kind == "softmax":  # over the last dim (8), in whatever frame v has
+            e = b.exp(b.scale(v, 0.25))
+            v = b.div(e, b.reduce("sum", e, rank(v) - 1))
+        elif kind == "unary":
             v = b.unary(str(rng.choice(UNARY)), v)
         elif kind == "reshape":
             v = b.reshape(v, FRAMES[int(rng.integers(len(FRAMES)))])
@@ -138,6 +141,26 @@ def test_sinking_meets_a_reduction() -> None:
     before = _outputs(g)
     assert interior(g.block) == 2 and move_unit_reshapes(g) and interior(g.block) == 0
     assert [op.name for op in g.block.ops][-3:] == ["tgraph.add", "tgraph.reshape", "tgraph.output"]
+    for r, o in zip(before, _outputs(g)):
+        assert max_relative_error(r, o) < 1e-12
+
+
+def test_a_softmax_between_reshapes_runs_in_one_frame() -> None:
+    """Bloom's attention: logits [h, 1, n] raised to [1, h, 1, n] for a [1, 1, 1, n] mask, the softmax
+    there and its probabilities viewed back to [h, 1, n] for P @ V. The reshape sinks through the sum
+    (over dim 3, dim 2 of the logits' frame) and meets the one back: the mask alone is reshaped."""
+    b = GraphBuilder("bloom", "f32")
+    q, k, mask, v = b.input("q", [4, 1, 8]), b.input("k", [4, 16, 8]), b.input("mask", [1, 1, 1, 16]), b.input("v", [4, 16, 8])
+    e = b.exp(b.add(b.reshape(b.matmul(q, k, transpose_b=True), [1, 4, 1, 16]), mask))
+    p = b.div(e, b.reduce("sum", e, 3))
+    g = b.build(b.matmul(b.reshape(p, [4, 1, 16]), v))
+    before = _outputs(g)
+    assert interior(g.block) == 2 and move_unit_reshapes(g) and interior(g.block) == 0
+    g.verify()
+    (reshape,) = [op for op in g.block.ops if isinstance(op, tgraph.ReshapeOp)]
+    assert reshape.input is g.inputs[2]
+    (red,) = [op for op in g.block.ops if isinstance(op, tgraph.ReduceOp)]
+    assert red.axis == 2 and tuple(tgraph.tensor_type(red.result).shape) == (4, 1, 1)
     for r, o in zip(before, _outputs(g)):
         assert max_relative_error(r, o) < 1e-12
 

@@ -7,6 +7,7 @@
 // SUMS: @decode_mlp output 0: shape [4, 1, 64] f32 sum -473.247786 abs-sum 9290.65523
 // SUMS: @broadcast_bias output 0: shape [4, 32] f32 sum 1009.56109 abs-sum 9812.7574
 // SUMS: @kept output 0: shape [4, 8] f32 sum -444.177367 abs-sum 1139.583
+// SUMS: @bloom_softmax output 0: shape [4, 1, 16] f32 sum 0.455478158 abs-sum 40.1065032
 
 // Decode SwiGLU + residual as torch.export's linears write it ([B, 1, N] elementwise ops between
 // [B, N] matmuls): the gate/up product and the residual add run on rows; one reshape per boundary.
@@ -64,4 +65,30 @@ tgraph.graph @kept(%x: !tgraph.tensor<[4, 1, 16], f32>, %w1: !tgraph.tensor<[1, 
   %p2 = tgraph.reshape %p : !tgraph.tensor<[4, 1, 16], f32> -> !tgraph.tensor<[4, 16], f32>
   %o = tgraph.matmul %p2, %w3 : !tgraph.tensor<[4, 16], f32>, !tgraph.tensor<[16, 8], f32> -> !tgraph.tensor<[4, 8], f32>
   tgraph.output %o : !tgraph.tensor<[4, 8], f32>
+}
+
+// -----
+
+// Bloom's decode attention: logits [H, 1, n] raised to [1, H, 1, n] for the mask, the softmax there
+// (its sum over dim 3) and P viewed back for P @ V. The reshape sinks through the sum, which then
+// reduces dim 2 of the logits' own frame, and meets the view back: only the mask is reshaped.
+// CHECK-LABEL: tgraph.graph @bloom_softmax
+// CHECK-NEXT:    %s = tgraph.matmul %q, %k transpose_b
+// CHECK-NEXT:    %[[M:.*]] = tgraph.reshape %mask : !tgraph.tensor<[1, 1, 1, 32], f32> -> !tgraph.tensor<[1, 1, 32], f32>
+// CHECK-NEXT:    %sm = tgraph.add %s, %[[M]] : !tgraph.tensor<[4, 1, 32], f32>, !tgraph.tensor<[1, 1, 32], f32> -> !tgraph.tensor<[4, 1, 32], f32>
+// CHECK-NEXT:    %e = tgraph.exp %sm : !tgraph.tensor<[4, 1, 32], f32>
+// CHECK-NEXT:    %r = tgraph.reduce sum %e dim 2 : !tgraph.tensor<[4, 1, 32], f32> -> !tgraph.tensor<[4, 1, 1], f32>
+// CHECK-NEXT:    %p4 = tgraph.div %e, %r : !tgraph.tensor<[4, 1, 32], f32>, !tgraph.tensor<[4, 1, 1], f32> -> !tgraph.tensor<[4, 1, 32], f32>
+// CHECK-NEXT:    %o = tgraph.matmul %p4, %v : !tgraph.tensor<[4, 1, 32], f32>, !tgraph.tensor<[4, 32, 16], f32> -> !tgraph.tensor<[4, 1, 16], f32>
+// CHECK-NEXT:    tgraph.output %o
+tgraph.graph @bloom_softmax(%q: !tgraph.tensor<[4, 1, 16], f32>, %k: !tgraph.tensor<[4, 32, 16], f32>, %mask: !tgraph.tensor<[1, 1, 1, 32], f32>, %v: !tgraph.tensor<[4, 32, 16], f32>) -> !tgraph.tensor<[4, 1, 16], f32> {
+  %s = tgraph.matmul %q, %k transpose_b : !tgraph.tensor<[4, 1, 16], f32>, !tgraph.tensor<[4, 32, 16], f32> -> !tgraph.tensor<[4, 1, 32], f32>
+  %s4 = tgraph.reshape %s : !tgraph.tensor<[4, 1, 32], f32> -> !tgraph.tensor<[1, 4, 1, 32], f32>
+  %sm = tgraph.add %s4, %mask : !tgraph.tensor<[1, 4, 1, 32], f32>, !tgraph.tensor<[1, 1, 1, 32], f32> -> !tgraph.tensor<[1, 4, 1, 32], f32>
+  %e = tgraph.exp %sm : !tgraph.tensor<[1, 4, 1, 32], f32>
+  %r = tgraph.reduce sum %e dim 3 : !tgraph.tensor<[1, 4, 1, 32], f32> -> !tgraph.tensor<[1, 4, 1, 1], f32>
+  %p4 = tgraph.div %e, %r : !tgraph.tensor<[1, 4, 1, 32], f32>, !tgraph.tensor<[1, 4, 1, 1], f32> -> !tgraph.tensor<[1, 4, 1, 32], f32>
+  %p = tgraph.reshape %p4 : !tgraph.tensor<[1, 4, 1, 32], f32> -> !tgraph.tensor<[4, 1, 32], f32>
+  %o = tgraph.matmul %p, %v : !tgraph.tensor<[4, 1, 32], f32>, !tgraph.tensor<[4, 32, 16], f32> -> !tgraph.tensor<[4, 1, 16], f32>
+  tgraph.output %o : !tgraph.tensor<[4, 1, 16], f32>
 }
