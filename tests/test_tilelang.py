@@ -73,13 +73,16 @@ def emitted(name: str, tmp_path: Path, keep: int = 2) -> Path:
 
 
 
-# gqa and mqa emit mha's kernels over grouped rows: lowered under `-m slow` only (CI's 8 minutes)
+# gqa and mqa emit mha's kernels over grouped rows, mla's prefill the two-warpgroup kernels of mla_decode at
+# more rows, swiglu rmsnorm_matmul's GEMM with an epilogue, matmul and matmul_matmul matmul_rowsum's GEMMs:
+# lowered under `-m slow` only (CI's 8 minutes)
 _SAME_AS_MHA = [pytest.param(n, marks=pytest.mark.slow) for n in ("gqa", "mqa")]
+_SLOW = [*_SAME_AS_MHA, *(pytest.param(n, marks=pytest.mark.slow) for n in ("mla", "swiglu", "matmul", "matmul_matmul"))]
 
 
 @pytest.mark.parametrize(
     "name",
-    ["mha", *_SAME_AS_MHA, "mla", "gqa_decode", "mha_decode", "mla_decode", "rmsnorm_matmul", "swiglu", "matmul", "matmul_matmul", "matmul_rowsum"],
+    ["mha", "gqa_decode", "mha_decode", "mla_decode", "rmsnorm_matmul", "matmul_rowsum", *_SLOW],
 )
 def test_emitted_kernels_lower_for_sm90a(name: str, tmp_path: Path) -> None:
     """Every kernel lowers for sm_90a, without a ThreadSync warning: TileLang hoists a barrier it cannot keep inside an `if`
