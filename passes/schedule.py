@@ -330,9 +330,13 @@ def _rescalable(loop: Loop, graph: tgraph.GraphOp) -> Operation | None:
     e = exps[0]
     if not all(isinstance(m, tgraph.MatmulOp) or (isinstance(m, tgraph.ReduceOp) and m.kind.data == tgraph.ReduceKind.SUM) for m in loop.members):
         return None
-    # every member must read exp's result directly as the reduced operand (rows scale alike)
+    # every member must read exp's result as the reduced operand (rows scale alike), directly or
+    # cast (an fp32 softmax's exp cast to f16 for P @ V, CodeGen's: a cast commutes with the rescale)
+    read = e.results[0]
+    while read.uses.get_length() == 1 and isinstance(cast := next(iter(read.uses)).operation, tgraph.CastOp):
+        read = cast.results[0]
     for m in loop.members:
-        if m.operands[0] is not e.results[0]:
+        if m.operands[0] is not read:
             return None
     # outside the loop, the accumulators may only meet in one division (a ratio: the scale cancels)
     results = {m.results[0] for m in loop.members}

@@ -171,6 +171,26 @@ def test_online_softmax_survives_logits_of_1000() -> None:
     assert max_relative_error(stable, got) < 1e-12
 
 
+def test_online_softmax_reads_its_exp_through_a_cast() -> None:
+    """CodeGen's decode attention after the search: exp of f32 logits cast to f16, whose sum and P @ V the
+    loop accumulates. The cast commutes with the rescale, so the loop is online softmax (before, plain
+    sums of exp: dropped as unstable, and the attention kept PyTorch's at every length but the first)."""
+    b = GraphBuilder("attn", "f16")
+    s, v = b.input("s", [2, 1, 256], "f32"), b.input("v", [2, 256, 16])
+    e = b.cast(b.exp(s), "f16")
+    g = b.build(b.div(b.matmul(e, v), b.reduce("sum", e, 2)))
+    kernel = build_kernel(plan(g, Config((1, 1, 16), 64)), "k")
+    seq = next(op for op in kernel.walk() if isinstance(op, itgraph.SequentialOp))
+    assert seq.accumulate_kinds == ["rescaled_sum", "rescaled_sum", "max"]
+    rng = np.random.default_rng(1)
+    for scale in (1.0, 300.0):  # exp of raw logits of +-300 overflows f32 (and float64 past ~709)
+        sx, vx = rng.standard_normal((2, 1, 256)) * scale, rng.uniform(-1, 1, (2, 256, 16))
+        p = np.exp(sx - sx.max(-1, keepdims=True))
+        want = (p / p.sum(-1, keepdims=True)) @ vx
+        got = run_kernel(kernel, [sx, vx])[0]
+        assert max_relative_error(want, got) < 1e-12, scale
+
+
 def test_bad_input_errors() -> None:
     g = candidates("matmul", {4096: 256})[0]
     with pytest.raises(Unschedulable, match="does not divide dim 0"):
