@@ -64,7 +64,7 @@ import numpy as np
 import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import BlockArgument, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.builder import GraphBuilder
@@ -513,9 +513,12 @@ class Enumerator:
         self.instantiations = small_instantiations(graph, self.reducible, count=4)
         self.bindings = self.instantiations[0]
         self.out_type = tgraph.tensor_type(graph.function_type.outputs.data[0])
-        # the output's shape, and those the graph's own reshapes make (a mask [1, 1, 1, n] read as [1, 1, n])
+        # the output's shape, and those the graph's own reshapes of its inputs make (a mask [1, 1, 1, n] read
+        # as [1, 1, n]); a reshape inside the graph (a norm's [1, 1, h] rows viewed as [1, h] for the LM head)
+        # would open a second frame for every term: 42794 classes in 137 s instead of 32246 in 103 s
         self.reshape_targets = [self.out_type.shape] + sorted(
-            {tuple(tgraph.tensor_type(op.result).shape) for op in graph.block.ops if isinstance(op, tgraph.ReshapeOp)}
+            {tuple(tgraph.tensor_type(op.result).shape) for op in graph.block.ops
+             if isinstance(op, tgraph.ReshapeOp) and isinstance(op.input, BlockArgument)}
             - {tuple(self.out_type.shape)}, key=str)
         # the class fingerprint: every term is evaluated on several input sets at once (a leading
         # sample axis), so terms that agree on one sample only stay apart
