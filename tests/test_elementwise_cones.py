@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from cleave_ir.dialects import tgraph
-from cleave_ir.passes.elementwise_cones import find_cone, inline, outline
+from cleave_ir.passes.elementwise_cones import find_cone, inline, out_of_range, outline, range_cone
+from cleave_ir.passes.equivalence import Checker
 from cleave_ir.passes.superoptimize import superoptimize_graph
 
 from cleave_ir.interpreter import input_shapes, max_relative_error, run_graph
@@ -106,3 +107,75 @@ def test_a_graph_that_is_all_cone_searches_to_itself() -> None:
     graph = _graph(text.replace("-> !tgraph.tensor<[16, 64], f16> {", f"-> {T} {{", 1))
     cands, stats = superoptimize_graph(graph, max_ops=12)
     assert stats.cone_ops == 9 and cands == []
+
+
+S = "!tgraph.tensor<[1, 2, 1, 18], f16>"
+MASK = "!tgraph.tensor<[1, 1, 1, 18], f16>"
+KV = "!tgraph.tensor<[1, 2, 18, 16], f16>"
+Q = "!tgraph.tensor<[1, 2, 1, 16], f16>"
+R = "!tgraph.tensor<[1, 2, 1, 1], f16>"
+# decode attention with an additive 0/1 mask, as older transformers models write it: (mask - 1) * 1e4
+MASKED_DECODE = f"""
+tgraph.graph @masked_decode(%q: {Q}, %k: {KV}, %v: {KV}, %mask: {MASK}) -> {Q} {{
+  %s = tgraph.matmul %q, %k transpose_b : {Q}, {KV} -> {S}
+  %t = tgraph.scale %s, 2.500000e-01 : {S}
+  %m0 = tgraph.scalar add %mask, -1.000000e+00 : {MASK}
+  %m1 = tgraph.scale %m0, 1.000000e+04 : {MASK}
+  %u = tgraph.add %t, %m1 : {S}, {MASK} -> {S}
+  %e = tgraph.exp %u : {S}
+  %r = tgraph.reduce sum %e dim 3 : {S} -> {R}
+  %p = tgraph.div %e, %r : {S}, {R} -> {S}
+  %o = tgraph.matmul %p, %v : {S}, {KV} -> {Q}
+  tgraph.output %o : {Q}
+}}
+"""
+
+
+def _masked_inputs(graph: tgraph.GraphOp, seed: int, shift: float) -> list[np.ndarray]:
+    """q, k, v drawn around `shift`, the mask 0/1 with its last key kept."""
+    rng = np.random.default_rng(seed)
+    q, k, v, mask = input_shapes(graph)
+    m = (rng.uniform(size=mask) < 0.6).astype(np.float64)
+    m[..., -1] = 1.0
+    return [rng.standard_normal(q) + shift, rng.standard_normal(k) - shift, rng.standard_normal(v) * 3, m]
+
+
+def test_an_additive_mask_of_two_ops_is_a_cone_out_of_range() -> None:
+    """(mask - 1) * 1e4 reaches -1e4..1e4 on normal masks: set aside whatever its size; a scale of Q
+    (in range) and an input promising a causal mask (the schedule reads it as the mask) are not."""
+    graph = _graph(MASKED_DECODE)
+    cone = find_cone(graph)
+    assert cone is not None and cone.index == 3 and [op.name for op in cone.ops] == ["tgraph.scalar", "tgraph.scale"]
+    assert out_of_range(cone) and range_cone(graph) == cone
+    assert find_cone(_graph(MASKED_DECODE.replace("1.000000e+04", "2.000000e+00"))) is None
+    causal = MASKED_DECODE.replace(f"%mask: {MASK})", f"%mask: {MASK} {{cleave.causal = #cleave.causal<offset = 0>}})")
+    assert find_cone(_graph(causal)) is None
+
+
+def test_a_masked_decode_attention_is_searched_past_its_mask() -> None:
+    """With the mask's cone in, the search ran 278 s into its work budget and confirmed no candidate
+    (every trial's exps overflowed); with it set aside and the checks drawn at its root, the candidates
+    come in seconds and compute the graph on 0/1 masks."""
+    graph = _graph(MASKED_DECODE)
+    cands, stats = superoptimize_graph(graph, max_ops=12)
+    assert stats.cone_ops == 2 and not stats.stopped_by_budget and not stats.stopped_by_time, stats.line()
+    assert cands and all("tgraph.scalar" in [op.name for op in c.graph.block.ops] for c in cands)
+    plain = [c for c in cands if not any(op.name == "tgraph.split" for op in c.graph.block.ops)]
+    assert plain
+    for c in plain:
+        for seed, shift in ((1, 0.0), (2, 2.5), (3, -1.5)):
+            xs = _masked_inputs(graph, seed, shift)
+            assert max_relative_error(run_graph(graph, xs)[0], run_graph(c.graph, xs)[0]) < 1e-9
+
+
+def test_the_check_at_the_cone_root_refuses_what_differs() -> None:
+    """Compared at the mask's root: a candidate that drops the row sum's division disagrees there; one
+    whose mask cone differs (a 2e4 fill) is compared whole, where no trial is finite: refused too."""
+    graph = _graph(MASKED_DECODE)
+    checker = Checker(graph, [{}])
+    assert checker.check(graph.clone())
+    no_div = _graph(MASKED_DECODE.replace("%o = tgraph.matmul %p, %v", "%o = tgraph.matmul %e, %v"))
+    verdict = checker.check(no_div)
+    assert not verdict and "relative error" in verdict.failure
+    other_fill = checker.check(_graph(MASKED_DECODE.replace("1.000000e+04", "2.000000e+04")))
+    assert not other_fill and "finite" in other_fill.failure

@@ -8,6 +8,9 @@ several lengths, checks every result against float64 torch, and prints which com
 
     bash bench/on_device.sh bash -c 'python bench/probes/odd_mask_tma.py GRAPH MODULE 2>&1 | tee log; grep -c Fatal log'
 
+GRAPH: `bench/probes/masked_decode_l18.mlir` (a decode attention over 18 keys with an additive 0/1 mask
+`[1, 1, 1, 18]`, the key length dynamic); MODULE: `cleave compile bench/probes/masked_decode_l18.mlir -o MODULE`.
+
 Not run yet: written in session 39 for the fix (e03019c), whose GPU run was cut off; no device time since.
 """
 
