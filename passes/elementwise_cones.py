@@ -107,6 +107,12 @@ def range_cone(graph: tgraph.GraphOp) -> Cone | None:
     return max(cones, key=lambda c: len(c.ops)) if cones else None
 
 
+def range_inputs(graph: tgraph.GraphOp) -> set[int]:
+    """The inputs of `graph` whose cone is `out_of_range`: the GPU checks draw them as 0/1 masks
+    (`runtime.random_inputs`), on which a `(mask - 1) * 1e4` fill is 0 or -1e4 as the model meant."""
+    return {i for i in range(len(graph.inputs)) if (c := _cone_of(graph, i)) is not None and out_of_range(c)}
+
+
 def _signature(cone: Cone) -> tuple:
     """The cone's ops by name, properties and operands (the input, or an earlier op's result)."""
     arg = cone.ops[0].parent_block().args[cone.index]  # type: ignore[union-attr]

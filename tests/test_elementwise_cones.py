@@ -179,3 +179,19 @@ def test_the_check_at_the_cone_root_refuses_what_differs() -> None:
     assert not verdict and "relative error" in verdict.failure
     other_fill = checker.check(_graph(MASKED_DECODE.replace("1.000000e+04", "2.000000e+04")))
     assert not other_fill and "finite" in other_fill.failure
+
+
+def test_gpu_check_draws_the_mask_as_0_1_and_its_reference_is_finite() -> None:
+    """`cleave compile --gpu` checks kernels on `runtime.random_inputs`: a normal draw of the mask made
+    the float64 reference's exps overflow (nothing to check against); the mask is now 0/1 with its last
+    key kept, q, k, v stay normal, and the reference is finite."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir.runtime import random_inputs, torch_reference
+
+    graph = _graph(MASKED_DECODE)
+    xs = random_inputs(graph, seed=3, device="cpu")
+    mask = xs[3]
+    assert set(mask.unique().tolist()) == {0.0, 1.0} and bool((mask[..., -1] == 1).all())
+    assert all(bool((x != x.round()).any()) for x in xs[:3])
+    (ref,) = torch_reference(graph, xs)
+    assert bool(torch.isfinite(ref).all())
