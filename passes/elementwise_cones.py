@@ -92,25 +92,29 @@ def out_of_range(cone: Cone, samples: int = 256) -> bool:
     return not bool(np.all(np.isfinite(root))) or float(np.max(np.abs(root))) > EXP_RANGE
 
 
+def _cones(graph: tgraph.GraphOp) -> list[tuple[bool, Cone]]:
+    """Every input's cone, each with whether it is `out_of_range`."""
+    cones = [c for i in range(len(graph.inputs)) if (c := _cone_of(graph, i)) is not None]
+    return [(out_of_range(c), c) for c in cones]
+
+
 def find_cone(graph: tgraph.GraphOp) -> Cone | None:
     """The cone the search sets aside: of MIN_OPS or more element-wise ops of one input, or of any
     size when it is `out_of_range`; such a cone first, then the largest. None when there is none."""
-    cones = [c for i in range(len(graph.inputs)) if (c := _cone_of(graph, i)) is not None]
-    ranked = [(out_of_range(c), len(c.ops), c) for c in cones]
-    kept = [r for r in ranked if r[0] or r[1] >= MIN_OPS]
+    kept = [(far, len(c.ops), c) for far, c in _cones(graph) if far or len(c.ops) >= MIN_OPS]
     return max(kept, key=lambda r: r[:2])[2] if kept else None
 
 
 def range_cone(graph: tgraph.GraphOp) -> Cone | None:
     """A cone of `graph` that is `out_of_range` (the largest), or None."""
-    cones = [c for i in range(len(graph.inputs)) if (c := _cone_of(graph, i)) is not None and out_of_range(c)]
-    return max(cones, key=lambda c: len(c.ops)) if cones else None
+    far = [c for out, c in _cones(graph) if out]
+    return max(far, key=lambda c: len(c.ops)) if far else None
 
 
 def range_inputs(graph: tgraph.GraphOp) -> set[int]:
     """The inputs of `graph` whose cone is `out_of_range`: the GPU checks draw them as 0/1 masks
     (`runtime.random_inputs`), on which a `(mask - 1) * 1e4` fill is 0 or -1e4 as the model meant."""
-    return {i for i in range(len(graph.inputs)) if (c := _cone_of(graph, i)) is not None and out_of_range(c)}
+    return {c.index for out, c in _cones(graph) if out}
 
 
 def _signature(cone: Cone) -> tuple:
