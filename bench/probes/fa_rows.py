@@ -1,0 +1,181 @@
+"""FlashAttention probe (GPU): query rows per block and consumer warpgroups at head dim 64.
+
+mha B1 H32 S8192 D64 is our weakest suite row (0.89x cuDNN): 128 query rows on two consumer warpgroups
+(256 threads) leave 48% of the tensor pipe busy at 18% occupancy (ncu, `ncu_rows_2026-12-05s25`). FlashAttention-3
+takes 192 query rows on three warpgroups at head dim 64. This probe writes our emitted kernel's structure
+(intra-warpgroup overlap: P V one iteration late as an async WGMMA beside the next softmax) with the query rows
+and threads as parameters, at S 8064 = 42 * 192 = 63 * 128 (so both tilings divide it) and the suite's 8192,
+beside cuDNN SDPA, each checked against float64.
+
+    bash bench/on_device.sh python bench/probes/fa_rows.py     # $OUT/fa_rows.json
+    python bench/probes/fa_rows.py --lower                     # lower every variant for sm_90a here (no GPU)
+"""
+import json, multiprocessing, math, os, statistics, sys
+
+import tilelang
+import tilelang.language as T
+
+
+def attention(S, D=64, H=32, bm=128, bn=128, stages=2, warpgroups=2):
+    """softmax(Q K^T / sqrt(D)) V for [1, H, S, D] fp16, one block per `bm` query rows of one head."""
+    threads = 128 * warpgroups
+    n = S // bn
+    scale = 1.0 / math.sqrt(D)
+    log2e = 1.4426950408889634
+
+    @T.prim_func
+    def f(q: T.Tensor((1, H, S, D), "float16"), k: T.Tensor((1, H, S, D), "float16"),
+          v: T.Tensor((1, H, S, D), "float16"), out: T.Tensor((1, H, S, D), "float16")):
+        with T.Kernel(S // bm, H, threads=threads) as (bx, by):
+            hold = T.alloc_local((1,), "float16")
+            q_s = T.alloc_shared((bm, D), "float16")
+            o = T.alloc_fragment((bm, D), "float32")
+            l = T.alloc_fragment((bm,), "float32")
+            m = T.alloc_fragment((bm,), "float32")
+            alpha = T.alloc_fragment((bm,), "float32")
+            k_s = T.alloc_shared((bn, D), "float16")
+            s = T.alloc_fragment((bm, bn), "float32")
+            red = T.alloc_fragment((bm,), "float32")
+            m_new = T.alloc_fragment((bm,), "float32")
+            red_1 = T.alloc_fragment((bm,), "float32")
+            v_s = T.alloc_shared((bn, D), "float16")
+            v_last = T.alloc_shared((bn, D), "float16")
+            p = T.alloc_fragment((bm, bn), "float16")
+            o_s = T.alloc_shared((bm, D), "float16")
+            T.copy(q[0, by, bm * bx:bm * bx + bm, 0:D], q_s)
+            T.clear(o)
+            T.clear(l)
+            T.fill(m, -T.infinity("float32"))
+            T.clear(p)
+            for r0 in T.Pipelined(n, num_stages=stages):
+                T.copy(k[0, by, bn * r0:bn * r0 + bn, 0:D], k_s)
+                T.wgmma_gemm(q_s, k_s, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, clear_accum=True)
+                T.copy(v[0, by, bn * ((r0 + n - 1) % n):bn * ((r0 + n - 1) % n) + bn, 0:D], v_s)
+                T.wgmma_gemm(p, v_s, o, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+                T.wait_wgmma(1)
+                hold[0] = k_s[0, 0]
+                T.reduce_max(s, red, dim=1, clear=True)
+                for i0 in T.Parallel(bm):
+                    m_new[i0] = T.max(m[i0], red[i0] * scale)
+                    alpha[i0] = T.exp2((m[i0] - m_new[i0]) * log2e)
+                    m[i0] = m_new[i0]
+                for i0, i1 in T.Parallel(bm, bn):
+                    s[i0, i1] = T.exp2(s[i0, i1] * (scale * log2e) - m_new[i0] * log2e)
+                T.reduce_sum(s, red_1, dim=1, clear=True)
+                for i0 in T.Parallel(bm):
+                    l[i0] = l[i0] * alpha[i0] + red_1[i0]
+                T.wait_wgmma(0)
+                hold[0] = v_s[0, 0]
+                for i0, i1 in T.Parallel(bm, D):
+                    o[i0, i1] = o[i0, i1] * alpha[i0]
+                T.copy(s, p)
+            T.copy(v[0, by, S - bn:S, 0:D], v_last)
+            T.gemm(p, v_last, o, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+            for i0, i1 in T.Parallel(bm, D):
+                o[i0, i1] = o[i0, i1] / l[i0]
+            T.copy(o, o_s)
+            T.copy(o_s, out[0, by, bm * bx:bm * bx + bm, 0:D])
+
+    return f
+
+
+VARIANTS = {
+    "bm128_wg2_s2": dict(bm=128, warpgroups=2, stages=2),   # what the pipeline emits today
+    "bm128_wg2_s1": dict(bm=128, warpgroups=2, stages=1),
+    "bm192_wg3_s2": dict(bm=192, warpgroups=3, stages=2),
+    "bm192_wg3_s1": dict(bm=192, warpgroups=3, stages=1),
+    "bm192_wg3_bn64_s2": dict(bm=192, warpgroups=3, stages=2, bn=64),
+    "bm256_wg4_s2": dict(bm=256, warpgroups=4, stages=2),
+}
+SIZES = (8064, 8192)
+
+
+def runs():
+    for S in SIZES:
+        for name, kw in VARIANTS.items():
+            if S % kw["bm"] == 0 and S % kw.get("bn", 128) == 0:
+                yield S, name
+
+
+def lower_all():
+    from tvm.target import Target
+
+    for S, name in runs():
+        try:
+            with Target({"kind": "cuda", "arch": "sm_90a"}):
+                tilelang.lower(attention(S, **VARIANTS[name]))
+            print(f"S{S} {name}: lowered")
+        except Exception as ex:  # noqa: BLE001 - report each variant and go on
+            print(f"S{S} {name}: FAILED {type(ex).__name__}: {str(ex)[-300:]}")
+
+
+def _compile(args):
+    S, name = args
+    try:
+        tilelang.compile(attention(S, **VARIANTS[name]), target="cuda")
+        return args, None
+    except Exception as ex:  # noqa: BLE001
+        return args, f"{type(ex).__name__}: {str(ex)[-300:]}"
+
+
+def run(rounds=7, iters=10):
+    import torch
+    import torch.nn.functional as F
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(15, mp_context=multiprocessing.get_context("spawn")) as ex:
+        failed = {a: e for a, e in ex.map(_compile, list(runs())) if e}
+    res = {"device": torch.cuda.get_device_name(), "rows": {}}
+    for S in SIZES:
+        q, k, v = (torch.randn(1, 32, S, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+        out = torch.empty_like(q)
+        ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+        with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.CUDNN_ATTENTION):
+            F.scaled_dot_product_attention(q, k, v)
+        fns = {"sdpa_cudnn": lambda: _cudnn(q, k, v)}
+        for s_, name in runs():
+            if s_ != S:
+                continue
+            if (S, name) in failed:
+                print(f"S{S} {name}: compile FAILED {failed[(S, name)]}")
+                continue
+            kern = tilelang.compile(attention(S, **VARIANTS[name]), target="cuda")
+            out.zero_()
+            kern(q, k, v, out)
+            torch.cuda.synchronize()
+            err = ((out.double() - ref).abs().max() / ref.abs().max()).item()
+            print(f"S{S} {name}: rel. error {err:.2e}")
+            if err > 1e-2:
+                continue
+            fns[name] = (lambda kk: (lambda: kk(q, k, v, out)))(kern)
+        times = {n: [] for n in fns}
+        ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for _ in range(rounds):
+            for n, fn in fns.items():
+                fn()
+                torch.cuda.synchronize()
+                ev0.record()
+                for _ in range(iters):
+                    fn()
+                ev1.record()
+                torch.cuda.synchronize()
+                times[n].append(ev0.elapsed_time(ev1) * 1000 / iters)
+        flops = 4 * 32 * S * S * 64
+        for n, t in sorted(times.items(), key=lambda x: statistics.median(x[1])):
+            us = statistics.median(t)
+            res["rows"][f"S{S} {n}"] = {"us": round(us, 1), "tflops": round(flops / us * 1e-6, 1)}
+            print(f"S{S} {n:22s} {us:8.1f} us {flops / us * 1e-6:6.0f} TF/s  cudnn/this "
+                  f"{statistics.median(times['sdpa_cudnn']) / us:.3f}", flush=True)
+    json.dump(res, open(os.path.join(os.environ.get("OUT", "/tmp"), "fa_rows.json"), "w"), indent=1)
+
+
+def _cudnn(q, k, v):
+    import torch
+    import torch.nn.functional as F
+
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.CUDNN_ATTENTION):
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+if __name__ == "__main__":
+    lower_all() if "--lower" in sys.argv else run()
