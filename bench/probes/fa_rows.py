@@ -16,7 +16,7 @@ import tilelang
 import tilelang.language as T
 
 
-def attention(S, D=64, H=32, bm=128, bn=128, stages=2, warpgroups=2):
+def attention(S, D=64, H=32, bm=128, bn=128, stages=2, warpgroups=2, pingpong=False):
     """softmax(Q K^T / sqrt(D)) V for [1, H, S, D] fp16, one block per `bm` query rows of one head."""
     threads = 128 * warpgroups
     n = S // bn
@@ -47,11 +47,21 @@ def attention(S, D=64, H=32, bm=128, bn=128, stages=2, warpgroups=2):
             T.clear(l)
             T.fill(m, -T.infinity("float32"))
             T.clear(p)
+            if pingpong:
+                wg = T.get_thread_binding() // 128
             for r0 in T.Pipelined(n, num_stages=stages):
                 T.copy(k[0, by, bn * r0:bn * r0 + bn, 0:D], k_s)
+                if pingpong:
+                    # FlashAttention-3's warp scheduler: the warpgroups take turns issuing their GEMMs,
+                    # warpgroup 0 first (warpgroup 1 arrives at its barrier once before the first turn)
+                    if r0 == 0 and wg == 1:
+                        T.named_barrier_arrive(8, 256)
+                    T.call_extern("handle", "tl::__sync_thread_partial", 8 + wg, 256)
                 T.wgmma_gemm(q_s, k_s, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, clear_accum=True)
                 T.copy(v[0, by, bn * ((r0 + n - 1) % n):bn * ((r0 + n - 1) % n) + bn, 0:D], v_s)
                 T.wgmma_gemm(p, v_s, o, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
+                if pingpong:
+                    T.named_barrier_arrive(9 - wg, 256)
                 T.wait_wgmma(1)
                 hold[0] = k_s[0, 0]
                 T.reduce_max(s, red, dim=1, clear=True)
@@ -69,6 +79,9 @@ def attention(S, D=64, H=32, bm=128, bn=128, stages=2, warpgroups=2):
                 for i0, i1 in T.Parallel(bm, D):
                     o[i0, i1] = o[i0, i1] * alpha[i0]
                 T.copy(s, p)
+            if pingpong:
+                if wg == 0:
+                    T.call_extern("handle", "tl::__sync_thread_partial", 8, 256)  # warpgroup 1's last arrival
             T.copy(v[0, by, S - bn:S, 0:D], v_last)
             T.gemm(p, v_last, o, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
             for i0, i1 in T.Parallel(bm, D):
@@ -82,37 +95,35 @@ def attention(S, D=64, H=32, bm=128, bn=128, stages=2, warpgroups=2):
 VARIANTS = {
     "bm128_wg2_s2": dict(bm=128, warpgroups=2, stages=2),   # what the pipeline emits today
     "bm128_wg2_s1": dict(bm=128, warpgroups=2, stages=1),
-    "bm192_wg3_s2": dict(bm=192, warpgroups=3, stages=2),
-    "bm192_wg3_s1": dict(bm=192, warpgroups=3, stages=1),
-    "bm192_wg3_bn64_s2": dict(bm=192, warpgroups=3, stages=2, bn=64),
-    "bm256_wg4_s2": dict(bm=256, warpgroups=4, stages=2),
+    "bm128_wg2_s2_pingpong": dict(bm=128, warpgroups=2, stages=2, pingpong=True),
+    "bm128_wg2_s1_pingpong": dict(bm=128, warpgroups=2, stages=1, pingpong=True),
 }
-SIZES = (8064, 8192)
+CASES = ((8192, 64), (4096, 128))  # (S, D) of the suite's mha rows at B1 H32
 
 
 def runs():
-    for S in SIZES:
+    for S, D in CASES:
         for name, kw in VARIANTS.items():
             if S % kw["bm"] == 0 and S % kw.get("bn", 128) == 0:
-                yield S, name
+                yield S, D, name
 
 
 def lower_all():
     from tvm.target import Target
 
-    for S, name in runs():
+    for S, D, name in runs():
         try:
             with Target({"kind": "cuda", "arch": "sm_90a"}):
-                tilelang.lower(attention(S, **VARIANTS[name]))
-            print(f"S{S} {name}: lowered")
+                tilelang.lower(attention(S, D, **VARIANTS[name]))
+            print(f"S{S} D{D} {name}: lowered")
         except Exception as ex:  # noqa: BLE001 - report each variant and go on
-            print(f"S{S} {name}: FAILED {type(ex).__name__}: {str(ex)[-300:]}")
+            print(f"S{S} D{D} {name}: FAILED {type(ex).__name__}: {str(ex)[-300:]}")
 
 
 def _compile(args):
-    S, name = args
+    S, D, name = args
     try:
-        tilelang.compile(attention(S, **VARIANTS[name]), target="cuda")
+        tilelang.compile(attention(S, D, **VARIANTS[name]), target="cuda")
         return args, None
     except Exception as ex:  # noqa: BLE001
         return args, f"{type(ex).__name__}: {str(ex)[-300:]}"
@@ -126,25 +137,27 @@ def run(rounds=7, iters=10):
     with ProcessPoolExecutor(15, mp_context=multiprocessing.get_context("spawn")) as ex:
         failed = {a: e for a, e in ex.map(_compile, list(runs())) if e}
     res = {"device": torch.cuda.get_device_name(), "rows": {}}
-    for S in SIZES:
-        q, k, v = (torch.randn(1, 32, S, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+    for S, D in CASES:
+        q, k, v = (torch.randn(1, 32, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
         out = torch.empty_like(q)
         ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
         with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.CUDNN_ATTENTION):
             F.scaled_dot_product_attention(q, k, v)
         fns = {"sdpa_cudnn": lambda: _cudnn(q, k, v)}
-        for s_, name in runs():
-            if s_ != S:
+        for s_, d_, name in runs():
+            if (s_, d_) != (S, D):
                 continue
-            if (S, name) in failed:
-                print(f"S{S} {name}: compile FAILED {failed[(S, name)]}")
+            if (S, D, name) in failed:
+                print(f"S{S} D{D} {name}: compile FAILED {failed[(S, D, name)]}")
                 continue
-            kern = tilelang.compile(attention(S, **VARIANTS[name]), target="cuda")
-            out.zero_()
-            kern(q, k, v, out)
-            torch.cuda.synchronize()
-            err = ((out.double() - ref).abs().max() / ref.abs().max()).item()
-            print(f"S{S} {name}: rel. error {err:.2e}")
+            kern = tilelang.compile(attention(S, D, **VARIANTS[name]), target="cuda")
+            err = 0.0
+            for _ in range(3):  # a race shows in some launches only
+                out.zero_()
+                kern(q, k, v, out)
+                torch.cuda.synchronize()
+                err = max(err, ((out.double() - ref).abs().max() / ref.abs().max()).item())
+            print(f"S{S} D{D} {name}: rel. error {err:.2e}")
             if err > 1e-2:
                 continue
             fns[name] = (lambda kk: (lambda: kk(q, k, v, out)))(kern)
@@ -160,11 +173,11 @@ def run(rounds=7, iters=10):
                 ev1.record()
                 torch.cuda.synchronize()
                 times[n].append(ev0.elapsed_time(ev1) * 1000 / iters)
-        flops = 4 * 32 * S * S * 64
+        flops = 4 * 32 * S * S * D
         for n, t in sorted(times.items(), key=lambda x: statistics.median(x[1])):
             us = statistics.median(t)
-            res["rows"][f"S{S} {n}"] = {"us": round(us, 1), "tflops": round(flops / us * 1e-6, 1)}
-            print(f"S{S} {n:22s} {us:8.1f} us {flops / us * 1e-6:6.0f} TF/s  cudnn/this "
+            res["rows"][f"S{S} D{D} {n}"] = {"us": round(us, 1), "tflops": round(flops / us * 1e-6, 1)}
+            print(f"S{S} D{D} {n:22s} {us:8.1f} us {flops / us * 1e-6:6.0f} TF/s  cudnn/this "
                   f"{statistics.median(times['sdpa_cudnn']) / us:.3f}", flush=True)
     json.dump(res, open(os.path.join(os.environ.get("OUT", "/tmp"), "fa_rows.json"), "w"), indent=1)
 
