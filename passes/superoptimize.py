@@ -413,6 +413,10 @@ class _Packed:
             out |= min((a >> shift) & 127, (b >> shift) & 127) << shift
         return out
 
+    def fields(self, counts: int) -> np.ndarray:
+        """The counts one per field: `fits(a + b)` is `all(fields(a) + fields(b) <= fields(limit))`."""
+        return np.array([(counts >> (8 * i)) & 127 for i in range(len(self.index))], dtype=np.int16)
+
 
 def _matmul_shape(a: tuple[Dim, ...], b: tuple[Dim, ...], transpose_b: bool) -> tuple[Dim, ...] | None:
     if len(a) < 2 or len(b) < 2 or len(a) != len(b):
@@ -528,6 +532,18 @@ class Enumerator:
             self.target = np.stack([run_graph(graph, xs, bindings=self.bindings)[0] for xs in samples])
         self.classes: list[EClass] = []
         self.by_key: dict[tuple, int] = {}
+        # every class's counts one per field (row = class id), to test a new class against all its
+        # partners at once; `_lowered` counts the times some class's counts went down
+        self._fields = np.zeros((256, len(self.packed.index)), dtype=np.int16)
+        self._limit_fields = self.packed.fields(self.packed.limit)
+        self._lowered = 0
+        self._split_side: dict[tuple[Dim, ...], bool] = {}
+        # each class's shape as a small int (`_shape_ids`), and the shapes of constructions over them
+        self._shape_ids: dict[tuple[Dim, ...], int] = {}
+        self._class_shape: list[int] = []
+        self._split_class: list[bool] = []  # each class's `_split_shape`
+        self._shapes: dict[tuple, tuple[tuple[Dim, ...], Dim | None] | None] = {}
+        self._forms: dict[tuple, abstract_expr.Form] = {}
         self._pair_cache: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._select_pairs: dict[tuple[str, int, int], None] = {}  # (kind, condition, picked): see _selects
         self.seen: set[Node] = set()
@@ -590,6 +606,11 @@ class Enumerator:
         if node.kind != "input":
             dag = dag | {cid}
         self.classes.append(EClass(cid, shape, value, [node], counts, dag, form, round_, elt=elt, path=path))
+        if cid == len(self._fields):
+            self._fields = np.concatenate([self._fields, np.zeros_like(self._fields)])
+        self._fields[cid] = self.packed.fields(counts)
+        self._class_shape.append(self._shape_ids.setdefault(shape, len(self._shape_ids)))
+        self._split_class.append(self._split_shape(shape))
         self.by_key[key] = cid
         self._link(node, cid)
         self.stats.classes = len(self.classes)
@@ -605,6 +626,9 @@ class Enumerator:
         lower = self.packed.minimum(cls.counts, counts)
         shorter = tuple(map(min, cls.path, path))
         changed = lower != cls.counts or shorter != cls.path
+        if lower != cls.counts:
+            self._fields[cls.id] = self.packed.fields(lower)
+            self._lowered += 1
         cls.counts, cls.path = lower, shorter
         if len(dag) + 1 < len(cls.dag):
             cls.dag = dag | {cls.id}
@@ -631,11 +655,49 @@ class Enumerator:
                 if self._improve(self.classes[p], node, counts, dag, path, round_):
                     work.append(p)
 
-    def _limit(self, *shapes: tuple[Dim, ...]) -> int:
-        """The op limit of a construction over terms of these shapes: a term of a split form (split
-        parts, or the leading dim a combine leaves) gets the split forms' room."""
-        split_side = any(SPLIT in shape or len(shape) > self.max_rank for shape in shapes)
-        return self.max_ops if split_side else self.plain_ops
+    def _limit(self, *cids: int) -> int:
+        """The op limit of a construction over these classes: a term of a split form (split parts,
+        or the leading dim a combine leaves) gets the split forms' room."""
+        return self.max_ops if any(self._split_class[c] for c in cids) else self.plain_ops
+
+    def _split_shape(self, shape: tuple[Dim, ...]) -> bool:
+        """Whether `shape` is a split form's (cached: the test compares sympy dims)."""
+        side = self._split_side.get(shape)
+        if side is None:
+            side = self._split_side[shape] = SPLIT in shape or len(shape) > self.max_rank
+        return side
+
+    def _form_of(self, node: Node, cs: Sequence[EClass], size: Dim | None) -> abstract_expr.Form:
+        """`_form` of a construction, memoized: classes of different values share forms (forms forget
+        constants, signs and splits), and sorting a form's parts by their repr is dear."""
+        key = (node.kind, node.attr, size, *(c.form for c in cs))
+        form = self._forms.get(key)
+        if form is None:
+            form = self._forms[key] = _form(node.kind, [c.form for c in cs], size, attr=node.attr)
+        return form
+
+    def _fitting(self, ids: list[int], counts: int) -> Iterator[int]:
+        """The ids (in order) of the classes whose counts fit the budget beside `counts`, tested on all
+        of them at once: most pairs do not fit (98% of 7.3M at LayerNorm + projection), and visiting
+        each in Python was half of the search's time. Counts only go down (`_improve`), so a class
+        left out can fit later: where some class's counts went down after a yield, the remaining
+        ids are tested again, and the ids yielded are those a test of each at its visit yields."""
+        if not ids:
+            return
+        room = self._limit_fields - self.packed.fields(counts)
+        order = np.asarray(ids)
+        start = 0
+        while start < len(order):
+            seen = self._lowered
+            rest = order[start:]
+            fit = rest[(self._fields[rest] <= room).all(axis=1)]
+            for oid in fit.tolist():
+                yield oid
+                if self._lowered != seen:  # retest what comes after this id
+                    start += int(np.searchsorted(rest, oid, side="right"))
+                    break
+            else:
+                return
 
     # ------------------------------------------------------------------ one step
     def _constructions(self, round_: int) -> Iterator[Node]:
@@ -684,12 +746,12 @@ class Enumerator:
                         ops_with[shape] = kinds
                 partners[c.shape] = (ops_with, sorted(oid for shape in ops_with for oid in by_shape[shape]))
             ops_with, ids = partners[c.shape]
-            room = limit - c.counts  # `fits(c.counts + o.counts)` inlined: this loop visits every pair
-            for oid in ids:
+            room = limit - c.counts  # `fits(c.counts + o.counts)` inlined
+            for oid in self._fitting(ids, c.counts):
                 o = classes[oid]
                 if o.round == last and oid < c.id:
                     continue  # the pair (o, c) is yielded when o is `c`
-                if (room - o.counts) & guard != guard or len(c.dag | o.dag) >= self._limit(c.shape, o.shape):
+                if (room - o.counts) & guard != guard or len(c.dag | o.dag) >= self._limit(c.id, o.id):
                     continue  # no op over this pair can fit the budget
                 forward, backward = ops_with[o.shape]
                 pairs = [(c.id, o.id, forward), (o.id, c.id, backward)] if o.id != c.id else [(c.id, c.id, forward)]
@@ -725,7 +787,7 @@ class Enumerator:
                     o = self.classes[oid]
                     if oid in new_ids and oid < c.id:
                         continue  # the pairs of (o, c) are tried when o is `c`
-                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self._limit(c.shape, o.shape):
+                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self._limit(c.id, o.id):
                         continue
                     for m, a in ((c, o), (o, c)) if oid != c.id else ((c, c),):
                         if goal.admits_select_of(m.form, a.form):
@@ -742,7 +804,7 @@ class Enumerator:
             for b in thirds:
                 if b.elt != ca.elt or _broadcast(shape, b.shape) is None:  # type: ignore[arg-type]
                     continue
-                if fits(counts + b.counts) and len(dag | b.dag) < self._limit(cm.shape, ca.shape, b.shape):
+                if fits(counts + b.counts) and len(dag | b.dag) < self._limit(cm.id, ca.id, b.id):
                     yield Node(kind, (m, a, b.id))
 
     def _pair_ops(
@@ -758,6 +820,14 @@ class Enumerator:
                 tuple(k for k in matmuls if _matmul_shape(y, x, k == "matmul_t") is not None) + both,
             )
         return hit
+
+    def _shape_of(self, node: Node) -> tuple[tuple[Dim, ...], Dim | None] | None:
+        """`_shape`, memoized on the op and its operands' shapes and element types (comparing sympy
+        dims is dear, and many constructions share them)."""
+        key = (node.kind, node.attr, *((self._class_shape[a], self.classes[a].elt) for a in node.args))
+        if key not in self._shapes:
+            self._shapes[key] = self._shape(node)
+        return self._shapes[key]
 
     def _shape(self, node: Node) -> tuple[tuple[Dim, ...], Dim | None] | None:
         """Result shape (and summed size) of a construction, or None where the shapes forbid it."""
@@ -857,16 +927,16 @@ class Enumerator:
                 counts = sum(c.counts for c in cs) + packed.one(_budget_key(node.kind, node.attr))
                 dag: frozenset[int] = frozenset().union(*(c.dag for c in cs))
                 path = self._path(node, cs)
-                limit = self.max_ops if node.kind == "split" or node.attr == LEADING_ONE else self._limit(*(c.shape for c in cs))
+                limit = self.max_ops if node.kind == "split" or node.attr == LEADING_ONE else self._limit(*node.args)
                 if len(dag) + 1 > limit or not packed.fits(counts) or path is None:
                     self.stats.pruned += 1  # not `seen`: a cheaper child construction may admit it later
                     continue
                 self.seen.add(node)
-                shaped = self._shape(node)
+                shaped = self._shape_of(node)
                 if shaped is None:
                     self.stats.pruned += 1
                     continue
-                form = _form(node.kind, [c.form for c in cs], shaped[1], attr=node.attr)
+                form = self._form_of(node, cs, shaped[1])
                 if not self.goal.admits(form):
                     self.stats.pruned += 1
                     continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -508,3 +509,57 @@ def test_the_reduced_scale_retrial_still_rejects_a_near_miss(monkeypatch: pytest
     assert not verdict and "max relative error" in verdict.failure, verdict
     assert retrials == [False]  # judged again at reduced scale, and refused there
     assert Checker(reference, [{}]).check(graph(False))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 6), min_size=3, max_size=3), min_size=1, max_size=40),
+    st.lists(st.integers(0, 3), min_size=3, max_size=3),
+    # (after which yield, which class, its new counts): low counts, so a class left out can come to fit
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 39), st.lists(st.integers(0, 1), min_size=3, max_size=3)), max_size=12),
+)
+def test_the_vectorized_pair_filter_yields_what_a_live_test_of_each_pair_yields(
+    rows: list[list[int]], own: list[int], lowerings: list[tuple[int, int, list[int]]]
+) -> None:
+    """`Enumerator._fitting` tests a class against all its partners at once, from counts that can go
+    down while it yields (a construction lowers a class's counts). After each yield some class's counts
+    go down here; the ids yielded must be those a test of each pair at its visit would yield."""
+    from cleave_ir.passes.superoptimize import Enumerator, _Packed
+
+    packed = _Packed({"a": 6, "b": 5, "c": 4})
+    pack = lambda f: sum(v << (8 * i) for i, v in enumerate(f))  # noqa: E731
+    counts = [pack(r) for r in rows]
+
+    class Stub:
+        _limit_fields = packed.fields(packed.limit)
+        _lowered = 0
+
+    stub = Stub()
+    stub.packed = packed  # type: ignore[attr-defined]
+    stub._fields = np.array([packed.fields(c) for c in counts])  # type: ignore[attr-defined]
+    ids = list(range(len(rows)))
+    live = list(counts)
+    events = {at: (cls, f) for at, cls, f in lowerings if cls < len(rows)}
+
+    def lower(step: int) -> None:
+        if step in events:
+            cls, f = events[step]
+            lower_ = packed.minimum(live[cls], pack(f))
+            if lower_ != live[cls]:
+                live[cls] = lower_
+                stub._fields[cls] = packed.fields(lower_)  # type: ignore[attr-defined]
+                stub._lowered += 1
+
+    got = []
+    for step, oid in enumerate(Enumerator._fitting(stub, ids, pack(own))):  # type: ignore[arg-type]
+        got.append(oid)
+        lower(step)
+    # the reference: every id in order, tested with the counts it has when it is visited
+    live = list(counts)
+    stub._fields = np.array([packed.fields(c) for c in counts])  # type: ignore[attr-defined]
+    want = []
+    for oid in ids:
+        if packed.fits(pack(own) + live[oid]):
+            want.append(oid)
+            lower(len(want) - 1)
+    assert got == want
