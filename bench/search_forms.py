@@ -36,14 +36,18 @@ def record(out: Path, files: list[str]) -> None:
             key = f"{Path(path).name}:{graph.sym_name.data}"
             try:
                 cands, stats = superoptimize_graph(graph, max_ops=12)
-            except CleaveError as e:  # a graph the search does not take (several outputs)
+            except CleaveError as e:  # a graph the search does not take (several outputs, a concat)
                 results[key] = {"error": str(e)}
+                continue
+            except Exception as e:  # noqa: BLE001 - an older search's crash is recorded, the run goes on
+                results[key] = {"error": f"{type(e).__name__}: {e}"}
                 continue
             results[key] = {
                 "cpu_s": round(time.process_time() - t, 2), "line": stats.line(), "budget_reached": stats.stopped_by_budget,
                 "notes": [c.note for c in cands], "forms": sorted(str(canonical_form(c.graph)) for c in cands),
             }
             print(f"{key}: {results[key]['cpu_s']} s, {len(cands)} candidates", file=sys.stderr, flush=True)
+            out.write_text(json.dumps(results, indent=1))  # after every graph: a run cut short keeps its rows
     out.write_text(json.dumps(results, indent=1))
 
 

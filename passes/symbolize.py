@@ -245,6 +245,13 @@ def _bindings_attr(bindings: Mapping[str, int]) -> DictionaryAttr:
 
 def symbolize(graph: tgraph.GraphOp) -> None:
     """Rewrite `graph` in place to its symbolic form (see module docstring)."""
+    structural = next((op for op in graph.block.ops if isinstance(op, tgraph.StructuralOp)), None)
+    if structural is not None:  # its result dims are sums of its operands' (a concat), not products
+        raise CleaveError(
+            f"error: cleave-symbolize: {structural.name} in @{graph.sym_name.data} is not symbolized (nor searched); "
+            "run cleave-fold-structural first, as cleave-pipeline does, to move it to the graph's boundary",
+            op=structural,
+        )
     sg = symbolize_graph(graph)
     before = graph.binding_values()
     for v, shape in sg.shapes.items():  # the new binding must reproduce every original shape
