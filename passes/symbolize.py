@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.dialects import tgraph
 from cleave_ir.passes.options import CleavePass
@@ -245,13 +246,6 @@ def _bindings_attr(bindings: Mapping[str, int]) -> DictionaryAttr:
 
 def symbolize(graph: tgraph.GraphOp) -> None:
     """Rewrite `graph` in place to its symbolic form (see module docstring)."""
-    structural = next((op for op in graph.block.ops if isinstance(op, tgraph.StructuralOp)), None)
-    if structural is not None:  # its result dims are sums of its operands' (a concat), not products
-        raise CleaveError(
-            f"error: cleave-symbolize: {structural.name} in @{graph.sym_name.data} is not symbolized (nor searched); "
-            "run cleave-fold-structural first, as cleave-pipeline does, to move it to the graph's boundary",
-            op=structural,
-        )
     sg = symbolize_graph(graph)
     before = graph.binding_values()
     for v, shape in sg.shapes.items():  # the new binding must reproduce every original shape
@@ -261,7 +255,18 @@ def symbolize(graph: tgraph.GraphOp) -> None:
                 raise CleaveError(
                     f"cleave-symbolize: @{graph.sym_name.data}: {sg.bindings} does not restore {old}"
                 )
-    retype_graph(graph, sg.shapes)
+    try:
+        retype_graph(graph, sg.shapes)
+    except VerifyException:
+        # a concat of unequal parts (4095 + 1 rows) has a dim that no product of symbols is
+        concat = next((op for op in graph.block.ops if isinstance(op, tgraph.ConcatOp)), None)
+        if concat is None:
+            raise
+        raise CleaveError(
+            f"error: cleave-symbolize: {concat.name} in @{graph.sym_name.data} is not symbolized (nor searched); "
+            "run cleave-fold-structural first, as cleave-pipeline does, to move it to the graph's boundary",
+            op=concat,
+        ) from None
     graph.bindings = _bindings_attr(sg.bindings)
     if sg.divides:
         graph.attributes["constraints"] = ArrayAttr(StringAttr(c) for c in constraint_strings(sg.divides))
