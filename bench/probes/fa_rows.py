@@ -1,11 +1,14 @@
-"""FlashAttention probe (GPU): query rows per block and consumer warpgroups at head dim 64.
+"""FlashAttention probe (GPU): query rows, consumer warpgroups and warpgroup ping-pong.
 
-mha B1 H32 S8192 D64 is our weakest suite row (0.89x cuDNN): 128 query rows on two consumer warpgroups
-(256 threads) leave 48% of the tensor pipe busy at 18% occupancy (ncu, `ncu_rows_2026-12-05s25`). FlashAttention-3
-takes 192 query rows on three warpgroups at head dim 64. This probe writes our emitted kernel's structure
-(intra-warpgroup overlap: P V one iteration late as an async WGMMA beside the next softmax) with the query rows
-and threads as parameters, at S 8064 = 42 * 192 = 63 * 128 (so both tilings divide it) and the suite's 8192,
-beside cuDNN SDPA, each checked against float64.
+mha B1 H32 S8192 D64 is our weakest suite row (0.83-0.89x): 128 query rows on two consumer warpgroups
+(256 threads) leave 48% of the tensor pipe busy at 18% occupancy (ncu, `ncu_rows_2026-12-06s42_H100`). This probe
+writes our emitted kernel's structure (intra-warpgroup overlap: P V one iteration late as an async WGMMA beside the
+next softmax) with the query rows, warpgroups, KV tile, stages and FlashAttention-3's ping-pong (`pingpong=True`:
+the warpgroups take turns issuing their GEMMs on named barriers) as parameters, and times `VARIANTS` at `CASES`
+beside cuDNN SDPA, each checked against float64 in 3 launches.
+Results: `bench/results/fa_rows_2026-12-06s42_H200.md`. Its first run used
+`"bm192_wg3_s2": dict(bm=192, warpgroups=3)` and its 1-stage and 64-row-KV forms at S 8064 = 42 * 192 = 63 * 128;
+the second run used the ping-pong variants below. Neither beat the pipeline's form.
 
     bash bench/on_device.sh python bench/probes/fa_rows.py     # $OUT/fa_rows.json
     python bench/probes/fa_rows.py --lower                     # lower every variant for sm_90a here (no GPU)
