@@ -730,7 +730,7 @@ class Enumerator:
                     yield Node("reshape", (c.id,), LEADING_ONE)
             for shape in self.reshape_targets:
                 yield Node("reshape", (c.id,), shape)
-        classes, limit, guard, last = self.classes, self.packed.limit, self.packed.guard, round_ - 1
+        classes, last = self.classes, round_ - 1
         by_shape: dict[tuple[Dim, ...], list[int]] = {}
         for o in all_:
             by_shape.setdefault(o.shape, []).append(o.id)
@@ -746,13 +746,12 @@ class Enumerator:
                         ops_with[shape] = kinds
                 partners[c.shape] = (ops_with, sorted(oid for shape in ops_with for oid in by_shape[shape]))
             ops_with, ids = partners[c.shape]
-            room = limit - c.counts  # `fits(c.counts + o.counts)` inlined
-            for oid in self._fitting(ids, c.counts):
+            for oid in self._fitting(ids, c.counts):  # the pairs whose op counts fit the budget
                 o = classes[oid]
                 if o.round == last and oid < c.id:
                     continue  # the pair (o, c) is yielded when o is `c`
-                if (room - o.counts) & guard != guard or len(c.dag | o.dag) >= self._limit(c.id, o.id):
-                    continue  # no op over this pair can fit the budget
+                if len(c.dag | o.dag) >= self._limit(c.id, o.id):
+                    continue  # no op over this pair fits max-ops
                 forward, backward = ops_with[o.shape]
                 pairs = [(c.id, o.id, forward), (o.id, c.id, backward)] if o.id != c.id else [(c.id, c.id, forward)]
                 for a, b, kinds in pairs:
