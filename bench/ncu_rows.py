@@ -28,13 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 H100_PEAKS = (3.35, 989)  # the H100 SXM's DRAM TB/s and dense fp16 TFLOP/s (vendor figures)
 PEAK_DRAM_TBPS = 4.3  # what the H200 here reaches in practice (bench/results: copy probes), the goals' yardstick
 
-
-def peaks(gpu: str) -> tuple[float, str]:
-    """The DRAM bandwidth to measure against on `gpu` (its name as nvidia-smi prints it), and its description."""
-    if "H100" in gpu:
-        tbps, tflops = H100_PEAKS
-        return tbps, f"{gpu}: {tbps} TB/s DRAM, ~{tflops} TFLOP/s dense fp16"
-    return PEAK_DRAM_TBPS, f"{gpu or 'H200'}: {PEAK_DRAM_TBPS} TB/s DRAM attainable, ~790 TFLOP/s dense fp16 attainable"
 RANGE = "cleave_ncu"
 METRICS = {
     "gpu__time_duration.sum": "us",
@@ -147,6 +140,14 @@ def profile(args: argparse.Namespace) -> list[dict[str, Any]]:
                 rec.setdefault("units", {})[label] = unit
         records.append(rec)
     return records
+
+
+def peaks(gpu: str) -> tuple[float, str]:
+    """The DRAM bandwidth to measure against on `gpu` (its name as nvidia-smi prints it), and its description."""
+    if "H100" in gpu:
+        tbps, tflops = H100_PEAKS
+        return tbps, f"{gpu}: {tbps} TB/s DRAM, ~{tflops} TFLOP/s dense fp16"
+    return PEAK_DRAM_TBPS, f"{gpu or 'H200'}: {PEAK_DRAM_TBPS} TB/s DRAM attainable, ~790 TFLOP/s dense fp16 attainable"
 
 
 def markdown(records: list[dict[str, Any]], command: str, gpu: str = "") -> str:
