@@ -95,23 +95,47 @@ def ours(M, N, K):
     return f
 
 
+def auto(M, N, K, bk=64, stages=3):
+    """The same tiles through `T.Pipelined` and TileLang's automatic warp specialization (the control)."""
+
+    @T.prim_func
+    def f(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(M // 128, N // 256, threads=256) as (bx, by):
+            T.use_swizzle(panel_size=10)
+            Cl = T.alloc_fragment((128, 256), "float32")
+            As = T.alloc_shared((128, bk), "float16")
+            Bs = T.alloc_shared((bk, 256), "float16")
+            Cs = T.alloc_shared((128, 256), "float16")
+            T.clear(Cl)
+            for k in T.Pipelined(K // bk, num_stages=stages):
+                T.copy(A[128 * bx, bk * k], As)
+                T.copy(B[bk * k, 256 * by], Bs)
+                T.gemm(As, Bs, Cl)
+            T.copy(Cl, Cs)
+            T.copy(Cs, C[128 * bx, 256 * by])
+
+    return f
+
+
 VARIANTS = {
     "ours": None,
+    "auto_k64_s3": "auto",
     "ws0_k64_s3": dict(inflight=0),
     "ws1_k64_s3": dict(),
-    "ws1_k64_s4_direct": dict(stages=4, stage_c=False),
-    "ws1_k128_s2_direct": dict(bk=128, stages=2, stage_c=False),
-    "ws1_256x128_k64_s3": dict(bm=256, bn=128),
+    "ws0_k64_s2": dict(inflight=0, stages=2),
+    "ws0_k64_s4_direct": dict(inflight=0, stages=4, stage_c=False),
+    "ws0_256x128_k64_s3": dict(inflight=0, bm=256, bn=128),
+    "ws0_k64_s3_panel4": dict(inflight=0, panel=4),
 }
 
 
 def build(name, M, N, K):
     kw = VARIANTS[name]
-    return ours(M, N, K) if kw is None else gemm_ws(M, N, K, **kw)
+    return ours(M, N, K) if kw is None else auto(M, N, K) if kw == "auto" else gemm_ws(M, N, K, **kw)
 
 
 def configs(name):
-    return {} if VARIANTS[name] is None else NO_SYNC
+    return NO_SYNC if isinstance(VARIANTS[name], dict) else {}
 
 
 def lower_all(M=4096, N=4096, K=4096):
