@@ -202,7 +202,7 @@ def kernel_choices(graph: tgraph.GraphOp, base: Config, calibration: cost_model.
                 k.attributes["cleave.tiles"] = cfg.attr()
                 if not lays_out_on(k, threads):  # at these stages its rows may not pad (shared memory)
                     continue  # TileLang would fail it: "no available layout found"
-                e = est if cost_model.overlaps(k) else serial
+                e = cost_model.with_pipeline_depth(est if cost_model.overlaps(k) else serial, k, calibration)
                 e = with_cuda_core_time(e, k, threads, calibration)
                 k.attributes["cleave.estimated_us"] = FloatAttr(round(e.microseconds, 3), f64)
                 out.append((Choice(graph.sym_name.data, cfg, threads, stages, e.microseconds, e.terms, e.fits), k))

@@ -50,6 +50,13 @@ ITERATION_S = 0.2e-6
 # block before it on its SM to finish (the H200: 7.2 us over 3 waves of rmsnorm_matmul T1's GEMV
 # blocks alone on their SMs, against blocks two to an SM moving the same bytes)
 EXPOSED_LOAD_S = 2.4e-6
+# per sequential iteration of a loop of one matmul left on two pipelining stages (`shallow_pipeline`):
+# step k + 2's tiles can only start loading when step k's are released, one step's compute before they
+# are needed. H100 (bench/results/gemm_inflight_2026-12-06s43_H100.md), 128x256 tiles, K 128 on 2
+# stages against K 64 on 3: 4096^3 216.1 / 205.7 us, 2048x6144x4096 163.2 / 154.4, 4096x14336x4096
+# 846.2 / 760.9. With the calibrated hand-off of every iteration (~0.15 us), a 2-stage iteration
+# costs 0.39-0.49 us: this much more.
+SHALLOW_ITERATION_S = 0.25e-6
 
 
 CALIBRATION_FILE = Path(__file__).with_name("cost_model_calibration.json")
@@ -66,6 +73,7 @@ class Terms:
     # whether a block's loads overlap its compute (`overlaps`): else the two take turns
     overlapped: bool = True
     serial_s: float = 0.0  # one block's serial K steps of CUDA-core matmuls (`with_serial_steps`)
+    shallow_iterations: float = 0.0  # of `iterations`, those on a too shallow pipeline (`with_pipeline_depth`)
 
     def to_json(self) -> dict[str, float]:
         """A JSON-able dict (what measurement records hold)."""
@@ -95,6 +103,7 @@ class Calibration:
     def kernel_us(self, t: Terms) -> float:
         """Calibrated microseconds of a kernel with terms `t`."""
         block_s = t.busy_s(self.memory_scale, self.compute_scale) + self.iteration_s * t.iterations + t.serial_s
+        block_s += SHALLOW_ITERATION_S * t.shallow_iterations
         return t.waves * block_s * 1e6 + self.launch_us
 
     def constants(self) -> dict[str, float]:
@@ -383,6 +392,47 @@ def serialized(est: Estimate, calibration: Calibration | None = None) -> Estimat
     """`est` for a kernel whose loads wait for its compute (`overlaps` false), from its terms."""
     assert est.terms is not None
     terms = replace(est.terms, overlapped=False)
+    return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
+
+
+def loop_matmuls(kernel: itgraph.KernelOp) -> int:
+    """The most matmuls in one sequential loop of `kernel` (0 without a loop)."""
+    return max((sum(isinstance(o, tgraph.MatmulOp) for o in seq.walk()) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)), default=0)
+
+
+def longest_trips(kernel: itgraph.KernelOp) -> int:
+    """The most trips of one sequential loop of `kernel` (concrete shapes; 0 without a loop)."""
+    return max((evaluate(seq.extent_dim, {}) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)), default=0)
+
+
+# the fewest rows of a matmul `shallow_pipeline` counts: a WGMMA tile's, unpadded
+SHALLOW_MIN_ROWS = 64
+
+
+def shallow_pipeline(placed: itgraph.KernelOp) -> bool:
+    """Whether a placed kernel's loop of one matmul of SHALLOW_MIN_ROWS or more rows runs three or more
+    trips on two pipelining stages (`cleave-place-memory` gives such a loop three or more where they fit
+    its shared memory). A few-row matmul is left out: its rows padded to a tensor-core tile take the
+    shared memory of a third stage, and two stages of `T.gemm` beat three of a CUDA-core fold
+    (`place_memory.row_padding_fits`)."""
+    stages = placed.attributes.get("cleave.stages")
+    if stages is None or stages.value.data != 2 or loop_matmuls(placed) != 1 or longest_trips(placed) < 3:  # type: ignore[attr-defined]
+        return False
+    rows = [
+        evaluate(tgraph.tensor_type(op.result).shape[-2], {})
+        for seq in placed.walk()
+        if isinstance(seq, itgraph.SequentialOp)
+        for op in seq.walk()
+        if isinstance(op, tgraph.MatmulOp)
+    ]
+    return min(rows) >= SHALLOW_MIN_ROWS
+
+
+def with_pipeline_depth(est: Estimate, placed: itgraph.KernelOp, calibration: Calibration | None = None) -> Estimate:
+    """`est` for the placed kernel at its stages: a `shallow_pipeline` pays SHALLOW_ITERATION_S an iteration."""
+    if est.terms is None or not shallow_pipeline(placed):
+        return est
+    terms = replace(est.terms, shallow_iterations=est.terms.iterations)
     return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 

@@ -48,7 +48,19 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import cleave
 from cleave_ir.dialects.cleave import Memory, MemoryAttr
 from cleave_ir.dialects import itgraph, tgraph
-from cleave_ir.passes.cost_model import SMEM_BYTES, SMS, TILE_BYTES_PER_THREAD, accumulator_bytes, block_trips, grid_blocks, layout_threads, peak_live_bytes, tile_bytes
+from cleave_ir.passes.cost_model import (
+    SMEM_BYTES,
+    SMS,
+    TILE_BYTES_PER_THREAD,
+    accumulator_bytes,
+    block_trips,
+    grid_blocks,
+    layout_threads,
+    longest_trips,
+    loop_matmuls,
+    peak_live_bytes,
+    tile_bytes,
+)
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.shapes import evaluate, symbol
 
@@ -523,16 +535,13 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
         for op in seq.body.block.ops
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is None
     )
-    trips = max((evaluate(seq.extent_dim, {}) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)), default=0)
+    trips = longest_trips(kernel)
     # three stages where they fit and the loop is long enough to fill them (bench/tile_sweep.py: a
     # 4096^3 matmul with 128x128x64 tiles runs 290 us with 3 stages, 347 us with 2); a loop of
     # two or more matmuls (attention's back-to-back pair, an MLP's gate and up) two, as TileLang's
     # FlashAttention examples (lowering_probes_2026-12-01: S4096 D128 553 -> 521 us, S8192 D64
     # 1485 -> 1457 us; gpu_suite_2026-12-01j: swiglu T1 61.4 -> 55.5 us)
-    matmuls_in_loop = max(
-        (sum(isinstance(o, tgraph.MatmulOp) for o in seq.walk()) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)),
-        default=0,
-    )
+    matmuls_in_loop = loop_matmuls(kernel)
     stages = 1
     if loop_loads and shared + loop_loads <= SMEM_BYTES:
         deep = trips >= 3 and matmuls_in_loop < 2 and shared + 2 * loop_loads <= SMEM_BYTES

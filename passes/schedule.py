@@ -627,6 +627,7 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
         return str(e).removeprefix("error: cleave-place-memory: ")
     if not cost_model.overlaps(placed):  # one stage, one block per SM, several waves
         est = cost_model.serialized(est)
+    est = cost_model.with_pipeline_depth(est, placed)
     est = with_cuda_core_time(est, placed, placed.attributes["cleave.threads"].value.data)  # type: ignore[attr-defined]
     return Scheduled(kernel, est, cfg)
 

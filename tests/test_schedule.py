@@ -550,3 +550,34 @@ def test_masked_attention_holds_one_score_tile() -> None:
     assert cost_model.estimate(kernel).fits
     best, _ = schedule_graph(graph)
     assert best[0].config == Config((1, 1, 128, 128), 128, True)
+
+
+def test_a_long_gemm_loop_takes_the_k_tile_that_fits_three_stages() -> None:
+    """`cost_model.shallow_pipeline`: a 4096^3 matmul's 128 x 256 tiles with 128-wide K steps fit two
+    pipelining stages only, with 64-wide steps four; each two-stage iteration costs SHALLOW_ITERATION_S
+    more, and the schedule ranks the deeper pipeline first (H100, gemm_inflight_2026-12-06s43: 216.1
+    against 205.7 us). Attention's loop of two matmuls stays on two stages at no charge, and so does a
+    loop of fewer than three trips."""
+    from cleave_ir.passes import cost_model, place_memory
+
+    def placed(graph: tgraph.GraphOp, cfg: Config) -> itgraph.KernelOp:
+        kernel = build_kernel(plan(graph, cfg), "k")
+        place_memory.place(kernel)
+        return kernel
+
+    wide, deep = (placed(_matmul(4096, 4096, 4096), Config((128, 256), k, True)) for k in (128, 64))
+    assert [k.attributes["cleave.stages"].value.data for k in (wide, deep)] == [2, 4]  # type: ignore[attr-defined]
+    assert cost_model.shallow_pipeline(wide) and not cost_model.shallow_pipeline(deep)
+    bare = cost_model.estimate(build_kernel(plan(_matmul(4096, 4096, 4096), Config((128, 256), 128, True)), "k"))
+    charged = cost_model.with_pipeline_depth(bare, wide)
+    assert charged.terms.shallow_iterations == bare.terms.iterations == 32  # type: ignore[union-attr]
+    extra = charged.terms.waves * 32 * cost_model.SHALLOW_ITERATION_S * 1e6  # type: ignore[union-attr]
+    assert charged.microseconds == pytest.approx(bare.microseconds + extra)
+    assert cost_model.with_pipeline_depth(bare, deep) is bare
+    best, _ = schedule_graph(_matmul(4096, 4096, 4096))
+    assert best[0].config.reduce_tile == 64 and best[0].estimate.terms.shallow_iterations == 0  # type: ignore[union-attr]
+    short = placed(_matmul(256, 256, 256), Config((128, 256), 128, True))  # two trips
+    assert short.attributes["cleave.stages"].value.data == 2 and not cost_model.shallow_pipeline(short)  # type: ignore[attr-defined]
+    attention = schedule_graph(_fa_candidate("mha"))[0][0].kernel
+    place_memory.place(attention)
+    assert cost_model.loop_matmuls(attention) == 2 and not cost_model.shallow_pipeline(attention)

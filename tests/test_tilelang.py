@@ -535,8 +535,9 @@ tgraph.graph @o_proj(%x: !tgraph.tensor<[2048, 4096], f16>, %w: !tgraph.tensor<[
 def test_epilogue_operand_is_loaded_after_the_k_loop_which_stays_pipelined(tmp_path: Path) -> None:
     """Llama-3's o_proj + residual at prefill B1 S2048: the residual tile is loaded after the K loop
     (it took the place of a second pipeline stage: the captured layer's region ran with
-    num_stages=1, 0.73x PyTorch), the loop pipelines 2 stages, and TileLang fits the kernel in the
-    H200's shared memory by giving the residual and the staged output the dead stages' bytes."""
+    num_stages=1, 0.73x PyTorch), the loop pipelines its 64-wide K steps on 4 stages (128-wide ones
+    would fit 2 only, `cost_model.shallow_pipeline`), and TileLang fits the kernel in the H200's shared
+    memory by giving the residual and the staged output the dead stages' bytes."""
     from cleave_ir.driver import main
     from cleave_ir.tilelang_check import dynamic_shared_bytes
 
@@ -544,7 +545,7 @@ def test_epilogue_operand_is_loaded_after_the_k_loop_which_stays_pipelined(tmp_p
     src.write_text(LINEAR_RESIDUAL)
     assert main([str(src), "-p", "cleave-schedule{top-k=1},cleave-place-memory", "-t", "tilelang", "-o", str(out)]) == 0
     text = out.read_text()
-    assert "num_stages=2" in text and "num_stages=1" not in text
+    assert "num_stages=4" in text and "num_stages=1" not in text
     assert text.index("T.Pipelined(") < text.index("T.copy(res[")
     assert all(0 < n <= 227 * 1024 for n in dynamic_shared_bytes(out).values())
 

@@ -5,15 +5,17 @@
 // [16, 64] tiles of 20 KiB: three blocks per SM at three stages, two at four; but its 96 blocks are
 // one wave (one block per SM whatever the stages), so it takes five (100 KiB): rmsnorm_matmul T=16's
 // one kernel ran 16.1 us on three, 14.5 on five (bench/results/deep_stages_2026-12-04s22_H200.md).
-// The 4096^3 GEMM's [128, 256] tiles of 96 KiB fit twice only.
+// The 4096^3 GEMM's [128, 256] tiles with 128-wide K steps (96 KiB) would fit twice only: the schedule
+// takes 64-wide steps (48 KiB), four stages (`cost_model.shallow_pipeline`; the H100: 216.1 -> 205.7 us,
+// bench/results/gemm_inflight_2026-12-06s43_H100.md).
 // RUN: cleave-opt %s -p 'cleave-schedule{top-k=1},cleave-place-memory' 2>/dev/null | filecheck %s
 
 // CHECK:      itgraph.kernel @mm128_k0(
 // CHECK-SAME: cleave.tiles = #cleave.tiles<out = [64, 128], reduce = 128>
 // CHECK-SAME: cleave.smem_bytes = 196608 : i64, cleave.threads = 128 : i64, cleave.stages = 4 : i64
 // CHECK:      itgraph.kernel @mm4096_k0(
-// CHECK-SAME: cleave.tiles = #cleave.tiles<out = [128, 256], reduce = 128>
-// CHECK-SAME: cleave.stages = 2 : i64
+// CHECK-SAME: cleave.tiles = #cleave.tiles<out = [128, 256], reduce = 64>
+// CHECK-SAME: cleave.smem_bytes = 196608 : i64, cleave.threads = 256 : i64, cleave.stages = 4 : i64
 // CHECK:      itgraph.kernel @mm16_k0(
 // CHECK-SAME: cleave.tiles = #cleave.tiles<out = [16, 64], reduce = 128>
 // CHECK-SAME: cleave.smem_bytes = 102400 : i64, cleave.threads = 128 : i64, cleave.stages = 5 : i64
