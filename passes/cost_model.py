@@ -4,7 +4,8 @@ Per threadblock: bytes moved from global memory (every load and store, times the
 around it) and tensor-core flops; a block takes the longer of the two at its share of the GPU
 (4.3 TB/s and 790 TFLOP/s over 132 SMs), or their sum and a load latency where its loads cannot
 overlap its compute (one pipelining stage, one block per SM, several waves: `overlaps`), plus a
-fixed cost per sequential iteration, and blocks run in waves of 132. Loaded tiles must fit in shared
+fixed cost per sequential iteration (more on a GEMM loop left on two stages: `shallow_pipeline`),
+and blocks run in waves of 132. Loaded tiles must fit in shared
 memory (227 KiB) and computed fp32 tiles in the registers (64K x 32 bit per SM). Buffers are not
 reused in this estimate, so footprints are upper bounds.
 
