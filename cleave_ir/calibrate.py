@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from cleave_ir.passes.cost_model import ITERATION_S, Calibration, Terms
+from cleave_ir.passes.cost_model import ITERATION_S, SHALLOW_ITERATION_S, Calibration, Terms
 
 RATIOS = tuple(float(x) for x in np.geomspace(0.25, 4.0, 17))
 
@@ -61,6 +61,12 @@ class Record:
     def from_json(d: dict[str, Any]) -> Record:
         terms = None if d.get("terms") is None else tuple(Terms(**t) for t in d["terms"])
         return Record(d["group"], d["name"], int(d["kernels"]), float(d["raw_us"]), float(d["us"]), terms)
+
+
+def _fixed_us(t: Terms) -> float:
+    """The microseconds of a kernel's terms that the calibration does not scale: CUDA-core serial steps
+    and the two-stage charge (`Calibration.kernel_us` adds them as they are)."""
+    return t.waves * (t.serial_s + SHALLOW_ITERATION_S * t.shallow_iterations) * 1e6
 
 
 def _from_terms(terms: Sequence[Terms]) -> float:
@@ -127,6 +133,7 @@ def fit(records: Sequence[Record]) -> Calibration:
         raise ValueError("no measurement records to fit")
     us = np.array([r.us for r in records])
     if all(r.terms is not None for r in records):
+        fixed = np.array([sum(_fixed_us(t) for t in r.terms or ()) for r in records])
         best: tuple[float, Calibration] | None = None
         for ratio in RATIOS:
             feats = np.array(
@@ -140,8 +147,9 @@ def fit(records: Sequence[Record]) -> Calibration:
                 ]
             )
             a = feats / us[:, None]
-            coef = _lstsq_nonneg(a, np.ones(len(records)))
-            sse = float(((a @ coef) - 1.0) @ ((a @ coef) - 1.0))
+            target = 1.0 - fixed / us  # the terms no constant scales (`_fixed_us`) are taken out first
+            coef = _lstsq_nonneg(a, target)
+            sse = float(((a @ coef) - target) @ ((a @ coef) - target))
             cal = Calibration(float(coef[0]), float(coef[0] * ratio), float(coef[1]) * 1e-6, float(coef[2]))
             if best is None or sse < best[0]:
                 best = (sse, cal)

@@ -378,7 +378,13 @@ def test_fit_recovers_known_constants_from_terms() -> None:
     truth = cost_model.Calibration(memory_scale=0.8, compute_scale=1.6, iteration_s=0.3e-6, launch_us=3.0)
     records = []
     for i in range(12):
-        terms = tuple(cost_model.Terms(memory_s=(1 + i) * 1e-6, compute_s=(12 - i) * 0.7e-6, iterations=i % 5, waves=1 + i % 3) for _ in range(1 + i % 2))
+        terms = tuple(
+            cost_model.Terms(
+                memory_s=(1 + i) * 1e-6, compute_s=(12 - i) * 0.7e-6, iterations=i % 5, waves=1 + i % 3,
+                serial_s=(i % 4) * 0.5e-6, shallow_iterations=i % 5 if i % 3 == 0 else 0,  # terms the fit takes as they are
+            )
+            for _ in range(1 + i % 2)
+        )
         records.append(calibrate.Record(f"g{i // 3}", f"c{i}", len(terms), 0.0, sum(truth.kernel_us(t) for t in terms), terms))
     cal = calibrate.fit(records)
     assert cal.constants() == pytest.approx(truth.constants(), rel=1e-6)
