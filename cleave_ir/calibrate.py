@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from cleave_ir.passes.cost_model import ITERATION_S, SHALLOW_ITERATION_S, Calibration, Terms
+from cleave_ir.passes.cost_model import ITERATION_S, Calibration, Terms
 
 RATIOS = tuple(float(x) for x in np.geomspace(0.25, 4.0, 17))
 
@@ -61,12 +61,6 @@ class Record:
     def from_json(d: dict[str, Any]) -> Record:
         terms = None if d.get("terms") is None else tuple(Terms(**t) for t in d["terms"])
         return Record(d["group"], d["name"], int(d["kernels"]), float(d["raw_us"]), float(d["us"]), terms)
-
-
-def _fixed_us(t: Terms) -> float:
-    """The microseconds of a kernel's terms that the calibration does not scale: CUDA-core serial steps
-    and the two-stage charge (`Calibration.kernel_us` adds them as they are)."""
-    return t.waves * (t.serial_s + SHALLOW_ITERATION_S * t.shallow_iterations) * 1e6
 
 
 def _from_terms(terms: Sequence[Terms]) -> float:
@@ -133,7 +127,7 @@ def fit(records: Sequence[Record]) -> Calibration:
         raise ValueError("no measurement records to fit")
     us = np.array([r.us for r in records])
     if all(r.terms is not None for r in records):
-        fixed = np.array([sum(_fixed_us(t) for t in r.terms or ()) for r in records])
+        fixed = np.array([sum(t.waves * t.unscaled_s() * 1e6 for t in r.terms or ()) for r in records])
         best: tuple[float, Calibration] | None = None
         for ratio in RATIOS:
             feats = np.array(
@@ -147,7 +141,7 @@ def fit(records: Sequence[Record]) -> Calibration:
                 ]
             )
             a = feats / us[:, None]
-            target = 1.0 - fixed / us  # the terms no constant scales (`_fixed_us`) are taken out first
+            target = 1.0 - fixed / us  # the seconds no constant scales (`Terms.unscaled_s`) are taken out first
             coef = _lstsq_nonneg(a, target)
             sse = float(((a @ coef) - target) @ ((a @ coef) - target))
             cal = Calibration(float(coef[0]), float(coef[0] * ratio), float(coef[1]) * 1e-6, float(coef[2]))

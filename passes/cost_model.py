@@ -76,6 +76,11 @@ class Terms:
     serial_s: float = 0.0  # one block's serial K steps of CUDA-core matmuls (`with_serial_steps`)
     shallow_iterations: float = 0.0  # of `iterations`, those on a too shallow pipeline (`with_pipeline_depth`)
 
+    def unscaled_s(self) -> float:
+        """One block's seconds that no calibration constant scales: CUDA-core serial steps and the
+        two-stage charge (`Calibration.kernel_us` adds them as they are; `calibrate.fit` takes them out)."""
+        return self.serial_s + SHALLOW_ITERATION_S * self.shallow_iterations
+
     def to_json(self) -> dict[str, float]:
         """A JSON-able dict (what measurement records hold)."""
         return asdict(self)
@@ -103,8 +108,7 @@ class Calibration:
 
     def kernel_us(self, t: Terms) -> float:
         """Calibrated microseconds of a kernel with terms `t`."""
-        block_s = t.busy_s(self.memory_scale, self.compute_scale) + self.iteration_s * t.iterations + t.serial_s
-        block_s += SHALLOW_ITERATION_S * t.shallow_iterations
+        block_s = t.busy_s(self.memory_scale, self.compute_scale) + self.iteration_s * t.iterations + t.unscaled_s()
         return t.waves * block_s * 1e6 + self.launch_us
 
     def constants(self) -> dict[str, float]:
@@ -396,9 +400,14 @@ def serialized(est: Estimate, calibration: Calibration | None = None) -> Estimat
     return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 
+def _matmuls_by_loop(kernel: itgraph.KernelOp) -> list[list[tgraph.MatmulOp]]:
+    """The matmuls inside each sequential loop of `kernel`."""
+    return [[o for o in seq.walk() if isinstance(o, tgraph.MatmulOp)] for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)]
+
+
 def loop_matmuls(kernel: itgraph.KernelOp) -> int:
     """The most matmuls in one sequential loop of `kernel` (0 without a loop)."""
-    return max((sum(isinstance(o, tgraph.MatmulOp) for o in seq.walk()) for seq in kernel.walk() if isinstance(seq, itgraph.SequentialOp)), default=0)
+    return max(map(len, _matmuls_by_loop(kernel)), default=0)
 
 
 def longest_trips(kernel: itgraph.KernelOp) -> int:
@@ -419,13 +428,7 @@ def shallow_pipeline(placed: itgraph.KernelOp) -> bool:
     stages = placed.attributes.get("cleave.stages")
     if stages is None or stages.value.data != 2 or loop_matmuls(placed) != 1 or longest_trips(placed) < 3:  # type: ignore[attr-defined]
         return False
-    rows = [
-        evaluate(tgraph.tensor_type(op.result).shape[-2], {})
-        for seq in placed.walk()
-        if isinstance(seq, itgraph.SequentialOp)
-        for op in seq.walk()
-        if isinstance(op, tgraph.MatmulOp)
-    ]
+    rows = [evaluate(tgraph.tensor_type(op.result).shape[-2], {}) for loop in _matmuls_by_loop(placed) for op in loop]
     return min(rows) >= SHALLOW_MIN_ROWS
 
 
