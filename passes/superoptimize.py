@@ -545,6 +545,7 @@ class Enumerator:
         self._shapes: dict[tuple, tuple[tuple[Dim, ...], Dim | None] | None] = {}
         self._forms: dict[tuple, abstract_expr.Form] = {}
         self._pair_cache: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._broadcasts: dict[tuple, tuple[Dim, ...] | None] = {}
         self._select_pairs: dict[tuple[str, int, int], None] = {}  # (kind, condition, picked): see _selects
         self.seen: set[Node] = set()
         self.parents: dict[int, list[tuple[Node, int]]] = {}  # class -> (construction, its class) using it
@@ -682,7 +683,7 @@ class Enumerator:
         each in Python was half of the search's time. Counts only go down (`_improve`), so a class
         left out can fit later: where some class's counts went down after a yield, the remaining
         ids are tested again, and the ids yielded are those a test of each at its visit yields."""
-        if not ids:
+        if len(ids) == 0:
             return
         room = self._limit_fields - self.packed.fields(counts)
         order = np.asarray(ids)
@@ -779,14 +780,16 @@ class Enumerator:
         new_ids = {c.id for c in new}
         fresh: list[tuple[int, int]] = []
         for c in new:
+            if not fits(c.counts + one):
+                continue
             for shape, ids in by_shape.items():
-                if _broadcast(c.shape, shape) is None:
+                if self._broadcast_of(c.shape, shape) is None:
                     continue
-                for oid in ids:
-                    o = self.classes[oid]
+                for oid in self._fitting(ids, c.counts + one):
                     if oid in new_ids and oid < c.id:
                         continue  # the pairs of (o, c) are tried when o is `c`
-                    if not fits(c.counts + o.counts + one) or len(c.dag | o.dag) >= self._limit(c.id, o.id):
+                    o = self.classes[oid]
+                    if len(c.dag | o.dag) >= self._limit(c.id, o.id):
                         continue
                     for m, a in ((c, o), (o, c)) if oid != c.id else ((c, c),):
                         if goal.admits_select_of(m.form, a.form):
@@ -795,16 +798,38 @@ class Enumerator:
         retried = set(fresh)
         old = [(m, a) for k, m, a in self._select_pairs if k == kind and (m, a) not in retried]
         self._select_pairs.update(((kind, *p), None) for p in fresh)
-        jobs = [(p, all_) for p in fresh] + [(p, new) for p in old]
-        for (m, a), thirds in jobs:
+        # the ids of each list of third operands by (shape, element type), in id order
+        groups = {"all": self._ids_by_shape_and_elt(all_), "new": self._ids_by_shape_and_elt(new)}
+        thirds_of: dict[tuple, np.ndarray] = {}
+        jobs = [(p, "all") for p in fresh] + [(p, "new") for p in old]
+        for (m, a), which in jobs:
             cm, ca = self.classes[m], self.classes[a]
-            shape = _broadcast(cm.shape, ca.shape)
+            shape = self._broadcast_of(cm.shape, ca.shape)
             counts, dag = cm.counts + ca.counts + one, cm.dag | ca.dag
-            for b in thirds:
-                if b.elt != ca.elt or _broadcast(shape, b.shape) is None:  # type: ignore[arg-type]
-                    continue
-                if fits(counts + b.counts) and len(dag | b.dag) < self._limit(cm.id, ca.id, b.id):
-                    yield Node(kind, (m, a, b.id))
+            if not fits(counts):
+                continue
+            key = (which, shape, ca.elt)
+            ids = thirds_of.get(key)
+            if ids is None:
+                parts = [g for (s, elt), g in groups[which].items() if elt == ca.elt and self._broadcast_of(shape, s) is not None]  # type: ignore[arg-type]
+                ids = thirds_of[key] = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+            for bid in self._fitting(ids, counts):  # type: ignore[arg-type]
+                if len(dag | self.classes[bid].dag) < self._limit(cm.id, ca.id, bid):
+                    yield Node(kind, (m, a, bid))
+
+    @staticmethod
+    def _ids_by_shape_and_elt(classes: list[EClass]) -> dict[tuple[tuple[Dim, ...], str], np.ndarray]:
+        out: dict[tuple[tuple[Dim, ...], str], list[int]] = {}
+        for c in classes:
+            out.setdefault((c.shape, c.elt), []).append(c.id)
+        return {k: np.asarray(v, dtype=np.int64) for k, v in out.items()}
+
+    def _broadcast_of(self, x: tuple[Dim, ...], y: tuple[Dim, ...]) -> tuple[Dim, ...] | None:
+        """`_broadcast`, memoized (comparing sympy dims is dear)."""
+        key = (x, y)
+        if key not in self._broadcasts:
+            self._broadcasts[key] = _broadcast(x, y)
+        return self._broadcasts[key]
 
     def _pair_ops(
         self, x: tuple[Dim, ...], y: tuple[Dim, ...], matmuls: list[str], binary: list[str]
