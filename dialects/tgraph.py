@@ -139,7 +139,10 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         return len(self.dims.data)
 
     def with_shape(self, shape: Sequence[int | str | sympy.Expr]) -> TensorType:
-        return TensorType(shape, self.element_type)
+        dims = tuple(shape)
+        if any(type(d) is bool for d in dims):  # refused by `as_dim`: not cached as the dim 1
+            return TensorType(dims, self.element_type)
+        return _tensor_type(dims, self.element_type)
 
     def with_element_type(self, element_type: Attribute) -> TensorType:
         return TensorType(self.shape, element_type)
@@ -180,6 +183,13 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         printer.print_string("], ")
         printer.print_attribute(self.element_type)
         printer.print_string(">")
+
+
+@functools.lru_cache(maxsize=65536)
+def _tensor_type(shape: tuple[int | str | sympy.Expr, ...], element_type: Attribute) -> TensorType:
+    """`TensorType(shape, element_type)`, built once (types are immutable; the scheduler makes the
+    same tile types for every configuration it tries)."""
+    return TensorType(shape, element_type)
 
 
 def _dims_attr(shape: Sequence[int | str | sympy.Expr]) -> ArrayAttr[ExprAttr]:

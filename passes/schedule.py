@@ -632,6 +632,13 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
     return Scheduled(kernel, est, cfg)
 
 
+def _printed(scheduled: Scheduled, memo: list[str]) -> str:
+    """The kernel's text, printed once into `memo`."""
+    if not memo:
+        memo.append(str(scheduled.kernel))
+    return memo[0]
+
+
 def schedule_graph(
     graph: tgraph.GraphOp, top_k: int = 3, iterative: bool = True, fusion: bool = True, loop_too: bool = False
 ) -> tuple[list[Scheduled], list[tuple[Config, str]]]:
@@ -646,7 +653,10 @@ def schedule_graph(
     """
     ranked: list[Scheduled] = []
     dropped: list[tuple[Config, str]] = []
-    seen: set[str] = set()
+    # a reduction tile that tiles nothing repeats a configuration: such twins have the same estimate,
+    # and only kernels of equal estimates are printed to compare them (printing each was a tenth of
+    # a schedule's time)
+    twins: dict[float, list[tuple[Scheduled, list[str]]]] = {}
     for fallback in FALLBACKS:
         if ranked:
             break
@@ -655,10 +665,14 @@ def schedule_graph(
             if isinstance(got, str):
                 dropped.append((cfg, got))
                 continue
-            text = str(got.kernel)
-            if text in seen:  # a reduction tile that tiles nothing repeats a configuration
-                continue
-            seen.add(text)
+            same = twins.setdefault(got.estimate.microseconds, [])
+            if same:
+                text = str(got.kernel)
+                if any(_printed(other, memo) == text for other, memo in same):
+                    continue
+                same.append((got, [text]))
+            else:
+                same.append((got, []))
             ranked.append(got)
     ordinary = [s.estimate.microseconds for s in ranked if not is_row_stream(s.config)]
     if ordinary:
