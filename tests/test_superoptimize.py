@@ -563,3 +563,26 @@ def test_the_vectorized_pair_filter_yields_what_a_live_test_of_each_pair_yields(
             want.append(oid)
             lower(len(want) - 1)
     assert got == want
+
+
+def test_the_pair_filter_takes_id_arrays_as_the_select_constructions_pass_them() -> None:
+    """`Enumerator._selects` hands `_fitting` numpy arrays of ids (grouped by shape and element type),
+    empty ones included: they yield what the same ids as a list yield."""
+    from cleave_ir.passes.superoptimize import Enumerator, _Packed
+
+    packed = _Packed({"a": 3, "b": 2})
+    pack = lambda f: sum(v << (8 * i) for i, v in enumerate(f))  # noqa: E731
+    rows = [[1, 0], [3, 1], [0, 2], [2, 2], [1, 1]]
+
+    class Stub:
+        _limit_fields = packed.fields(packed.limit)
+        _lowered = 0
+
+    stub = Stub()
+    stub.packed = packed  # type: ignore[attr-defined]
+    stub._fields = np.array([packed.fields(pack(r)) for r in rows])  # type: ignore[attr-defined]
+    own = pack([1, 0])
+    as_list = list(Enumerator._fitting(stub, [0, 1, 2, 3, 4], own))  # type: ignore[arg-type]
+    assert as_list == [0, 2, 3, 4]
+    assert list(Enumerator._fitting(stub, np.arange(5), own)) == as_list  # type: ignore[arg-type]
+    assert list(Enumerator._fitting(stub, np.zeros(0, dtype=np.int64), own)) == []  # type: ignore[arg-type]
