@@ -632,13 +632,6 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
     return Scheduled(kernel, est, cfg)
 
 
-def _printed(scheduled: Scheduled, memo: list[str]) -> str:
-    """The kernel's text, printed once into `memo`."""
-    if not memo:
-        memo.append(str(scheduled.kernel))
-    return memo[0]
-
-
 def schedule_graph(
     graph: tgraph.GraphOp, top_k: int = 3, iterative: bool = True, fusion: bool = True, loop_too: bool = False
 ) -> tuple[list[Scheduled], list[tuple[Config, str]]]:
@@ -656,7 +649,14 @@ def schedule_graph(
     # a reduction tile that tiles nothing repeats a configuration: such twins have the same estimate,
     # and only kernels of equal estimates are printed to compare them (printing each was a tenth of
     # a schedule's time)
-    twins: dict[float, list[tuple[Scheduled, list[str]]]] = {}
+    twins: dict[float, list[Scheduled]] = {}
+    texts: dict[int, str] = {}  # id of a ranked kernel -> its text, printed at most once
+
+    def text(s: Scheduled) -> str:
+        if id(s.kernel) not in texts:
+            texts[id(s.kernel)] = str(s.kernel)
+        return texts[id(s.kernel)]
+
     for fallback in FALLBACKS:
         if ranked:
             break
@@ -666,13 +666,9 @@ def schedule_graph(
                 dropped.append((cfg, got))
                 continue
             same = twins.setdefault(got.estimate.microseconds, [])
-            if same:
-                text = str(got.kernel)
-                if any(_printed(other, memo) == text for other, memo in same):
-                    continue
-                same.append((got, [text]))
-            else:
-                same.append((got, []))
+            if any(text(other) == text(got) for other in same):
+                continue
+            same.append(got)
             ranked.append(got)
     ordinary = [s.estimate.microseconds for s in ranked if not is_row_stream(s.config)]
     if ordinary:

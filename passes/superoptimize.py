@@ -819,6 +819,7 @@ class Enumerator:
 
     @staticmethod
     def _ids_by_shape_and_elt(classes: list[EClass]) -> dict[tuple[tuple[Dim, ...], str], np.ndarray]:
+        """The ids of `classes` (in order) grouped by shape and element type."""
         out: dict[tuple[tuple[Dim, ...], str], list[int]] = {}
         for c in classes:
             out.setdefault((c.shape, c.elt), []).append(c.id)
