@@ -614,6 +614,26 @@ def _attempt(graph: tgraph.GraphOp, cfg: Config) -> Scheduled | str:
     """The kernel of one configuration, or why it cannot be used (it must also pass memory placement)."""
     try:
         p = plan(graph, cfg)
+    except Unschedulable as e:
+        return str(e)
+    return _attempt_plan(p)
+
+
+def _plan_key(p: Plan) -> tuple:
+    """Everything of a plan that `build_kernel` reads, in its order: configurations with equal keys build
+    the same kernel (a reduction tile that tiles nothing, an output tile clipped to its dim). Values and
+    ops are keyed by identity, so keys compare within one graph only."""
+    loops = tuple(
+        (lp.var, lp.extent, tuple(lp.members), tuple(lp.inside), tuple(lp.tiles.items()), lp.rescaled, lp.running_max)
+        for lp in p.loops
+    )
+    return (tuple(p.grid), tuple(p.tiles.items()), loops)
+
+
+def _attempt_plan(p: Plan) -> Scheduled | str:
+    """`_attempt` once its plan is made."""
+    graph, cfg = p.graph, p.config
+    try:
         kernel = build_kernel(p, f"{graph.sym_name.data}_k")
         est = cost_model.estimate(kernel)
     except Unschedulable as e:
@@ -651,6 +671,8 @@ def schedule_graph(
     # a schedule's time)
     twins: dict[float, list[Scheduled]] = {}
     texts: dict[int, str] = {}  # id of a ranked kernel -> its text, printed at most once
+    # plans already built (`_plan_key`): mha builds 2522 kernels for its 3248 plans
+    attempted: dict[tuple, Scheduled | str] = {}
 
     def text(s: Scheduled) -> str:
         if id(s.kernel) not in texts:
@@ -661,7 +683,17 @@ def schedule_graph(
         if ranked:
             break
         for cfg in configs(graph, iterative, fusion, *fallback):
-            got = _attempt(graph, cfg)
+            try:
+                p = plan(graph, cfg)
+            except Unschedulable as e:
+                dropped.append((cfg, str(e)))
+                continue
+            key = _plan_key(p)
+            if key in attempted:  # the same kernel again: the same reason, or a twin of a ranked kernel
+                if isinstance(attempted[key], str):
+                    dropped.append((cfg, attempted[key]))  # type: ignore[arg-type]
+                continue
+            got = attempted[key] = _attempt_plan(p)
             if isinstance(got, str):
                 dropped.append((cfg, got))
                 continue

@@ -581,3 +581,30 @@ def test_a_long_gemm_loop_takes_the_k_tile_that_fits_three_stages() -> None:
     attention = schedule_graph(_fa_candidate("mha"))[0][0].kernel
     place_memory.place(attention)
     assert cost_model.loop_matmuls(attention) == 2 and not cost_model.shallow_pipeline(attention)
+
+
+def test_a_repeated_plan_is_built_once_with_the_same_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Configurations whose plans are equal (a reduction tile that tiles nothing, an output tile clipped to
+    its dim) build their kernel once: the ranking, the kept kernels and the dropped reasons are those of
+    building every configuration's plan."""
+    from cleave_ir.passes import schedule
+
+    graphs = candidates("mha", dict(SMALL))[:4]
+    built: list[int] = []
+    real_attempt = schedule._attempt_plan
+    monkeypatch.setattr(schedule, "_attempt_plan", lambda p: built.append(1) or real_attempt(p))
+
+    def ranking() -> list[tuple[list[tuple[str, float, Config]], list[tuple[Config, str]]]]:
+        out = []
+        for g in graphs:
+            kept, dropped = schedule_graph(g, top_k=8)
+            out.append(([(str(s.kernel), s.estimate.microseconds, s.config) for s in kept], dropped))
+        return out
+
+    memo = ranking()
+    n_memo = len(built)
+    built.clear()
+    keys = iter(range(1 << 30))
+    monkeypatch.setattr(schedule, "_plan_key", lambda p: next(keys))  # every plan its own key: no repeats
+    assert ranking() == memo
+    assert n_memo < len(built)
