@@ -333,6 +333,14 @@ class TileLangFunctions(InterpreterFunctions):
     def run_index_below(self, interpreter: Interpreter, op: tl.IndexBelowOp, args: tuple[Any, ...]):
         return (np.asarray(evaluate(op.index_expr, self.env) < evaluate(op.bound_expr, self.env)),)
 
+    @impl(tl.Exp2SplitOp)
+    def run_exp2_split(self, interpreter: Interpreter, op: tl.Exp2SplitOp, args: tuple[Any, ...]):
+        (x,) = args
+        columns = evaluate(sympy.Symbol(op.column_var), self.env)
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = np.where(tl.Exp2SplitOp.on_fma(columns, op.every_count), tl.Exp2SplitOp.exp2_fma(x), np.exp2(np.float32(x)))
+        return (to_type(y, op.result.type),)
+
     @impl(arith.SelectOp)
     def run_select(self, interpreter: Interpreter, op: arith.SelectOp, args: tuple[Any, ...]):
         cond, a, b = args

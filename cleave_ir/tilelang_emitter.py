@@ -257,8 +257,35 @@ class _KernelPrinter:
                     raise LoweringError(
                         f"error: -t tilelang: {self.py[load.buffer]} is read before a store to it and used after: no TileLang form"
                     )
+            for split in self.exp2_splits(op.value):
+                if split.result not in self.py:  # (an op the value reaches twice)
+                    self.let_exp2_split(split, indent)
             target = f"{self.py[op.buffer]}[{', '.join(py_expr(e) for e in op.index_exprs)}]"
             self.emit(indent, f"{target} {'+=' if op.accumulate is not None else '='} {self.scalar(op.value, op)[0]}")
+
+    def exp2_splits(self, value: SSAValue) -> list[tl.Exp2SplitOp]:
+        """The `tilelang.exp2_split` ops `value` is computed from, not yet bound, operands first."""
+        op = value.owner
+        inner = [x for o in getattr(op, "operands", ()) for x in self.exp2_splits(o)]
+        if isinstance(op, tl.Exp2SplitOp) and op.result not in self.py:
+            return [*inner, op]
+        return inner
+
+    def let_exp2_split(self, op: tl.Exp2SplitOp, indent: int) -> None:
+        """Bind x, its clamp, its rounding bits and remainder (`tl.Exp2SplitOp.exp2_fma`, written in TileLang),
+        and the split itself: the MUFU's columns leave the FMA form's bindings unused, and nvcc drops them."""
+        x, c, j, f, y = (self.fresh(h) for h in ("e2_x", "e2_c", "e2_j", "e2_f", "e2"))
+        c0, c1, c2, c3 = (repr(k) for k in tl.EXP2_CUBIC)
+        rounder = repr(tl.EXP2_ROUNDER)
+        self.emit(indent, f"{x} = {self.scalar(op.input, op)[0]}")
+        self.emit(indent, f"{c} = T.max({x}, {tl.EXP2_LOWEST!r})")
+        self.emit(indent, f"{j} = T.reinterpret({c} + {rounder}, \"int32\")")
+        # through the bits, so that TVM's simplifier does not fold (c + R) - R to c
+        self.emit(indent, f"{f} = {c} - (T.reinterpret({j}, \"float32\") - {rounder})")
+        fma = f"T.reinterpret(T.reinterpret({c0} + {f} * ({c1} + {f} * ({c2} + {f} * {c3})), \"int32\") + T.shift_left({j}, 23), \"float32\")"
+        on_fma = f"{op.column_var} // {tl.EXP2_COLUMN_BLOCK} % {op.every_count} == 0"
+        self.emit(indent, f"{y} = T.if_then_else({on_fma}, {fma}, T.exp2({x}))")
+        self.py[op.result] = y
 
     def loads(self, value: SSAValue) -> list[tl.LoadOp]:
         op = value.owner
@@ -289,6 +316,8 @@ class _KernelPrinter:
             return f"{_MINMAX[type(op)]}({self.scalar(op.lhs, op)[0]}, {self.scalar(op.rhs, op)[0]})", _ATOM  # type: ignore[attr-defined]
         if isinstance(op, arith.CmpfOp) and arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data] == "une":
             return f"{self.scalar(op.lhs, op)[0]} != {self.scalar(op.rhs, op)[0]}", _CMP
+        if isinstance(op, tl.Exp2SplitOp):
+            return self.py[op.result], _ATOM  # bound before the store (`let_exp2_split`)
         if isinstance(op, tl.IndexBelowOp):
             return f"{py_expr(op.index_expr)} < {py_expr(op.bound_expr)}", _CMP
         if isinstance(op, arith.SelectOp):

@@ -78,6 +78,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return OverlapGemmsPass
 
+    def emulate_exp2() -> type[ModulePass]:
+        from cleave_ir.passes.emulate_exp2 import EmulateExp2Pass
+
+        return EmulateExp2Pass
+
     def whole_small_copies() -> type[ModulePass]:
         from cleave_ir.passes.whole_small_copies import WholeSmallCopiesPass
 
@@ -104,6 +109,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-dynamic-shapes": dynamic_shapes,
         "cleave-lower-tilelang": lower_tilelang,
         "cleave-overlap-gemms": overlap_gemms,
+        "cleave-emulate-exp2": emulate_exp2,
         "cleave-whole-small-copies": whole_small_copies,
         "cleave-schedule": schedule,
         "cleave-drop-unstable": drop_unstable,

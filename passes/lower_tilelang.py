@@ -83,6 +83,7 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
 from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, Calibration, Estimate, block_trips, with_serial_steps
 from cleave_ir.passes.options import CleavePass
+from cleave_ir.passes.emulate_exp2 import EXP2_ON_FMA_EVERY, emulate_exp2
 from cleave_ir.passes.overlap_gemms import overlap_kernel
 from cleave_ir.passes.whole_small_copies import copy_small_tiles_whole
 from cleave_ir.passes.place_memory import MMA_PAD_ROWS, PAD_ROWS, after_last_loop, gemm_warps_fit, direct_gemv_columns, direct_gemv_matmul, direct_gemv_operand, direct_gemv_split, weight_load
@@ -2249,7 +2250,7 @@ def wait_prior_grids(kernel: tl.KernelOp) -> None:
 
 def finished_kernel(
     kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), overlap_gemms: bool = True, overlap_launches: bool = True,
-    whole_small_copies: bool = True, transposed: Sequence[str] = (),
+    whole_small_copies: bool = True, transposed: Sequence[str] = (), exp2_on_fma_every: int = EXP2_ON_FMA_EVERY,
 ) -> tl.KernelOp:
     """`lower_kernel`, then the rewrites `lower_module` applies (see there)."""
     lowered = lower_kernel(kernel, passthrough, transposed)
@@ -2257,6 +2258,7 @@ def finished_kernel(
         copy_small_tiles_whole(lowered)
     if overlap_gemms:
         overlap_kernel(lowered)
+    emulate_exp2(lowered, exp2_on_fma_every)
     if overlap_launches:
         wait_prior_grids(lowered)
     try:  # a kernel the dialect rejects (a race its verifier knows) never reaches TileLang
@@ -2266,19 +2268,25 @@ def finished_kernel(
     return lowered
 
 
-def lower_module(module: ModuleOp, overlap_gemms: bool = True, overlap_launches: bool = True, whole_small_copies: bool = True) -> None:
+def lower_module(
+    module: ModuleOp, overlap_gemms: bool = True, overlap_launches: bool = True, whole_small_copies: bool = True,
+    exp2_on_fma_every: int = EXP2_ON_FMA_EVERY,
+) -> None:
     """Replace every itgraph kernel of `module` by its tilelang kernel, in place; with
     `whole_small_copies`, a loop's per-step copies too small for cp.async are done once before it
     (`cleave-whole-small-copies`); with `overlap_gemms`, a loop's second gemm then overlaps the next
     iteration's work (`cleave-overlap-gemms`); with `overlap_launches`, each kernel's launch overlaps
-    the end of the one before it (`wait_prior_grids`)."""
+    the end of the one before it (`wait_prior_grids`); with `exp2_on_fma_every` k > 0, FlashAttention score
+    tiles take one block of 8 keys in k of their exp2 on the FMA pipes (`cleave-emulate-exp2`)."""
     graphs = {g.sym_name.data: g for g in module.walk() if isinstance(g, tgraph.GraphOp)}
     transposed = stored_transposed(list(graphs.values()))
     for kernel in [op for op in module.walk() if isinstance(op, itgraph.KernelOp)]:
         graph = graphs.get(tgraph.referenced_symbol(kernel, "cleave.schedule_of") or "")
         attr = graph.attributes.get("cleave.passthrough") if graph is not None else None
         passthrough = [a.data for a in attr.data] if isinstance(attr, ArrayAttr) else []  # type: ignore[union-attr]
-        Rewriter.replace_op(kernel, finished_kernel(kernel, passthrough, overlap_gemms, overlap_launches, whole_small_copies, transposed))
+        Rewriter.replace_op(
+            kernel, finished_kernel(kernel, passthrough, overlap_gemms, overlap_launches, whole_small_copies, transposed, exp2_on_fma_every)
+        )
 
 
 @dataclass(frozen=True)
@@ -2286,13 +2294,20 @@ class LowerTileLangPass(CleavePass):
     """Every itgraph kernel becomes a tilelang kernel (one `T.prim_func` each); `overlap-gemms=false`
     leaves each loop's gemms synchronous, in the order the itgraph kernel has them;
     `overlap-launches=false` leaves out `tilelang.wait_prior_grids` (each kernel then launches after
-    the one before it has finished); `whole-small-copies=false` keeps every copy in its loop."""
+    the one before it has finished); `whole-small-copies=false` keeps every copy in its loop;
+    `exp2-on-fma-every=k`: FlashAttention score tiles take one block of 8 keys in k of their exp2 on the
+    FMA pipes (`cleave-emulate-exp2`; 0: all on the MUFU)."""
 
     name = "cleave-lower-tilelang"
 
     overlap_gemms: bool = True
     overlap_launches: bool = True
     whole_small_copies: bool = True
+    exp2_on_fma_every: int = EXP2_ON_FMA_EVERY
+
+    def check_options(self) -> None:
+        if self.exp2_on_fma_every < 0:
+            raise CleaveError("error: cleave-lower-tilelang: exp2-on-fma-every must be at least 0")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.overlap_gemms, self.overlap_launches, self.whole_small_copies)
+        lower_module(op, self.overlap_gemms, self.overlap_launches, self.whole_small_copies, self.exp2_on_fma_every)

@@ -246,3 +246,17 @@ tilelang.kernel @read_twice(%x: !tilelang.buffer<[5, 1024], f16, global>, %w: !t
 
 // CHECK-NEXT: -----
 // CHECK-NEXT: error: tilelang.kernel @read_twice: a tilelang.pipelined loop reads the shared buffer xs, copied without TMA, in several statements or before and after another copy: TileLang's warp-specialized pipeline hands it back to its producer too early (mark the kernel cleave.no_warp_specialization, or copy it by TMA)
+
+// -----
+
+tilelang.kernel @exp2_split_column(%x: !tilelang.buffer<[64, 64], f32, global>) grid (bx) in (1) threads 128 outputs 1 {
+  %s = tilelang.alloc_fragment : !tilelang.buffer<[64, 64], f32, fragment>
+  tilelang.parallel (i0, i1) in (64, 64) {
+    %v = tilelang.load %s[i0, i1] : !tilelang.buffer<[64, 64], f32, fragment>
+    %e = tilelang.exp2_split %v column "j" every 4 : f32
+    tilelang.store %e, %s[i0, i1] : f32, !tilelang.buffer<[64, 64], f32, fragment>
+  }
+}
+
+// CHECK-NEXT: -----
+// CHECK-NEXT: error: tilelang.exp2_split: column j is not a variable of its T.Parallel loop ['i0', 'i1']
