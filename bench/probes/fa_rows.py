@@ -123,7 +123,6 @@ VARIANTS = {
     "bm128_wg2_s2_fma2": dict(bm=128, warpgroups=2, stages=2, fma_every=2),
     "bm128_wg2_s2_fma4": dict(bm=128, warpgroups=2, stages=2, fma_every=4),
     "bm128_wg2_s2_fma8": dict(bm=128, warpgroups=2, stages=2, fma_every=8),
-    "bm128_wg2_s1_fma4": dict(bm=128, warpgroups=2, stages=1, fma_every=4),
     "bm128_wg2_s2_no_exp": dict(bm=128, warpgroups=2, stages=2, no_exp=True),
 }
 CASES = ((8192, 64), (4096, 128))  # (S, D) of the suite's mha rows at B1 H32
