@@ -1,4 +1,5 @@
-"""`cleave-emulate-exp2`: part of a FlashAttention loop's exp2 moves from the MUFU to the FMA pipes.
+"""`cleave-emulate-exp2`: part of a FlashAttention loop's exp2 moves from the MUFU to the FMA pipes
+(run by `cleave-lower-tilelang` after `cleave-overlap-gemms`).
 
 The softmax of a score tile S (an MMA accumulator, [rows, keys] with 64+ of each) computes
 `exp2(s * c - m)` once per element. The MUFU issues 16 exp2 a clock per SM, a fourth of the tensor
@@ -26,19 +27,27 @@ from cleave_ir.dialects import tilelang as tl
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.shapes import symbol
 
-MIN_TILE = 64  # rows and keys of a score tile the rewrite applies to (a warpgroup's MMA rows)
-EXP2_ON_FMA_EVERY = 0
-"""The lowering's default `every` (0: every exp2 on the MUFU). Not on until measured on the GPU."""
+MIN_ROWS, MIN_KEYS = 128, 64  # the score tiles measured: 128 query rows on two warpgroups, 64+ keys
+MAX_HEAD_DIM = 96
+"""Largest contracted dim of Q K^T (the head dim) rewritten. The MUFU's share of the work falls as the head
+dim grows (the exp2 per tensor-core FLOP): on the H100 (bench/results/exp2_fma_2026-12-07s45_H100.md) one block
+of 8 keys in 8 on the FMA pipes took 3-8% off at head dims 64 and 96, 2% at 80 (within noise), and cost
+0.6% at 112 and 7% at 128."""
+EXP2_ON_FMA_EVERY = 8
+"""The lowering's default `every` (0: every exp2 on the MUFU). 8 measured fastest: 4 and 2 were slower than
+all-MUFU at every head dim tried (the FMA form's dozen instructions then cost more issue slots than the
+MUFU saves)."""
 
 
 def score_tile_loop(op: math.Exp2Op) -> tl.ParallelOp | None:
-    """The T.Parallel loop over a score tile whose element `op` computes and stores, when `op`'s loop is
-    one of a pipelined loop with two or more gemms, one of which accumulates into that tile."""
+    """The T.Parallel loop over a score tile whose element `op` computes and stores: a [128+, 64+] tile
+    that an asynchronous gemm of a pipelined loop of two or more gemms (FlashAttention-3's overlapped
+    form, `cleave-overlap-gemms`) accumulates over a contracted dim of at most `MAX_HEAD_DIM`."""
     loop = op.parent_op()
     if not isinstance(loop, tl.ParallelOp) or len(loop.var_names) != 2 or not isinstance(op.result.type, Float32Type):
         return None
     extents = loop.extent_exprs
-    if not all(e.is_Integer and int(e) >= MIN_TILE for e in extents):
+    if not all(e.is_Integer for e in extents) or int(extents[0]) < MIN_ROWS or int(extents[1]) < MIN_KEYS:
         return None
     index = tuple(symbol(v) for v in loop.var_names)
     stores = [u.operation for u in op.result.uses if isinstance(u.operation, tl.StoreOp)]
@@ -49,9 +58,14 @@ def score_tile_loop(op: math.Exp2Op) -> tl.ParallelOp | None:
     if pipelined is None:
         return None
     gemms = [g for g in pipelined.walk() if isinstance(g, tl.GemmOp)]
-    if len(gemms) < 2 or not any(g.c in tiles for g in gemms):
-        return None
-    return loop
+    scores = [g for g in gemms if g.c in tiles and g.is_async is not None and _contracted(g) <= MAX_HEAD_DIM]
+    return loop if len(gemms) >= 2 and scores else None
+
+
+def _contracted(gemm: tl.GemmOp) -> float:
+    a = tl.buffer_type(gemm.a).shape
+    k = a[0] if gemm.transpose_a is not None else a[1]
+    return int(k) if k.is_Integer else float("inf")
 
 
 @dataclass
@@ -79,7 +93,7 @@ class EmulateExp2Pass(CleavePass):
 
     name = "cleave-emulate-exp2"
 
-    every: int = 4
+    every: int = EXP2_ON_FMA_EVERY
 
     def check_options(self) -> None:
         if self.every < 1:

@@ -68,7 +68,7 @@ def error(module: ModuleOp, distribution: str, seed: int = 0) -> float:
     return max(max_relative_error(r, o) for r, o in zip(run_graph(graph, xs), run_kernels(kernels, xs)))
 
 
-@pytest.mark.parametrize("every", [1, 4])
+@pytest.mark.parametrize("every", [1, 8])
 @pytest.mark.parametrize("distribution", sorted(DISTRIBUTIONS))
 def test_rewritten_attention_computes_its_graph(distribution: str, every: int) -> None:
     module = rewritten(every)
@@ -84,15 +84,21 @@ def test_a_wrong_cubic_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     assert error(rewritten(1), "normal") > FP16_TOLERANCE
 
 
-def test_loops_that_are_not_a_score_tile_keep_exp2() -> None:
-    """A [128] row loop, and a loop whose stored tile no gemm accumulates, are left on the MUFU."""
+def test_loops_outside_the_measured_form_keep_exp2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Synchronous gemms (no overlap), a single gemm, and a head dim over `MAX_HEAD_DIM` keep the MUFU."""
+    from cleave_ir.passes import emulate_exp2
+
+    assert not any(isinstance(op, tl.Exp2SplitOp) for op in rewritten(8, overlap=False).walk())
     module = load_module(str(INPUT))
-    kernel = next(k for k in module.walk() if isinstance(k, tl.KernelOp))
-    loop = next(op for op in kernel.walk() if isinstance(op, tl.PipelinedOp))
+    OverlapGemmsPass().apply(Context(), module)
+    loop = next(op for op in module.walk() if isinstance(op, tl.PipelinedOp))
     for gemm in [op for op in loop.walk() if isinstance(op, tl.GemmOp)][1:]:
         gemm.detach()  # one gemm left: not a FlashAttention loop
     EmulateExp2Pass().apply(Context(), module)
     assert not any(isinstance(op, tl.Exp2SplitOp) for op in module.walk())
+    assert any(isinstance(op, tl.Exp2SplitOp) for op in rewritten(8).walk())
+    monkeypatch.setattr(emulate_exp2, "MAX_HEAD_DIM", 63)  # the input's head dim is 64
+    assert not any(isinstance(op, tl.Exp2SplitOp) for op in rewritten(8).walk())
 
 
 def test_emitted_split_lowers_for_sm90a_without_divergence(tmp_path: Path) -> None:

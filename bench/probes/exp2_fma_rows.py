@@ -18,11 +18,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-GRAPHS = {"s8192_d64": ROOT / "bench/probes/fa_stages/mha_d64.mlir", "s4096_d128": ROOT / "bench/probes/fa_stages/mha_d128.mlir"}
+GRAPHS = {
+    "s8192_d64": ROOT / "bench/probes/fa_stages/mha_d64.mlir",
+    "s4096_d128": ROOT / "bench/probes/fa_stages/mha_d128.mlir",
+    "s4096_d64": ROOT / "bench/probes/fa_stages/mha_s4096_d64.mlir",
+    "s4096_d96": ROOT / "bench/probes/fa_stages/mha_s4096_d96.mlir",
+    "s4096_d80": ROOT / "bench/probes/fa_stages/mha_s4096_d80.mlir",
+    "s4096_d112": ROOT / "bench/probes/fa_stages/mha_s4096_d112.mlir",
+}
 EVERY = (0, 8, 4, 2)
 
 
-def prepare(out: Path) -> None:
+def prepare(out: Path, graphs: tuple[str, ...] = tuple(GRAPHS)) -> None:
     from xdsl.context import Context
 
     from cleave_ir.passes.lower_tilelang import lower_module
@@ -31,8 +38,8 @@ def prepare(out: Path) -> None:
     from cleave_ir.tilelang_emitter import module_source
 
     out.mkdir(parents=True, exist_ok=True)
-    for name, path in GRAPHS.items():
-        module = load_module(str(path))
+    for name in graphs:
+        module = load_module(str(GRAPHS[name]))
         (out / f"{name}.mlir").write_text(str(module))
         PipelinePass(keep=1).apply(Context(), module)
         for every in EVERY:
@@ -42,7 +49,7 @@ def prepare(out: Path) -> None:
             print(f"{name} every={every}: written", flush=True)
 
 
-def run(src: Path, rounds: int = 5) -> None:
+def run(src: Path, rounds: int = 5, graphs: tuple[str, ...] = tuple(GRAPHS), every_values: tuple[int, ...] = EVERY) -> None:
     import torch
     import torch.nn.functional as F
 
@@ -51,15 +58,15 @@ def run(src: Path, rounds: int = 5) -> None:
     from cleave_ir.tilelang_check import load_module_file
 
     res: dict[str, dict[str, float]] = {"device": torch.cuda.get_device_name()}  # type: ignore[dict-item]
-    for name in GRAPHS:
+    for name in graphs:
         graph = load_module(str(src / f"{name}.mlir")).body.block.first_op
         xs = random_inputs(graph)
         (ref,) = torch_reference(graph, xs)
         fns = {}
-        mods = [load_module_file(src / f"{name}_e{every}.py") for every in EVERY]
+        mods = [load_module_file(src / f"{name}_e{every}.py") for every in every_values]
         with ThreadPoolExecutor(len(mods)) as pool:  # TileLang compiles each module's kernels on first run
             firsts = list(pool.map(lambda m: m.run(*xs), mods))
-        for every, mod, got in zip(EVERY, mods, firsts):
+        for every, mod, got in zip(every_values, mods, firsts):
             got = got[0] if isinstance(got, (list, tuple)) else got
             err = ((got.double() - ref.double()).abs().max() / ref.double().abs().max()).item()
             print(f"{name} every={every}: kernels {mod.CANDIDATES[0][1]}, rel. error {err:.2e}", flush=True)
@@ -85,4 +92,12 @@ def run(src: Path, rounds: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    {"prepare": prepare, "run": run}[sys.argv[1]](Path(sys.argv[2]))
+    # run DIR [ROUNDS [GRAPH,... [EVERY,...]]]
+    if sys.argv[1] == "prepare":  # prepare DIR [GRAPH,...]
+        prepare(Path(sys.argv[2]), *([tuple(sys.argv[3].split(","))] if len(sys.argv) > 3 else []))
+    else:
+        extra = sys.argv[3:]
+        run(
+            Path(sys.argv[2]), int(extra[0]) if extra else 5, tuple(extra[1].split(",")) if len(extra) > 1 else tuple(GRAPHS),
+            tuple(int(e) for e in extra[2].split(",")) if len(extra) > 2 else EVERY,
+        )

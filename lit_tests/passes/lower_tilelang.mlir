@@ -43,8 +43,9 @@
 // CHECK-NEXT:       tilelang.store {{.*}}, %acc_acc[i0]
 // CHECK-NEXT:     }
 // CHECK-NOT:      beta
-// exp2's argument one FMA (x log2 e - m log2 e); the row sum of P and its running update before P @ V
-// CHECK:          math.exp2
+// exp2's argument one FMA (x log2 e - m log2 e), at head dim 64 one block of 8 keys in 8 of it on the FMA
+// pipes (cleave-emulate-exp2); the row sum of P and its running update before P @ V
+// CHECK:          tilelang.exp2_split %{{.*}} column "i1" every 8 : f32
 // CHECK:          tilelang.reduce_sum %[[E:[a-z_0-9]+]], %[[L:[a-z_0-9]+]] dim 1 clear
 // CHECK-NEXT:     tilelang.parallel (i0) in (128) {
 // CHECK:            tilelang.load %[[L]][i0]
@@ -71,7 +72,9 @@
 // PY-NEXT:             alpha[i0] = T.exp2((acc_acc[i0] - T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))) * 1.4426950408889634)
 // PY-NEXT:             red[i0] = T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))
 // PY-NEXT:             acc_acc[i0] = m_new[i0]
-// PY:                  s[i0, i1] = T.exp2(s[i0, i1] * 1.4426950408889634 - red[i0] * 1.4426950408889634)
+// PY:                  e2_x = s[i0, i1] * 1.4426950408889634 - red[i0] * 1.4426950408889634
+// PY:                  e2 = T.if_then_else(i1 // 8 % 8 == 0, {{.*}}, T.exp2(e2_x))
+// PY-NEXT:             s[i0, i1] = e2
 // PY:                  T.wait_wgmma(0)
 // PY-NEXT:             hold[0] = v_1[0, 0]
 // PY:                  o_acc[i0, i1] = o_acc[i0, i1] * alpha[i0]
