@@ -196,7 +196,7 @@ def run_graph(
             )
         if i in causal:
             x = causal_mask(expected, causal[i])
-        values.append(round_to(x, t.element_type) if mode == "declared" else x.astype(np.float64))
+        values.append(round_to(x, t.element_type) if mode == "declared" else np.asarray(x, dtype=np.float64))
     module = graph.parent_op()
     interpreter = Interpreter(module if isinstance(module, ModuleOp) else ModuleOp([]))
     interpreter.register_implementations(TGraphFunctions(mode, b))
