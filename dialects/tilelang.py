@@ -10,7 +10,8 @@ regions, each saying which buffers it reads and writes (`accesses()`, `buffer_ef
 may be `async` (Hopper's `T.wgmma_gemm`), retired by a later `wait_gemm`; `serial` and `pipelined`
 loops nest them; a `parallel` loop (`T.Parallel`) holds
 element-wise statements: `tilelang.load`/`tilelang.store` of buffer elements and scalar `arith` /
-`math` ops between them (TileLang's implicit casts are explicit `arith.extf`/`arith.truncf`).
+`math` ops between them (TileLang's implicit casts are explicit `arith.extf`/`arith.truncf`), `index_below`
+(a position against a bound) and `exp2_split` (2^x, part of it on the FMA pipes).
 
 Index expressions (buffer dims, region offsets and sizes, element indices, grid and loop extents,
 mask positions and bounds) are `cleave.expr` attributes (`cleave_ir.dialects.cleave`): sympy

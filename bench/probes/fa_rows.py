@@ -1,4 +1,4 @@
-"""FlashAttention probe (GPU): query rows, consumer warpgroups and warpgroup ping-pong.
+"""FlashAttention probe (GPU): query rows, consumer warpgroups, warpgroup ping-pong, exp2 on the FMA pipes.
 
 mha B1 H32 S8192 D64 is our weakest suite row (0.83-0.89x): 128 query rows on two consumer warpgroups
 (256 threads) leave 48% of the tensor pipe busy at 18% occupancy (ncu, `ncu_rows_2026-12-06s42_H100`). This probe
@@ -8,7 +8,9 @@ the warpgroups take turns issuing their GEMMs on named barriers) as parameters, 
 beside cuDNN SDPA, each checked against float64 in 3 launches.
 Results: `bench/results/fa_rows_2026-12-06s42_H200.md`. Its first run used
 `"bm192_wg3_s2": dict(bm=192, warpgroups=3)` and its 1-stage and 64-row-KV forms at S 8064 = 42 * 192 = 63 * 128;
-the second run used the ping-pong variants below. Neither beat the pipeline's form.
+the second run its ping-pong variants (`pingpong=True`). Neither beat the pipeline's form. Session 45 ran the variants
+below: a share of the exp2 on the FMA pipes (`fma_every`) and none at all (`no_exp`, the bound), in
+`bench/results/exp2_fma_2026-12-07s45_H100.md`.
 
     bash bench/on_device.sh python bench/probes/fa_rows.py     # $OUT/fa_rows.json
     python bench/probes/fa_rows.py --lower                     # lower every variant for sm_90a here (no GPU)
