@@ -144,10 +144,17 @@ def parse(ctx: Context) -> Callable[..., ModuleOp]:
     return _parse
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
     """Under pytest-xdist (`--dist loadgroup`), keep tests that share expensive results on one worker:
     the tests of one module and one example (pipeline results are cached per process), and the tests
-    of a module that use one of its module-scoped fixtures."""
+    of a module that use one of its module-scoped fixtures.
+
+    A wrapper: the marks are added before pytest-xdist's own hook reads them, and afterwards each
+    marked item's node id gets the `@group` suffix that xdist's scheduler splits on, where xdist did
+    not add it: pytest-xdist 3.8 writes `item._nodeid`, which pytest 9.2's items no longer read (their
+    id is `item._id`), so without this every test was scheduled alone, each worker recomputing the
+    shared fixtures and caches."""
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         example = params.get("name")
@@ -157,6 +164,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(d.scope == "module" for ds in defs.values() for d in ds):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    result = yield
+    if getattr(config.option, "loadgroup", False):  # set in xdist workers under --dist loadgroup
+        from _pytest.nodeid import NodeId
+
+        for item in items:
+            groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+            suffix = "@" + "_".join(groups)
+            if groups and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+                item._id = NodeId.parse(item.nodeid + suffix)
+    return result
 
 
 @pytest.fixture
