@@ -258,6 +258,7 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
     """
     from xdsl.context import Context
 
+    from cleave_ir.blas_threads import one_blas_thread
     from cleave_ir.dialects import cleave, itgraph, tgraph
     from cleave_ir.passes.padded_dims import apply_padded
     from cleave_ir.passes.pipeline import PipelinePass, rank_candidates
@@ -271,7 +272,7 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
     log = io.StringIO()
     t0 = time.perf_counter()
     try:
-        with contextlib.redirect_stderr(log):
+        with contextlib.redirect_stderr(log), one_blas_thread():  # `-j` workers: one BLAS thread each
             pipeline = PipelinePass(keep=keep, top_k=top_k, **VARIANTS[variant])  # type: ignore[arg-type]
             padded = apply_padded(pipeline, module)  # awkward sizes padded, as `cleave compile` does
             if padded is None or not padded[1]:

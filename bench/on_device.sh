@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 if [[ ! -d /tmp/site/tilelang ]]; then
   mkdir -p /tmp/site && tar -C /tmp/site -xJf .gpu/site.tar.xz
 fi
+# threadpoolctl (a dependency since session 46) is not in the bundle: carry its wheel in .gpu/wheels
+# (`pip download --no-deps threadpoolctl==3.6.0 -d .gpu/wheels`); the machine has no network
+if ! PYTHONPATH=/tmp/site python -c "import threadpoolctl" 2>/dev/null; then
+  python -m zipfile -e .gpu/wheels/threadpoolctl-3.6.0-py3-none-any.whl /tmp/site
+fi
 # `python -m pip`: the console scripts (cleave, cleave-opt) then run with the python that has torch
 python -m pip install -q --no-deps --no-build-isolation --target /tmp/cl --upgrade . >/dev/null 2>&1
 export PYTHONPATH=/tmp/site:/tmp/cl PATH=/tmp/cl/bin:$PATH TILELANG_CACHE_DIR=${TILELANG_CACHE_DIR:-/tmp/tlcache}

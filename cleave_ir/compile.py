@@ -41,6 +41,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.printer import Printer
 
+from cleave_ir.blas_threads import one_blas_thread
 from cleave_ir.cache import Cache, Entry, cache_key, default_root, key_material
 from cleave_ir.diagnostics import CleaveError, LocatingParser, check_output_path, located_line, write_atomically
 from cleave_ir.diagnostics import one_line as first_line  # (runtime's one_line takes an exception)
@@ -530,7 +531,8 @@ def _run(args: argparse.Namespace, graph: tgraph.GraphOp, module: ModuleOp, t_st
         _reuse(job, job.entry)
     else:
         job.pipeline = module
-        _search_and_emit(job, module)
+        with one_blas_thread():
+            _search_and_emit(job, module)
     if args.gpu:
         _gpu(job, t_start)
     else:

@@ -22,6 +22,7 @@ from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from cleave_ir.blas_threads import one_blas_thread
 from cleave_ir.diagnostics import (
     CleaveError,
     LocatingParser,
@@ -147,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     post_init, colored = Attribute.__post_init__, Diagnostic.colored  # xDSL patches these per run
     try:
         tool = CleaveOptMain(args=argv)
-        tool.run()
+        with one_blas_thread():
+            tool.run()
     except CleaveError as e:
         print(one_line(str(e)), file=sys.stderr)
         return 1

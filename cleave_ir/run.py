@@ -21,6 +21,7 @@ from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from cleave_ir.blas_threads import one_blas_thread
 from cleave_ir.diagnostics import CleaveError, LocatingParser, one_line, parse_module_text_located, read_source
 from cleave_ir.dialects import itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
@@ -338,16 +339,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser: LocatingParser | None = None
     try:
         module, parser = load_module_located(args.file)
-        ok = run_module(
-            module,
-            seed=args.seed,
-            graph_name=args.graph,
-            bindings=_parse_pairs(args.bind, "--bind", keys_int=False),
-            resize=_parse_pairs(args.resize, "--resize", keys_int=True),
-            mode=args.mode,
-            rtol=args.rtol,
-            max_memory_gb=args.max_memory_gb,
-        )
+        with one_blas_thread():
+            ok = run_module(
+                module,
+                seed=args.seed,
+                graph_name=args.graph,
+                bindings=_parse_pairs(args.bind, "--bind", keys_int=False),
+                resize=_parse_pairs(args.resize, "--resize", keys_int=True),
+                mode=args.mode,
+                rtol=args.rtol,
+                max_memory_gb=args.max_memory_gb,
+            )
     except TooLargeToInterpret as e:
         loc = parser.location(e.op) if parser is not None else None
         print(f"{loc if loc is not None else args.file}: {one_line(str(e))}", file=sys.stderr)
