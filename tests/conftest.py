@@ -156,6 +156,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     id is `item._id`), so without this every test was scheduled alone, each worker recomputing the
     shared fixtures and caches."""
     for item in items:
+        if item.get_closest_marker("xdist_group"):  # the test names its group itself
+            continue
         params = getattr(getattr(item, "callspec", None), "params", {})
         example = params.get("name")
         if isinstance(example, str):

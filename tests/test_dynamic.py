@@ -32,6 +32,10 @@ CASES = {
 }
 
 
+# the tests that read `_module`: on one xdist worker, which then runs each example's pipeline once
+ON_MODULES_WORKER = pytest.mark.xdist_group("test_dynamic:_module")
+
+
 @functools.cache
 def _module(name: str) -> str:
     resize, _, _ = CASES[name]
@@ -67,6 +71,7 @@ def _run_candidate(module, names: list[str], xs: list[np.ndarray]) -> np.ndarray
     return values[0]
 
 
+@ON_MODULES_WORKER
 @pytest.mark.parametrize("name", list(CASES))
 def test_dynamic_kernels_serve_every_size(name: str) -> None:
     module = Parser(make_context(), _module(name)).parse_module()
@@ -86,6 +91,7 @@ def test_dynamic_kernels_serve_every_size(name: str) -> None:
             assert max_relative_error(ref, got.reshape(ref.shape)) < 1e-9, (graph, n)
 
 
+@ON_MODULES_WORKER
 def test_static_only_candidates_are_dropped() -> None:
     """rmsnorm_matmul at T=1 has candidates that only hold for T=1 (a 1x1 matmul): they go."""
     text = _module("rmsnorm_matmul")
@@ -93,6 +99,7 @@ def test_static_only_candidates_are_dropped() -> None:
     assert "cleave.dynamic = {x_d0 = 1 : i64}" in text
 
 
+@ON_MODULES_WORKER
 def test_dynamic_kernel_ir() -> None:
     text = _module("gqa_decode")
     assert "!tgraph.tensor<[1, 2, k_d2, 128], f16>" in text  # K and V share one dynamic dim
@@ -131,6 +138,7 @@ def test_config_attribute_round_trips() -> None:
         assert Config.of(attr) == c
 
 
+@ON_MODULES_WORKER
 @pytest.mark.parametrize("name", ["gqa_decode", "rmsnorm_matmul"])
 def test_lowered_dynamic_kernels_serve_every_size(name: str) -> None:
     """The same through cleave-lower-tilelang: padded loops (T.ceildiv), T.if_then_else masks, safe
@@ -157,6 +165,7 @@ def test_lowered_dynamic_kernels_serve_every_size(name: str) -> None:
     assert checked
 
 
+@ON_MODULES_WORKER
 def test_at_sizes_follows_tied_dims() -> None:
     graph = Parser(make_context(), _module("gqa_decode")).parse_module().body.block.first_op
     g = at_sizes(graph, {"k_d2": 77})

@@ -107,6 +107,7 @@ def test_emitted_kernels_lower_for_sm90a(name: str, tmp_path: Path) -> None:
     assert not loop_invariant_shared_reads(lowered)
 
 
+@pytest.mark.xdist_group("test_tilelang:matmul_rowsum")  # (the worker that has its `pipelined` module)
 def test_kernels_lower_without_their_waits_for_gpus_before_sm90(tmp_path: Path) -> None:
     """`T.pdl_sync()` is Hopper's (TileLang refuses it below sm_90: "PDL is not supported"): the module
     leaves it out of the kernels it compiles for an older GPU, and keeps it for sm_90a."""
@@ -314,7 +315,11 @@ def one_row_forms(kernel: itgraph.KernelOp) -> dict[str, str]:
     return forms
 
 
-@pytest.mark.parametrize("case", sorted(ONE_ROW))
+@pytest.mark.parametrize(
+    "case",
+    # rmsnorm_matmul at SCALED is test_emitted_kernels_lower_for_sm90a's module: on its worker
+    [pytest.param(c, marks=pytest.mark.xdist_group("test_tilelang:rmsnorm_matmul")) if c == "rmsnorm_matmul" else c for c in sorted(ONE_ROW)],
+)
 def test_one_row_matmuls_use_tensor_cores_or_gemv(case: str, tmp_path: Path) -> None:
     """One-row matmuls become a padded 64-row T.gemm (the real row loaded into a zeroed tile, only it
     stored) or the GEMV form; the kernels lower for sm_90a, and every kept candidate agrees with the
