@@ -144,6 +144,41 @@ def parse(ctx: Context) -> Callable[..., ModuleOp]:
     return _parse
 
 
+# The longest tests (5-18 s on 2 cores) of no xdist group, in about that order. xdist's loadgroup
+# scheduler hands out the groups of several tests first (the most tests first) and then single tests
+# in collection order: under it these go to the front of the single tests, so that the run ends with
+# short tests on both workers, not one worker finishing a long test while the other waits (up to
+# 10-15 s of one idle core, with test_unseen_graphs' among the last). Only the order changes; a name
+# no longer here is harmless.
+HEAVY_SINGLE_TESTS = (
+    "test_one_row_matmuls_use_tensor_cores_or_gemv",
+    "test_a_bounded_kernel_is_kept_beside_a_candidate_that_serves_every_size",
+    "test_causal_attention_over_77_keys_is_padded_bounded_and_exact",
+    "test_a_small_representative_length_is_rounded_up_until_a_kernel_serves_every_length",
+    "test_a_split_k_part_with_every_key_masked_adds_nothing",
+    "test_a_kernel_that_fails_to_lower_drops_its_candidate_only",
+    "test_real_pipeline_on_a_small_region",
+    "test_a_k_tile_over_128_wide_keeps_its_gemms_synchronous",
+    "test_boolean_masked_attention_gets_the_flash_attention_form",
+    "test_a_row_of_the_lowest_float_is_uniform_in_the_kernels",
+    "test_generate_under_the_backend",
+    "test_causal_attention_at_an_awkward_length_compiles_padded",
+    "test_causal_attention_is_compiled",
+    "test_decode_linear_against_a_kn_weight_reads_its_columns_from_global_memory",
+    "test_decode_attention_over_an_odd_key_count_has_no_partial_warp_shuffle",
+    "test_split_k_combine_copies_its_padded_partials_by_tma",
+    "test_row_padding_is_an_mma_tile_where_no_reduction_reads_the_padded_rows",
+    "test_a_norm_over_awkward_widths_holds_its_padded_width",
+    "test_neighbourhood_keeps_placements_threads_and_skips_counts_tiles_do_not_lay_out",
+    "test_compile_tunes_records_and_reuses",
+    "test_split_k_parts_of_odd_rows_are_copied_slice_by_slice",
+    "test_gqa_decode_with_head_dim_80_lowers",
+    "test_bf16_computed_operand_of_a_second_matmul",
+    "test_tuning_never_ships_a_variant_slower_than_the_measured_winner",
+    "test_causal_attention_over_a_symbolic_length_makes_its_mask_per_call",
+)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
     """Under pytest-xdist (`--dist loadgroup`), keep tests that share expensive results on one worker:
@@ -166,8 +201,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(d.scope == "module" for ds in defs.values() for d in ds):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-    result = yield
     if getattr(config.option, "loadgroup", False):  # set in xdist workers under --dist loadgroup
+        heavy = {name: i for i, name in enumerate(HEAVY_SINGLE_TESTS)}
+
+        def rank(item: pytest.Item) -> int:
+            if item.get_closest_marker("xdist_group"):
+                return len(heavy)
+            return heavy.get(getattr(item, "originalname", item.name), len(heavy))
+
+        items.sort(key=rank)  # stable: the rest keep their order
+    result = yield
+    if getattr(config.option, "loadgroup", False):
         from _pytest.nodeid import NodeId
 
         for item in items:
