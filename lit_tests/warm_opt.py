@@ -121,6 +121,19 @@ def serve(path: str) -> None:
     import filecheck.main  # noqa: F401
     from cleave_ir.universe import get_all_dialects, get_all_passes
 
+    # and those most children would import on first use, each child again: sympy's Add imports
+    # sympy.tensor.tensor (and sympy.combinatorics, 0.3 s) at the first sum of most pipelines, simplify
+    # sympy.physics.units, Eq sympy.assumptions.wrapper; printing the output xDSL's printer; the passes
+    # threadpoolctl; `-t tilelang` the emitter (about 10 s of lit_tests' 164 cleave-opt lines)
+    for lazy in (
+        "sympy.tensor.tensor", "sympy.physics.units", "sympy.assumptions.wrapper", "xdsl.syntax_printer",
+        "xdsl.targets.mlir", "threadpoolctl", "cleave_ir.tilelang_emitter",
+    ):
+        try:
+            importlib.import_module(lazy)
+        except ImportError:  # (not installed: the child imports nothing either)
+            pass
+
     for factory in get_all_dialects().values():
         factory()
     for factory in get_all_passes().values():
