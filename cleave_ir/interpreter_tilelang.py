@@ -237,6 +237,10 @@ class TileLangFunctions(InterpreterFunctions):
     def run_wait_prior_grids(self, interpreter: Interpreter, op: tl.WaitPriorGridsOp, args: tuple[Any, ...]):
         return ()  # the interpreter runs kernels one after another
 
+    @impl(tl.LaunchDependentsOp)
+    def run_launch_dependents(self, interpreter: Interpreter, op: tl.LaunchDependentsOp, args: tuple[Any, ...]):
+        return ()  # a launch hint: nothing to compute
+
     @impl(tl.ClearOp)
     def run_clear(self, interpreter: Interpreter, op: tl.ClearOp, args: tuple[Any, ...]):
         args[0][...] = 0

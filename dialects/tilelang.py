@@ -367,6 +367,10 @@ def replicated_shared_updates(kernel: KernelOp) -> list[tuple[ParallelOp, SSAVal
 NO_WARP_SPECIALIZATION = "cleave.no_warp_specialization"
 """The kernel attribute that compiles it without TileLang's warp specialization (`tl.disable_warp_specialized`)."""
 
+LAUNCH_DEPENDENTS = "cleave.launch_dependents"
+"""The kernel attribute (unit) that lets the next kernel launch once this one's main loop is done
+(`tilelang.launch_dependents`); itgraph kernels carry it from tuning, tilelang kernels inherit it."""
+
 TRANSPOSED_INPUTS = "cleave.transposed_inputs"
 """The kernel attribute listing the inputs (positions) it takes stored transposed: given the tensor t of the
 graph, the kernel reads `t.transpose(-1, -2)` (its global buffer has t's last two dims swapped), as every
@@ -577,6 +581,25 @@ class WaitPriorGridsOp(IRDLOperation):
             if not isinstance(before, _AllocOp):
                 raise VerifyException(f"tilelang.wait_prior_grids: must come before every statement but allocations, found {before.name} before it")
             before = before.prev_op
+
+
+@irdl_op_definition
+class LaunchDependentsOp(IRDLOperation):
+    """`T.pdl_trigger()`: let the kernel launched after this one on the stream start now (CUDA's
+    `griddepcontrol.launch_dependents`), before this kernel's blocks exit.
+
+    Only a launch hint: the dependent kernel's `tilelang.wait_prior_grids` still waits until this
+    kernel has finished and its writes are visible, so where it stands changes no result. Placed by
+    `lower_tilelang.launch_dependents_early` after the kernel's main loop, where the kernel carries
+    `cleave.launch_dependents` (a tuning choice: measured per row, it saves or costs up to 1 us,
+    `bench/results/fused_combine_2026-12-07s46_H100.md`).
+    """
+
+    name = "tilelang.launch_dependents"
+
+    traits = traits_def(HasParent(KernelOp))
+
+    assembly_format = "attr-dict"
 
 
 @irdl_op_definition
@@ -1246,6 +1269,7 @@ TileLang = Dialect(
         GemmOp,
         WaitGemmOp,
         WaitPriorGridsOp,
+        LaunchDependentsOp,
         ClearOp,
         FillOp,
         ReduceSumOp,

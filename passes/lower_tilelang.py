@@ -2248,6 +2248,23 @@ def wait_prior_grids(kernel: tl.KernelOp) -> None:
         kernel.body.block.insert_op_before(wait, first)
 
 
+def launch_dependents_early(kernel: tl.KernelOp) -> None:
+    """Where `kernel` carries `cleave.launch_dependents`, put `tilelang.launch_dependents` right after its
+    last top-level pipelined loop (else serial loop): the next kernel's blocks launch while this one
+    stores its results. The next kernel's `tilelang.wait_prior_grids` still waits for those stores,
+    so only the timing changes. A kernel without such a loop is left as it is (its trigger would come
+    as late as its exit)."""
+    if tl.LAUNCH_DEPENDENTS not in kernel.attributes:
+        return
+    if any(isinstance(op, tl.LaunchDependentsOp) for op in kernel.body.block.ops):
+        return
+    for kind in (tl.PipelinedOp, tl.SerialOp):
+        loops = [op for op in kernel.body.block.ops if isinstance(op, kind)]
+        if loops:
+            kernel.body.block.insert_op_after(tl.LaunchDependentsOp(), loops[-1])
+            return
+
+
 def finished_kernel(
     kernel: itgraph.KernelOp, passthrough: Sequence[str] = (), overlap_gemms: bool = True, overlap_launches: bool = True,
     whole_small_copies: bool = True, transposed: Sequence[str] = (), exp2_on_fma_every: int = EXP2_ON_FMA_EVERY,
@@ -2261,6 +2278,7 @@ def finished_kernel(
     emulate_exp2(lowered, exp2_on_fma_every)
     if overlap_launches:
         wait_prior_grids(lowered)
+        launch_dependents_early(lowered)
     try:  # a kernel the dialect rejects (a race its verifier knows) never reaches TileLang
         lowered.verify()
     except VerifyException as e:

@@ -119,6 +119,19 @@ def test_kernels_lower_without_their_waits_for_gpus_before_sm90(tmp_path: Path) 
         assert cuda and all(("cudaGridDependencySynchronize();" in c) == waits for c in cuda.values()), arch
 
 
+def test_an_early_launch_lowers_to_hoppers_trigger_and_drops_before_sm90(tmp_path: Path) -> None:
+    """A kernel tuned to launch the next one early (`cleave.launch_dependents`, lit
+    `passes/lower_tilelang_launch_dependents.mlir`) triggers it after its main loop on sm_90a and
+    leaves the trigger out, with its wait, for an older GPU."""
+    module = load_module(str(Path(__file__).resolve().parent.parent / "lit_tests" / "passes" / "lower_tilelang_launch_dependents.mlir"))
+    path = tmp_path / "early.py"
+    path.write_text(module_source(module))
+    for arch, hopper in (("sm_80", False), ("sm_90a", True)):
+        cuda = lower_all(path, arch=arch, jobs=2)
+        trigger = {name: "cudaTriggerProgrammaticLaunchCompletion();" in c for name, c in cuda.items()}
+        assert trigger == {"mm_k0": hopper, "mm_plain_k0": False}, arch
+
+
 def loop_invariant_shared_reads(module: ModuleOp) -> list[str]:
     """Element-wise reads, inside a pipelined loop, of a shared tile that loop does not write.
 

@@ -7,6 +7,7 @@ error that poisons the worker, a worker that dies outright, a run failure, or a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -453,6 +454,34 @@ def test_neighbourhood_follows_the_measured_candidates(decode_module: ModuleOp) 
     assert others[0].head == last
     assert [v.head == first for v in others] == sorted(v.head == first for v in others)  # failed: last
     assert [v.describe() for v in space.variants if v.base] == [v.describe() for v in plain.variants if v.base]
+
+
+def test_neighbourhood_lets_a_kernel_launch_the_next_one_early(decode_module: ModuleOp) -> None:
+    """Each candidate of several kernels gets one variant per kernel that has a successor and a loop:
+    its pipeline configuration with `cleave.launch_dependents`, emitted as `T.pdl_trigger()` after that
+    kernel's main loop (the combine kernel, last, never gets one); the cost model has no term for it, so
+    its measurement is no calibration record."""
+    from cleave_ir.tilelang_emitter import module_source
+
+    space = tune.neighbourhood(decode_module, 1000)
+    early = [v for v in space.variants if any(c.launch_dependents for c in v.choices)]
+    bases = {v.candidate: v for v in space.variants if v.base}
+    assert sorted(v.candidate for v in early) == sorted(r for r, v in bases.items() if len(v.choices) == 2)
+    for v in early:
+        base = bases[v.candidate]
+        assert v.choices[0] == dataclasses.replace(base.choices[0], launch_dependents=True)
+        assert v.choices[1:] == base.choices[1:] and not v.choices[-1].launch_dependents
+        assert v.describe().endswith(base.choices[1].describe()) and "early-launch" in v.describe()
+    module = tune.variant_module(space, early[0])
+    kernels = [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)]
+    assert ["cleave.launch_dependents" in k.attributes for k in kernels] == [True, False]
+    source = module_source(module)
+    first, second = (source.split(f"def {k.sym_name.data}(")[1].split("@T.prim_func")[0] for k in kernels)
+    assert first.count("T.pdl_trigger()") == 1 and "T.pdl_trigger()" not in second.split("KERNELS = {")[0]
+    assert first.index("T.pdl_trigger()") > first.index("for r0 in T.")
+    results = {v.index: tune.Result(v.index, "ok", error=1e-4, us=10.0) for v in (early[0], bases[early[0].candidate])}
+    tuning = tune.Tuning(device="Fake GPU", budget_s=1.0, variants=space.variants, results=results)
+    assert [r["variant"] for r in tune.records(tuning, "g", "2026-12-07")] == [bases[early[0].candidate].describe()]
 
 
 def test_workers_import_the_installed_package_from_a_checkout_root(tmp_path: Path) -> None:

@@ -139,7 +139,8 @@ def prim_func(name, layouts=(), pdl=True, tma=True):
     as a `T.Tensor`), and the padded dims of `STATIC_SIZES` at their real sizes: a stride TileLang
     knows is a multiple of 16 bytes is copied by 16-byte vectors (a mask whose rows are the key
     length: by 2-byte loads while that length was a dynamic dim). With `pdl=False`, without its wait
-    for prior kernels (`T.pdl_sync()`), which GPUs before sm_90 do not run (see `has_pdl`). With
+    for prior kernels (`T.pdl_sync()`) and its early launch of the next (`T.pdl_trigger()`), which GPUs
+    before sm_90 do not run (see `has_pdl`). With
     `tma=False`, for the thread-copy compile (`compile_kernel`): its pipelined loops of a dynamic
     trip count get one stage (`_unstaged`)."""
     from tilelang import tvm
@@ -166,7 +167,7 @@ def prim_func(name, layouts=(), pdl=True, tma=True):
 
     def drop(stmt):
         call = stmt.value
-        if isinstance(call, tvm.tirx.Call) and getattr(call.op, "name", "") == "tl.pdl_sync":
+        if isinstance(call, tvm.tirx.Call) and getattr(call.op, "name", "") in ("tl.pdl_sync", "tl.pdl_trigger"):
             return tvm.tirx.Evaluate(0)
         return None
 
