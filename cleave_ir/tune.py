@@ -253,7 +253,8 @@ def neighbourhood(
     measured: Mapping[str, float | None] | None = None,
 ) -> Space:
     """Up to `limit` variants of the kept candidates of a pipeline module: the pipeline's own
-    configurations first, then the others by estimated time (fewest changes first on ties), those
+    configurations first, then each of them with one kernel launching its successor early
+    (`early_launch_choice`), then the others by estimated time (fewest changes first on ties), those
     over the cost model's register bound last.
 
     `measured` (a kept candidate's graph -> its measured us, None where it failed its check) scales
@@ -267,6 +268,7 @@ def neighbourhood(
     graphs = {g.sym_name.data: g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)}
     kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
     others: list[tuple[bool, int, int, Variant]] = []  # (over the register bound, candidate rank, changes, variant)
+    launches: list[tuple[bool, Variant]] = []  # (candidate failed, variant): tiles unchanged, so tuned first
     for rank, (_, names, head) in enumerate(rank_candidates(module)):
         chain = partition_kernels.chain(graphs[head], graphs) or [graphs[head]]
         base: list[Choice] = []
@@ -309,10 +311,10 @@ def neighbourhood(
             early = early_launch_choice(base[pos], space.kernels[base[pos]])
             if early is not None:
                 space.kernels[early[0]] = early[1]
-                v = Variant(0, rank, head, base[:pos] + [early[0]] + base[pos + 1 :])
-                others.append((not all(x.fits for x in v.choices), rank, 1, v))
+                launches.append((rank in failed, Variant(0, rank, head, base[:pos] + [early[0]] + base[pos + 1 :])))
+    launches.sort(key=lambda t: (t[0], t[1].estimated_us * ratio.get(t[1].candidate, 1.0)))
     others.sort(key=lambda t: (t[0], t[1] in failed, t[3].estimated_us * ratio.get(t[1], 1.0), t[2]))
-    space.variants = (space.variants + [t[3] for t in others])[: max(limit, len(space.variants))]
+    space.variants = (space.variants + [v for _, v in launches] + [t[3] for t in others])[: max(limit, len(space.variants))]
     for i, v in enumerate(space.variants):
         v.index = i
     return space
