@@ -98,6 +98,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return FoldStructuralPass
 
+    def split_shared_inputs() -> type[ModulePass]:
+        from cleave_ir.passes.split_shared_inputs import SplitSharedInputsPass
+
+        return SplitSharedInputsPass
+
     def pipeline() -> type[ModulePass]:
         from cleave_ir.passes.pipeline import PipelinePass
 
@@ -119,6 +124,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-decompose": decompose,
         "cleave-canonicalize": canonicalize,
         "cleave-fold-structural": fold_structural,
+        "cleave-split-shared-inputs": split_shared_inputs,
         "cleave-symbolize": symbolize,
         "cleave-concretize": concretize,
         "cleave-bind": bind,

@@ -42,6 +42,7 @@ from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass
 from cleave_ir.passes.split_rows import SplitRowsPass
+from cleave_ir.passes.split_shared_inputs import split_shared_inputs
 from cleave_ir.passes.stabilize_exp import DropUnstablePass
 from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
 from cleave_ir.passes.superoptimize import DEFAULT_BUDGET, SuperoptimizePass
@@ -192,6 +193,41 @@ class PipelinePass(CleavePass):
         if not self.split_counts or any(c < 2 for c in self.split_counts):
             raise CleaveError("error: cleave-pipeline: split-counts must be integers >= 2")
 
+    def _with_shared_inputs_split(self, ctx: Context, op: ModuleOp, before: ModuleOp, failure: CleaveError | None) -> ModuleOp:
+        """Where some matmul's two operands read one graph input (`x @ x^T`, `softmax(x x^T) x`), run the
+        passes again with the right operands reading copies of such inputs (`cleave-split-shared-inputs`):
+        the two tiles of that input then need not agree. The split result replaces `op`'s contents where
+        the first run failed or the split's best candidate has fewer kernels (the split let a fusion
+        happen: self-attention over one tensor, one kernel instead of one per matmul); otherwise the
+        input stays loaded once (the keys and values of `softmax(q x^T) x`; the cos and sin tables that
+        a rotary embedding of q and of k both read, whose split the cost model estimates 12% faster at
+        `llama_rope_scores`' test size, not measured on a GPU yet). Returns the module
+        before the passes of the result kept; raises `failure` (the first run's) where neither ran."""
+        split_before = before.clone()
+        graphs = [g for g in split_before.body.block.ops if isinstance(g, tgraph.GraphOp)]
+        split = [g.sym_name.data for g in graphs if split_shared_inputs(g)]
+        if not split:
+            if failure is not None:
+                raise failure
+            return before
+        retry = split_before.clone()
+        try:
+            for p in self.passes():
+                p.apply(ctx, retry)
+        except CleaveError:
+            if failure is not None:
+                raise failure from None
+            return before
+        ranked, split_ranked = rank_candidates(op) if failure is None else [], rank_candidates(retry)
+        if not split_ranked or (ranked and len(ranked[0][1]) <= len(split_ranked[0][1])):
+            if failure is not None:
+                raise failure
+            return before
+        for name in split:
+            print(f"cleave-pipeline: @{name}: the inputs both operands of a matmul read are read again by its right operand (cleave-split-shared-inputs)", file=sys.stderr)
+        _replace_contents(op, retry)
+        return split_before
+
     def _rounded_retry(self, ctx: Context, op: ModuleOp, before: ModuleOp) -> None:
         """Where a graph's dynamic dims got no kernel that serves every size at their representative sizes,
         run the passes again with those sizes rounded up (`rounded_representatives`), each graph that
@@ -211,11 +247,7 @@ class PipelinePass(CleavePass):
             return
         for name, shapes in said.items():
             print(f"cleave-pipeline: @{name} scheduled again at its dynamic sizes rounded up ({shapes}): its kernels serve every size", file=sys.stderr)
-        for x in list(op.body.block.ops):
-            op.body.block.erase_op(x, safe_erase=False)
-        for x in list(before.body.block.ops):
-            x.detach()
-            op.body.block.add_op(x)
+        _replace_contents(op, before)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
@@ -226,8 +258,13 @@ class PipelinePass(CleavePass):
                 where = f" in @{graph.sym_name.data}" if isinstance(graph, tgraph.GraphOp) else ""
                 raise CleaveError(f"error: cleave-schedule: {x.name} is not supported by the scheduler yet{where}", op=x)
         before = op.clone()
-        for p in self.passes():
-            p.apply(ctx, op)
+        failure: CleaveError | None = None
+        try:
+            for p in self.passes():
+                p.apply(ctx, op)
+        except CleaveError as e:
+            failure = e
+        before = self._with_shared_inputs_split(ctx, op, before, failure)
         self._rounded_retry(ctx, op, before)
         units = select_kept(rank_candidates(op), self.keep, lambda g: form(op, g), kernel_key(op))
         kept_kernels = {k for _, ks, _ in units for k in ks}
@@ -243,3 +280,12 @@ class PipelinePass(CleavePass):
                 Rewriter.erase_op(x)
         for rank, (us, ks, g) in enumerate(units):
             print(f"cleave-pipeline: #{rank + 1} @{g}: kernels {', '.join('@' + k for k in ks)}, estimated {us:.1f} us", file=sys.stderr)
+
+
+def _replace_contents(op: ModuleOp, other: ModuleOp) -> None:
+    """`op`'s operations become `other`'s (moved)."""
+    for x in list(op.body.block.ops):
+        op.body.block.erase_op(x, safe_erase=False)
+    for x in list(other.body.block.ops):
+        x.detach()
+        op.body.block.add_op(x)

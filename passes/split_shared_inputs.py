@@ -1,0 +1,111 @@
+"""`cleave-split-shared-inputs`: an input that reaches both operands of a matmul is read twice, as two inputs.
+
+The scheduler gives every value one tile per kernel. A graph input that both operands of a matmul read
+(`x @ x^T`, a Gram matrix; `a @ a`; self-attention `softmax(x x^T) x`, whose values are its queries and
+keys) would need two tiles of it in one kernel, [rows of the output block, K] on the left and [K, columns
+of the output block] on the right, and the schedule fails with "two paths need different tiles". Here
+the right operand's side reads its own copy: a new graph input that is the same tensor (an identity
+`#cleave.view` of the same input in `cleave.boundary`, so the emitted `run` passes the tensor the caller
+gave twice, a view, not a copy), and the ops between that input and the right operand that the left
+side shares are computed again for it. Exact: every element is computed by the same ops from the same
+elements.
+
+`cleave-pipeline` applies it only to a graph it could not schedule otherwise (where the shared tiles fit,
+an attention over the latent KV of MLA, one load serves both operands): lit
+`passes/split_shared_inputs.mlir`, `tests/test_split_shared_inputs.py`.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, ModuleOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from cleave_ir.dialects import tgraph
+from cleave_ir.dialects.cleave import BoundaryAttr, JoinAttr, PartAttr, ViewAttr
+from cleave_ir.passes.options import CleavePass
+
+
+def _upstream(v: SSAValue) -> set[SSAValue]:
+    """`v` and every value it is computed from, within its graph."""
+    out: set[SSAValue] = set()
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if x in out:
+            continue
+        out.add(x)
+        if isinstance(x.owner, Operation):
+            stack.extend(x.owner.operands)
+    return out
+
+
+def _drop_dead(graph: tgraph.GraphOp) -> None:
+    for op in reversed(list(graph.block.ops)):
+        if not isinstance(op, tgraph.OutputOp) and not any(r.uses for r in op.results):
+            graph.block.erase_op(op)
+
+
+def _boundary(graph: tgraph.GraphOp) -> tuple[list[ViewAttr | JoinAttr], list[PartAttr]]:
+    """The graph's boundary entries; the identity where it has none."""
+    b = graph.attributes.get("cleave.boundary")
+    if isinstance(b, BoundaryAttr):
+        return list(b.inputs.data), list(b.outputs.data)
+    return [ViewAttr(i) for i in range(len(graph.block.args))], [PartAttr(j) for j in range(len(graph.output_op.outputs))]
+
+
+def split_shared_inputs(graph: tgraph.GraphOp) -> bool:
+    """Give the right operand of each matmul its own copy of the inputs both operands read (see the
+    module docstring), in place; True where the graph changed. Inputs promising a causal mask are
+    never copied (kernels compute their tiles from indices, so they have no tile to share)."""
+    inputs, outputs = _boundary(graph)
+    names = graph.input_names()
+    attrs = list(graph.arg_attrs.data) if graph.arg_attrs is not None else [DictionaryAttr({})] * len(names)
+    causal = graph.causal_inputs()
+    changed = False
+    for mm in [op for op in graph.block.ops if isinstance(op, tgraph.MatmulOp)]:
+        left, right = _upstream(mm.operands[0]), _upstream(mm.operands[1])
+        shared = [v for v in graph.block.args if v in left and v in right and v.index not in causal]
+        if not shared:
+            continue
+        block = graph.block
+        copies: dict[SSAValue, SSAValue] = {}
+        for a in shared:
+            arg = block.insert_arg(a.type, len(block.args))
+            arg.name_hint = next(n for k in range(len(names) + 1) if (n := f"{names[a.index]}_r{k or ''}") not in names)
+            inputs.append(inputs[a.index])
+            names.append(arg.name_hint)
+            attrs.append(attrs[a.index])
+            copies[a] = arg
+        # the right side's ops that read a shared input, directly or not, computed again from the copies
+        for op in [op for op in block.ops if op.results and op.results[0] in right]:
+            if not any(o in copies for o in op.operands):
+                continue
+            clone = op.clone()
+            for i, o in enumerate(op.operands):
+                if o in copies:
+                    clone.operands[i] = copies[o]
+            block.insert_op_before(clone, mm)
+            for r, c in zip(op.results, clone.results):
+                c.name_hint = f"{r.name_hint}_r" if r.name_hint else None
+                copies[r] = c
+        mm.operands[1] = copies[mm.operands[1]]
+        changed = True
+    if not changed:
+        return False
+    _drop_dead(graph)
+    graph.function_type = FunctionType.from_lists([a.type for a in graph.block.args], [v.type for v in graph.output_op.outputs])
+    graph.arg_attrs = ArrayAttr(attrs) if any(a.data for a in attrs) else None
+    graph.attributes["cleave.boundary"] = BoundaryAttr(inputs, outputs)
+    return True
+
+
+class SplitSharedInputsPass(CleavePass):
+    """Each matmul's right operand reads its own copy of the graph inputs both its operands read."""
+
+    name = "cleave-split-shared-inputs"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for g in [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]:
+            if split_shared_inputs(g):
+                g.verify()
