@@ -119,6 +119,36 @@ def run_tools_parallel(
         return {k: f.result() for k, f in futures.items()}
 
 
+def fp16_inputs(graph: tgraph.GraphOp, dist: str, seed: int = 3) -> list:
+    """Inputs of `graph` rounded to fp16, as float64: "normal", "uniform" (-1..1), "heavy" (Student t
+    with 3 degrees of freedom, scaled by 0.3) or "shifted" (the heavy ones plus 0.5)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    shapes = [tuple(int(d) for d in tgraph.tensor_type(a).shape) for a in graph.inputs]
+    if dist == "normal":
+        xs = [rng.standard_normal(s) for s in shapes]
+    elif dist == "uniform":
+        xs = [rng.uniform(-1, 1, s) for s in shapes]
+    else:
+        xs = [rng.standard_t(3, s) * 0.3 + (0.5 if dist == "shifted" else 0.0) for s in shapes]
+    return [x.astype(np.float16).astype(np.float64) for x in xs]
+
+
+def boundary_of(module: ModuleOp):  # noqa: ANN201 - BoundaryAttr | None
+    """The `cleave.boundary` of the module's graphs (at most one), or None."""
+    found = {g.attributes["cleave.boundary"] for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes}
+    assert len(found) <= 1
+    return found.pop() if found else None
+
+
+def boundary_views(boundary, xs: list) -> list:  # noqa: ANN001
+    """The rewritten graph's inputs from the given graph's `xs` (no boundary: `xs`)."""
+    import numpy as np
+
+    return list(xs) if boundary is None else [np.ascontiguousarray(v) for v in boundary.views(xs, np.transpose, np.concatenate)]
+
+
 # --------------------------------------------------------------------------- fixtures
 
 

@@ -30,6 +30,7 @@ from cleave_ir.passes.lower_tilelang import lower_module
 from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.run import make_context
 from cleave_ir.tilelang_emitter import module_source
+from conftest import boundary_of, boundary_views, fp16_inputs
 from xdsl.utils.exceptions import VerifyException
 
 ROPE = """
@@ -164,32 +165,8 @@ def _folded(text: str):  # noqa: ANN202 - (graph as written, its module after th
     return graph, module
 
 
-def _inputs(graph: tgraph.GraphOp, dist: str, seed: int = 3) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    shapes = [tuple(int(d) for d in tgraph.tensor_type(a).shape) for a in graph.inputs]
-    # scales at which the graphs' fp16 values (products summed over 128-256 terms, twice) stay finite
-    if dist == "normal":
-        xs = [rng.standard_normal(s) for s in shapes]
-    elif dist == "uniform":
-        xs = [rng.uniform(-1, 1, s) for s in shapes]
-    else:  # heavy tails
-        xs = [rng.standard_t(3, s) * 0.3 for s in shapes]
-    return [x.astype(np.float16).astype(np.float64) for x in xs]
-
-
-def _views(boundary: BoundaryAttr | None, xs: list[np.ndarray]) -> list[np.ndarray]:
-    """The folded graph's inputs (no boundary: the graph's own)."""
-    return list(xs) if boundary is None else [np.ascontiguousarray(v) for v in boundary.views(xs, np.transpose, np.concatenate)]
-
-
 def _joined(boundary: BoundaryAttr | None, parts) -> list[np.ndarray]:  # noqa: ANN001
     return list(parts) if boundary is None else boundary.assemble(list(parts), lambda xs, dim: np.concatenate(xs, axis=dim), np.transpose)
-
-
-def _boundary(module) -> BoundaryAttr | None:  # noqa: ANN001
-    found = {g.attributes["cleave.boundary"] for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes}
-    assert len(found) <= 1
-    return found.pop() if found else None
 
 
 @pytest.mark.parametrize("name", GRAPHS)
@@ -198,10 +175,10 @@ def test_the_folded_graph_computes_the_graph_as_written(name: str, dist: str) ->
     graph, module = _folded(GRAPHS[name])
     (folded,) = [g for g in module.walk() if isinstance(g, tgraph.GraphOp)]
     assert not any(isinstance(op, tgraph.StructuralOp) for op in folded.block.ops)
-    boundary = _boundary(module)
-    xs = _inputs(graph, dist)
+    boundary = boundary_of(module)
+    xs = fp16_inputs(graph, dist)
     want = run_graph(graph, xs)
-    got = _joined(boundary, run_graph(folded, _views(boundary, xs)))
+    got = _joined(boundary, run_graph(folded, boundary_views(boundary, xs)))
     assert len(got) == len(want)
     for w, g in zip(want, got, strict=True):
         assert w.shape == g.shape
@@ -264,13 +241,13 @@ def _pipelined(name: str):  # noqa: ANN202 - (graph as written, lowered module)
 @pytest.mark.parametrize("dist", ["normal", "uniform", "heavy"])
 def test_kernels_on_views_compute_the_graph_as_written(name: str, dist: str) -> None:
     graph, module = _pipelined(name)
-    boundary = _boundary(module)
-    xs = _inputs(graph, dist)
+    boundary = boundary_of(module)
+    xs = fp16_inputs(graph, dist)
     want = run_graph(graph, xs)
     candidates = candidate_kernels(module)
     assert candidates
     for cand, kernels in candidates:
-        got = _joined(boundary, run_kernels(kernels, _views(boundary, xs)))
+        got = _joined(boundary, run_kernels(kernels, boundary_views(boundary, xs)))
         err = max(max_relative_error(w, g) for w, g in zip(want, got, strict=True))
         assert err < FP16_TOLERANCE, f"{cand}: {err:.3g} at {dist}"
 
@@ -281,19 +258,19 @@ def test_the_emitted_module_views_and_joins_as_the_boundary_says(name: str, tmp_
     from cleave_ir.runtime import load_module_file
 
     graph, module = _pipelined(name)
-    boundary = _boundary(module)
+    boundary = boundary_of(module)
     assert boundary is not None
     path = tmp_path / "kernels.py"
     path.write_text(module_source(module))
     mod = load_module_file(path)
-    xs = _inputs(graph, "normal")
+    xs = fp16_inputs(graph, "normal")
     tensors = [torch.from_numpy(x) for x in xs]
     views = mod.boundary_inputs(tensors)
     for got, want, view in zip(views, boundary.views(xs, np.transpose, np.concatenate), boundary.inputs.data, strict=True):
         assert got.untyped_storage().data_ptr() == tensors[view.source].untyped_storage().data_ptr()  # a view, not a copy
         np.testing.assert_array_equal(got.numpy(), want)
     folded = next(g for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes)
-    parts = run_graph(folded, _views(boundary, xs))
+    parts = run_graph(folded, boundary_views(boundary, xs))
     joined = mod.boundary_outputs([torch.from_numpy(p) for p in parts])
     for got, want in zip(joined, run_graph(graph, xs), strict=True):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
@@ -366,7 +343,7 @@ def test_the_emitted_run_concatenates_parts_into_out(tmp_path, monkeypatch) -> N
         return parts if outs is None else [o.copy_(p) for o, p in zip(outs, parts)]
 
     monkeypatch.setattr(mod, "_kernels", kernels)
-    xs = _inputs(graph, "uniform")
+    xs = fp16_inputs(graph, "uniform")
     (want,) = run_graph(graph, xs)
     tensors = [torch.from_numpy(x) for x in xs]
     got = mod.run(*tensors)
@@ -409,7 +386,7 @@ def test_the_last_kernel_writes_each_part_into_its_window_of_out(tmp_path, monke
 
     monkeypatch.setattr(mod.tilelang, "compile", fake_compile)
     monkeypatch.setattr(mod, "_compiled", {})
-    xs = _inputs(graph, "heavy")
+    xs = fp16_inputs(graph, "heavy")
     (want,) = run_graph(graph, xs)
     tensors = [torch.from_numpy(x) for x in xs]
     for _ in range(2):  # decided, then replayed
@@ -478,7 +455,7 @@ def test_run_without_out_has_the_last_kernel_write_every_output_in_parts(tmp_pat
 
     monkeypatch.setattr(mod.tilelang, "compile", fake_compile)
     monkeypatch.setattr(mod, "_compiled", {})
-    xs = _inputs(graph, "heavy")
+    xs = fp16_inputs(graph, "heavy")
     want = run_graph(graph, xs)
     got = mod.run(*[torch.from_numpy(x) for x in xs])
     assert len(got) == 2 and [o.shape for o in got] == [w.shape for w in want]
@@ -522,12 +499,12 @@ def test_a_rotary_embedding_of_dynamic_length_folds_and_serves_every_length(n: i
     assert [first.input_annotation(i, "dynamic") for i in range(2)] == [(0,), (0,)]
     sized = ROPE.replace("[4, ", f"[{n}, ")
     graph = _graph(sized)
-    xs = _inputs(graph, "uniform", seed=n)
+    xs = fp16_inputs(graph, "uniform", seed=n)
     (want,) = run_graph(graph, xs)
     candidates = candidate_kernels(module)
     assert candidates and all("cleave.dynamic" in k.attributes for _, ks in candidates for k in ks)
     for cand, kernels in candidates:
-        (got,) = _joined(boundary, run_kernels(kernels, _views(boundary, xs)))
+        (got,) = _joined(boundary, run_kernels(kernels, boundary_views(boundary, xs)))
         assert max_relative_error(want, got) < FP16_TOLERANCE, (cand, n)
 
 
@@ -651,12 +628,12 @@ def test_a_kv_cache_of_dynamic_length_is_a_join_that_serves_every_length(n: int)
     assert [first.input_annotation(i, "dynamic") for i in range(3)] == [(), (1,), (1,)]
     graph = _graph(_kv_append(n))
     for dist in ("normal", "heavy"):
-        xs = _inputs(graph, dist, seed=n)
+        xs = fp16_inputs(graph, dist, seed=n)
         (want,) = run_graph(graph, xs)
         candidates = candidate_kernels(module)
         assert candidates
         for cand, kernels in candidates:
-            (got,) = _joined(boundary, run_kernels(kernels, _views(boundary, xs)))
+            (got,) = _joined(boundary, run_kernels(kernels, boundary_views(boundary, xs)))
             assert max_relative_error(want, got) < FP16_TOLERANCE, (cand, n, dist)
 
 
@@ -715,10 +692,10 @@ def test_random_structural_graphs_fold_exactly_or_stay_as_written(graph: tgraph.
     if any(isinstance(op, tgraph.StructuralOp) for op in folded.block.ops):
         assert str(folded) == before
         return
-    boundary = _boundary(module)
-    xs = _inputs(graph, dist)
+    boundary = boundary_of(module)
+    xs = fp16_inputs(graph, dist)
     want = run_graph(graph, xs)
-    got = _joined(boundary, run_graph(folded, _views(boundary, xs)))
+    got = _joined(boundary, run_graph(folded, boundary_views(boundary, xs)))
     for w, g in zip(want, got, strict=True):
         assert w.shape == g.shape
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)

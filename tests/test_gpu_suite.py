@@ -329,7 +329,8 @@ def test_candidate_writes_an_output_in_parts_into_its_windows(suite, tmp_path: P
     output (no `torch.cat` after it), poisoned and rewritten on later calls."""
     torch = pytest.importorskip("torch")
     from cleave_ir.interpreter import run_graph
-    from tests.test_fold_structural import _emitted_rope, _inputs
+    from conftest import fp16_inputs as _inputs
+    from tests.test_fold_structural import _emitted_rope
 
     graph, folded, mod = _emitted_rope(tmp_path)
     monkeypatch.setattr(suite, "DEVICE", "cpu")

@@ -22,6 +22,7 @@ from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.passes.split_shared_inputs import split_shared_inputs
 from cleave_ir.run import make_context
 from cleave_ir.tilelang_emitter import module_source
+from conftest import boundary_of, boundary_views, fp16_inputs
 
 FP16_TOLERANCE = 2e-2
 
@@ -83,28 +84,6 @@ def _graph(text: str) -> tgraph.GraphOp:
     return Parser(make_context(), text).parse_module().body.block.first_op  # type: ignore[return-value]
 
 
-def _inputs(graph: tgraph.GraphOp, dist: str, seed: int = 5) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    shapes = [tuple(int(d) for d in tgraph.tensor_type(a).shape) for a in graph.inputs]
-    if dist == "normal":
-        xs = [rng.standard_normal(s) for s in shapes]
-    elif dist == "uniform":
-        xs = [rng.uniform(-1, 1, s) for s in shapes]
-    else:  # shifted, heavier tails
-        xs = [0.5 + rng.standard_t(3, s) * 0.3 for s in shapes]
-    return [x.astype(np.float16).astype(np.float64) for x in xs]
-
-
-def _boundary(module) -> BoundaryAttr | None:  # noqa: ANN001
-    found = {g.attributes["cleave.boundary"] for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes}
-    assert len(found) <= 1
-    return found.pop() if found else None
-
-
-def _views(boundary: BoundaryAttr | None, xs: list[np.ndarray]) -> list[np.ndarray]:
-    return list(xs) if boundary is None else [np.ascontiguousarray(v) for v in boundary.views(xs, np.transpose, np.concatenate)]
-
-
 @functools.cache
 def _pipelined(name: str):  # noqa: ANN202 - (graph as written, lowered module; shared: do not modify)
     graph = _graph(GRAPHS[name] if name in GRAPHS else ATTENTION_POOL)
@@ -134,9 +113,9 @@ def test_the_split_graph_computes_the_graph_as_written(name: str, dist: str) -> 
                     stack.extend(x.owner.operands)
             return seen
         assert not reads(mm.operands[0]) & reads(mm.operands[1])
-    xs = _inputs(graph, dist)
+    xs = fp16_inputs(graph, dist)
     (want,) = run_graph(graph, xs)
-    (got,) = run_graph(split, _views(boundary, xs))
+    (got,) = run_graph(split, boundary_views(boundary, xs))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * max(1.0, float(np.abs(want).max())))
 
 
@@ -159,14 +138,14 @@ def test_kernels_compute_the_graph_as_written(name: str, dist: str) -> None:
     and cosine similarities compiled only cut into a kernel per matmul. Each now has a one-kernel
     candidate, kept first, and every kept candidate agrees with the graph."""
     graph, module = _pipelined(name)
-    boundary = _boundary(module)
+    boundary = boundary_of(module)
     assert boundary is not None and len(boundary.inputs.data) >= 2
     candidates = candidate_kernels(module)
     assert candidates and len(candidates[0][1]) == 1, [c for c, _ in candidates]
-    xs = _inputs(graph, dist)
+    xs = fp16_inputs(graph, dist)
     (want,) = run_graph(graph, xs)
     for cand, kernels in candidates:
-        (got,) = run_kernels(kernels, _views(boundary, xs))
+        (got,) = run_kernels(kernels, boundary_views(boundary, xs))
         err = max_relative_error(want, got)
         assert err < FP16_TOLERANCE, f"{cand}: {err:.3g} at {dist}"
 
@@ -176,10 +155,10 @@ def test_a_shared_input_whose_tiles_agree_is_loaded_once() -> None:
     rows, so the unsplit graph schedules into one kernel that loads x once; the split would not fuse
     more, so the pipeline keeps it (no boundary, no copy)."""
     graph, module = _pipelined("attention_pool")
-    assert _boundary(module) is None
+    assert boundary_of(module) is None
     candidates = candidate_kernels(module)
     assert len(candidates[0][1]) == 1
-    xs = _inputs(graph, "normal")
+    xs = fp16_inputs(graph, "normal")
     (want,) = run_graph(graph, xs)
     (got,) = run_kernels(candidates[0][1], xs)
     assert max_relative_error(want, got) < FP16_TOLERANCE
@@ -193,6 +172,6 @@ def test_the_emitted_module_passes_the_callers_tensor_as_each_copy(tmp_path) -> 
     path = tmp_path / "kernels.py"
     path.write_text(module_source(module))
     mod = load_module_file(path)
-    (x,) = [torch.from_numpy(v) for v in _inputs(graph, "normal")]
+    (x,) = [torch.from_numpy(v) for v in fp16_inputs(graph, "normal")]
     views = mod.boundary_inputs([x])
     assert len(views) == 2 and all(v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() for v in views)
