@@ -175,3 +175,28 @@ def test_the_emitted_module_passes_the_callers_tensor_as_each_copy(tmp_path) -> 
     (x,) = [torch.from_numpy(v) for v in fp16_inputs(graph, "normal")]
     views = mod.boundary_inputs([x])
     assert len(views) == 2 and all(v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() for v in views)
+
+
+@pytest.mark.parametrize("name", ["gram", "self_attention"])
+def test_the_gpu_check_passes_every_candidate_given_one_tensor(name: str, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """`cleave compile --gpu`'s check, emulated on the CPU (TileLang replaced by the interpreter, as in
+    test_fold_structural): the caller passes x once, `run` gives each kernel x for each of its copies,
+    and every candidate agrees with the float64 reference."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir import runtime
+    from tests.test_fold_structural import _interpreting_compile
+
+    graph, module = _pipelined(name)
+    path = tmp_path / "kernels.py"
+    path.write_text(module_source(module))
+    mod = runtime.load_module_file(path)
+    monkeypatch.setattr(mod.tilelang, "compile", _interpreting_compile(module, mod.KERNELS, torch))
+    xs = runtime.random_inputs(graph, device="cpu")
+    assert len(xs) == 1
+    refs = runtime.torch_reference(graph, xs)
+    for i, (_, kernels, cand) in enumerate(mod.CANDIDATES):
+        compiled = runtime.compile_candidates(mod, kernels, 1)
+        raw = runtime.compile_candidates(mod, kernels[-1:], 1, raw=True)
+        got = runtime.run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
+        assert max(runtime.check(g, r) for g, r in zip(got, refs)) < runtime.TOLERANCE, cand
+        assert runtime.check(mod.run(*xs, candidate=i), refs[0]) < runtime.TOLERANCE, cand
