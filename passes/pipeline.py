@@ -194,9 +194,10 @@ class PipelinePass(CleavePass):
             raise CleaveError("error: cleave-pipeline: split-counts must be integers >= 2")
 
     def _with_shared_inputs_split(self, ctx: Context, op: ModuleOp, before: ModuleOp, failure: CleaveError | None) -> ModuleOp:
-        """Where some matmul's two operands read one graph input (`x @ x^T`, `softmax(x x^T) x`), run the
-        passes again with the right operands reading copies of such inputs (`cleave-split-shared-inputs`):
-        the two tiles of that input then need not agree. The split result replaces `op`'s contents where
+        """Where a graph input is read in two roles around a matmul (by both operands: `x @ x^T`,
+        `softmax(x x^T) x`; by an operand and after the product: `silu(x W) + x`), run the passes again
+        with the second role reading a copy (`cleave-split-shared-inputs`): the two tiles of that input
+        then need not agree. The split result replaces `op`'s contents where
         the first run failed or the split's best candidate has fewer kernels (the split let a fusion
         happen: self-attention over one tensor, one kernel instead of one per matmul); otherwise the
         input stays loaded once (the keys and values of `softmax(q x^T) x`; the cos and sin tables that
@@ -224,7 +225,7 @@ class PipelinePass(CleavePass):
                 raise failure
             return before
         for name in split:
-            print(f"cleave-pipeline: @{name}: the inputs both operands of a matmul read are read again by its right operand (cleave-split-shared-inputs)", file=sys.stderr)
+            print(f"cleave-pipeline: @{name}: an input a matmul's operands read in two roles is read as two inputs (cleave-split-shared-inputs)", file=sys.stderr)
         _replace_contents(op, retry)
         return split_before
 

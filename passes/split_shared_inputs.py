@@ -1,18 +1,21 @@
-"""`cleave-split-shared-inputs`: an input that reaches both operands of a matmul is read twice, as two inputs.
+"""`cleave-split-shared-inputs`: a graph input read in two roles around a matmul is read as two inputs.
 
 The scheduler gives every value one tile per kernel. A graph input that both operands of a matmul read
 (`x @ x^T`, a Gram matrix; `a @ a`; self-attention `softmax(x x^T) x`, whose values are its queries and
 keys) would need two tiles of it in one kernel, [rows of the output block, K] on the left and [K, columns
-of the output block] on the right, and the schedule fails with "two paths need different tiles". Here
-the right operand's side reads its own copy: a new graph input that is the same tensor (an identity
+of the output block] on the right; one that an operand reads and an op after the product reads again
+(a residual `silu(x W) + x`, a gate `x * sigmoid(x W)`) needs [rows, K] and [rows, columns of the block].
+The schedule then fails with "two paths need different tiles", or only cuts the graph into a kernel per
+matmul. Here the second role reads its own copy: a new graph input that is the same tensor (an identity
 `#cleave.view` of the same input in `cleave.boundary`, so the emitted `run` passes the tensor the caller
 gave twice, a view, not a copy), and the ops between that input and the right operand that the left
-side shares are computed again for it. Exact: every element is computed by the same ops from the same
-elements.
+side shares are computed again for it. Reads that compute another matmul's operand keep sharing the
+input (swiglu's `x @ w1` and `x @ w3`: one tile of x serves both). Exact: every element is computed by
+the same ops from the same elements.
 
-`cleave-pipeline` applies it only to a graph it could not schedule otherwise (where the shared tiles fit,
-an attention over the latent KV of MLA, one load serves both operands): lit
-`passes/split_shared_inputs.mlir`, `tests/test_split_shared_inputs.py`.
+`cleave-pipeline` keeps the split only where the graph did not schedule otherwise or the split fuses
+more (where the shared tiles agree, as attention over keys and values that are one tensor, one load
+serves both): lit `passes/split_shared_inputs.mlir`, `tests/test_split_shared_inputs.py`.
 """
 
 from __future__ import annotations
@@ -54,54 +57,91 @@ def _boundary(graph: tgraph.GraphOp) -> tuple[list[ViewAttr | JoinAttr], list[Pa
     return [ViewAttr(i) for i in range(len(graph.block.args))], [PartAttr(j) for j in range(len(graph.output_op.outputs))]
 
 
+def _downstream(op: Operation) -> set[Operation]:
+    """The ops that read `op`'s results, directly or not."""
+    out: set[Operation] = set()
+    stack = [u.operation for r in op.results for u in r.uses]
+    while stack:
+        x = stack.pop()
+        if x not in out:
+            out.add(x)
+            stack.extend(u.operation for r in x.results for u in r.uses)
+    return out
+
+
+def _operand_ops(block) -> set[Operation]:  # noqa: ANN001
+    """The matmuls of `block` and every op computing one of their operands."""
+    out: set[Operation] = set()
+    for mm in [op for op in block.ops if isinstance(op, tgraph.MatmulOp)]:
+        out.add(mm)
+        out.update(v.owner for operand in mm.operands for v in _upstream(operand) if isinstance(v.owner, Operation))
+    return out
+
+
 def split_shared_inputs(graph: tgraph.GraphOp) -> bool:
-    """Give the right operand of each matmul its own copy of the inputs both operands read (see the
-    module docstring), in place; True where the graph changed. Inputs promising a causal mask are
-    never copied (kernels compute their tiles from indices, so they have no tile to share)."""
+    """Give the right operand of each matmul its own copy of the inputs both operands read, and the
+    reads after the product of an input an operand reads their own (see the module docstring), in
+    place; True where the graph changed. Inputs promising a causal mask are never copied (kernels
+    compute their tiles from indices, so they have no tile to share)."""
     inputs, outputs = _boundary(graph)
     names = graph.input_names()
     attrs = list(graph.arg_attrs.data) if graph.arg_attrs is not None else [DictionaryAttr({})] * len(names)
     causal = graph.causal_inputs()
+    block = graph.block
+
+    def copy_of(a: BlockArgument, suffix: str) -> BlockArgument:
+        arg = block.insert_arg(a.type, len(block.args))
+        arg.name_hint = next(n for k in range(len(names) + 1) if (n := f"{names[a.index]}_{suffix}{k or ''}") not in names)
+        inputs.append(inputs[a.index])
+        names.append(arg.name_hint)
+        attrs.append(attrs[a.index])
+        return arg
+
     changed = False
-    for mm in [op for op in graph.block.ops if isinstance(op, tgraph.MatmulOp)]:
+    for mm in [op for op in block.ops if isinstance(op, tgraph.MatmulOp)]:
         left, right = _upstream(mm.operands[0]), _upstream(mm.operands[1])
-        shared = [v for v in graph.block.args if v in left and v in right and v.index not in causal]
-        if not shared:
-            continue
-        block = graph.block
-        copies: dict[SSAValue, SSAValue] = {}
-        for a in shared:
-            arg = block.insert_arg(a.type, len(block.args))
-            arg.name_hint = next(n for k in range(len(names) + 1) if (n := f"{names[a.index]}_r{k or ''}") not in names)
-            inputs.append(inputs[a.index])
-            names.append(arg.name_hint)
-            attrs.append(attrs[a.index])
-            copies[a] = arg
-        # the right side's ops that read a shared input, directly or not, computed again from the copies
-        for op in [op for op in block.ops if op.results and op.results[0] in right]:
-            if not any(o in copies for o in op.operands):
-                continue
-            clone = op.clone()
-            for i, o in enumerate(op.operands):
-                if o in copies:
-                    clone.operands[i] = copies[o]
-            block.insert_op_before(clone, mm)
-            for r, c in zip(op.results, clone.results):
-                c.name_hint = f"{r.name_hint}_r" if r.name_hint else None
-                copies[r] = c
-        mm.operands[1] = copies[mm.operands[1]]
-        changed = True
+        shared = [v for v in block.args if v in left and v in right and v.index not in causal]
+        if shared:
+            copies: dict[SSAValue, SSAValue] = {a: copy_of(a, "r") for a in shared}
+            # the right side's ops that read a shared input, directly or not, computed again from the copies
+            for op in [op for op in block.ops if op.results and op.results[0] in right]:
+                if not any(o in copies for o in op.operands):
+                    continue
+                clone = op.clone()
+                for i, o in enumerate(op.operands):
+                    if o in copies:
+                        clone.operands[i] = copies[o]
+                block.insert_op_before(clone, mm)
+                for r, c in zip(op.results, clone.results):
+                    c.name_hint = f"{r.name_hint}_r" if r.name_hint else None
+                    copies[r] = c
+            mm.operands[1] = copies[mm.operands[1]]
+            changed = True
+            left, right = _upstream(mm.operands[0]), _upstream(mm.operands[1])
+        # an operand's input read again after the product (`silu(x W) + x`, `x * sigmoid(x W)`): its tile
+        # there is [rows, columns of the block], not [rows, K]. Reads that compute a matmul operand
+        # (swiglu's x @ w3 beside x @ w1) keep sharing: their tiles agree or the rule above splits them.
+        after = _downstream(mm)
+        operands = _operand_ops(block)
+        for a in [v for v in block.args if (v in left or v in right) and v.index not in causal]:
+            late = [u for u in a.uses if u.operation not in operands and ({u.operation} | _downstream(u.operation)) & after]
+            if late:
+                copy = copy_of(a, "e")
+                for u in late:
+                    u.operation.operands[u.index] = copy
+                changed = True
     if not changed:
         return False
     _drop_dead(graph)
-    graph.function_type = FunctionType.from_lists([a.type for a in graph.block.args], [v.type for v in graph.output_op.outputs])
+    graph.function_type = FunctionType.from_lists([a.type for a in block.args], [v.type for v in graph.output_op.outputs])
     graph.arg_attrs = ArrayAttr(attrs) if any(a.data for a in attrs) else None
     graph.attributes["cleave.boundary"] = BoundaryAttr(inputs, outputs)
     return True
 
 
 class SplitSharedInputsPass(CleavePass):
-    """Each matmul's right operand reads its own copy of the graph inputs both its operands read."""
+    """Each matmul's right operand reads its own copy of the graph inputs both its operands read, and the
+    ops after a product their own copy of the inputs its operands read."""
 
     name = "cleave-split-shared-inputs"
 
