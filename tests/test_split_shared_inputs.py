@@ -219,3 +219,26 @@ def test_the_gpu_check_passes_every_candidate_given_one_tensor(name: str, tmp_pa
         got = runtime.run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
         assert max(runtime.check(g, r) for g, r in zip(got, refs)) < runtime.TOLERANCE, cand
         assert runtime.check(mod.run(*xs, candidate=i), refs[0]) < runtime.TOLERANCE, cand
+
+
+def test_a_split_that_fuses_but_is_estimated_slower_is_not_kept() -> None:
+    """Llama's rotary scores at their real size: q and k both read the cos and sin tables. Split, the
+    graph fuses into one kernel, estimated 3x slower than the unsplit graph's pair of cut kernels (the
+    scores tile recomputes the rotary embedding of both sides); the pipeline keeps the pair."""
+    import re
+    from pathlib import Path
+
+    from cleave_ir.run import load_module, resize_graph
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "models" / "llama_rope_scores.mlir"
+    resize = {int(a): int(b) for a, b in (pair.split("=") for pair in re.search(r"^// gpu-resize:(.*)$", path.read_text(), re.M).group(1).split())}
+    module = module_of(resize_graph(load_module(str(path)).body.block.first_op, resize).clone())
+    PipelinePass(search_budget=3_000, top_k=1, keep=2).apply(Context(), module)
+    assert boundary_of(module) is None
+    assert len(candidate_kernels_of(module)[0]) == 2
+
+
+def candidate_kernels_of(module) -> list[list[str]]:  # noqa: ANN001
+    from cleave_ir.passes.pipeline import rank_candidates
+
+    return [names for _, names, _ in rank_candidates(module)]
