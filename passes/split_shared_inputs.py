@@ -14,8 +14,8 @@ input (swiglu's `x @ w1` and `x @ w3`: one tile of x serves both). Exact: every 
 the same ops from the same elements.
 
 `cleave-pipeline` keeps the split only where the graph did not schedule otherwise or the split fuses
-more (where the shared tiles agree, as attention over keys and values that are one tensor, one load
-serves both): lit `passes/split_shared_inputs.mlir`, `tests/test_split_shared_inputs.py`.
+more and is estimated faster (where the shared tiles agree, as attention over keys and values that are
+one tensor, one load serves both): lit `passes/split_shared_inputs.mlir`, `tests/test_split_shared_inputs.py`.
 """
 
 from __future__ import annotations
