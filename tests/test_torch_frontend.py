@@ -89,6 +89,9 @@ def test_explain_regions_and_reasons(layer):
     assert reasons["view"].startswith("view/reshape that splits, merges or moves dims")
     assert reasons["transpose"].startswith("a transpose or slice of a value PyTorch computes: a view there")
     assert all(sum(op != "reshape" for op in r.tgraph_ops()) <= plan.max_ops for r in plan.regions)
+    # a REPL echoes the plan: one line, not the captured values (the model's weights); print() gives the text
+    assert repr(plan).startswith("<cleave_ir.torch.Plan: ") and "tensor(" not in repr(plan) and len(repr(plan)) < 200
+    assert str(plan) == text and "tensor(" not in repr(plan.captured)
 
 
 def test_scalar_constants_stay_in_the_graph():
@@ -130,7 +133,7 @@ def test_gate_replaces_when_faster_and_outputs_match(layer):
     compiled = [r for r in report.rows if r.decision == "cleave"]
     assert len(compiled) >= 5 and len(custom_ops(m2)) == len(compiled)
     assert all(r.error is not None and r.error < 1e-3 and r.pytorch_us == 2.0 and r.cleave_us == 1.0 for r in compiled)
-    assert "| region | ops | decision | reason | PyTorch us | ours us |" in str(report)
+    assert "| region | ops | decision | reason | PyTorch us | ours us |" in str(report) and repr(report) == str(report)
     with torch.no_grad():
         torch.testing.assert_close(m2(*xs), m(*xs), rtol=1e-4, atol=1e-5)
         x2 = torch.randn(1, 8, 32)

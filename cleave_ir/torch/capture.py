@@ -30,6 +30,9 @@ class Captured:
     module: fx.GraphModule
     values: dict[fx.Node, Any]
 
+    def __repr__(self) -> str:  # (not every example value: they include the model's weights)
+        return f"<cleave_ir.torch.Captured: {len(self.module.graph.nodes)} nodes, {len(self.values)} example values>"
+
     def sizes(self, node: fx.Node) -> tuple[int, ...]:
         """Concrete shape of `node` in the example run."""
         return tuple(int(d) for d in self.values[node].shape)

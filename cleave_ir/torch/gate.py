@@ -74,6 +74,9 @@ class Report:
     def __str__(self) -> str:
         return f"gate margin {self.margin:.0%}: {len(self.replaced())} of {len(self.rows)} regions run our kernels\n" + self.table()
 
+    def __repr__(self) -> str:  # a REPL shows the table
+        return str(self)
+
     def to_json(self) -> dict[str, Any]:
         return {"margin": self.margin, "rows": [dict(r.__dict__) for r in self.rows]}
 

@@ -149,6 +149,15 @@ class Plan:
     pieces: list[Plan] = field(default_factory=list)
     note: str = ""
 
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:  # (the dataclass's would print every captured value: the model's weights)
+        calls = sum(n.op == "call_function" for n in self.captured.module.graph.nodes)
+        pieces = f", {len(self.pieces)} graphs" if self.pieces else ""
+        return (f"<cleave_ir.torch.Plan: {calls} ops, {len(self.regions)} regions ({sum(r.worth for r in self.regions)} to compile), "
+                f"{len(self.unsupported)} ops stay in PyTorch{pieces}; print() it for the regions>")
+
     def text(self) -> str:
         if self.pieces:
             return f"{self.note}\n" + "".join(f"graph {i}:\n{p.own_text()}" for i, p in enumerate(self.pieces))
