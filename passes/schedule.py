@@ -852,7 +852,7 @@ class SchedulePass(CleavePass):
         cut: set[Hashable] = set()  # the structures already cut: two rewrites can give the same one
         for g in graphs.values():
             family = tgraph.referenced_symbol(g, "cleave.candidate_of") or g.sym_name.data
-            wanted = g.sym_name.data == family if matmul_chain(g) else reduction_beside_matmul(g)
+            wanted = g.sym_name.data == family if matmul_chain(g) or outputs_apart(g) else reduction_beside_matmul(g)
             if families.get(family) and partition_kernels.stage(g) is None and wanted:
                 source = matmul_results_last(shifted_for_cut(g))
                 if (key := structure(source)) not in cut:
@@ -989,6 +989,14 @@ def matmul_chain(graph: tgraph.GraphOp) -> bool:
         if fed or isinstance(o, tgraph.MatmulOp):
             after.update(o.results)
     return False
+
+
+def outputs_apart(graph: tgraph.GraphOp) -> bool:
+    """Whether `graph` has two matmuls or more and outputs of different shapes: no grid tiles them all
+    alike (a kernel's blocks then span every column of the narrower outputs), so it is cut per matmul too
+    (q, k and v projections of one x at grouped-query widths: one kernel, estimated 82 us, at T64)."""
+    shapes = {tuple(tgraph.tensor_type(v).shape) for v in graph.output_op.outputs}
+    return len(shapes) > 1 and sum(isinstance(o, tgraph.MatmulOp) for o in graph.block.ops) > 1
 
 
 def _from_matmuls(graph: tgraph.GraphOp) -> set[Operation]:

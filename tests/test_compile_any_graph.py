@@ -1058,3 +1058,22 @@ def test_staged_gemv_takes_few_steps_of_several_rows(draw: str) -> None:
     rng = np.random.default_rng(2)
     sample = {"normal": rng.standard_normal, "uniform": lambda s: rng.uniform(-3, 3, s), "shifted": lambda s: rng.standard_normal(s) + 2}[draw]
     check_interpreted(graph, module, inputs=[sample((1, 3072)), sample((3072, 768)) / 32, sample((1, 768))])
+
+
+def test_projections_to_outputs_of_different_widths_are_cut_per_matmul() -> None:
+    """q, k and v projections of one x at grouped-query widths (bench/probes/unseen): no grid tiles the
+    three outputs alike, so the one kernel's blocks spanned every column (estimated 82 us at T64). The
+    per-matmul cut, a chain of three GEMMs, is a candidate too, ranked first, and agrees on fresh inputs."""
+    probe = Path(__file__).resolve().parents[1] / "bench" / "probes" / "unseen" / "qkv_projections_gqa_t64.mlir"
+    graph = Parser(make_context(), probe.read_text()).parse_module().body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(keep=2, search_budget=2_000).apply(make_context(), module)
+    (us, names, head), *rest = rank_candidates(module)
+    assert head == "qkv_mm" and len(names) == 3 and rest and us < rest[0][0] / 2
+    lower_module(module)
+    for seed, (low, high) in enumerate(((-1.0, 1.0), (0.0, 2.0)), start=1):
+        xs = [np.random.default_rng(seed).uniform(low, high, x.shape) for x in random_inputs(graph)]
+        want = run_graph(graph, xs)
+        for cand, kernels in candidate_kernels(module):
+            got = run_kernels(kernels, xs)
+            assert max(max_relative_error(w, g) for w, g in zip(want, got)) < 2e-2, cand
