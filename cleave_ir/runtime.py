@@ -34,7 +34,7 @@ from cleave_ir.dialects import tgraph
 from cleave_ir.dialects.cleave import causal_mask
 from cleave_ir.hang_guard import HangGuard
 from cleave_ir.passes.elementwise_cones import range_inputs
-from cleave_ir.tilelang_check import kernel_func, load_module_file
+from cleave_ir.tilelang_check import kernel_func, load_module_file, past_ast_races
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import torch
@@ -442,7 +442,7 @@ def compile_kernel(module: ModuleType, name: str, *, raw: bool = False, target: 
     n_in = meta["inputs"]
     out_idx = None if raw else list(range(n_in, n_in + meta["outputs"]))
     func = kernel_func(module, name, target)
-    return tilelang.compile(func, out_idx=out_idx, target=target, pass_configs=meta.get("pass_configs"))
+    return past_ast_races(lambda: tilelang.compile(func, out_idx=out_idx, target=target, pass_configs=meta.get("pass_configs")))
 
 
 def compile_candidates(

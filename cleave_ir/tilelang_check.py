@@ -8,11 +8,12 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from cleave_ir.passes.cost_model import SMEM_BYTES
 
@@ -55,6 +56,31 @@ def lowered(mod: ModuleType, name: str):
         return tilelang.lower(func)
 
 
+T_ = TypeVar("T_")
+
+AST_RETRIES = 2
+"""Lowerings repeated after `_ast_thread_race` (then the error stands)."""
+
+
+def _ast_thread_race(e: BaseException) -> bool:
+    """Whether `e` is CPython 3.11's `ast` recursion-depth check tripped by another thread (TileLang's
+    lowering calls back into Python, and the `ast` module's C-level depth counter is not thread-safe
+    there): "AST constructor recursion depth mismatch". Seen once in three CI runs lowering on 2 threads;
+    the same kernel lowers when tried again."""
+    return "AST constructor recursion depth mismatch" in str(e)
+
+
+def past_ast_races(fn: Callable[[], T_]) -> T_:
+    """`fn()`, called again (at most `AST_RETRIES` times) where it raised `_ast_thread_race`'s error."""
+    for attempt in range(AST_RETRIES + 1):
+        try:
+            return fn()
+        except RuntimeError as e:
+            if attempt == AST_RETRIES or not _ast_thread_race(e):
+                raise
+    raise AssertionError("unreachable")
+
+
 def lower_all(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[str, str]:
     """CUDA source of every kernel of the emitted module at `path`, lowered for `arch`.
 
@@ -76,9 +102,12 @@ def lower_each(path: str | Path, arch: str = "sm_90a", jobs: int = 1) -> dict[st
     target = tvm.target.Target({"kind": "cuda", "arch": arch})
 
     def lower(name: str) -> str | Exception:
-        try:
+        def attempt() -> Any:
             with target:  # the current target is thread-local in TVM: enter it in every worker
-                artifact = lowered(mod, name)
+                return lowered(mod, name)
+
+        try:
+            artifact = past_ast_races(attempt)
         except Exception as e:  # noqa: BLE001 - recorded per kernel; the caller decides
             return e
         hazards = partial_warp_collectives(artifact.kernel_source)
