@@ -195,11 +195,12 @@ class PipelinePass(CleavePass):
 
     def _with_shared_inputs_split(self, ctx: Context, op: ModuleOp, before: ModuleOp, failure: CleaveError | None) -> ModuleOp:
         """Where a graph input is read in two roles around a matmul (by both operands: `x @ x^T`,
-        `softmax(x x^T) x`; by an operand and after the product: `silu(x W) + x`), run the passes again
+        `softmax(x x^T) x`; by an operand and an op computing no operand: `silu(x W) + x`), run the passes again
         with the second role reading a copy (`cleave-split-shared-inputs`): the two tiles of that input
         then need not agree. The split result replaces `op`'s contents where
-        the first run failed or the split's best candidate has fewer kernels and is estimated faster (the
-        split let a fusion happen: self-attention over one tensor, one kernel instead of one per matmul);
+        the first run failed or the split's best candidate wins (`_split_wins`: fewer kernels and estimated
+        faster, the split letting a fusion happen: self-attention over one tensor, one kernel instead of one
+        per matmul; or as many kernels and estimated `SPLIT_MARGIN` times faster);
         otherwise the input stays loaded once (the keys and values of `softmax(q x^T) x`; the cos and sin
         tables that a rotary embedding of q and of k both read: at `llama_rope_scores`' real size the split
         fuses it into one kernel estimated 477 us against the cut pair's 155, at its test size into one
@@ -221,7 +222,7 @@ class PipelinePass(CleavePass):
                 raise failure from None
             return before
         ranked, split_ranked = rank_candidates(op) if failure is None else [], rank_candidates(retry)
-        if not split_ranked or (ranked and (len(ranked[0][1]) <= len(split_ranked[0][1]) or ranked[0][0] <= split_ranked[0][0])):
+        if not split_ranked or (ranked and not _split_wins(ranked[0], split_ranked[0])):
             if failure is not None:
                 raise failure
             return before
@@ -282,6 +283,21 @@ class PipelinePass(CleavePass):
                 Rewriter.erase_op(x)
         for rank, (us, ks, g) in enumerate(units):
             print(f"cleave-pipeline: #{rank + 1} @{g}: kernels {', '.join('@' + k for k in ks)}, estimated {us:.1f} us", file=sys.stderr)
+
+
+SPLIT_MARGIN = 2.0
+"""How much faster by estimate a split graph's best candidate must be where it has as many kernels as the
+unsplit graph's (the estimate alone then decides; a margin keeps cost-model error from deciding)."""
+
+
+def _split_wins(unsplit: tuple, split: tuple) -> bool:
+    """Whether the split graph's best candidate (us, kernels, head) replaces the unsplit graph's: fewer kernels
+    and a lower estimate, or as many kernels and an estimate `SPLIT_MARGIN` times lower (outputs `x @ w` and
+    `2 x` in one kernel: the unsplit kernel's tiles span whole rows, estimated 23 us, the split's 5)."""
+    (us, kernels, _), (split_us, split_kernels, _) = unsplit, split
+    if len(split_kernels) < len(kernels):
+        return split_us < us
+    return len(split_kernels) == len(kernels) and split_us * SPLIT_MARGIN <= us
 
 
 def _replace_contents(op: ModuleOp, other: ModuleOp) -> None:

@@ -3,8 +3,9 @@
 The scheduler gives every value one tile per kernel. A graph input that both operands of a matmul read
 (`x @ x^T`, a Gram matrix; `a @ a`; self-attention `softmax(x x^T) x`, whose values are its queries and
 keys) would need two tiles of it in one kernel, [rows of the output block, K] on the left and [K, columns
-of the output block] on the right; one that an operand reads and an op after the product reads again
-(a residual `silu(x W) + x`, a gate `x * sigmoid(x W)`) needs [rows, K] and [rows, columns of the block].
+of the output block] on the right; one that an operand reads and an op that computes no matmul operand
+reads too (a residual `silu(x W) + x`, a gate `x * sigmoid(x W)`, an output `2 x` beside `x @ W`) needs
+[rows, K] and [rows, columns of the block].
 The schedule then fails with "two paths need different tiles", or only cuts the graph into a kernel per
 matmul. Here the second role reads its own copy: a new graph input that is the same tensor (an identity
 `#cleave.view` of the same input in `cleave.boundary`, so the emitted `run` passes the tensor the caller
@@ -57,18 +58,6 @@ def _boundary(graph: tgraph.GraphOp) -> tuple[list[ViewAttr | JoinAttr], list[Pa
     return [ViewAttr(i) for i in range(len(graph.block.args))], [PartAttr(j) for j in range(len(graph.output_op.outputs))]
 
 
-def _downstream(op: Operation) -> set[Operation]:
-    """The ops that read `op`'s results, directly or not."""
-    out: set[Operation] = set()
-    stack = [u.operation for r in op.results for u in r.uses]
-    while stack:
-        x = stack.pop()
-        if x not in out:
-            out.add(x)
-            stack.extend(u.operation for r in x.results for u in r.uses)
-    return out
-
-
 def _operand_ops(block) -> set[Operation]:  # noqa: ANN001
     """The matmuls of `block` and every op computing one of their operands."""
     out: set[Operation] = set()
@@ -80,7 +69,7 @@ def _operand_ops(block) -> set[Operation]:  # noqa: ANN001
 
 def split_shared_inputs(graph: tgraph.GraphOp) -> bool:
     """Give the right operand of each matmul its own copy of the inputs both operands read, and the
-    reads after the product of an input an operand reads their own (see the module docstring), in
+    reads of an input an operand reads by ops that compute no matmul operand their own (see the module docstring), in
     place; True where the graph changed. Inputs promising a causal mask are never copied (kernels
     compute their tiles from indices, so they have no tile to share)."""
     inputs, outputs = _boundary(graph)
@@ -118,13 +107,12 @@ def split_shared_inputs(graph: tgraph.GraphOp) -> bool:
             mm.operands[1] = copies[mm.operands[1]]
             changed = True
             left, right = _upstream(mm.operands[0]), _upstream(mm.operands[1])
-        # an operand's input read again after the product (`silu(x W) + x`, `x * sigmoid(x W)`): its tile
-        # there is [rows, columns of the block], not [rows, K]. Reads that compute a matmul operand
-        # (swiglu's x @ w3 beside x @ w1) keep sharing: their tiles agree or the rule above splits them.
-        after = _downstream(mm)
+        # an operand's input read by an op that computes no matmul operand (`silu(x W) + x`, `x * sigmoid(x W)`,
+        # an output `2 x`): its tile there is [rows, columns of the block], not [rows, K]. Reads that compute a
+        # matmul operand (swiglu's x @ w3 beside x @ w1) keep sharing: their tiles agree or the rule above splits them.
         operands = _operand_ops(block)
         for a in [v for v in block.args if (v in left or v in right) and v.index not in causal]:
-            late = [u for u in a.uses if u.operation not in operands and ({u.operation} | _downstream(u.operation)) & after]
+            late = [u for u in a.uses if u.operation not in operands]
             if late:
                 copy = copy_of(a, "e")
                 for u in late:
@@ -141,7 +129,7 @@ def split_shared_inputs(graph: tgraph.GraphOp) -> bool:
 
 class SplitSharedInputsPass(CleavePass):
     """Each matmul's right operand reads its own copy of the graph inputs both its operands read, and the
-    ops after a product their own copy of the inputs its operands read."""
+    ops that compute no matmul operand their own copy of the inputs its operands read."""
 
     name = "cleave-split-shared-inputs"
 

@@ -242,3 +242,30 @@ def candidate_kernels_of(module) -> list[list[str]]:  # noqa: ANN001
     from cleave_ir.passes.pipeline import rank_candidates
 
     return [names for _, names, _ in rank_candidates(module)]
+
+
+def test_an_output_read_beside_the_product_gets_its_own_copy() -> None:
+    """Outputs `x @ w` and `2 x`: one kernel either way, but unsplit its tiles of x must serve the product
+    ([rows, K]) and the scaled output ([rows, columns]) at once, so they span whole rows (estimated 23 us);
+    split, estimated 4x faster, it is kept (`pipeline._split_wins`'s margin), and both outputs agree."""
+    text = """
+tgraph.graph @out_and_scaled(%x: !tgraph.tensor<[256, 512], f16>, %w: !tgraph.tensor<[512, 512], f16>) -> (!tgraph.tensor<[256, 512], f16>, !tgraph.tensor<[256, 512], f16>) {
+  %y = tgraph.matmul %x, %w : !tgraph.tensor<[256, 512], f16>, !tgraph.tensor<[512, 512], f16> -> !tgraph.tensor<[256, 512], f16>
+  %z = tgraph.scale %x, 2.000000e+00 : !tgraph.tensor<[256, 512], f16>
+  tgraph.output %y, %z : !tgraph.tensor<[256, 512], f16>, !tgraph.tensor<[256, 512], f16>
+}
+"""
+    graph = _graph(text)
+    module = module_of(graph.clone())
+    PipelinePass(search_budget=2_000, top_k=1, keep=2).apply(Context(), module)
+    boundary = boundary_of(module)
+    assert boundary is not None and [v.source for v in boundary.inputs.data] == [0, 1, 0]
+    lower_module(module)
+    candidates = candidate_kernels(module)
+    assert len(candidates[0][1]) == 1
+    for dist in ("normal", "shifted"):
+        xs = fp16_inputs(graph, dist)
+        want = run_graph(graph, xs)
+        for cand, kernels in candidates:
+            got = run_kernels(kernels, boundary_views(boundary, xs))
+            assert max(max_relative_error(w, g) for w, g in zip(want, got, strict=True)) < FP16_TOLERANCE, cand

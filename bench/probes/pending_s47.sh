@@ -14,7 +14,7 @@ P="$OUT/s47"
 mkdir -p "$P"
 graphs=()
 for n in gram_512x96 self_attention_one_tensor cosine_similarity_matrix attention_pool_kv_one_tensor \
-         residual_of_own_input gate_of_own_input \
+         residual_of_own_input gate_of_own_input output_beside_product qkv_projections_gqa_t64 \
          diff_attention_s256 sigmoid_attention_s256 bert_post_ln_t128 silu_mul_only; do
   graphs+=("$R/$U/$n.mlir")
 done

@@ -1,7 +1,7 @@
 // cleave-split-shared-inputs: a graph input that both operands of a matmul read gets a copy for the right
 // operand's side (an identity `#cleave.view` of the same input: the emitted `run` passes the caller's tensor
 // twice), and the ops of that side that read it are computed again from the copy; one that an operand reads
-// and an op after the product reads again gets a copy for that op. The scheduler gives a value one tile per
+// and an op computing no matmul operand reads too gets a copy for that op. The scheduler gives a value one tile per
 // kernel, and `x @ x^T` needs two ([rows of the block, K] and [columns of the block, K]).
 // RUN: cleave-opt %s -p cleave-split-shared-inputs | filecheck %s
 // RUN: cleave-opt %s -p 'cleave-pipeline{search-budget=2000 keep=1}' 2>&1 >/dev/null | filecheck %s --check-prefix=PIPE
