@@ -555,7 +555,8 @@ def _view_attr(view: tuple[int, list[int], dict[int, tuple[int, int]]]) -> ViewA
     return ViewAttr(index, [] if identity else perm, [[d, s, n] for d, (s, n) in sorted(ranges.items())])
 
 
-def _drop_dead(graph: tgraph.GraphOp) -> None:
+def drop_dead(graph: tgraph.GraphOp) -> None:
+    """Erase the ops of `graph` whose results nothing reads."""
     for op in reversed(list(graph.block.ops)):
         if not isinstance(op, tgraph.OutputOp) and not any(r.uses for r in op.results):
             Rewriter.erase_op(op)
@@ -672,7 +673,7 @@ def to_boundary(graph: tgraph.GraphOp) -> bool:
             outs.append(u)
             parts.append(PartAttr(j, dim, perm))
     Rewriter.replace_op(output, tgraph.OutputOp(outs))
-    _drop_dead(graph)
+    drop_dead(graph)
     for a in old_args:
         block.erase_arg(a)
     graph.function_type = FunctionType.from_lists([a.type for a in block.args], [v.type for v in outs])
@@ -821,7 +822,7 @@ def fold_structural(graph: tgraph.GraphOp, joins: bool = True) -> bool:
         PatternRewriteWalker(budget, apply_recursively=True).rewrite_region(graph.body)
     except _NoFixpoint:
         return False
-    _drop_dead(graph)
+    drop_dead(graph)
     cse(graph.body)  # the pieces of one value that several slices asked for, computed once
     if not any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops):
         return True

@@ -14,9 +14,9 @@ side shares are computed again for it. Reads that compute another matmul's opera
 input (swiglu's `x @ w1` and `x @ w3`: one tile of x serves both). Exact: every element is computed by
 the same ops from the same elements.
 
-`cleave-pipeline` keeps the split only where the graph did not schedule otherwise or the split fuses
-more and is estimated faster (where the shared tiles agree, as attention over keys and values that are
-one tensor, one load serves both): lit `passes/split_shared_inputs.mlir`, `tests/test_split_shared_inputs.py`.
+`cleave-pipeline` keeps the split only where the graph did not schedule otherwise, or the split fuses
+more and is estimated faster, or it is estimated 2x faster with as many kernels (`pipeline._split_wins`;
+where the shared tiles agree, as attention over keys and values that are one tensor, one load serves both): lit `passes/split_shared_inputs.mlir`, `tests/test_split_shared_inputs.py`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from cleave_ir.dialects import tgraph
 from cleave_ir.dialects.cleave import BoundaryAttr, JoinAttr, PartAttr, ViewAttr
+from cleave_ir.passes.fold_structural import drop_dead
 from cleave_ir.passes.options import CleavePass
 
 
@@ -42,12 +43,6 @@ def _upstream(v: SSAValue) -> set[SSAValue]:
         if isinstance(x.owner, Operation):
             stack.extend(x.owner.operands)
     return out
-
-
-def _drop_dead(graph: tgraph.GraphOp) -> None:
-    for op in reversed(list(graph.block.ops)):
-        if not isinstance(op, tgraph.OutputOp) and not any(r.uses for r in op.results):
-            graph.block.erase_op(op)
 
 
 def _boundary(graph: tgraph.GraphOp) -> tuple[list[ViewAttr | JoinAttr], list[PartAttr]]:
@@ -106,21 +101,20 @@ def split_shared_inputs(graph: tgraph.GraphOp) -> bool:
                     copies[r] = c
             mm.operands[1] = copies[mm.operands[1]]
             changed = True
-            left, right = _upstream(mm.operands[0]), _upstream(mm.operands[1])
-        # an operand's input read by an op that computes no matmul operand (`silu(x W) + x`, `x * sigmoid(x W)`,
-        # an output `2 x`): its tile there is [rows, columns of the block], not [rows, K]. Reads that compute a
-        # matmul operand (swiglu's x @ w3 beside x @ w1) keep sharing: their tiles agree or the rule above splits them.
-        operands = _operand_ops(block)
-        for a in [v for v in block.args if (v in left or v in right) and v.index not in causal]:
-            late = [u for u in a.uses if u.operation not in operands]
-            if late:
-                copy = copy_of(a, "e")
-                for u in late:
-                    u.operation.operands[u.index] = copy
-                changed = True
+    # an operand's input read by an op that computes no matmul operand (`silu(x W) + x`, `x * sigmoid(x W)`,
+    # an output `2 x`): its tile there is [rows, columns of the block], not [rows, K]. Reads that compute a
+    # matmul operand (swiglu's x @ w3 beside x @ w1) keep sharing: their tiles agree or the rule above splits them.
+    operands = _operand_ops(block)
+    for a in [v for v in block.args if v.index not in causal and any(u.operation in operands for u in v.uses)]:
+        late = [u for u in a.uses if u.operation not in operands]
+        if late:
+            copy = copy_of(a, "e")
+            for u in late:
+                u.operation.operands[u.index] = copy
+            changed = True
     if not changed:
         return False
-    _drop_dead(graph)
+    drop_dead(graph)
     graph.function_type = FunctionType.from_lists([a.type for a in block.args], [v.type for v in graph.output_op.outputs])
     graph.arg_attrs = ArrayAttr(attrs) if any(a.data for a in attrs) else None
     graph.attributes["cleave.boundary"] = BoundaryAttr(inputs, outputs)
