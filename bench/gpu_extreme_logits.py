@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         if graph.sym_name.data not in gpu_suite.ATTENTION or (args.rows and not re.search(args.rows, entry["row"])):
             continue
         t0 = time.perf_counter()
-        mod, compiled, _, _ = gpu_suite.compile_row(entry, suite, args.top_k, args.jobs)
+        built = gpu_suite.compile_row(entry, suite, args.top_k, args.jobs)
+        mod, compiled = built.mod, built.kernels
         q, k, v = random_inputs(graph)
         scale = gpu_suite._scale_of(graph) or 1.0
         _, biggest = reference(q, k, v, scale)

@@ -1,6 +1,7 @@
 """The benchmark suite of BENCHMARKS.md: our kernels against PyTorch, in two phases, plus a chart.
 
     python bench/gpu_suite.py prepare --out DIR [-j N] [--rows REGEX] [--ablations] [--models]   # any CPU machine
+    python bench/gpu_suite.py tune DIR [--rows REGEX] [--budget S]                      # the GPU machine, optional
     python bench/gpu_suite.py run DIR --out RESULTS.json [--top-k K] [--deadline S]      # the GPU machine
     python bench/gpu_suite.py chart RESULTS.json --out CHART.png                          # needs matplotlib
 
@@ -25,6 +26,10 @@ inputs named `mask*` are 0/1 attention masks and `w*` weights are scaled by 1/sq
 where the data fits in L2; contenders take turns over several rounds, and the median of the rounds
 is reported. Results go to RESULTS.json (written after every row) and a markdown table to stdout and
 RESULTS.md.
+
+`tune` (GPU, optional, before `run`) tunes the kept candidates of the selected rows as `cleave compile
+--gpu --tune-budget S` does (`cleave_ir.tune`) and records in the manifest the winner's module where it
+beats the pipeline's configurations; `run` then times it as one more candidate ("<graph> tuned").
 """
 
 from __future__ import annotations
@@ -298,6 +303,8 @@ def prepare_one(row_name: str, variant: str, text: str, out_dir: str, keep: int,
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source)
         entry["module"] = str(path.relative_to(out_dir))
+        path.with_suffix(".mlir").write_text(str(module))  # what `tune` varies
+        entry["pipeline"] = str(path.with_suffix(".mlir").relative_to(out_dir))
         entry["status"] = "ok"
         if lower:
             entry["lowering"] = lower_kernels(path)
@@ -617,8 +624,21 @@ capture mode) fails if another thread loads a module meanwhile, so compiling ahe
 with the references, the correctness checks and the baselines' first calls (torch.compile)."""
 
 
-def compile_row(entry: dict[str, Any], suite: Path, top_k: int, jobs: int) -> tuple[Any, dict[str, Any], dict[str, float], float]:
-    """Load a row's module and compile its first `top_k` candidates' kernels (outputs passed in: out_idx=None)."""
+@dataclass
+class Compiled:
+    """A row's compiled kernels: its module's first candidates, and the tuned winner's module (`tune`) if any."""
+
+    mod: Any
+    kernels: dict[str, Any]
+    seconds: dict[str, float]
+    wall_s: float
+    tuned_mod: Any = None
+    tuned_kernels: dict[str, Any] = field(default_factory=dict)
+
+
+def compile_row(entry: dict[str, Any], suite: Path, top_k: int, jobs: int) -> Compiled:
+    """Load a row's module and compile its first `top_k` candidates' kernels (outputs passed in: out_idx=None),
+    and those of its tuned winner where `tune` recorded one."""
     from cleave_ir.tilelang_check import load_module_file
 
     with CAPTURE_GATE:
@@ -626,8 +646,13 @@ def compile_row(entry: dict[str, Any], suite: Path, top_k: int, jobs: int) -> tu
         mod = load_module_file(suite / entry["module"])
         names = [k for c in entry["candidates"][:top_k] for k in c["kernels"]]
         seconds: dict[str, float] = {}
-        compiled = compile_candidates(mod, names, jobs, raw=True, seconds=seconds)
-        return mod, compiled, seconds, round(time.perf_counter() - t0, 1)
+        out = Compiled(mod, compile_candidates(mod, names, jobs, raw=True, seconds=seconds), seconds, 0.0)
+        tuned = (entry.get("tuned") or {}).get("module")
+        if tuned:
+            out.tuned_mod = load_module_file(suite / tuned)
+            out.tuned_kernels = compile_candidates(out.tuned_mod, out.tuned_mod.CANDIDATES[0][1], jobs, raw=True, seconds=seconds)
+        out.wall_s = round(time.perf_counter() - t0, 1)
+        return out
 
 
 def measure_row(
@@ -652,9 +677,15 @@ def measure_row(
 
     res["compile_wait_s"] = 0.0
     t0 = time.perf_counter()
-    mod, compiled, seconds, res["compile_s"] = compiling.result()
+    built: Compiled = compiling.result()
+    res["compile_s"], seconds = built.wall_s, built.seconds
     res["compile_wait_s"] = round(time.perf_counter() - t0, 1)
-    cands = entry["candidates"][: args.top_k]
+    # (candidate, its module, its compiled kernels): the pipeline's first candidates, then the tuned winner
+    cands = [(c, built.mod, built.kernels) for c in entry["candidates"][: args.top_k]]
+    if built.tuned_mod is not None:
+        t = entry["tuned"]
+        tuned = {"graph": f"{t['graph']} tuned", "kernels": list(built.tuned_mod.CANDIDATES[0][1]), "estimated_us": t["estimated_us"], "tiles": [t["config"]]}
+        cands.append((tuned, built.tuned_mod, built.tuned_kernels))
 
     xs = random_inputs(graph)
     if is_model(example):
@@ -668,7 +699,7 @@ def measure_row(
     contenders: dict[str, Callable[..., Any]] = {}
     # a candidate that never finishes ends the run (rerun with --previous: it is skipped then)
     guard = HangGuard(Path(args.dir).resolve() / entry["module"])
-    for i, c in enumerate(cands):
+    for i, (c, mod, compiled) in enumerate(cands):
         r = {"graph": c["graph"], "kernels": c["kernels"], "estimated_us": c["estimated_us"], "tiles": c.get("tiles"),
              "compile_s": round(sum(seconds.get(k, 0.0) for k in set(c["kernels"])), 1)}
         res["candidates"].append(r)
@@ -883,6 +914,57 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def tune_rows(args: argparse.Namespace) -> int:
+    """`tune` (GPU): tune each selected row's kept candidates as `cleave compile --gpu --tune-budget` does
+    (`cleave_ir.tune`: variants checked against float64, timed in child processes) and record the winner's
+    module in the manifest where it beats the pipeline's own configurations; `run` then times it beside them."""
+    import tempfile
+
+    import torch
+    from xdsl.parser import Parser
+
+    from cleave_ir import tune
+    from cleave_ir.run import make_context
+
+    if not torch.cuda.is_available():
+        print("error: gpu_suite tune: no CUDA GPU on this machine", file=sys.stderr)
+        return 1
+    suite = Path(args.dir).resolve()
+    mpath = suite / "manifest.json"
+    manifest = json.loads(mpath.read_text())
+    device = torch.cuda.get_device_name()
+    earlier = json.loads(Path(args.measured).read_text())["rows"] if args.measured else {}
+    start = time.perf_counter()
+    for key, e in manifest["entries"].items():
+        if e["status"] != "ok" or e["variant"] != "full" or (args.rows and not re.search(args.rows, e["row"])):
+            continue
+        if time.perf_counter() - start + args.budget > args.deadline:
+            print(f"{key}: not tuned (deadline)", flush=True)
+            continue
+        if "pipeline" not in e:
+            print(f"{key}: not tuned (prepared before `prepare` kept the pipeline's module: prepare it again with --force)", flush=True)
+            continue
+        module = Parser(make_context(), (suite / e["pipeline"]).read_text()).parse_module()
+        with tempfile.TemporaryDirectory(prefix="suite-tune-") as d:
+            # an earlier run's times of the candidates steer the neighbourhood to the measured winner's
+            measured = {c["graph"]: (c.get("us") if c.get("ok") else None) for c in earlier.get(key, {}).get("candidates", [])} or None
+            t, paths = tune.tune(module, parse_graph(e["graph"]), args.budget, Path(d), device=device, jobs=args.jobs, measured=measured)
+            won, base = t.winner, t.base_best
+            record: dict[str, Any] = {"device": device, "budget_s": args.budget, "seconds": round(t.seconds, 1),
+                                      "variants": len(t.results), "correct": sum(r.ok for r in t.results.values()),
+                                      "winner_us": t.us(won), "pipeline_us": t.us(base), "module": None}
+            if won is not None and not t.variants[won].base and (base is None or t.us(won) < t.us(base)):  # type: ignore[operator]
+                v = t.variants[won]
+                target = suite / "kernels" / f"{key}.tuned.py"
+                target.write_bytes(paths[won].read_bytes())
+                record.update(module=str(target.relative_to(suite)), graph=v.head, config=v.describe(), estimated_us=round(v.estimated_us, 3))
+        e["tuned"] = record
+        _write_json(mpath, manifest)
+        gain = f"{record['pipeline_us'] or float('nan'):.2f} -> {record['winner_us']:.2f} us ({record['config']})" if record["module"] else "the pipeline's configurations stay"
+        print(f"{key}: {record['variants']} variants ({record['correct']} correct) in {record['seconds']} s: {gain}", flush=True)
+    return 0
+
+
 def _row_order(name: str) -> int:
     names = [r.name for r in rows() + model_rows()]
     return names.index(name) if name in names else len(names)
@@ -1076,6 +1158,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     pr.add_argument("--iters", type=int, default=10, help="samples per timing (default 10)")
     pr.add_argument("-j", "--jobs", type=int, default=8, help="compile threads (default 8)")
     pr.add_argument("--previous", help="an earlier results JSON: its finished rows are kept, not re-run")
+    pt = sub.add_parser("tune", help="tune the rows' candidates on the GPU (as cleave compile --gpu --tune-budget); run times the winners")
+    pt.add_argument("dir", help="the directory `prepare` wrote (the manifest records each tuned winner)")
+    pt.add_argument("--rows", help="only rows whose name matches this regex")
+    pt.add_argument("--budget", type=float, default=40.0, help="tuning seconds per row (default 40)")
+    pt.add_argument("--deadline", type=float, default=540.0, help="seconds for the whole command; later rows are not tuned")
+    pt.add_argument("-j", "--jobs", type=int, default=8, help="compile threads (default 8)")
+    pt.add_argument("--measured", help="an earlier `run`'s results JSON: its candidate times order the variants (as cleave compile --gpu's own measurement does)")
     pc = sub.add_parser("chart", help="PNG chart of the ratios (and ablations)")
     pc.add_argument("results")
     pc.add_argument("--out", required=True)
@@ -1086,6 +1175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "run":
         return run(args)
+    if args.command == "tune":
+        return tune_rows(args)
     try:
         chart(Path(args.results), Path(args.out))
     except ImportError:

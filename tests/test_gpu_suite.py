@@ -143,14 +143,11 @@ def test_run_without_a_gpu_is_one_line(suite, tmp_path: Path, capsys: pytest.Cap
     assert err.startswith("error:") and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("broken", [False, True])
-def test_run_logic_on_the_cpu(suite, prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:  # type: ignore[no-untyped-def]
-    """`run` end to end without a GPU: CUDA calls faked, each kernel evaluated through its tgraph graph
-    (a broken last kernel, a combine or a single kernel, leaves its poisoned outputs: the candidate is then WRONG)."""
+def fake_gpu(suite, monkeypatch: pytest.MonkeyPatch, broken: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """`run`'s CUDA calls faked on the CPU: each kernel evaluated through its tgraph graph (with `broken`,
+    every candidate's last kernel leaves its poisoned outputs), timings by the wall clock."""
     torch = pytest.importorskip("torch")
     from cleave_ir.runtime import Timing
-
-    out, _ = prepared
 
     class Event:
         def __init__(self, **_: object) -> None:
@@ -189,6 +186,14 @@ def test_run_logic_on_the_cpu(suite, prepared, tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr(suite, "timed", timed)
     monkeypatch.setattr(suite, "compile_candidates", compile_candidates)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_run_logic_on_the_cpu(suite, prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:  # type: ignore[no-untyped-def]
+    """`run` end to end without a GPU (a broken last kernel, a combine or a single kernel, leaves its poisoned
+    outputs: the candidate is then WRONG)."""
+    out, _ = prepared
+    fake_gpu(suite, monkeypatch, broken)
     results = tmp_path / "results.json"
     assert suite.main(["run", str(out), "--out", str(results), "--torch-compile", "off", "--rounds", "1", "--iters", "1", "--deadline", "100"]) == 0
     row = json.loads(results.read_text())["rows"]["matmul_rowsum_s1024__full"]
@@ -385,3 +390,50 @@ def test_candidate_gives_a_kernel_reading_stored_transposed_inputs_their_transpo
         (ref,) = runtime.torch_reference(graph, xs)
         cand.poison()
         assert runtime.check(cand(*xs), ref) < runtime.TOLERANCE
+
+
+def test_tune_records_a_winner_that_run_times_beside_the_pipelines_candidates(suite, prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """`tune` varies the pipeline module `prepare` kept (real neighbourhood and emission; the GPU worker faked:
+    variant 1 fastest), records the winner's module in the manifest, and `run` times it as one more candidate."""
+    import shutil
+
+    from cleave_ir import tune
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_tune import FAKE_WORKER
+
+    out = tmp_path / "suite"
+    shutil.copytree(prepared[0], out)
+    script = tmp_path / "fake_worker.py"
+    script.write_text(FAKE_WORKER)
+    monkeypatch.setenv("FAKE_TUNE_LOG", str(tmp_path / "spawns.log"))
+    monkeypatch.setenv("FAKE_TUNE", json.dumps({"1": 50.0}))
+    monkeypatch.setattr(tune, "worker_command", lambda spec, results: [sys.executable, str(script), str(spec), str(results)])
+    fake_gpu(suite, monkeypatch)
+    assert suite.main(["tune", str(out), "--budget", "20", "-j", "1"]) == 0
+    entry = json.loads((out / "manifest.json").read_text())["entries"]["matmul_rowsum_s1024__full"]
+    t = entry["tuned"]
+    assert t["module"] and (out / t["module"]).exists() and t["winner_us"] == 50.0 and t["pipeline_us"] == 100.0
+    assert t["variants"] >= 2 and t["config"] and t["graph"] == entry["candidates"][0]["graph"]
+    results = tmp_path / "results.json"
+    assert suite.main(["run", str(out), "--out", str(results), "--torch-compile", "off", "--rounds", "1", "--iters", "1", "--deadline", "100"]) == 0
+    row = json.loads(results.read_text())["rows"]["matmul_rowsum_s1024__full"]
+    tuned = row["candidates"][-1]
+    assert len(row["candidates"]) == 2 and tuned["graph"] == f"{t['graph']} tuned" and tuned["ok"] and tuned["us"] > 0
+    assert f"{t['graph']} tuned" in results.with_suffix(".md").read_text()
+
+
+def test_tune_says_when_the_pipeline_module_is_missing(suite, prepared, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """A manifest prepared before `prepare` kept the pipeline module: the row is named, nothing is tuned."""
+    import shutil
+
+    out = tmp_path / "suite"
+    shutil.copytree(prepared[0], out)
+    m = json.loads((out / "manifest.json").read_text())
+    for e in m["entries"].values():
+        e.pop("pipeline")
+    (out / "manifest.json").write_text(json.dumps(m))
+    fake_gpu(suite, monkeypatch)
+    assert suite.main(["tune", str(out)]) == 0
+    assert "matmul_rowsum_s1024__full: not tuned (prepared before" in capsys.readouterr().out
+    assert "tuned" not in json.loads((out / "manifest.json").read_text())["entries"]["matmul_rowsum_s1024__full"]
