@@ -960,6 +960,9 @@ def tune_rows(args: argparse.Namespace) -> int:
                 record.update(module=str(target.relative_to(suite)), graph=v.head, config=v.describe(), estimated_us=round(v.estimated_us, 3))
         e["tuned"] = record
         _write_json(mpath, manifest)
+        buf = io.StringIO()
+        tune.print_table(t, buf)
+        print(f"{key}:\n" + "".join(f"    {line}\n" for line in buf.getvalue().splitlines()) + "".join(f"    {n}\n" for n in t.notes), end="")
         gain = f"{record['pipeline_us'] or float('nan'):.2f} -> {record['winner_us']:.2f} us ({record['config']})" if record["module"] else "the pipeline's configurations stay"
         print(f"{key}: {record['variants']} variants ({record['correct']} correct) in {record['seconds']} s: {gain}", flush=True)
     return 0
