@@ -421,6 +421,7 @@ class Candidate:
         self.views = getattr(mod, "boundary_inputs", list)
         self.parts = getattr(mod, "boundary_outputs", list)
         self.out: Any = None  # the output the last kernel writes in parts or permuted (its windows), as `run` does
+        self.results: list[tuple[int, int]] = []  # where a cut graph's outputs come from (its last kernel's `results`)
 
     def __call__(self, *inputs):  # type: ignore[no-untyped-def]
         inputs = self.views(inputs)
@@ -428,7 +429,9 @@ class Candidate:
             return self._first(inputs)
         for fn, src, outs in zip(self.fns, self.sources, self.buffers):  # no Python work beyond the launches
             fn(*(inputs[j] if i < 0 else self.buffers[i][j] for i, j in src), *outs)
-        return self.out if self.out is not None else self.parts(self.buffers[-1])[0]
+        if self.out is not None:
+            return self.out
+        return self.parts([inputs[j] if i < 0 else self.buffers[i][j] for i, j in self.results] if self.results else self.buffers[-1])[0]
 
     def _last_outs(self, name: str) -> list[Any] | None:
         """The windows of a newly allocated output (`self.out`) that the last kernel writes, where the
@@ -463,6 +466,8 @@ class Candidate:
 
         parts = run_chain(self.mod.KERNELS, self.kernels, inputs, launch)
         self.sources = sources
+        if self.mod.KERNELS[self.kernels[-1]].get("results"):
+            self.results = [where[id(p)] for p in parts]
         return self.out if self.out is not None else self.parts(parts)[0]
 
     def poison(self) -> None:

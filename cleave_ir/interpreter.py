@@ -259,6 +259,7 @@ def run_chain(
 
     Each graph takes the previous one's outputs, then the named values its `cleave.passthrough`
     lists: the first graph's inputs by name, or earlier graphs' results (`cleave.output_names`).
+    Returns the last graph's outputs, or the values its `cleave.results` names.
     """
     values: list[np.ndarray] = list(inputs)
     env = dict(zip(graphs[0].input_names(), inputs))
@@ -269,4 +270,5 @@ def run_chain(
         env.update(zip(g.input_names(), args))
         values = list(run_graph(g, args, mode=mode, bindings=bindings))
         env.update(zip((n.data for n in getattr(g.attributes.get("cleave.output_names"), "data", ())), values))  # type: ignore[attr-defined]
-    return tuple(values)
+    results = [n.data for n in getattr(graphs[-1].attributes.get("cleave.results"), "data", ())] if graphs else []  # type: ignore[attr-defined]
+    return tuple(env[n] for n in results) if results else tuple(values)

@@ -444,6 +444,7 @@ def run_kernels(
     Each kernel takes the previous one's outputs, then the named values its `cleave.passthrough`
     lists: original inputs (a Split-K combine kernel: the partials, then what the combine graph reads
     directly), or results of earlier kernels (`cleave.output_names`: a graph cut into kernels).
+    Returns the last kernel's outputs, or the values its `cleave.results` names.
     """
     values = list(inputs)
     env = dict(zip(_names(kernels[0].attributes.get("cleave.input_names")), inputs)) if kernels else {}
@@ -458,7 +459,8 @@ def run_kernels(
         transposed = tl.transposed_inputs(k)  # (given the graph's tensors, it reads their transposes)
         values = list(run_kernel(k, [np.swapaxes(x, -1, -2) if i in transposed else x for i, x in enumerate(args)], bindings))
         env.update(zip(_names(k.attributes.get("cleave.output_names")), values))
-    return tuple(values)
+    results = _names(kernels[-1].attributes.get("cleave.results")) if kernels else []
+    return tuple(env[n] for n in results) if results else tuple(values)
 
 
 def candidate_kernels(module: ModuleOp) -> list[tuple[str, list[tl.KernelOp]]]:

@@ -304,7 +304,8 @@ def _run_itgraph_chain(
         env.update(zip([a.name_hint or "" for a in kernel.inputs], args))
         values = list(run_kernel(kernel, args, bindings))
         env.update(zip(names(graph, "cleave.output_names"), values))
-    return tuple(values)
+    results = names(program[-1][1], "cleave.results")
+    return tuple(env[n] for n in results) if results else tuple(values)
 
 
 def _bound_type(value: SSAValue, sizes: dict[str, int]) -> tgraph.TensorType:

@@ -237,7 +237,8 @@ def run_chain(
     launch: Callable[[str, list[Any], list[list[int]]], Sequence[Any]],
 ) -> list[Any]:
     """Run a candidate's kernels in order, as the emitted module's `run` does; returns the last
-    kernel's outputs.
+    kernel's outputs, or the values its `results` names (a cut graph whose earlier kernels compute
+    some of its outputs).
 
     `launch(name, args, shapes)` runs one kernel on its arguments and returns its outputs, whose
     concrete shapes are `shapes`. Each kernel's inputs are checked against its declared shapes;
@@ -252,7 +253,8 @@ def run_chain(
         shapes, sizes = output_shapes(name, kernels[name], args, sizes)
         values = list(launch(name, args, shapes))
         env.update(zip(kernels[name].get("output_names", []), values))
-    return values
+    results = kernels[names[-1]].get("results")
+    return [env[n] for n in results] if results else values
 
 
 def run_poisoned(

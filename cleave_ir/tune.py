@@ -79,7 +79,7 @@ CUDA_POISONED = 3
 """A worker's exit status after a CUDA error: its context is lost, a fresh worker takes the rest."""
 DEFAULT_TOTAL_S = 250.0
 """Without `--tune-budget`, tuning gets what is left of this much time for the whole compile."""
-COPIED = ("cleave.schedule_of", "cleave.output_names", "cleave.input_names", "cleave.passthrough")
+COPIED = ("cleave.schedule_of", "cleave.output_names", "cleave.results", "cleave.input_names", "cleave.passthrough")
 """Attributes a variant kernel takes over from the pipeline's kernel of the same graph."""
 
 

@@ -654,6 +654,7 @@ METADATA: dict[str, type[Attribute] | tuple[type[Attribute], ...]] = {
     "cleave.next": SymbolRefAttr,  # the next piece of a graph cut into kernels
     "cleave.passthrough": ArrayAttr,  # names of the original inputs a later stage also reads
     "cleave.output_names": ArrayAttr,  # names of a piece's outputs
+    "cleave.results": ArrayAttr,  # names of a chain's outputs in order, gathered after its last kernel
     "cleave.input_names": ArrayAttr,  # names of a tilelang kernel's inputs
     "cleave.transposed_inputs": ArrayAttr,  # positions of the inputs a tilelang kernel reads stored transposed
     "cleave.boundary": BoundaryAttr,  # a graph's inputs as views of, and outputs as parts of, the given graph's (passes/fold_structural.py)

@@ -9,7 +9,11 @@ A chain runs as the emitted module's `run()` does (and `interpreter_tilelang.run
 input names, a piece's results by its `cleave.output_names`); each kernel takes the previous
 kernel's outputs, then the named values its `cleave.passthrough` lists. Piece 0 keeps the graph's
 signature (and passthrough), the last piece returns the graph's outputs in order, and each piece
-links to the next with `cleave.next`.
+links to the next with `cleave.next`. Where an earlier piece computes some of the graph's outputs
+and nothing runs after the last piece, the last piece returns only the outputs it computes (named
+by its `cleave.output_names`) and its `cleave.results` names the graph's outputs in order, gathered
+from the whole chain: copying an earlier output through the last kernel would make its tiles span
+that output too (q, k and v projections of one x at widths 1024, 256, 256: 4 blocks of 16 rows).
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ def _names(attr) -> list[str]:
 class _Cutter:
     def __init__(self, graph: tgraph.GraphOp) -> None:
         self.graph = graph
+        self.gather = successor(graph) is None  # no kernel reads the last piece's outputs by position
         self.ops = [op for op in graph.block.ops if not isinstance(op, tgraph.OutputOp)]
         self.taken = set(graph.input_names())
         self.name: dict[SSAValue, str] = dict(zip(graph.inputs, graph.input_names()))
@@ -84,7 +89,15 @@ class _Cutter:
             self.name[v] = n
         return self.name[v]
 
+    def gathered(self, ops: Sequence[Operation], last: bool) -> bool:
+        """Whether the last piece `ops` returns only the graph outputs it computes (`cleave.results`)."""
+        defined = {r for op in ops for r in op.results}
+        return last and self.gather and not all(o in defined for o in self.graph.output_op.outputs)
+
     def outputs(self, ops: Sequence[Operation], last: bool) -> list[SSAValue]:
+        if last and self.gathered(ops, last):
+            defined = {r for op in ops for r in op.results}
+            return list(dict.fromkeys(o for o in self.graph.output_op.outputs if o in defined))
         if last:
             return list(self.graph.output_op.outputs)
         inside = set(ops)
@@ -145,8 +158,10 @@ class _Cutter:
         else:
             piece.attributes["cleave.stage"] = StageAttr(Stage.PART)
             piece.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(self.value_name(v)) for v in passthrough)
-        if not last:
+        if not last or self.gathered(ops, last):
             piece.attributes["cleave.output_names"] = ArrayAttr(StringAttr(self.value_name(v)) for v in outs)
+        if self.gathered(ops, last):
+            piece.attributes["cleave.results"] = ArrayAttr(StringAttr(self.value_name(v)) for v in self.graph.output_op.outputs)
         return piece
 
 

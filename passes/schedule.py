@@ -939,8 +939,9 @@ class SchedulePass(CleavePass):
             s.kernel.attributes["cleave.tiles"] = s.config.attr()
             s.kernel.attributes["cleave.estimated_us"] = FloatAttr(round(s.estimate.microseconds, 3), f64)
             s.kernel.attributes["cleave.smem_bytes"] = IntegerAttr(s.estimate.footprint_bytes, i64)
-            if "cleave.output_names" in graph.attributes:
-                s.kernel.attributes["cleave.output_names"] = graph.attributes["cleave.output_names"]
+            for key in ("cleave.output_names", "cleave.results"):
+                if key in graph.attributes:
+                    s.kernel.attributes[key] = graph.attributes[key]
             module.body.block.insert_op_after(s.kernel, anchor)
             anchor = s.kernel
         print(

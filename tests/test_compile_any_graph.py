@@ -27,7 +27,7 @@ from xdsl.ir import SSAValue
 from xdsl.parser import Parser
 
 from cleave_ir.builder import GraphBuilder, module_of
-from cleave_ir.dialects import itgraph, tgraph
+from cleave_ir.dialects import cleave, itgraph, tgraph
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.interpreter import max_relative_error, random_inputs, run_graph
 from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
@@ -1070,6 +1070,12 @@ def test_projections_to_outputs_of_different_widths_are_cut_per_matmul() -> None
     PipelinePass(keep=2, search_budget=2_000).apply(make_context(), module)
     (us, names, head), *rest = rank_candidates(module)
     assert head == "qkv_mm" and len(names) == 3 and rest and us < rest[0][0] / 2
+    # each kernel writes its own projection: the last one copies none of the earlier outputs through (its tiles
+    # then spanned q's 1024 columns: 4 blocks), and names the outputs the chain gathers
+    kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)}
+    assert [len(kernels[n].outputs) for n in names] == [1, 1, 1]
+    assert [a.data for a in kernels[names[-1]].attributes["cleave.results"].data] == ["q_c", "k_c", "v_c"]
+    assert all(cleave.tiles(kernels[n]).out_tile[-1] < 1024 for n in names)
     lower_module(module)
     for seed, (low, high) in enumerate(((-1.0, 1.0), (0.0, 2.0)), start=1):
         xs = [np.random.default_rng(seed).uniform(low, high, x.shape) for x in random_inputs(graph)]

@@ -437,3 +437,23 @@ def test_tune_says_when_the_pipeline_module_is_missing(suite, prepared, tmp_path
     assert suite.main(["tune", str(out)]) == 0
     assert "matmul_rowsum_s1024__full: not tuned (prepared before" in capsys.readouterr().out
     assert "tuned" not in json.loads((out / "manifest.json").read_text())["entries"]["matmul_rowsum_s1024__full"]
+
+
+def test_run_takes_a_cut_graphs_outputs_from_the_kernels_that_compute_them(suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """q, k and v projections of one x at different widths, one kernel each (`cleave.results`): the suite's
+    candidate returns q, which the first kernel writes, and every candidate agrees (CUDA faked)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_chain_results import GRAPHS
+
+    graph = tmp_path / "qkv.mlir"
+    graph.write_text(GRAPHS["qkv"])
+    out = tmp_path / "suite"
+    assert suite.main(["prepare", "--graphs", str(graph), "--out", str(out), "--keep", "3"]) == 0
+    entry = json.loads((out / "manifest.json").read_text())["entries"]["qkv__full"]
+    assert any(len(c["kernels"]) == 3 for c in entry["candidates"])
+    fake_gpu(suite, monkeypatch)
+    results = tmp_path / "results.json"
+    assert suite.main(["run", str(out), "--out", str(results), "--torch-compile", "off", "--rounds", "1", "--iters", "1", "--deadline", "100"]) == 0
+    row = json.loads(results.read_text())["rows"]["qkv__full"]
+    assert row["status"] == "ok" and all(c.get("ok") for c in row["candidates"]), row["candidates"]
+    assert any(len(c["kernels"]) == 3 for c in row["candidates"])

@@ -350,12 +350,15 @@ def _signature(tensors):
 
 def _replay(plan, tensors, outs):
     """Run a recorded plan (see `_plans`) on `tensors`: values are numbered as they appear (the inputs,
-    then each kernel's copies and outputs); returns the last kernel's outputs, or `outs` it wrote."""
+    then each kernel's copies and outputs); returns the last kernel's outputs, or `outs` it wrote, or the
+    values a final step without a kernel gathers (a cut graph's `results`)."""
     for key, kernel, _, _, _ in plan:
-        if _compiled.get(key) is not kernel:
+        if key is not None and _compiled.get(key) is not kernel:
             return None
     slots = list(tensors)
     for key, kernel, sources, copies, into in plan:
+        if key is None:
+            return [slots[i] for i in sources]
         args = _stored(key[0], [slots[i] for i in sources])
         for i in copies:
             args[i] = _fresh(args[i])
@@ -418,7 +421,9 @@ def _windows(out, candidate):
 def _groups(meta):
     """Per graph output, in order: its parts' (dim, perm) and their shapes in the kernels' frame (the
     outputs of the kernel of `meta`, in `BOUNDARY`'s order). None where the parts of an output do not
-    share a dim and perm, or a shape is not static."""
+    share a dim and perm, or a shape is not static (or the outputs come from several kernels: `results`)."""
+    if meta.get("results"):
+        return None
     parts = BOUNDARY["outputs"]
     shapes = meta["shapes"][meta["inputs"] :]
     if len(shapes) != len(parts) or not all(isinstance(n, int) for shape in shapes for n in shape):
@@ -552,7 +557,7 @@ def _run(tensors, candidate, outs):
         extra = [env[n] for n in KERNELS[name]["passthrough"]]
         args = values[: KERNELS[name]["inputs"] - len(extra)] + extra
         sources = [slot_of[id(x)] for x in args]
-        last = outs is not None and name == names[-1] and KERNELS[name]["outputs"] == len(outs)
+        last = outs is not None and name == names[-1] and KERNELS[name]["outputs"] == len(outs) and "results" not in KERNELS[name]
         got = _launched(name, args, outs if last else [])
         for i in got.copies:
             slot_of[id(got.args[i])] = len(slots)
@@ -567,4 +572,8 @@ def _run(tensors, candidate, outs):
             slot_of[id(v)] = len(slots)
             slots.append(v)
         env.update(zip(KERNELS[name].get("output_names", ()), values))
+    results = KERNELS[names[-1]].get("results")
+    if results:  # a cut graph's outputs, gathered from every kernel of the chain (or its inputs)
+        values = [env[n] for n in results]
+        plan.append((None, None, [slot_of[id(v)] for v in values], (), False))
     return plan, values

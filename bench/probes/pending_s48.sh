@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Session 48: graphs with several outputs that a cut into kernels computes in different kernels (the last kernel
+# no longer copies the earlier outputs through: `cleave.results`), against eager PyTorch and torch.compile:
+#   bash bench/on_device.sh bash bench/probes/pending_s48.sh        (writes $OUT/s48u/, ~3 minutes)
+set -uo pipefail
+R=$(pwd)
+U=bench/probes/unseen
+P="$OUT/s48u"
+mkdir -p "$P"
+graphs=()
+for n in qkv_projections_gqa_t64 qkv_projections_llama3_t1 mlp_and_hidden_t64 output_beside_product bert_post_ln_t128; do
+  graphs+=("$R/$U/$n.mlir")
+done
+(cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "${graphs[@]}" --out /tmp/s48u -j 15 > "$P/prepare.log" 2>&1
+ timeout 300 python "$R/bench/gpu_suite.py" run /tmp/s48u --out "$P/graphs.json" --deadline 270 --row-budget 45 \
+   --torch-compile default -j 15 > "$P/run.log" 2>&1)
+grep -A10 "^| row" "$P/graphs.md" 2>/dev/null || tail -20 "$P/run.log"
+grep "^- " "$P/graphs.md" 2>/dev/null | head -20
