@@ -263,3 +263,59 @@ def tf32_allowed():
     torch.set_float32_matmul_precision("high")
     yield
     torch.set_float32_matmul_precision(old)
+
+
+def interpreting_compile(module, meta, torch):  # noqa: ANN001, ANN202
+    """A stand-in for `tilelang.compile` that runs a kernel in the TileLang interpreter (`module`'s lowered
+    kernel of the prim_func's name; `meta`: the emitted module's KERNELS) and, as TileLang's launcher does on
+    a GPU, refuses tensors whose strides are not the ones its buffers were specialized to."""
+    import numpy as np
+
+    from cleave_ir.dialects import tilelang as tl
+    from cleave_ir.interpreter_tilelang import run_kernel
+
+    by_name = {k.sym_name.data: k for k in module.walk() if isinstance(k, tl.KernelOp)}
+
+    def compile_(func, out_idx=None, target="cuda", pass_configs=None):  # noqa: ANN001, ANN202
+        name = str(func.attrs["global_symbol"])
+        kernel, n_in, dtypes = by_name[name], meta[name]["inputs"], meta[name]["dtypes"]
+        want = [[int(st) for st in func.buffer_map[q].strides] if func.buffer_map[q].strides else None for q in func.params]
+
+        def launch(*args):  # noqa: ANN002, ANN202
+            for w, x in zip(want, args):
+                if w is not None and any(a != b for a, b, n in zip(w, x.stride(), x.shape) if n > 1):
+                    raise ValueError(f"stride mismatch: {list(x.stride())} for buffer strides {w}")
+            # (the compiled kernel's own arguments: an input it reads stored transposed comes transposed)
+            results = [torch.from_numpy(np.asarray(r, dtype=np.float64)) for r in run_kernel(kernel, [x.double().numpy() for x in args[:n_in]])]
+            if out_idx is None:
+                for o, r in zip(args[n_in:], results):
+                    o.copy_(r)
+                return None
+            outs = [r.to(getattr(torch, d)) for r, d in zip(results, dtypes[n_in:])]
+            return outs[0] if len(outs) == 1 else outs
+
+        return launch
+
+    return compile_
+
+
+def emulated_gpu_check(graph: tgraph.GraphOp, module: ModuleOp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """`cleave compile --gpu`'s check of every candidate, emulated on the CPU: the emitted module of the lowered
+    `module` with TileLang replaced by its interpreter (`interpreting_compile`), `runtime.run_poisoned` on inputs
+    of the graph as written, against its float64 reference. Returns (the emitted module, inputs, references)."""
+    torch = pytest.importorskip("torch")
+    from cleave_ir import runtime
+    from cleave_ir.tilelang_emitter import module_source
+
+    path = tmp_path / "kernels.py"
+    path.write_text(module_source(module))
+    mod = runtime.load_module_file(path)
+    monkeypatch.setattr(mod.tilelang, "compile", interpreting_compile(module, mod.KERNELS, torch))
+    xs = runtime.random_inputs(graph, device="cpu")
+    refs = runtime.torch_reference(graph, xs)
+    for _, kernels, cand in mod.CANDIDATES:
+        compiled = runtime.compile_candidates(mod, kernels, 1)
+        raw = runtime.compile_candidates(mod, kernels[-1:], 1, raw=True)
+        got = runtime.run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
+        assert len(got) == len(refs) and max(runtime.check(g, r) for g, r in zip(got, refs)) < runtime.TOLERANCE, cand
+    return mod, xs, refs

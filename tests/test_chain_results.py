@@ -21,7 +21,7 @@ from cleave_ir.passes import partition_kernels
 from cleave_ir.passes.lower_tilelang import lower_module
 from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.run import make_context
-from cleave_ir.tilelang_emitter import module_source
+from conftest import emulated_gpu_check
 
 GRAPHS = {
     # q, k and v projections of one x at grouped-query widths: one kernel per matmul
@@ -59,10 +59,6 @@ def _pipelined(name: str):  # noqa: ANN202 - (graph as written, lowered module; 
         lower_module(module)
         _CACHE[name] = (graph, module)
     return _CACHE[name]
-
-
-def refs_of(graph: tgraph.GraphOp) -> list:
-    return list(graph.output_op.outputs)
 
 
 def _gathering_chains(module) -> list[list[tgraph.GraphOp]]:  # noqa: ANN001
@@ -109,24 +105,13 @@ def test_every_level_returns_the_graphs_outputs_in_order(name: str, dist: str) -
 def test_the_emitted_module_gathers_them_and_the_gpu_check_passes(name: str, tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """`run` (twice: the second call replays the first one's plan) and `cleave compile --gpu`'s poisoned
     check of every candidate, TileLang replaced by the interpreter (as in test_fold_structural)."""
-    torch = pytest.importorskip("torch")
     from cleave_ir import runtime
-    from tests.test_fold_structural import _interpreting_compile
 
     graph, module = _pipelined(name)
-    path = tmp_path / "kernels.py"
-    path.write_text(module_source(module))
-    mod = runtime.load_module_file(path)
+    mod, xs, refs = emulated_gpu_check(graph, module, tmp_path, monkeypatch)
     gathering = [m for m in mod.KERNELS.values() if m.get("results")]
-    assert gathering and all(m["outputs"] < len(refs_of(graph)) for m in gathering)
-    monkeypatch.setattr(mod.tilelang, "compile", _interpreting_compile(module, mod.KERNELS, torch))
-    xs = runtime.random_inputs(graph, device="cpu")
-    refs = runtime.torch_reference(graph, xs)
-    for i, (_, kernels, cand) in enumerate(mod.CANDIDATES):
-        compiled = runtime.compile_candidates(mod, kernels, 1)
-        raw = runtime.compile_candidates(mod, kernels[-1:], 1, raw=True)
-        got = runtime.run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
-        assert len(got) == len(refs) and max(runtime.check(g, r) for g, r in zip(got, refs)) < runtime.TOLERANCE, cand
+    assert gathering and all(m["outputs"] < len(graph.output_op.outputs) for m in gathering)
+    for i, (_, _, cand) in enumerate(mod.CANDIDATES):
         for _ in range(2):
             outs = mod.run(*xs, candidate=i)
             assert max(runtime.check(o, r) for o, r in zip(outs, refs)) < runtime.TOLERANCE, cand

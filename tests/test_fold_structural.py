@@ -24,13 +24,13 @@ from cleave_ir.diagnostics import CleaveError
 from cleave_ir.dialects import tgraph
 from cleave_ir.dialects.cleave import BoundaryAttr, JoinAttr, PartAttr, ViewAttr
 from cleave_ir.interpreter import max_relative_error, run_graph
-from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernel, run_kernels
+from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
 from cleave_ir.passes.fold_structural import FoldStructuralPass
 from cleave_ir.passes.lower_tilelang import lower_module
 from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.run import make_context
 from cleave_ir.tilelang_emitter import module_source
-from conftest import boundary_of, boundary_views, fp16_inputs
+from conftest import boundary_of, boundary_views, emulated_gpu_check, fp16_inputs, interpreting_compile
 from xdsl.utils.exceptions import VerifyException
 
 ROPE = """
@@ -702,37 +702,6 @@ def test_random_structural_graphs_fold_exactly_or_stay_as_written(graph: tgraph.
 
 
 
-def _interpreting_compile(module, meta, torch):  # noqa: ANN001, ANN202
-    """A stand-in for `tilelang.compile` that runs a kernel in the TileLang interpreter (`module`'s lowered
-    kernel of the prim_func's name; `meta`: the emitted module's KERNELS) and, as TileLang's launcher does on
-    a GPU, refuses tensors whose strides are not the ones its buffers were specialized to."""
-    from cleave_ir.dialects import tilelang as tl
-
-    by_name = {k.sym_name.data: k for k in module.walk() if isinstance(k, tl.KernelOp)}
-
-    def compile_(func, out_idx=None, target="cuda", pass_configs=None):  # noqa: ANN001, ANN202
-        name = str(func.attrs["global_symbol"])
-        kernel, n_in, dtypes = by_name[name], meta[name]["inputs"], meta[name]["dtypes"]
-        want = [[int(st) for st in func.buffer_map[q].strides] if func.buffer_map[q].strides else None for q in func.params]
-
-        def launch(*args):  # noqa: ANN002, ANN202
-            for w, x in zip(want, args):
-                if w is not None and any(a != b for a, b, n in zip(w, x.stride(), x.shape) if n > 1):
-                    raise ValueError(f"stride mismatch: {list(x.stride())} for buffer strides {w}")
-            # (the compiled kernel's own arguments: an input it reads stored transposed comes transposed)
-            results = [torch.from_numpy(np.asarray(r, dtype=np.float64)) for r in run_kernel(kernel, [x.double().numpy() for x in args[:n_in]])]
-            if out_idx is None:
-                for o, r in zip(args[n_in:], results):
-                    o.copy_(r)
-                return None
-            outs = [r.to(getattr(torch, d)) for r, d in zip(results, dtypes[n_in:])]
-            return outs[0] if len(outs) == 1 else outs
-
-        return launch
-
-    return compile_
-
-
 @pytest.mark.parametrize("name", ["rope", "packed_qk", "gate_up", "kv_append", "linear_attention"])
 def test_the_gpu_check_passes_every_candidate_on_the_views(name: str, tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """`cleave compile --gpu`'s check, emulated on the CPU: the graph as written gives the inputs and the
@@ -742,18 +711,8 @@ def test_the_gpu_check_passes_every_candidate_on_the_views(name: str, tmp_path, 
     torch = pytest.importorskip("torch")
     from cleave_ir import runtime
 
-    graph, module = _pipelined(name)
-    path = tmp_path / "kernels.py"
-    path.write_text(module_source(module))
-    mod = runtime.load_module_file(path)
-    monkeypatch.setattr(mod.tilelang, "compile", _interpreting_compile(module, mod.KERNELS, torch))
-    xs = runtime.random_inputs(graph, device="cpu")
-    refs = runtime.torch_reference(graph, xs)
-    for i, (_, kernels, cand) in enumerate(mod.CANDIDATES):
-        compiled = runtime.compile_candidates(mod, kernels, 1)
-        raw = runtime.compile_candidates(mod, kernels[-1:], 1, raw=True)
-        got = runtime.run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
-        assert max(runtime.check(g, r) for g, r in zip(got, refs)) < runtime.TOLERANCE, cand
+    mod, xs, refs = emulated_gpu_check(*_pipelined(name), tmp_path, monkeypatch)
+    for i, (_, _, cand) in enumerate(mod.CANDIDATES):
         ran = mod.run(*xs, candidate=i)
         assert runtime.check(ran, refs[0]) < runtime.TOLERANCE, cand
         for out in (torch.empty_like(ran), torch.empty_like(ran.mT).mT):  # row-major, and its last two dims swapped
@@ -789,7 +748,7 @@ def test_a_transposed_view_that_only_gemms_read_is_read_from_its_storage(tmp_pat
     for name in reading:
         (i,) = mod.KERNELS[name]["transposed"]
         assert mod.KERNELS[name]["input_names"][i] == "v_v1" and tuple(mod.KERNELS[name]["shapes"][i]) == (64, 32)  # v's own shape
-    monkeypatch.setattr(mod.tilelang, "compile", _interpreting_compile(module, mod.KERNELS, torch))
+    monkeypatch.setattr(mod.tilelang, "compile", interpreting_compile(module, mod.KERNELS, torch))
     copied = []
     fresh = mod._fresh
     monkeypatch.setattr(mod, "_fresh", lambda x: copied.append(tuple(x.shape)) or fresh(x))

@@ -372,14 +372,15 @@ def test_candidate_gives_a_kernel_reading_stored_transposed_inputs_their_transpo
     torch = pytest.importorskip("torch")
     from cleave_ir import runtime
     from cleave_ir.tilelang_emitter import module_source
-    from tests.test_fold_structural import _interpreting_compile, _pipelined
+    from conftest import interpreting_compile
+    from tests.test_fold_structural import _pipelined
 
     graph, module = _pipelined("linear_attention")
     path = tmp_path / "k.py"
     path.write_text(module_source(module))
     mod = runtime.load_module_file(path)
     monkeypatch.setattr(suite, "DEVICE", "cpu")
-    compile_ = _interpreting_compile(module, mod.KERNELS, torch)
+    compile_ = interpreting_compile(module, mod.KERNELS, torch)
     monkeypatch.setattr(mod.tilelang, "compile", compile_)
     (_, names, _) = next(c for c in mod.CANDIDATES if all(mod.KERNELS[k].get("transposed") for k in c[1] if "v_v1" in mod.KERNELS[k]["input_names"]))
     assert any(mod.KERNELS[k].get("transposed") for k in names)

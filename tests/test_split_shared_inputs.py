@@ -22,7 +22,7 @@ from cleave_ir.passes.pipeline import PipelinePass
 from cleave_ir.passes.split_shared_inputs import split_shared_inputs
 from cleave_ir.run import make_context
 from cleave_ir.tilelang_emitter import module_source
-from conftest import boundary_of, boundary_views, fp16_inputs
+from conftest import boundary_of, boundary_views, emulated_gpu_check, fp16_inputs
 
 FP16_TOLERANCE = 2e-2
 
@@ -201,23 +201,11 @@ def test_the_gpu_check_passes_every_candidate_given_one_tensor(name: str, tmp_pa
     """`cleave compile --gpu`'s check, emulated on the CPU (TileLang replaced by the interpreter, as in
     test_fold_structural): the caller passes x once, `run` gives each kernel x for each of its copies,
     and every candidate agrees with the float64 reference."""
-    torch = pytest.importorskip("torch")
     from cleave_ir import runtime
-    from tests.test_fold_structural import _interpreting_compile
 
-    graph, module = _pipelined(name)
-    path = tmp_path / "kernels.py"
-    path.write_text(module_source(module))
-    mod = runtime.load_module_file(path)
-    monkeypatch.setattr(mod.tilelang, "compile", _interpreting_compile(module, mod.KERNELS, torch))
-    xs = runtime.random_inputs(graph, device="cpu")
+    mod, xs, refs = emulated_gpu_check(*_pipelined(name), tmp_path, monkeypatch)
     assert len(xs) == 1
-    refs = runtime.torch_reference(graph, xs)
-    for i, (_, kernels, cand) in enumerate(mod.CANDIDATES):
-        compiled = runtime.compile_candidates(mod, kernels, 1)
-        raw = runtime.compile_candidates(mod, kernels[-1:], 1, raw=True)
-        got = runtime.run_poisoned(mod, kernels, xs, compiled, raw[kernels[-1]])
-        assert max(runtime.check(g, r) for g, r in zip(got, refs)) < runtime.TOLERANCE, cand
+    for i, (_, _, cand) in enumerate(mod.CANDIDATES):
         assert runtime.check(mod.run(*xs, candidate=i), refs[0]) < runtime.TOLERANCE, cand
 
 
