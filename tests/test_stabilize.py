@@ -487,6 +487,7 @@ def test_softmax_of_a_product_cut_into_kernels_stays_finite(monkeypatch: pytest.
     from cleave_ir.passes.stabilize_exp import chain_unshifted_exps
 
     monkeypatch.setattr(schedule, "FALLBACKS", schedule.FALLBACKS[:2])
+    monkeypatch.setattr(schedule, "FEW_ROWS_BESIDE_WIDE", False)
 
     b = GraphBuilder("sm", "f16")
     x = b.input("x", [64, 256])

@@ -494,6 +494,7 @@ def test_row_scales_loaded_before_a_pipelined_loop_are_read_from_registers(monke
     from cleave_ir.passes import schedule
 
     monkeypatch.setattr(schedule, "FALLBACKS", schedule.FALLBACKS[:2])
+    monkeypatch.setattr(schedule, "FEW_ROWS_BESIDE_WIDE", False)
     text = (EXAMPLES / "rmsnorm_matmul.mlir").read_text().replace("tensor<[1, ", "tensor<[128, ")
     graph = resize_graph(parse_text(text).body.block.first_op, {6144: 512})
     graph.attributes.pop("constraints", None)
