@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 48: graphs with several outputs that a cut into kernels computes in different kernels (the last kernel
-# no longer copies the earlier outputs through: `cleave.results`), against eager PyTorch and torch.compile:
-#   bash bench/on_device.sh bash bench/probes/pending_s48.sh        (writes $OUT/s48u/, ~3 minutes)
+# no longer copies the earlier outputs through: `cleave.results`), and norms whose kernels now take 1-8 rows a
+# block beside 16 (`schedule.FEW_ROWS_BESIDE_WIDE`), against eager PyTorch and torch.compile:
+#   bash bench/on_device.sh bash bench/probes/pending_s48.sh        (writes $OUT/s48u/, ~4 minutes)
 set -uo pipefail
 R=$(pwd)
 U=bench/probes/unseen
@@ -12,7 +13,9 @@ for n in qkv_projections_gqa_t64 qkv_projections_llama3_t1 mlp_and_hidden_t64 ou
   graphs+=("$R/$U/$n.mlir")
 done
 (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "${graphs[@]}" --out /tmp/s48u -j 15 > "$P/prepare.log" 2>&1
- timeout 300 python "$R/bench/gpu_suite.py" run /tmp/s48u --out "$P/graphs.json" --deadline 270 --row-budget 45 \
+ python "$R/bench/gpu_suite.py" prepare --models --rows '^(bert_output_layernorm|llama_rmsnorm|vit_layernorm_qkv|qwen3_qk_norm_scores|gpt2_log_softmax)$' \
+   --out /tmp/s48u -j 15 >> "$P/prepare.log" 2>&1
+ timeout 360 python "$R/bench/gpu_suite.py" run /tmp/s48u --out "$P/graphs.json" --deadline 330 --row-budget 35 \
    --torch-compile default -j 15 > "$P/run.log" 2>&1)
 grep -A10 "^| row" "$P/graphs.md" 2>/dev/null || tail -20 "$P/run.log"
 grep "^- " "$P/graphs.md" 2>/dev/null | head -20
