@@ -17,5 +17,5 @@ done
    --out /tmp/s48u -j 15 >> "$P/prepare.log" 2>&1
  timeout 360 python "$R/bench/gpu_suite.py" run /tmp/s48u --out "$P/graphs.json" --deadline 330 --row-budget 35 \
    --torch-compile default -j 15 > "$P/run.log" 2>&1)
-grep -A10 "^| row" "$P/graphs.md" 2>/dev/null || tail -20 "$P/run.log"
+grep -A14 "^| row" "$P/graphs.md" 2>/dev/null || tail -20 "$P/run.log"
 grep "^- " "$P/graphs.md" 2>/dev/null | head -20
