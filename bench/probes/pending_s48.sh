@@ -15,7 +15,7 @@ done
 (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "${graphs[@]}" --out /tmp/s48u -j 15 > "$P/prepare.log" 2>&1
  python "$R/bench/gpu_suite.py" prepare --models --rows '^(bert_output_layernorm|llama_rmsnorm|vit_layernorm_qkv|qwen3_qk_norm_scores|gpt2_log_softmax)$' \
    --out /tmp/s48u -j 15 >> "$P/prepare.log" 2>&1
- timeout 360 python "$R/bench/gpu_suite.py" run /tmp/s48u --out "$P/graphs.json" --deadline 330 --row-budget 35 \
+ timeout 240 python "$R/bench/gpu_suite.py" run /tmp/s48u --out "$P/graphs.json" --deadline 210 --row-budget 25 \
    --torch-compile default -j 15 > "$P/run.log" 2>&1)
 grep -A14 "^| row" "$P/graphs.md" 2>/dev/null || tail -20 "$P/run.log"
 grep "^- " "$P/graphs.md" 2>/dev/null | head -20
