@@ -9,7 +9,8 @@ U=bench/probes/unseen
 P="$OUT/s48u"
 mkdir -p "$P"
 graphs=()
-for n in qkv_projections_gqa_t64 qkv_projections_llama3_t1 mlp_and_hidden_t64 output_beside_product bert_post_ln_t128; do
+for n in qkv_projections_gqa_t64 qkv_projections_llama3_t1 mlp_and_hidden_t64 output_beside_product bert_post_ln_t128 \
+         fused_add_rmsnorm_t16 add_rmsnorm_projection_t1 column_softmax; do
   graphs+=("$R/$U/$n.mlir")
 done
 (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "${graphs[@]}" --out /tmp/s48u -j 15 > "$P/prepare.log" 2>&1
@@ -17,5 +18,5 @@ done
    --out /tmp/s48u -j 15 >> "$P/prepare.log" 2>&1
  timeout 240 python "$R/bench/gpu_suite.py" run /tmp/s48u --out "$P/graphs.json" --deadline 210 --row-budget 25 \
    --torch-compile default -j 15 > "$P/run.log" 2>&1)
-grep -A14 "^| row" "$P/graphs.md" 2>/dev/null || tail -20 "$P/run.log"
+grep -A16 "^| row" "$P/graphs.md" 2>/dev/null || tail -20 "$P/run.log"
 grep "^- " "$P/graphs.md" 2>/dev/null | head -20
