@@ -40,6 +40,13 @@ tgraph.graph @mlp(%x: !tgraph.tensor<[32, 64], f16>, %w1: !tgraph.tensor<[64, 12
   %y = tgraph.matmul %a, %w2 : !tgraph.tensor<[32, 128], f16>, !tgraph.tensor<[128, 64], f16> -> !tgraph.tensor<[32, 64], f16>
   tgraph.output %y, %h : !tgraph.tensor<[32, 64], f16>, !tgraph.tensor<[32, 128], f16>
 }""",
+    # one output returned twice, computed by the first kernel
+    "output_twice": """
+tgraph.graph @twice(%x: !tgraph.tensor<[32, 64], f16>, %wq: !tgraph.tensor<[64, 128], f16>, %wk: !tgraph.tensor<[64, 32], f16>) -> (!tgraph.tensor<[32, 128], f16>, !tgraph.tensor<[32, 32], f16>, !tgraph.tensor<[32, 128], f16>) {
+  %q = tgraph.matmul %x, %wq : !tgraph.tensor<[32, 64], f16>, !tgraph.tensor<[64, 128], f16> -> !tgraph.tensor<[32, 128], f16>
+  %k = tgraph.matmul %x, %wk : !tgraph.tensor<[32, 64], f16>, !tgraph.tensor<[64, 32], f16> -> !tgraph.tensor<[32, 32], f16>
+  tgraph.output %q, %k, %q : !tgraph.tensor<[32, 128], f16>, !tgraph.tensor<[32, 32], f16>, !tgraph.tensor<[32, 128], f16>
+}""",
 }
 DISTRIBUTIONS = {"normal": lambda r, s: r.standard_normal(s), "uniform": lambda r, s: r.uniform(0.0, 2.0, s), "wide": lambda r, s: r.uniform(-4.0, 4.0, s)}
 
