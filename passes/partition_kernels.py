@@ -90,9 +90,11 @@ class _Cutter:
         return self.name[v]
 
     def gathered(self, ops: Sequence[Operation], last: bool) -> bool:
-        """Whether the last piece `ops` returns only the graph outputs it computes (`cleave.results`)."""
+        """Whether the last piece `ops` returns only the graph outputs it computes (`cleave.results`): some,
+        not all of them."""
         defined = {r for op in ops for r in op.results}
-        return last and self.gather and not all(o in defined for o in self.graph.output_op.outputs)
+        outs = self.graph.output_op.outputs
+        return last and self.gather and any(o in defined for o in outs) and not all(o in defined for o in outs)
 
     def outputs(self, ops: Sequence[Operation], last: bool) -> list[SSAValue]:
         if last and self.gathered(ops, last):
