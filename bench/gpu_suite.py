@@ -958,8 +958,8 @@ def tune_rows(args: argparse.Namespace) -> int:
             record: dict[str, Any] = {"device": device, "budget_s": args.budget, "seconds": round(t.seconds, 1),
                                       "variants": len(t.results), "correct": sum(r.ok for r in t.results.values()),
                                       "winner_us": t.us(won), "pipeline_us": t.us(base), "module": None}
-            if won is not None and not t.variants[won].base and (base is None or t.us(won) < t.us(base)):  # type: ignore[operator]
-                v = t.variants[won]
+            if t.improved:
+                v = t.variants[won]  # type: ignore[index]
                 target = suite / "kernels" / f"{key}.tuned.py"
                 target.write_bytes(paths[won].read_bytes())
                 record.update(module=str(target.relative_to(suite)), graph=v.head, config=v.describe(), estimated_us=round(v.estimated_us, 3))

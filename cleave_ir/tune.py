@@ -626,6 +626,12 @@ class Tuning:
         ok = [r for r in self.results.values() if r.ok and self.variants[r.index].base]
         return min(ok, key=lambda r: (r.us, r.index)).index if ok else None
 
+    @property
+    def improved(self) -> bool:
+        """Whether the winner beats the best of the pipeline's own configurations (or they all failed)."""
+        winner, base = self.winner, self.base_best
+        return winner is not None and (base is None or (winner != base and self.us(winner) < self.us(base)))  # type: ignore[operator]
+
     def us(self, index: int | None) -> float | None:
         return None if index is None else self.results[index].us
 
@@ -820,8 +826,7 @@ def tune_job(job: Any, elapsed_s: float) -> None:
         # the winner must beat the pipeline's configurations it was tuned from and every candidate the
         # GPU phase measured: a candidate the tuner cannot vary may be the fastest of all
         shipped = shipped_us(job.measurement)
-        improved = winner is not None and (base is None or (winner != base and tuning.us(winner) < tuning.us(base)))  # type: ignore[operator]
-        improved = improved and (shipped is None or tuning.us(winner) < shipped)  # type: ignore[operator]
+        improved = tuning.improved and (shipped is None or tuning.us(winner) < shipped)  # type: ignore[operator]
         winner_src = paths[winner].read_bytes() if improved and winner is not None else b""
     if winner is None:
         job.say("tune: no variant ran correctly; the pipeline's candidates stay")

@@ -97,7 +97,7 @@ class _Cutter:
         return last and self.gather and any(o in defined for o in outs) and not all(o in defined for o in outs)
 
     def outputs(self, ops: Sequence[Operation], last: bool) -> list[SSAValue]:
-        if last and self.gathered(ops, last):
+        if self.gathered(ops, last):
             defined = {r for op in ops for r in op.results}
             return list(dict.fromkeys(o for o in self.graph.output_op.outputs if o in defined))
         if last:
@@ -160,9 +160,10 @@ class _Cutter:
         else:
             piece.attributes["cleave.stage"] = StageAttr(Stage.PART)
             piece.attributes["cleave.passthrough"] = ArrayAttr(StringAttr(self.value_name(v)) for v in passthrough)
-        if not last or self.gathered(ops, last):
+        gathered = self.gathered(ops, last)
+        if not last or gathered:
             piece.attributes["cleave.output_names"] = ArrayAttr(StringAttr(self.value_name(v)) for v in outs)
-        if self.gathered(ops, last):
+        if gathered:
             piece.attributes["cleave.results"] = ArrayAttr(StringAttr(self.value_name(v)) for v in self.graph.output_op.outputs)
         return piece
 

@@ -400,8 +400,7 @@ def test_tune_records_a_winner_that_run_times_beside_the_pipelines_candidates(su
 
     from cleave_ir import tune
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_tune import FAKE_WORKER
+    from tests.test_tune import FAKE_WORKER
 
     out = tmp_path / "suite"
     shutil.copytree(prepared[0], out)
@@ -443,8 +442,7 @@ def test_tune_says_when_the_pipeline_module_is_missing(suite, prepared, tmp_path
 def test_run_takes_a_cut_graphs_outputs_from_the_kernels_that_compute_them(suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """q, k and v projections of one x at different widths, one kernel each (`cleave.results`): the suite's
     candidate returns q, which the first kernel writes, and every candidate agrees (CUDA faked)."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_chain_results import GRAPHS
+    from tests.test_chain_results import GRAPHS
 
     graph = tmp_path / "qkv.mlir"
     graph.write_text(GRAPHS["qkv"])

@@ -10,7 +10,7 @@ P="$OUT/s48u"
 mkdir -p "$P"
 graphs=()
 for n in qkv_projections_gqa_t64 qkv_projections_llama3_t1 mlp_and_hidden_t64 output_beside_product bert_post_ln_t128 \
-         fused_add_rmsnorm_t16 add_rmsnorm_projection_t1 column_softmax; do
+         fused_add_rmsnorm_t16 add_rmsnorm_projection_t1; do
   graphs+=("$R/$U/$n.mlir")
 done
 (cd /tmp && python "$R/bench/gpu_suite.py" prepare --graphs "${graphs[@]}" --out /tmp/s48u -j 15 > "$P/prepare.log" 2>&1

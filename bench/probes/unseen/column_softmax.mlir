@@ -1,9 +1,9 @@
-// A softmax over dim 0 (columns): each column of a [512, 256] score matrix normalized.
-tgraph.graph @col_softmax(%s: !tgraph.tensor<[512, 256], f16>) -> !tgraph.tensor<[512, 256], f16> {
-  %m = tgraph.reduce max %s dim 0 : !tgraph.tensor<[512, 256], f16> -> !tgraph.tensor<[1, 256], f16>
-  %d = tgraph.sub %s, %m : !tgraph.tensor<[512, 256], f16>, !tgraph.tensor<[1, 256], f16> -> !tgraph.tensor<[512, 256], f16>
-  %e = tgraph.exp %d : !tgraph.tensor<[512, 256], f16>
-  %z = tgraph.reduce sum %e dim 0 : !tgraph.tensor<[512, 256], f16> -> !tgraph.tensor<[1, 256], f16>
-  %p = tgraph.div %e, %z : !tgraph.tensor<[512, 256], f16>, !tgraph.tensor<[1, 256], f16> -> !tgraph.tensor<[512, 256], f16>
-  tgraph.output %p : !tgraph.tensor<[512, 256], f16>
+// Softmax over dim 0 (columns) of a [128, 1000] tensor.
+tgraph.graph @column_softmax(%x: !tgraph.tensor<[128, 1000], f16>) -> !tgraph.tensor<[128, 1000], f16> {
+  %m = tgraph.reduce max %x dim 0 : !tgraph.tensor<[128, 1000], f16> -> !tgraph.tensor<[1, 1000], f16>
+  %z = tgraph.sub %x, %m : !tgraph.tensor<[128, 1000], f16>, !tgraph.tensor<[1, 1000], f16> -> !tgraph.tensor<[128, 1000], f16>
+  %e = tgraph.exp %z : !tgraph.tensor<[128, 1000], f16>
+  %s = tgraph.reduce sum %e dim 0 : !tgraph.tensor<[128, 1000], f16> -> !tgraph.tensor<[1, 1000], f16>
+  %p = tgraph.div %e, %s : !tgraph.tensor<[128, 1000], f16>, !tgraph.tensor<[1, 1000], f16> -> !tgraph.tensor<[128, 1000], f16>
+  tgraph.output %p : !tgraph.tensor<[128, 1000], f16>
 }
