@@ -458,6 +458,22 @@ def test_neighbourhood_follows_the_measured_candidates(decode_module: ModuleOp) 
     assert [v.describe() for v in space.variants if v.base] == [v.describe() for v in plain.variants if v.base]
 
 
+def test_early_launches_of_a_slower_candidate_wait_their_turn(decode_module: ModuleOp) -> None:
+    """An early launch leads only its ties: where a candidate with a successor kernel measured twice its
+    estimate, its early launch comes after every variant whose measured-scaled estimate is lower."""
+    plain = tune.neighbourhood(decode_module, 1000)
+    bases = {v.head: v for v in plain.variants if v.base}
+    slow = next(v.head for v in plain.variants if any(c.launch_dependents for c in v.choices))
+    measured: dict[str, float | None] = {h: v.estimated_us * (2.0 if h == slow else 1.0) for h, v in bases.items()}
+    space = tune.neighbourhood(decode_module, 1000, measured=measured)
+    scale = {v.candidate: measured[v.head] / v.estimated_us for v in space.variants if v.base}  # type: ignore[operator]
+    fitting = [v for v in space.variants if not v.base and all(c.fits for c in v.choices)]
+    scaled = [v.estimated_us * scale[v.candidate] for v in fitting]
+    assert scaled == sorted(scaled)
+    early = [i for i, v in enumerate(fitting) if any(c.launch_dependents for c in v.choices) and v.head == slow]
+    assert early and early[0] > 0, "the slow candidate's early launch must not lead"
+
+
 def test_neighbourhood_lets_a_kernel_launch_the_next_one_early(decode_module: ModuleOp) -> None:
     """Each candidate of several kernels gets one variant per kernel that has a successor and a loop:
     its pipeline configuration with `cleave.launch_dependents`, emitted as `T.pdl_trigger()` after that
