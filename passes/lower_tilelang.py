@@ -311,7 +311,10 @@ class _Statements:
 
     def widened(self, x: SSAValue) -> SSAValue:
         """`x` in fp32 if it is an fp16 or bf16 element: fp16's own x * x overflows past |x| = 256 (a
-        norm's squares) and leaves its normal range under 8e-3, where the fp32 result need not."""
+        norm's squares) and leaves its normal range under 8e-3, where the fp32 result need not. A
+        matmul's products on CUDA cores take it too, as a tensor core's are exact in its fp32 sums:
+        rounded to fp16 each, products of 1e3-scale inputs were off by 0.5 apiece (tanh(x @ W) wrong
+        by 0.5 where the sum cancels) and of 1e6 overflowed to inf - inf = nan."""
         return self.cast(x, f32) if isinstance(x.type, (Float16Type, BFloat16Type)) else x
 
     def const(self, value: float, t: Attribute) -> SSAValue:
@@ -1095,7 +1098,7 @@ class _KernelLowering:
             def read(value: SSAValue) -> SSAValue:
                 if value not in shared:
                     shared[value] = self._shared(self.bufs[value])
-                return s.load(shared[value], _at_kk(full, op.axis))
+                return s.widened(s.load(shared[value], _at_kk(full, op.axis)))  # a column's squares in fp32
 
             return self._value(s, op.input, read)
 
@@ -1296,7 +1299,7 @@ class _KernelLowering:
                 rhs_vars = _align(full[:-2], b.shape, full[-1], "kk" if b.shape[-1] != 1 else None)
             else:
                 rhs_vars = _align(full[:-2], b.shape, "kk" if b.shape[-2] != 1 else None, full[-1])
-            return s.binary(arith.MulfOp, s.load(a, lhs_vars), s.load(b, rhs_vars))
+            return s.binary(arith.MulfOp, s.widened(s.load(a, lhs_vars)), s.widened(s.load(b, rhs_vars)))
 
         if clear:  # a fresh accumulator: a fold (threads share its elements where it has few)
             self.bufs[op.result] = self._serial_fold(out, True, k, product)
@@ -1375,8 +1378,8 @@ class _KernelLowering:
         ncol = symbol(n_var) if n_var is not None else sympy.Integer(0)
 
         st = _Statements()
-        x = st.add(tl.LoadOp(a.value, _operand_index(a, {-1: kexpr})))
-        y = st.add(tl.LoadOp(b.value, _operand_index(b, {-2: ncol, -1: kexpr} if tt else {-2: kexpr, -1: ncol})))
+        x = st.widened(st.add(tl.LoadOp(a.value, _operand_index(a, {-1: kexpr}))))
+        y = st.widened(st.add(tl.LoadOp(b.value, _operand_index(b, {-2: ncol, -1: kexpr} if tt else {-2: kexpr, -1: ncol}))))
         st.store(st.binary(arith.MulfOp, x, y), part, pv, accumulate=True)
         self.serial("kk", k // split, lambda: self.parallel(part_shape, st))
         if split >= GEMV_BLOCK_REDUCE:
