@@ -50,15 +50,16 @@
 // PY:          T.copy(x[0, 0:512], x_1[0, 0:512], annotations={"disable_tma": True})
 // PY:          T.gemm(x_1, w_1, g, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
 // PY:          T.copy(g_s[0, 0:64], out0[0, 64*bx:64*bx + 64], annotations={"disable_tma": True})
+// Products in fp32, as a tensor core's: fp16 products of 1e3-scale operands each lose 0.5 (tests/test_input_ranges.py).
 // PY:      def gemv_k0(
 // PY:          for kk in T.serial(64):
 // PY-NEXT:         for i0, i1 in T.Parallel(64, 16):
-// PY-NEXT:             acc_part[i0, i1] += x_1[i0 + 64*kk] * w_1[i0 + 64*kk, i1]
+// PY-NEXT:             acc_part[i0, i1] += T.Cast("float32", x_1[i0 + 64*kk]) * T.Cast("float32", w_1[i0 + 64*kk, i1])
 // PY-NEXT:     T.reduce_sum(acc_part, acc_sums, dim=0, clear=True)
 // PY:      def gemv_t_k0(
 // PY:          for kk in T.serial(64):
 // PY-NEXT:         for i0, i1 in T.Parallel(16, 64):
-// PY-NEXT:             acc_part[i0, i1] += x_1[i1 + 64*kk] * w_1[i0, i1 + 64*kk]
+// PY-NEXT:             acc_part[i0, i1] += T.Cast("float32", x_1[i1 + 64*kk]) * T.Cast("float32", w_1[i0, i1 + 64*kk])
 // PY:      def row_sum_k0(
 // PY:          T.copy(x_1, s_f)
 // PY-NEXT:     T.reduce_sum(s_f, s_w, dim=0, clear=True)
