@@ -101,10 +101,11 @@ def _range_sweep():  # noqa: ANN202 - the bench module
     return mod
 
 
-def test_range_sweep_reads_a_folded_graph_through_its_boundary(tmp_path: Path) -> None:
+def test_range_sweep_judges_a_graph_with_a_transpose(tmp_path: Path) -> None:
     """`bench/range_sweep.py` on a graph whose transposed output the pipeline folds into the boundary
-    (the kernels write x @ w, the caller views it transposed): it assembles the outputs as the runtime
-    does, and reports no candidate (before: every candidate 'failed: operands could not be broadcast')."""
+    (the kernels write x @ w, the caller views it transposed): the graph is folded first and its kernels
+    judged against the folded graph, and no candidate is reported (before: every candidate 'failed:
+    operands could not be broadcast'; a graph with a concat was 'not compiled')."""
     path = tmp_path / "transposed.mlir"
     path.write_text(
         "tgraph.graph @to(%x: !tgraph.tensor<[32, 40], f16>, %w: !tgraph.tensor<[40, 24], f16>) -> !tgraph.tensor<[24, 32], f16> {\n"
