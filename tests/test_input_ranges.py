@@ -16,14 +16,12 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import Float16Type, ModuleOp
 
-from cleave_ir.builder import GraphBuilder, module_of
+from cleave_ir.builder import GraphBuilder
 from cleave_ir.dialects import tgraph
 from cleave_ir.dialects import tilelang as tl
 from cleave_ir.interpreter import max_relative_error, random_inputs, round_to, run_graph
 from cleave_ir.interpreter_tilelang import candidate_kernels, run_kernels
-from cleave_ir.passes.lower_tilelang import lower_module
-from cleave_ir.passes.pipeline import PipelinePass
-from cleave_ir.run import make_context
+from tests.test_unseen_graphs import lowered
 
 ROOT = Path(__file__).resolve().parents[1]
 TOL = 2e-2
@@ -48,10 +46,7 @@ GRAPHS = {"tanh_of_a_broadcast_product": tanh_of_a_broadcast_product, "columns_n
 @functools.cache
 def compiled(name: str) -> tuple[tgraph.GraphOp, ModuleOp]:
     graph = GRAPHS[name]()
-    module = module_of(graph.clone())
-    PipelinePass(search_budget=20_000, top_k=1, keep=2, split_counts=(2,)).apply(make_context(), module)
-    lower_module(module)
-    return graph, module
+    return graph, lowered(graph)
 
 
 @pytest.mark.parametrize(

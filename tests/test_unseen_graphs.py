@@ -53,14 +53,19 @@ def two_outputs() -> tgraph.GraphOp:
 GRAPHS = {"attention_one_key": attention_one_key, "sum_over_unit_dim": sum_over_unit_dim, "two_outputs": two_outputs}
 
 
-@functools.cache
-def compiled(name: str) -> tuple[tgraph.GraphOp, ModuleOp]:
-    """The graph and its pipeline module (a small search), lowered to TileLang."""
-    graph = GRAPHS[name]()
+def lowered(graph: tgraph.GraphOp) -> ModuleOp:
+    """`graph`'s pipeline module (a small search), lowered to TileLang."""
     module = module_of(graph.clone())
     PipelinePass(search_budget=20_000, top_k=1, keep=2, split_counts=(2,)).apply(make_context(), module)
     lower_module(module)
-    return graph, module
+    return module
+
+
+@functools.cache
+def compiled(name: str) -> tuple[tgraph.GraphOp, ModuleOp]:
+    """The graph and its lowered pipeline module."""
+    graph = GRAPHS[name]()
+    return graph, lowered(graph)
 
 
 def check_candidates(graph: tgraph.GraphOp, module: ModuleOp, seed: int = 3) -> int:
