@@ -11,7 +11,8 @@ Reduced partials (a chunk max, a chunk's row sum) of a narrower float type cross
 graph casts them up, and the combine graph computes in f32 from them and casts its outputs back to
 their declared types (a matmul in the combine reads its widened operands narrowed again). Partial
 products of a matmul (P.V, a split-K GEMM's partial sums) keep their type, unless the combine does
-more with them than sums, scalings and products (q k^T split over the head dim before a softmax).
+more with them than sums, scalings and products (q k^T split over the head dim before a softmax), or
+may scale them down (`_scaled_down`: a norm's rsqrt or a constant under 1 applied after the sum).
 
 A weighted sum `E @ V` of non-negative weights `E` whose row sum `W` also crosses the cut (attention's
 unnormalized P.V beside its chunk's sum of exps) crosses divided by `W`: a convex combination of V's
@@ -125,7 +126,8 @@ def partition(graph: tgraph.GraphOp) -> tuple[tgraph.GraphOp, tgraph.GraphOp] | 
     stored_as: dict[SSAValue, SSAValue] = {}  # a partial -> its value in the split graph as stored
     for p in sorted(partials, key=lambda p: p in weighted):  # sums first: the weighted ones divide by them
         v = mapping[p]
-        if (isinstance(p.owner, tgraph.ReduceOp) or _needs_absolute_precision(p, downstream)) and _wide(tgraph.tensor_type(v)) != tgraph.tensor_type(v):
+        if (isinstance(p.owner, tgraph.ReduceOp) or _needs_absolute_precision(p, downstream) or _scaled_down(p, downstream)) \
+                and _wide(tgraph.tensor_type(v)) != tgraph.tensor_type(v):
             widen = tgraph.CastOp(v, f32)
             split_block.add_op(widen)
             v = widen.result
@@ -241,6 +243,35 @@ def _needs_absolute_precision(partial: SSAValue, downstream: set[Operation]) -> 
                 continue
             seen.add(op)
             if not tgraph.keeps_relative_error(op):
+                return True
+            stack.extend(op.results)
+    return False
+
+
+def _scaled_down(partial: SSAValue, downstream: set[Operation]) -> bool:
+    """Whether the combine may make `partial` smaller before it is an output: a scaling by less than 1,
+    or a product or quotient with another value. Such a partial can exceed fp16 where the output does
+    not, so it crosses in f32: linear attention's `(phi(Q) phi(K)^T) V / 1024`, split over the keys with
+    the scale moved to the combine, stored inf for 83% of its elements with V at 1e3 (outputs under 820);
+    RMSNorm's `(x @ W) * rsqrt(mean(x^2))` the same with x and W at 1e3 (`bench/range_sweep.py`, session
+    49). Sums alone keep a partial within a few times the output."""
+    stack, seen = [partial], set()
+    while stack:
+        v = stack.pop()
+        for use in v.uses:
+            op = use.operation
+            if op not in downstream or op in seen:
+                continue
+            seen.add(op)
+            if isinstance(op, (tgraph.MulOp, tgraph.DivOp)):
+                return True
+            if isinstance(op, tgraph.ScaleOp) and abs(op.factor.value.data) < 1:
+                return True
+            if isinstance(op, tgraph.ScalarOp) and (
+                (op.scalar_kind == tgraph.ScalarKind.MUL and abs(op.value) < 1)
+                or (op.scalar_kind == tgraph.ScalarKind.DIV and abs(op.value) > 1)
+                or op.scalar_kind == tgraph.ScalarKind.RDIV
+            ):
                 return True
             stack.extend(op.results)
     return False
