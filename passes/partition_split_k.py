@@ -22,6 +22,7 @@ rows, bounded by max |V|, where `E @ V` itself grows with the chunk length (256 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -227,6 +228,18 @@ def _normalized(block: Block, x: SSAValue, w: SSAValue, element_type) -> SSAValu
     return narrow.result
 
 
+def _combine_ops(partial: SSAValue, downstream: set[Operation]) -> Iterator[Operation]:
+    """The combine's ops that read `partial`, directly or through other combine ops."""
+    stack, seen = [partial], set()
+    while stack:
+        for use in stack.pop().uses:
+            op = use.operation
+            if op in downstream and op not in seen:
+                seen.add(op)
+                yield op
+                stack.extend(op.results)
+
+
 def _needs_absolute_precision(partial: SSAValue, downstream: set[Operation]) -> bool:
     """Whether the combine does more with `partial` than ops that keep its relative precision (sums,
     scalings and products: `tgraph.keeps_relative_error`, declared on the ops). A product's partial sums in f16 are each off by
@@ -234,47 +247,30 @@ def _needs_absolute_precision(partial: SSAValue, downstream: set[Operation]) -> 
     the head dim), which turns that absolute error at logits of 1000 into a relative error of
     e^0.5. Such partials cross in f32 (measured on the H200: mla_decode's c2_s2 split at logits
     +-1000 was 5e-2 off in f16)."""
-    stack, seen = [partial], set()
-    while stack:
-        v = stack.pop()
-        for use in v.uses:
-            op = use.operation
-            if op not in downstream or op in seen:
-                continue
-            seen.add(op)
-            if not tgraph.keeps_relative_error(op):
-                return True
-            stack.extend(op.results)
+    return any(not tgraph.keeps_relative_error(op) for op in _combine_ops(partial, downstream))
+
+
+def _shrinks(op: Operation) -> bool:
+    """Whether `op` may make its first operand smaller: a scaling by less than 1, a product or a quotient."""
+    if isinstance(op, (tgraph.MulOp, tgraph.DivOp)):
+        return True
+    if isinstance(op, tgraph.ScaleOp):
+        return abs(op.factor.value.data) < 1
+    if isinstance(op, tgraph.ScalarOp):
+        kind = op.scalar_kind
+        return (kind == tgraph.ScalarKind.MUL and abs(op.value) < 1) or (kind == tgraph.ScalarKind.DIV and abs(op.value) > 1) \
+            or kind == tgraph.ScalarKind.RDIV
     return False
 
 
 def _scaled_down(partial: SSAValue, downstream: set[Operation]) -> bool:
-    """Whether the combine may make `partial` smaller before it is an output: a scaling by less than 1,
-    or a product or quotient with another value. Such a partial can exceed fp16 where the output does
-    not, so it crosses in f32: linear attention's `(phi(Q) phi(K)^T) V / 1024`, split over the keys with
-    the scale moved to the combine, stored inf for 83% of its elements with V at 1e3 (outputs under 820);
-    RMSNorm's `(x @ W) * rsqrt(mean(x^2))` the same with x and W at 1e3 (`bench/range_sweep.py`, session
-    49). Sums alone keep a partial within a few times the output."""
-    stack, seen = [partial], set()
-    while stack:
-        v = stack.pop()
-        for use in v.uses:
-            op = use.operation
-            if op not in downstream or op in seen:
-                continue
-            seen.add(op)
-            if isinstance(op, (tgraph.MulOp, tgraph.DivOp)):
-                return True
-            if isinstance(op, tgraph.ScaleOp) and abs(op.factor.value.data) < 1:
-                return True
-            if isinstance(op, tgraph.ScalarOp) and (
-                (op.scalar_kind == tgraph.ScalarKind.MUL and abs(op.value) < 1)
-                or (op.scalar_kind == tgraph.ScalarKind.DIV and abs(op.value) > 1)
-                or op.scalar_kind == tgraph.ScalarKind.RDIV
-            ):
-                return True
-            stack.extend(op.results)
-    return False
+    """Whether the combine may make `partial` smaller before it is an output (`_shrinks`). Such a partial
+    can exceed fp16 where the output does not, so it crosses in f32: linear attention's
+    `(phi(Q) phi(K)^T) V / 1024`, split over the keys with the scale moved to the combine, stored inf for
+    83% of its elements with V at 1e3 (outputs under 820); RMSNorm's `(x @ W) * rsqrt(mean(x^2))` the same
+    with x and W at 1e3 (`bench/range_sweep.py`, session 49). Sums alone keep a partial within a few
+    times the output."""
+    return any(_shrinks(op) for op in _combine_ops(partial, downstream))
 
 
 def _wide(t: tgraph.TensorType) -> tgraph.TensorType:
