@@ -257,9 +257,8 @@ def _shrinks(op: Operation) -> bool:
     if isinstance(op, tgraph.ScaleOp):
         return abs(op.factor.value.data) < 1
     if isinstance(op, tgraph.ScalarOp):
-        kind = op.scalar_kind
-        return (kind == tgraph.ScalarKind.MUL and abs(op.value) < 1) or (kind == tgraph.ScalarKind.DIV and abs(op.value) > 1) \
-            or kind == tgraph.ScalarKind.RDIV
+        kind, c = op.scalar_kind, abs(op.value)
+        return kind == tgraph.ScalarKind.RDIV or (kind == tgraph.ScalarKind.MUL and c < 1) or (kind == tgraph.ScalarKind.DIV and c > 1)
     return False
 
 

@@ -478,13 +478,13 @@ def _rebuild(op: Operation, xs: list[SSAValue], result_type: tgraph.TensorType) 
 WIDE_LAST_TILES = (192, 512)
 WIDE_LAST_MAX_ELEMENTS = 128 * 256
 WIDE_FEW_ROWS = (1, 2, 4, 8)
+"""Row tiles of the last fallback, when no `wide` tile of 16 or more rows fits: a norm or softmax over
+rows too wide for 16 of them in registers (4096 columns) then runs in one kernel, not only as a
+Split-K pair that reads x twice."""
 FEW_ROWS_BESIDE_WIDE = True
 """Whether a kernel without matmuls whose tiles span whole rows is also offered `WIDE_FEW_ROWS` of them a
 block beside 16 or more, which leave most SMs idle on few rows (BERT's LayerNorm over 128 rows of 768 took 16
 a block, 8 blocks; one row a block, 128 blocks, ranks first). With matmuls, few rows stay the fallback."""
-"""Row tiles of the last fallback, when no `wide` tile of 16 or more rows fits: a norm or softmax over
-rows too wide for 16 of them in registers (4096 columns) then runs in one kernel, not only as a
-Split-K pair that reads x twice."""
 
 
 def configs(
