@@ -132,6 +132,19 @@ class Plan:
     loops: list[Loop]
 
 
+def proportional_tile(size: int, first: int, tile: int, dim: int) -> int:
+    """The tile of an output's `dim` of `size` where the first output's dim of `first` is cut into
+    tiles of `tile`: as many tiles (the grid is shared), each `size / (first / tile)` wide. q, k and v
+    projections at grouped-query widths (1024, 256, 256 columns) then share one grid, 32-column tiles
+    of q beside 8-column tiles of k and v, and one kernel reads their input once."""
+    if size == first:
+        return tile
+    count = first // tile
+    if size % count:
+        raise Unschedulable(f"outputs differ in dim {dim} ({size} vs {first}): {count} tiles of the first do not divide the other")
+    return size // count
+
+
 def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
     """Schedule `graph` for `config` (raises Unschedulable with the reason)."""
     outputs = list(graph.output_op.outputs)
@@ -163,8 +176,7 @@ def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
                 tshape.append(1)
             elif d in var_of_dim:
                 var, t = var_of_dim[d]
-                if size != first[d]:
-                    raise Unschedulable(f"outputs differ in dim {d} ({size} vs {first[d]}): no common grid")
+                t = proportional_tile(size, first[d], t, d)
                 offs.append(symbol(var) * t)
                 tshape.append(t)
             else:

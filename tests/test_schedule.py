@@ -608,3 +608,52 @@ def test_a_repeated_plan_is_built_once_with_the_same_ranking(monkeypatch: pytest
     monkeypatch.setattr(schedule, "_plan_key", lambda p: next(keys))  # every plan its own key: no repeats
     assert ranking() == memo
     assert n_memo < len(built)
+
+
+def _projections(rows: int, k: int, widths: tuple[int, ...]) -> tgraph.GraphOp:
+    """x @ W_i for each width: separate projections of one input (q, k, v), one output each."""
+    from conftest import parse_text
+
+    ws = ", ".join(f"%w{i}: !tgraph.tensor<[{k}, {n}], f16>" for i, n in enumerate(widths))
+    outs = ", ".join(f"!tgraph.tensor<[{rows}, {n}], f16>" for n in widths)
+    body = "\n".join(
+        f"  %o{i} = tgraph.matmul %x, %w{i} : !tgraph.tensor<[{rows}, {k}], f16>, !tgraph.tensor<[{k}, {n}], f16> -> !tgraph.tensor<[{rows}, {n}], f16>"
+        for i, n in enumerate(widths)
+    )
+    names = ", ".join(f"%o{i}" for i in range(len(widths)))
+    text = f"tgraph.graph @proj(%x: !tgraph.tensor<[{rows}, {k}], f16>, {ws}) -> ({outs}) {{\n{body}\n  tgraph.output {names} : {outs}\n}}\n"
+    return parse_text(text).body.block.first_op
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform", "sparse", "large"])
+@pytest.mark.parametrize("reduce_tile", [None, 32])
+def test_outputs_of_different_widths_share_one_grid(dist: str, reduce_tile: int | None) -> None:
+    """Projections of one x to 256, 64 and 64 columns (q, k, v at grouped-query widths): the first output's
+    32-column tiles give the others 8-column tiles, as many blocks, and one kernel computes all three
+    (before, "outputs differ in dim 1: no common grid" cut them into three kernels that each read x).
+    The itgraph interpreter runs the kernel against the graph on fresh inputs."""
+    graph = _projections(32, 96, (256, 64, 64))
+    p = plan(graph, Config((16, 32), reduce_tile, True))
+    assert p.grid == [("p0", 2), ("p1", 8)]
+    outs = list(graph.output_op.outputs)
+    assert [p.tiles[o].shape for o in outs] == [(16, 32), (16, 8), (16, 8)]
+    kernel = build_kernel(p, "k")
+    rng = np.random.default_rng(5)
+    draw = {
+        "normal": rng.standard_normal, "uniform": lambda s: rng.uniform(-2, 2, s),
+        "sparse": lambda s: rng.standard_normal(s) * (rng.uniform(size=s) < 0.1), "large": lambda s: 300 * rng.standard_normal(s),
+    }[dist]
+    xs = [draw((32, 96))] + [draw((96, n)) for n in (256, 64, 64)]
+    for want, got in zip(run_graph(graph, xs), run_kernel(kernel, xs)):
+        assert max_relative_error(want, got) < 1e-9
+
+
+def test_outputs_whose_widths_the_first_tiles_do_not_divide_are_not_gridded_together() -> None:
+    """100 columns beside 256 cut in 32-column tiles: 8 tiles do not divide 100, and the configuration is
+    dropped with that reason; 64-column tiles (4 of them) give 25-column tiles."""
+    graph = _projections(32, 64, (256, 100))
+    with pytest.raises(Unschedulable, match="8 tiles of the first do not divide the other"):
+        plan(graph, Config((16, 32), None, True))
+    assert plan(graph, Config((16, 64), None, True)).tiles[graph.output_op.outputs[1]].shape == (16, 25)
+    best, _ = schedule_graph(graph)
+    assert best and len({s.config for s in best}) == len(best)
