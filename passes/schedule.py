@@ -132,17 +132,38 @@ class Plan:
     loops: list[Loop]
 
 
-def proportional_tile(size: int, first: int, tile: int, dim: int) -> int:
+def proportional_tile(size: int, first: int, tile: int, dim: int, static: bool = True) -> int:
     """The tile of an output's `dim` of `size` where the first output's dim of `first` is cut into
     tiles of `tile`: as many tiles (the grid is shared), each `size / (first / tile)` wide. q, k and v
     projections at grouped-query widths (1024, 256, 256 columns) then share one grid, 32-column tiles
-    of q beside 8-column tiles of k and v, and one kernel reads their input once."""
+    of q beside 8-column tiles of k and v, and one kernel reads their input once.
+
+    Only in a `static` graph (`all_static`): where a dim is dynamic, the grid of another size may cut
+    dims the representative size leaves whole, and the kernel would serve that size only (a Split-K
+    part's copies of x [s, T, 1024] and W [s, 1024, 6144]: at T = 384, 1024 rows in 3 tiles)."""
     if size == first:
         return tile
+    if not static:
+        raise Unschedulable(f"outputs differ in dim {dim} ({size} vs {first}) of a graph with dynamic dims: no common grid")
     count = first // tile
     if size % count:
         raise Unschedulable(f"outputs differ in dim {dim} ({size} vs {first}): {count} tiles of the first do not divide the other")
     return size // count
+
+
+def all_static(graph: tgraph.GraphOp) -> bool:
+    """Whether neither `graph` nor the input graph it is a candidate (or a piece of one) of declares a
+    dynamic dim; False where `graph` names an input graph that is not beside it in a module (a piece
+    that `partition_kernels` tries before inserting it)."""
+    def declares(g: tgraph.GraphOp) -> bool:
+        return any(g.input_annotation(i, "dynamic") for i in range(len(g.inputs)))
+
+    name = tgraph.referenced_symbol(graph, "cleave.candidate_of")
+    if declares(graph) or name is None:
+        return not declares(graph)
+    module = graph.parent_op()
+    root = SymbolTable.lookup_symbol(module, name) if module is not None else None
+    return isinstance(root, tgraph.GraphOp) and not declares(root)
 
 
 def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
@@ -161,7 +182,8 @@ def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
             var_of_dim[d] = (f"p{d}", t)
             grid.append((f"p{d}", size // t))
     tiles: dict[SSAValue, Tile] = {}
-    for out in outputs:
+    static: bool | None = None  # `all_static(graph)`, once needed
+    for i, out in enumerate(outputs):
         shape = concrete(out)
         if len(shape) != len(first):
             raise Unschedulable("outputs of different ranks cannot share one grid")
@@ -169,14 +191,16 @@ def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
         for d, size in enumerate(shape):
             if size == 1 and d in var_of_dim:
                 raise Unschedulable(
-                    f"output {outputs.index(out)} has size 1 in dim {d}, which the grid tiles: several blocks would write it"
+                    f"output {i} has size 1 in dim {d}, which the grid tiles: several blocks would write it"
                 )
             if size == 1:
                 offs.append(sympy.Integer(0))
                 tshape.append(1)
             elif d in var_of_dim:
                 var, t = var_of_dim[d]
-                t = proportional_tile(size, first[d], t, d)
+                if size != first[d] and static is None:
+                    static = all_static(graph)
+                t = proportional_tile(size, first[d], t, d, static=bool(static))
                 offs.append(symbol(var) * t)
                 tshape.append(t)
             else:

@@ -610,8 +610,9 @@ def test_a_repeated_plan_is_built_once_with_the_same_ranking(monkeypatch: pytest
     assert n_memo < len(built)
 
 
-def _projections(rows: int, k: int, widths: tuple[int, ...]) -> tgraph.GraphOp:
-    """x @ W_i for each width: separate projections of one input (q, k, v), one output each."""
+def _projections(rows: int, k: int, widths: tuple[int, ...], dynamic_rows: bool = False) -> tgraph.GraphOp:
+    """x @ W_i for each width: separate projections of one input (q, k, v), one output each; with
+    `dynamic_rows`, x's rows are declared dynamic."""
     from conftest import parse_text
 
     ws = ", ".join(f"%w{i}: !tgraph.tensor<[{k}, {n}], f16>" for i, n in enumerate(widths))
@@ -621,7 +622,8 @@ def _projections(rows: int, k: int, widths: tuple[int, ...]) -> tgraph.GraphOp:
         for i, n in enumerate(widths)
     )
     names = ", ".join(f"%o{i}" for i in range(len(widths)))
-    text = f"tgraph.graph @proj(%x: !tgraph.tensor<[{rows}, {k}], f16>, {ws}) -> ({outs}) {{\n{body}\n  tgraph.output {names} : {outs}\n}}\n"
+    dyn = " {dynamic = array<i64: 0>}" if dynamic_rows else ""
+    text = f"tgraph.graph @proj(%x: !tgraph.tensor<[{rows}, {k}], f16>{dyn}, {ws}) -> ({outs}) {{\n{body}\n  tgraph.output {names} : {outs}\n}}\n"
     return parse_text(text).body.block.first_op
 
 
@@ -657,3 +659,13 @@ def test_outputs_whose_widths_the_first_tiles_do_not_divide_are_not_gridded_toge
     assert plan(graph, Config((16, 64), None, True)).tiles[graph.output_op.outputs[1]].shape == (16, 25)
     best, _ = schedule_graph(graph)
     assert best and len({s.config for s in best}) == len(best)
+
+
+def test_outputs_of_different_widths_keep_apart_in_a_graph_with_dynamic_dims() -> None:
+    """With x's rows dynamic, the shared grid is refused: at another row count the grid may cut a dim that
+    the representative size leaves whole, where the outputs differ (a Split-K part copying x [s, T, 1024] and
+    W [s, 1024, 6144] lost its whole candidate so). The per-matmul cut still serves every size."""
+    graph = _projections(32, 96, (256, 64, 64), dynamic_rows=True)
+    with pytest.raises(Unschedulable, match="graph with dynamic dims: no common grid"):
+        plan(graph, Config((16, 32), None, True))
+    assert plan(graph, Config((16, 256), None, True)).grid == [("p0", 2)]  # whole rows of every output: no shared column grid
