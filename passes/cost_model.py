@@ -331,11 +331,11 @@ def overlaps(placed: itgraph.KernelOp) -> bool:
     computes, and the next block's loads wait for it to finish (rmsnorm_matmul T1's Split-K GEMV on
     the H200: [512, 128] weight tiles of 128 KiB in 3 waves 24.3 us, [512, 64] tiles two to an SM
     17.1 us). In one wave, one stage did not cost more than it saved (MLA decode's Split-K part:
-    K tiles of 64 rows on one stage 14.2 us, of 32 rows on two stages 15.7-17.0 us). A few-row
-    matmul without a K loop never overlaps them (`unlooped_few_row_matmul`)."""
+    K tiles of 64 rows on one stage 14.2 us, of 32 rows on two stages 15.7-17.0 us). A matmul
+    without a K loop never overlaps them (`unlooped_matmul`)."""
     stages = placed.attributes.get("cleave.stages")
     smem = placed.attributes.get("cleave.smem_bytes")
-    if unlooped_few_row_matmul(placed):
+    if unlooped_matmul(placed):
         return False
     if stages is None or smem is None or stages.value.data > 1 or 2 * smem.value.data <= SMEM_BYTES:  # type: ignore[attr-defined]
         return True
@@ -344,28 +344,33 @@ def overlaps(placed: itgraph.KernelOp) -> bool:
     return math.prod(evaluate(e, {}) for e in par.extent_dims) <= SMS
 
 
-# the shortest matmul depth `unlooped_few_row_matmul` counts: two 64-wide K steps of a loop
+# the shortest matmul depth `unlooped_matmul` counts: two 64-wide K steps of a loop
 LOOPABLE_DEPTH = 128
 
 
-def unlooped_few_row_matmul(kernel: itgraph.KernelOp) -> bool:
-    """Whether `kernel` has no K loop and a matmul of 2..15 rows (the lowering pads them to a tensor-core
-    tile) over LOOPABLE_DEPTH or more, whose operands it loads into shared memory. Each block loads
-    its whole K chunk, then computes, with no load in flight meanwhile.
+def unlooped_matmul(kernel: itgraph.KernelOp) -> bool:
+    """Whether `kernel` has no K loop and a matmul over LOOPABLE_DEPTH or more, of 2-15 rows (the lowering
+    pads them to a tensor-core tile) or tensor-core shaped (`place_memory._tensor_core_shaped`), whose
+    operands it loads into shared memory. Each block loads its whole K chunk, then computes,
+    with no load in flight meanwhile: in one wave too, where `overlaps` otherwise lets it pass.
 
     On the H200 (bench/results/split_loops_2026-12-04_H200.md), for every split count of rmsnorm_matmul
     T=5 N=3000 and T=3 N=1000, the fastest Split-K kernel with a loop of 128-wide steps beat the fastest
     without one, by 1.1-3.3x: T=5, 16 splits of 256 (the schedule's choice) 21.5-25.3 us unlooped,
     16.0-23.2 looped; 8 splits 22.7-33.5 against 13.4-18.1; 32 splits of 128 ran 20.3-26.6 us
-    unlooped. Shallower matmuls (decode attention's head dim at test sizes) have nothing to pipeline.
-    Direct GEMVs (one row, weights read from global memory) stream by their own rule."""
-    from cleave_ir.passes.place_memory import direct_gemv_matmul, weight_load  # placement imports this module
+    unlooped. It held for 2-15 rows only until the H100 (bench/results/unlooped_rows_2026-12-07s50_H100.md):
+    q/k/v projections at T64 in 16-row tiles, one wave of 128 blocks, 12.4 us unlooped against 7.0 looped;
+    32-row tiles 10.5 against 7.0; matmul_matmul S1024's and S4096's Split-K winners 6.2 -> 5.2 and
+    8.3 -> 7.7 us looped. Not a CUDA-core fold of 16+ rows (a row sum as a product with a [K, 1] column):
+    matmul_rowsum's such kernel ran 5.1 us unlooped, 7.3 looped. Shallower matmuls (decode attention's head dim at test sizes) have nothing to
+    pipeline. Direct GEMVs (one row, weights read from global memory) stream by their own rule."""
+    from cleave_ir.passes.place_memory import _tensor_core_shaped, direct_gemv_matmul, weight_load  # placement imports this module
 
     if any(isinstance(op, itgraph.SequentialOp) for op in kernel.walk()):
         return False
     return any(
         isinstance(op, tgraph.MatmulOp) and not direct_gemv_matmul(op)
-        and 1 < int(tgraph.tensor_type(op.result).shape[-2]) < 16
+        and (1 < int(tgraph.tensor_type(op.result).shape[-2]) < 16 or _tensor_core_shaped(op))
         and int(tgraph.tensor_type(op.lhs).shape[-1]) >= LOOPABLE_DEPTH
         and all(weight_load(v) is not None for v in (op.lhs, op.rhs))
         for op in kernel.walk()
@@ -440,6 +445,33 @@ def with_pipeline_depth(est: Estimate, placed: itgraph.KernelOp, calibration: Ca
     return replace(est, microseconds=(calibration or CALIBRATION).kernel_us(terms), terms=terms)
 
 
+# the most rows of a matmul's input tile that `few_row_sharers` counts from DRAM once: a decode or small-batch
+# projection's input rows
+SHARED_INPUT_ROWS = 16
+
+
+def few_row_sharers(load: itgraph.LoadOp, par: itgraph.ParallelOp) -> int:
+    """How many blocks read the same tile of `load`, where it is the input rows (at most SHARED_INPUT_ROWS) of
+    a matmul whose other operand differs per block: the product of the grid extents its offsets do not use
+    (1 otherwise). The first block reads it from DRAM, the others from L2. Counted in full, a kernel per
+    projection of one x (q/k/v at T64, MLA's down projections at T32, a linear and its LoRA down projection)
+    was estimated at twice what it measured (H100: 21.7 us against 10.9, 52.3 against 28.1, 19.5 against
+    10.7), and ranked below one kernel of all of them that ran 1.7x slower (MLA's: 47.3 us against 28.1;
+    bench/results/proportional_tiles_2026-12-07s50_H100.md)."""
+    reads_rows = any(
+        isinstance(mm := u.operation, tgraph.MatmulOp) and mm.lhs is load.result
+        and int(tgraph.tensor_type(mm.result).shape[-2]) <= SHARED_INPUT_ROWS
+        and isinstance(w := mm.rhs.owner, itgraph.LoadOp)
+        and any(set(map(str, off.free_symbols)) - set(map(str, sum((list(o.free_symbols) for o in load.tmap.offset_exprs), [])))
+                for off in w.tmap.offset_exprs)
+        for u in load.result.uses
+    )
+    if not reads_rows:
+        return 1
+    used = {str(s) for off in load.tmap.offset_exprs for s in off.free_symbols}
+    return math.prod(evaluate(e, {}) for v, e in zip(par.var_names, par.extent_dims) if v not in used)
+
+
 def grid_blocks(kernel: itgraph.KernelOp) -> int:
     """The blocks `kernel` launches (concrete shapes)."""
     par = kernel.body.block.first_op
@@ -463,7 +495,7 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
         if isinstance(op, itgraph.LoadOp) and op.causal_offset is not None:
             continue  # a causal mask tile is computed from its indices: no traffic, no shared memory
         if isinstance(op, itgraph.LoadOp):
-            moved += tile_bytes(op.result) * block_trips(op, loops) / (grid if direct_gemv_input_row(op, grid_vars) else 1)
+            moved += tile_bytes(op.result) * block_trips(op, loops) / (grid if direct_gemv_input_row(op, grid_vars) else few_row_sharers(op, par))
             if not direct_gemv_operand(op):  # read from global memory by its GEMV, never staged
                 smem += tile_bytes(op.result)
         elif isinstance(op, itgraph.StoreOp):

@@ -1090,6 +1090,19 @@ def test_projections_to_outputs_of_different_widths_share_one_kernel() -> None:
             assert max(max_relative_error(w, g) for w, g in zip(want, got)) < 2e-2, cand
 
 
+def test_long_projections_of_one_x_keep_a_kernel_each() -> None:
+    """MLA's down projections of 32 rows (widths 1536 and 576, K 7168; bench/probes/unseen): one kernel of both
+    shares a 48-block grid and ran 47.3 us on the H100, the per-matmul cut 28.1 (96 and 72 blocks). The cut's
+    kernels read x's 32 rows in every column block, which the cost model counted from DRAM each time
+    (`cost_model.few_row_sharers`: once now), and it ranks first."""
+    probe = Path(__file__).resolve().parents[1] / "bench" / "probes" / "unseen" / "mla_down_projections_t32.mlir"
+    graph = Parser(make_context(), probe.read_text()).parse_module().body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(keep=2, search_budget=2_000).apply(make_context(), module)
+    (_, names, head), (_, _, second) = rank_candidates(module)[:2]
+    assert head == "mla_down_mm" and len(names) == 2 and second == "mla_down"
+
+
 def test_a_norm_over_few_rows_takes_a_few_rows_a_block() -> None:
     """BERT's post-norm output block, LayerNorm(x W + b + r) over 128 rows of 768: the norm's kernel after the
     projection's took 16 whole rows a block (8 blocks on 132 SMs; the block measured 0.69x torch.compile on the

@@ -311,12 +311,12 @@ def test_192_column_tiles_compute_the_matmul(dist: str) -> None:
     assert max_relative_error(run_graph(graph, xs)[0], run_kernel(kernel, xs)[0]) < 1e-9
 
 
-def test_few_row_matmuls_without_a_k_loop_do_not_overlap_their_loads() -> None:
-    """`cost_model.unlooped_few_row_matmul`: 5 rows times a [512, 3072] weight with the whole K in one
-    tile waits for its loads (serialized), a loop of 128-wide K steps overlaps them, and the schedule
-    ranks a looped configuration first (Split-K kernels of rmsnorm_matmul T=5 on the H200: 24.1 us
-    unlooped, 16.8 looped). 16 rows (no padding), a depth of 64 (nothing to pipeline) and a one-row
-    GEMV (its own streaming rule) keep the old rule."""
+def test_matmuls_without_a_k_loop_do_not_overlap_their_loads() -> None:
+    """`cost_model.unlooped_matmul`: 5 or 16 rows times a [512, 3072] weight with the whole K in one tile
+    wait for their loads (serialized), a loop of 128-wide K steps overlaps them, and the schedule ranks
+    a looped configuration first (Split-K kernels of rmsnorm_matmul T=5 on the H200: 24.1 us unlooped,
+    16.8 looped; q/k/v projections at T64 in 16-row tiles on the H100: 12.4 unlooped, 7.0 looped). A
+    depth of 64 (nothing to pipeline) and a one-row GEMV (its own streaming rule) keep the old rule."""
     from cleave_ir.passes import cost_model, place_memory
 
     def placed(m: int, k: int, cols: int, reduce: int | None) -> itgraph.KernelOp:
@@ -324,12 +324,13 @@ def test_few_row_matmuls_without_a_k_loop_do_not_overlap_their_loads() -> None:
         place_memory.place(kernel)
         return kernel
 
-    unlooped = placed(5, 512, 64, None)
-    assert cost_model.unlooped_few_row_matmul(unlooped) and not cost_model.overlaps(unlooped)
-    for kernel in (placed(5, 512, 64, 128), placed(16, 512, 64, None), placed(5, 64, 64, None), placed(1, 512, 64, None)):
-        assert not cost_model.unlooped_few_row_matmul(kernel)
-    ranked, _ = schedule_graph(_matmul(5, 512, 3072), 1)
-    assert ranked[0].config.reduce_tile is not None
+    for unlooped in (placed(5, 512, 64, None), placed(16, 512, 64, None)):
+        assert cost_model.unlooped_matmul(unlooped) and not cost_model.overlaps(unlooped)
+    for kernel in (placed(5, 512, 64, 128), placed(16, 512, 64, 128), placed(5, 64, 64, None), placed(1, 512, 64, None)):
+        assert not cost_model.unlooped_matmul(kernel)
+    for rows in (5, 16):
+        ranked, _ = schedule_graph(_matmul(rows, 512, 3072), 1)
+        assert ranked[0].config.reduce_tile is not None
 
 
 def test_a_cuda_core_fold_of_a_matmul_costs_its_serial_steps() -> None:
@@ -669,3 +670,19 @@ def test_outputs_of_different_widths_keep_apart_in_a_graph_with_dynamic_dims() -
     with pytest.raises(Unschedulable, match="graph with dynamic dims: no common grid"):
         plan(graph, Config((16, 32), None, True))
     assert plan(graph, Config((16, 256), None, True)).grid == [("p0", 2)]  # whole rows of every output: no shared column grid
+
+
+def test_few_input_rows_read_by_every_column_block_count_once() -> None:
+    """`cost_model.few_row_sharers`: a [16, 512] input tile that the 8 column blocks of x @ W [512, 256] all
+    read is counted from DRAM once (the others hit L2); 64-row tiles, and the weight tiles, are counted in
+    every block as before."""
+    from cleave_ir.passes import cost_model, place_memory
+
+    def loads(rows: int, tile: tuple[int, int]) -> dict[str, int]:
+        kernel = build_kernel(plan(_matmul(rows, 512, 256), Config(tile, None, True)), "k")
+        place_memory.place(kernel)
+        par = kernel.body.block.first_op
+        return {op.source.name_hint: cost_model.few_row_sharers(op, par) for op in par.walk() if isinstance(op, itgraph.LoadOp)}
+
+    assert loads(32, (16, 32)) == {"x": 8, "w": 1}
+    assert loads(128, (64, 32)) == {"x": 1, "w": 1}

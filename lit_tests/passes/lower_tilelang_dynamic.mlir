@@ -8,7 +8,7 @@
 
 // CHECK:      tilelang.kernel @g_k0(%x: !tilelang.buffer<[x_d0, 512], f16, global>, %w: !tilelang.buffer<[512, 64], f16, global>, %out0: !tilelang.buffer<[x_d0, 64], f16, global>)
 // CHECK-SAME: grid (bx, by) in (x_d0 ceildiv 16, 4)
-// CHECK:      tilelang.copy %x at <[16*bx, 0], [16, 512]>
+// CHECK:      tilelang.copy %x at <[16*bx, 128*r0], [16, 128]>
 
 // PY:      x_d0 = T.dynamic("x_d0")
 // PY-NEXT: x_stride0 = T.dynamic("x_stride0")

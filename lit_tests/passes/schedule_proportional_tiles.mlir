@@ -6,7 +6,8 @@
 // CHECK:      cleave-schedule @qkv: 1 kernels kept
 // CHECK:      itgraph.kernel @qkv_k0(
 // CHECK:        itgraph.parallel (p0, p1) in ([[ROWS:[0-9]+]], [[COLS:[0-9]+]]) {
-// CHECK:          %x_1 = itgraph.load %x at #itgraph.tmap<[{{[0-9]+}}*p0, 0]
+// CHECK:          %x_1 = itgraph.load %x at #itgraph.tmap<[{{[0-9]+}}*p0, {{.*}}]
+// CHECK-NOT:      itgraph.load %x
 // CHECK-DAG:      itgraph.store %q, %out0 at #itgraph.tmap<[[[R:[0-9]+]]*p0, [[Q:[0-9]+]]*p1], [[[R]], [[Q]]]>
 // CHECK-DAG:      itgraph.store %k, %out1 at #itgraph.tmap<[[[R]]*p0, [[KV:[0-9]+]]*p1], [[[R]], [[KV]]]>
 // CHECK-DAG:      itgraph.store %v, %out2 at #itgraph.tmap<[[[R]]*p0, [[KV]]*p1], [[[R]], [[KV]]]>

@@ -21,37 +21,53 @@ out0_stride2 = T.dynamic("out0_stride2")
 def mha_c1_k0(q: T.StridedTensor((1, 4, 512, 128), (q_stride0, q_stride1, q_stride2, 1), "float16"), k: T.StridedTensor((1, 4, 512, 128), (k_stride0, k_stride1, k_stride2, 1), "float16"), v: T.StridedTensor((1, 4, 512, 128), (v_stride0, v_stride1, v_stride2, 1), "float16"), out0: T.StridedTensor((1, 4, 512, 128), (out0_stride0, out0_stride1, out0_stride2, 1), "float16")):
     with T.Kernel(16, 4, 2, threads=128) as (bx, by, bz):
         q_1 = T.alloc_shared((32, 128), "float16")
-        k_1 = T.alloc_shared((512, 128), "float16")
-        acc = T.alloc_fragment((32, 512), "float32")
-        row_max = T.alloc_fragment((32,), "float32")
-        v_1 = T.alloc_shared((512, 64), "float16")
-        acc_1 = T.alloc_fragment((32, 64), "float32")
-        acc_h = T.alloc_shared((32, 512), "float16")
+        acc_acc = T.alloc_fragment((32, 64), "float32")
+        acc_acc_1 = T.alloc_fragment((32,), "float32")
+        acc_acc_2 = T.alloc_fragment((32,), "float32")
+        alpha = T.alloc_fragment((32,), "float32")
+        k_1 = T.alloc_shared((128, 128), "float16")
+        acc = T.alloc_fragment((32, 128), "float32")
         red = T.alloc_fragment((32,), "float32")
-        acc_1_s = T.alloc_shared((32, 64), "float16")
+        m_new = T.alloc_fragment((32,), "float32")
+        red_1 = T.alloc_fragment((32,), "float32")
+        v_1 = T.alloc_shared((128, 64), "float16")
+        acc_h = T.alloc_shared((32, 128), "float16")
+        acc_acc_s = T.alloc_shared((32, 64), "float16")
         T.pdl_sync()
         T.copy(q[0, by, 32*bx:32*bx + 32, 0:128], q_1)
-        T.copy(k[0, by, 0:512, 0:128], k_1)
-        T.clear(acc)
-        T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-        T.reduce_max(acc, row_max, dim=1, clear=True)
-        for i0 in T.Parallel(32):
-            row_max[i0] = row_max[i0] * 0.08838834764831845
-        for i0, i1 in T.Parallel(32, 512):
-            acc[i0, i1] = T.exp2(acc[i0, i1] * 0.12751743082459868 - T.if_then_else(row_max[i0] != T.Cast("float32", -T.infinity("float32")), row_max[i0], T.Cast("float32", 0.0)) * 1.4426950408889634)
-        T.copy(acc, acc_h)
-        T.clear(acc_1)
-        T.copy(v[0, by, 0:512, 64*bz:64*bz + 64], v_1)
-        T.gemm(acc_h, v_1, acc_1, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
-        T.reduce_sum(acc, red, dim=1, clear=True)
+        T.clear(acc_acc)
+        T.clear(acc_acc_1)
+        T.fill(acc_acc_2, -T.infinity("float32"))
+        for r0 in T.Pipelined(4, num_stages=2):
+            T.clear(acc)
+            T.copy(k[0, by, 128*r0:128*r0 + 128, 0:128], k_1)
+            T.gemm(q_1, k_1, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+            T.reduce_max(acc, red, dim=1, clear=True)
+            for i0 in T.Parallel(32):
+                red[i0] = red[i0] * 0.08838834764831845
+            for i0 in T.Parallel(32):
+                m_new[i0] = T.max(acc_acc_2[i0], red[i0])
+                alpha[i0] = T.exp2((acc_acc_2[i0] - T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))) * 1.4426950408889634)
+                red[i0] = T.if_then_else(m_new[i0] != T.Cast("float32", -T.infinity("float32")), m_new[i0], T.Cast("float32", 0.0))
+                acc_acc_2[i0] = m_new[i0]
+            for i0, i1 in T.Parallel(32, 128):
+                acc[i0, i1] = T.exp2(acc[i0, i1] * 0.12751743082459868 - red[i0] * 1.4426950408889634)
+            T.reduce_sum(acc, red_1, dim=1, clear=True)
+            for i0 in T.Parallel(32):
+                acc_acc_1[i0] = acc_acc_1[i0] * alpha[i0] + red_1[i0]
+            for i0, i1 in T.Parallel(32, 64):
+                acc_acc[i0, i1] = acc_acc[i0, i1] * alpha[i0]
+            T.copy(acc, acc_h)
+            T.copy(v[0, by, 128*r0:128*r0 + 128, 64*bz:64*bz + 64], v_1)
+            T.gemm(acc_h, v_1, acc_acc, transpose_B=False, policy=T.GemmWarpPolicy.FullRow)
         for i0, i1 in T.Parallel(32, 64):
-            acc_1[i0, i1] = acc_1[i0, i1] / red[i0]
-        T.copy(acc_1, acc_1_s)
-        T.copy(acc_1_s, out0[0, by, 32*bx:32*bx + 32, 64*bz:64*bz + 64])
+            acc_acc[i0, i1] = acc_acc[i0, i1] / acc_acc_1[i0]
+        T.copy(acc_acc, acc_acc_s)
+        T.copy(acc_acc_s, out0[0, by, 32*bx:32*bx + 32, 64*bz:64*bz + 64])
 
 
 KERNELS = {
-    'mha_c1_k0': {'graph': 'mha_c1', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 32, 64] reduce=none', 'estimated_us': 9.102, 'inputs': 3, 'outputs': 1, 'pass_configs': {'tl.enable_fast_math': True}, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
+    'mha_c1_k0': {'graph': 'mha_c1', 'input_names': ['q', 'k', 'v'], 'passthrough': [], 'tiles': 'out=[1, 1, 32, 64] reduce=128', 'estimated_us': 10.285, 'inputs': 3, 'outputs': 1, 'pass_configs': {'tl.enable_fast_math': True}, 'shapes': [(1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128), (1, 4, 512, 128)], 'dtypes': ['float16', 'float16', 'float16', 'float16']},
 }
 
 GRAPHS = {
@@ -83,7 +99,7 @@ tgraph.graph @mha_c1(%q: !tgraph.tensor<[1, 4, 512, 128], f16>, %k: !tgraph.tens
 STATIC_SIZES = {}
 
 # the candidates, best estimated first: (estimated us, kernels to run in order, graph)
-CANDIDATES = [(9.102, ['mha_c1_k0'], 'mha_c1')]
+CANDIDATES = [(10.285, ['mha_c1_k0'], 'mha_c1')]
 
 # the kernels' graph as written (cleave-fold-structural): its inputs as views (input, perm, [dim, start, size]
 # slices) of run's tensors, its outputs as (output, dim, perm) parts of run's outputs; None: the same tensors
