@@ -42,6 +42,14 @@ def main() -> None:
             module = f"kernels/{e['row']}__{e['variant']}.py"
             shutil.copy(source / e["module"], a.out / module)
             e["module"] = module
+            if e.get("pipeline"):  # the pipeline module `gpu_suite.py tune` reads the candidates from
+                pipeline = f"kernels/{e['row']}__{e['variant']}.mlir"
+                shutil.copy(source / e["pipeline"], a.out / pipeline)
+                e["pipeline"] = pipeline
+            if e.get("tuned"):  # a tuned winner's module travels with its row
+                tuned = dict(e["tuned"], module=f"kernels/{e['row']}__{e['variant']}.tuned.py")
+                shutil.copy(source / e["tuned"]["module"], a.out / tuned["module"])
+                e["tuned"] = tuned
             entries[f"{e['row']}__{e['variant']}"] = e
     merged["entries"] = entries
     (a.out / "manifest.json").write_text(json.dumps(merged, indent=1))
