@@ -456,3 +456,29 @@ def test_run_takes_a_cut_graphs_outputs_from_the_kernels_that_compute_them(suite
     row = json.loads(results.read_text())["rows"]["qkv__full"]
     assert row["status"] == "ok" and all(c.get("ok") for c in row["candidates"]), row["candidates"]
     assert any(len(c["kernels"]) == 3 for c in row["candidates"])
+
+
+def test_merged_prepares_carry_pipelines_and_tuned_winners(tmp_path: Path) -> None:
+    """`bench/probes/merge_prepared.py` puts two prepares' rows side by side (`NAME~TAG` for the old one) with
+    every file a row names: its kernel module, its pipeline module (`gpu_suite.py tune` reads the candidates
+    from it) and a tuned winner's module."""
+    import subprocess
+
+    def prepared(root: Path, text: str) -> Path:
+        (root / "kernels").mkdir(parents=True)
+        for suffix in (".py", ".mlir", ".tuned.py"):
+            (root / "kernels" / f"r__full{suffix}").write_text(f"{text}{suffix}")
+        entry = {"row": "r", "variant": "full", "module": "kernels/r__full.py", "pipeline": "kernels/r__full.mlir",
+                 "tuned": {"module": "kernels/r__full.tuned.py", "winner_us": 1.0}}
+        (root / "manifest.json").write_text(json.dumps({"command": text, "entries": {"r__full": entry}}))
+        return root
+
+    new, old, out = prepared(tmp_path / "new", "new"), prepared(tmp_path / "old", "old"), tmp_path / "out"
+    script = Path(__file__).resolve().parents[1] / "bench" / "probes" / "merge_prepared.py"
+    subprocess.run([sys.executable, str(script), str(new), str(old), "old", str(out)], check=True, capture_output=True)
+    entries = json.loads((out / "manifest.json").read_text())["entries"]
+    assert set(entries) == {"r__full", "r~old__full"}
+    for key, text in (("r__full", "new"), ("r~old__full", "old")):
+        e = entries[key]
+        for path, suffix in ((e["module"], ".py"), (e["pipeline"], ".mlir"), (e["tuned"]["module"], ".tuned.py")):
+            assert (out / path).read_text() == f"{text}{suffix}"
