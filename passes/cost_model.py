@@ -452,24 +452,20 @@ SHARED_INPUT_ROWS = 16
 
 def few_row_sharers(load: itgraph.LoadOp, par: itgraph.ParallelOp) -> int:
     """How many blocks read the same tile of `load`, where it is the input rows (at most SHARED_INPUT_ROWS) of
-    a matmul whose other operand differs per block: the product of the grid extents its offsets do not use
-    (1 otherwise). The first block reads it from DRAM, the others from L2. Counted in full, a kernel per
+    a matmul: the product of the extents of the grid variables that the other operand's offsets use and its
+    own do not (1 otherwise). The first block reads it from DRAM, the others from L2. Counted in full, a kernel per
     projection of one x (q/k/v at T64, MLA's down projections at T32, a linear and its LoRA down projection)
     was estimated at twice what it measured (H100: 21.7 us against 10.9, 52.3 against 28.1, 19.5 against
     10.7), and ranked below one kernel of all of them that ran 1.7x slower (MLA's: 47.3 us against 28.1;
     bench/results/proportional_tiles_2026-12-07s50_H100.md)."""
-    reads_rows = any(
-        isinstance(mm := u.operation, tgraph.MatmulOp) and mm.lhs is load.result
-        and int(tgraph.tensor_type(mm.result).shape[-2]) <= SHARED_INPUT_ROWS
-        and isinstance(w := mm.rhs.owner, itgraph.LoadOp)
-        and any(set(map(str, off.free_symbols)) - set(map(str, sum((list(o.free_symbols) for o in load.tmap.offset_exprs), [])))
-                for off in w.tmap.offset_exprs)
-        for u in load.result.uses
-    )
-    if not reads_rows:
-        return 1
     used = {str(s) for off in load.tmap.offset_exprs for s in off.free_symbols}
-    return math.prod(evaluate(e, {}) for v, e in zip(par.var_names, par.extent_dims) if v not in used)
+    weights = [
+        w for u in load.result.uses
+        if isinstance(mm := u.operation, tgraph.MatmulOp) and mm.lhs is load.result
+        and int(tgraph.tensor_type(mm.result).shape[-2]) <= SHARED_INPUT_ROWS and isinstance(w := mm.rhs.owner, itgraph.LoadOp)
+    ]
+    theirs = {str(s) for w in weights for off in w.tmap.offset_exprs for s in off.free_symbols}
+    return math.prod(evaluate(e, {}) for v, e in zip(par.var_names, par.extent_dims) if v in theirs - used)
 
 
 def grid_blocks(kernel: itgraph.KernelOp) -> int:

@@ -158,9 +158,11 @@ def all_static(graph: tgraph.GraphOp) -> bool:
     def declares(g: tgraph.GraphOp) -> bool:
         return any(g.input_annotation(i, "dynamic") for i in range(len(g.inputs)))
 
+    if declares(graph):
+        return False
     name = tgraph.referenced_symbol(graph, "cleave.candidate_of")
-    if declares(graph) or name is None:
-        return not declares(graph)
+    if name is None:
+        return True
     module = graph.parent_op()
     root = SymbolTable.lookup_symbol(module, name) if module is not None else None
     return isinstance(root, tgraph.GraphOp) and not declares(root)
