@@ -350,7 +350,7 @@ LOOPABLE_DEPTH = 128
 
 def unlooped_matmul(kernel: itgraph.KernelOp) -> bool:
     """Whether `kernel` has no K loop and a matmul over LOOPABLE_DEPTH or more, of 2-15 rows (the lowering
-    pads them to a tensor-core tile) or tensor-core shaped (`place_memory._tensor_core_shaped`), whose
+    pads them to a tensor-core tile) or tensor-core shaped (`place_memory.tensor_core_shaped`), whose
     operands it loads into shared memory. Each block loads its whole K chunk, then computes,
     with no load in flight meanwhile: in one wave too, where `overlaps` otherwise lets it pass.
 
@@ -364,13 +364,13 @@ def unlooped_matmul(kernel: itgraph.KernelOp) -> bool:
     8.3 -> 7.7 us looped. Not a CUDA-core fold of 16+ rows (a row sum as a product with a [K, 1] column):
     matmul_rowsum's such kernel ran 5.1 us unlooped, 7.3 looped. Shallower matmuls (decode attention's head dim at test sizes) have nothing to
     pipeline. Direct GEMVs (one row, weights read from global memory) stream by their own rule."""
-    from cleave_ir.passes.place_memory import _tensor_core_shaped, direct_gemv_matmul, weight_load  # placement imports this module
+    from cleave_ir.passes.place_memory import direct_gemv_matmul, tensor_core_shaped, weight_load  # placement imports this module
 
     if any(isinstance(op, itgraph.SequentialOp) for op in kernel.walk()):
         return False
     return any(
         isinstance(op, tgraph.MatmulOp) and not direct_gemv_matmul(op)
-        and (1 < int(tgraph.tensor_type(op.result).shape[-2]) < 16 or _tensor_core_shaped(op))
+        and (1 < int(tgraph.tensor_type(op.result).shape[-2]) < 16 or tensor_core_shaped(op))
         and int(tgraph.tensor_type(op.lhs).shape[-1]) >= LOOPABLE_DEPTH
         and all(weight_load(v) is not None for v in (op.lhs, op.rhs))
         for op in kernel.walk()

@@ -176,7 +176,7 @@ def after_last_loop(kernel: itgraph.KernelOp) -> list[Operation]:
 COMPUTED_IN_REGISTERS = (tgraph.SplitOp, tgraph.MatmulOp, tgraph.ReduceOp, tgraph.ElementwiseOp)
 
 
-def _tensor_core_shaped(op: Operation) -> bool:
+def tensor_core_shaped(op: Operation) -> bool:
     """A matmul whose tile the lowering may give to T.gemm (rows and depth multiples of 16, columns of 8)."""
     if not isinstance(op, tgraph.MatmulOp):
         return False
@@ -413,7 +413,7 @@ def gemm_threads(kernel: itgraph.KernelOp, threads: int) -> int:
     tiles = [
         (int(out[-2]), int(out[-1]), op.transpose_b is not None)
         for op in kernel.walk()
-        if isinstance(op, tgraph.MatmulOp) and _tensor_core_shaped(op)
+        if isinstance(op, tgraph.MatmulOp) and tensor_core_shaped(op)
         for out in [tgraph.tensor_type(op.result).shape]
         if all(d == 1 for d in out[:-2]) and int(out[-2]) >= 16
     ]
@@ -570,7 +570,7 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     # registers and copies those placed in shared memory there: a [20, 8] product on 64 threads
     # failed TileLang's layout inference)
     sizes = register_tile_shapes(kernel)
-    keep_warps = any(_tensor_core_shaped(op) for op in kernel.walk())
+    keep_warps = any(tensor_core_shaped(op) for op in kernel.walk())
     threads = gemm_threads(kernel, threads)
     padded = padded_tile_shapes(kernel, threads)
     pads = padded is not None and layout_threads(padded, threads) == threads
