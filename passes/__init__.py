@@ -48,6 +48,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SplitRowsPass
 
+    def split_projections() -> type[ModulePass]:
+        from cleave_ir.passes.split_projections import SplitProjectionsPass
+
+        return SplitProjectionsPass
+
     def stabilize_split_k() -> type[ModulePass]:
         from cleave_ir.passes.stabilize_split_k import StabilizeSplitKPass
 
@@ -120,6 +125,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cleave-drop-unstable": drop_unstable,
         "cleave-partition-split-k": partition_split_k,
         "cleave-split-rows": split_rows,
+        "cleave-split-projections": split_projections,
         "cleave-stabilize-split-k": stabilize_split_k,
         "cleave-decompose": decompose,
         "cleave-canonicalize": canonicalize,

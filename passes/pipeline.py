@@ -41,6 +41,7 @@ from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.partition_split_k import PartitionSplitKPass
 from cleave_ir.passes.place_memory import PlaceMemoryPass
 from cleave_ir.passes.schedule import SchedulePass
+from cleave_ir.passes.split_projections import SplitProjectionsPass
 from cleave_ir.passes.split_rows import SplitRowsPass
 from cleave_ir.passes.split_shared_inputs import split_shared_inputs
 from cleave_ir.passes.stabilize_exp import DropUnstablePass
@@ -172,6 +173,7 @@ class PipelinePass(CleavePass):
         search: list[ModulePass] = [] if self.no_search else [SuperoptimizePass(max_ops=self.max_ops, max_splits=0 if self.no_split else 2, budget=self.search_budget)]
         if not self.no_search and not self.no_split:
             search.append(SplitRowsPass())  # row statistics the search found no Split-K form for
+            search.append(SplitProjectionsPass())  # projections of graphs of several outputs (not searched)
         return [
             DecomposePass(),  # reduce mean -> reduce sum + scale
             *([CanonicalizePass()] if self.canonicalize else []),  # softmax without a cancelled max shift, norms with rsqrt

@@ -177,6 +177,13 @@ def _build(graph: tgraph.GraphOp, rows: _Rows, name: str) -> tgraph.GraphOp:
     return cand
 
 
+def input_graphs_without_split(module: ModuleOp) -> list[tgraph.GraphOp]:
+    """The module's input graphs (not candidates) that no Split-K candidate (one with a `tgraph.split`) comes with."""
+    graphs = [g for g in module.body.block.ops if isinstance(g, tgraph.GraphOp)]
+    split_of = {tgraph.referenced_symbol(g, "cleave.candidate_of") for g in graphs if any(isinstance(o, tgraph.SplitOp) for o in g.block.ops)}
+    return [g for g in graphs if "cleave.candidate_of" not in g.attributes and g.sym_name.data not in split_of]
+
+
 @dataclass(frozen=True)
 class SplitRowsPass(CleavePass):
     """Add `split_rows_graph`'s candidate for every input graph that no Split-K candidate comes with."""
@@ -184,15 +191,7 @@ class SplitRowsPass(CleavePass):
     name = "cleave-split-rows"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        graphs = [g for g in op.body.block.ops if isinstance(g, tgraph.GraphOp)]
-        split_of = {
-            tgraph.referenced_symbol(g, "cleave.candidate_of")
-            for g in graphs
-            if any(isinstance(o, tgraph.SplitOp) for o in g.block.ops)
-        }
-        for g in graphs:
-            if "cleave.candidate_of" in g.attributes or g.sym_name.data in split_of:
-                continue
+        for g in input_graphs_without_split(op):
             cand = split_rows_graph(g, f"{g.sym_name.data}_rows")
             if cand is not None:
                 op.body.block.insert_op_after(cand, g)
