@@ -7,7 +7,8 @@ with TileLang itself. Graphs that no single kernel can schedule are cut into sev
 (`passes/partition_kernels.py`): softmax(x @ w) with 512 columns and a softmax over 8192 columns
 are checked explicitly.
 
-The random sweep runs 6 derandomized examples; the `slow` marker runs 60 more, with the algebraic
+The random sweep runs 6 derandomized examples, 12 of several outputs and 10 of rank-3 tensors (batched and
+broadcast matmuls, attention chains); the `slow` marker runs 60 more of each, the first with the algebraic
 search on (a small budget), and `cleave compile` on 36 shapes of silu(x @ W) + r, 8 of RMSNorm then a
 matmul and 8 of attention:
 `python -m pytest tests/test_compile_any_graph.py -m slow -n 0`.
@@ -559,6 +560,59 @@ def test_random_graphs_of_several_outputs_compile(graph: tgraph.GraphOp) -> None
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(random_multi_output_graph())
 def test_random_graphs_of_several_outputs_compile_slow(tmp_path_factory, graph: tgraph.GraphOp) -> None:
+    _check_random(graph, False, tmp_path_factory.mktemp("lower"))
+
+
+@st.composite
+def random_batched_graph(draw) -> tgraph.GraphOp:
+    """A random valid graph of rank-3 tensors [B, M, K] of 1-3 outputs: matmuls against weights broadcast over the
+    batch ([1, K, N]) or per batch ([B, K, N], [B, N, K] with transpose_b), attention chains (softmax(x k^T) v),
+    elementwise ops with broadcasting over any dims, reductions over the rows or the columns."""
+    rnd = random.Random(draw(st.integers(0, 2**16)))
+    b = GraphBuilder("r3")
+    names = iter(f"in{i}" for i in range(100))
+    values = [b.input(next(names), [rnd.choice((1, 2, 4)), rnd.choice((1, 4, 16, 64)), rnd.choice((16, 64, 128))])]
+    made: list[SSAValue] = []
+    for _ in range(draw(st.integers(1, 5))):
+        src = rnd.choice(values)
+        batch, rows, cols = (int(d) for d in tgraph.tensor_type(src).shape)
+        step = rnd.choice(["shared_weight", "shared_weight", "batched", "transposed", "attention", "unary", "binary", "reduce", "softmax"])
+        if step == "shared_weight":
+            v = b.scale(b.matmul(src, b.input(next(names), [1, cols, rnd.choice((8, 32, 64, 128))])), 1.0 / cols**0.5)
+        elif step == "batched":
+            v = b.scale(b.matmul(src, b.input(next(names), [batch, cols, rnd.choice((16, 64))])), 1.0 / cols**0.5)
+        elif step == "transposed":
+            v = b.scale(b.matmul(src, b.input(next(names), [batch, rnd.choice((16, 64)), cols]), transpose_b=True), 1.0 / cols**0.5)
+        elif step == "attention":
+            keys = rnd.choice((32, 128, 256))
+            k, v_in = b.input(next(names), [batch, keys, cols]), b.input(next(names), [batch, keys, rnd.choice((16, 64))])
+            v = b.matmul(softmax(b, b.scale(b.matmul(src, k, transpose_b=True), 1.0 / cols**0.5), 2), v_in)
+        elif step == "unary":
+            v = b.unary(rnd.choice(["exp", "silu", "sigmoid", "square", "tanh"]), b.scale(src, 0.5))
+        elif step == "binary":
+            shape = rnd.choice([[batch, rows, 1], [1, 1, cols], [batch, rows, cols], [1, rows, cols]])
+            v = b.binary(rnd.choice(["add", "sub", "mul", "max"]), src, b.input(next(names), shape))
+        elif step == "reduce" and cols > 1:
+            v = b.reduce(rnd.choice(["sum", "max"]), src, rnd.choice([1, 2]) if rows > 1 else 2)
+        elif step == "softmax" and cols > 1:
+            v = softmax(b, src, 2)
+        else:
+            v = b.scale(src, -2.0)
+        values.append(v)
+        made.append(v)
+    return b.build(*rnd.sample(made, min(len(made), rnd.randint(1, 3))))
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(random_batched_graph())
+def test_random_batched_graphs_compile(graph: tgraph.GraphOp) -> None:
+    _check_random(graph, False, None)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(random_batched_graph())
+def test_random_batched_graphs_compile_slow(tmp_path_factory, graph: tgraph.GraphOp) -> None:
     _check_random(graph, False, tmp_path_factory.mktemp("lower"))
 
 
