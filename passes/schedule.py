@@ -32,7 +32,7 @@ from itertools import product
 import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
@@ -132,7 +132,7 @@ class Plan:
     loops: list[Loop]
 
 
-def proportional_tile(size: int, first: int, tile: int, dim: int, static: bool = True) -> int:
+def proportional_tile(size: int, first: int, tile: int, dim: int, static: bool = True, least: int = 1) -> int:
     """The tile of an output's `dim` of `size` where the first output's dim of `first` is cut into
     tiles of `tile`: as many tiles (the grid is shared), each `size / (first / tile)` wide. q, k and v
     projections at grouped-query widths (1024, 256, 256 columns) then share one grid, 32-column tiles
@@ -140,7 +140,13 @@ def proportional_tile(size: int, first: int, tile: int, dim: int, static: bool =
 
     Only in a `static` graph (`all_static`): where a dim is dynamic, the grid of another size may cut
     dims the representative size leaves whole, and the kernel would serve that size only (a Split-K
-    part's copies of x [s, T, 1024] and W [s, 1024, 6144]: at T = 384, 1024 rows in 3 tiles)."""
+    part's copies of x [s, T, 1024] and W [s, 1024, 6144]: at T = 384, 1024 rows in 3 tiles).
+
+    A tile narrower than `least` (the caller's: a 16-byte vector of the contiguous dim) is refused: its rows
+    are read and written a few bytes at a time. On the H100 (session 51), a [K, N] weight's projection in
+    1-column tiles beside 128-column ones (a LoRA down projection, rank 16, beside its 2048-wide linear)
+    made the one kernel of both 57.4 us and its Split-K form 13.0, where the two projections' own kernels
+    took 10.6; q/k/v of one token in 16- and 4-column tiles 39.6 us, in 32- and 8-column ones 22.8."""
     if size == first:
         return tile
     if not static:
@@ -148,7 +154,18 @@ def proportional_tile(size: int, first: int, tile: int, dim: int, static: bool =
     count = first // tile
     if size % count:
         raise Unschedulable(f"outputs differ in dim {dim} ({size} vs {first}): {count} tiles of the first do not divide the other")
+    if size // count < least:
+        raise Unschedulable(
+            f"outputs differ in dim {dim} ({size} vs {first}): {count} tiles of the first leave {size // count} of the other, "
+            f"under {least} (a 16-byte vector)"
+        )
     return size // count
+
+
+def _bits(element_type: Attribute) -> int:
+    """An element type's width in bits (16 where it declares none)."""
+    bits = getattr(element_type, "bitwidth", None)
+    return bits if isinstance(bits, int) and bits > 0 else 16
 
 
 def all_static(graph: tgraph.GraphOp) -> bool:
@@ -202,7 +219,9 @@ def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
                 var, t = var_of_dim[d]
                 if size != first[d] and static is None:
                     static = all_static(graph)
-                t = proportional_tile(size, first[d], t, d, static=bool(static))
+                last = d == len(shape) - 1  # the contiguous dim: a tile of it under 16 bytes reads a few bytes a row
+                least = max(1, 128 // _bits(tgraph.tensor_type(out).element_type)) if last else 1
+                t = proportional_tile(size, first[d], t, d, static=bool(static), least=least)
                 offs.append(symbol(var) * t)
                 tshape.append(t)
             else:

