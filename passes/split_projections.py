@@ -37,24 +37,18 @@ MIN_K = 1024
 """The shortest contracting dim worth splitting (binding size): shorter loops keep every block busy enough."""
 
 
-def _contracting_dim(graph: tgraph.GraphOp, matmuls: list[tgraph.MatmulOp]):  # noqa: ANN202 - sympy.Expr | None
-    """The one contracting dim of `matmuls` (rank-2 operands that are graph inputs), if long enough, else None."""
+def _one_long_contracting_dim(graph: tgraph.GraphOp, matmuls: list[tgraph.MatmulOp]) -> bool:
+    """Whether `matmuls` read rank-2 graph inputs and contract one dim, of MIN_K or more."""
     inputs = set(graph.inputs)
-    dims = set()
-    for mm in matmuls:
-        lt, rt = tgraph.tensor_type(mm.lhs), tgraph.tensor_type(mm.rhs)
-        if mm.lhs not in inputs or mm.rhs not in inputs or lt.rank != 2 or rt.rank != 2:
-            return None
-        dims.add(lt.shape[1])
+    if any(mm.lhs not in inputs or mm.rhs not in inputs or tgraph.tensor_type(mm.lhs).rank != 2 or tgraph.tensor_type(mm.rhs).rank != 2 for mm in matmuls):
+        return False
+    dims = {tgraph.tensor_type(mm.lhs).shape[1] for mm in matmuls}
     if len(dims) != 1:
-        return None
-    (k,) = dims
+        return False
     try:
-        if evaluate_shape([k], graph.binding_values())[0] < MIN_K:
-            return None
+        return evaluate_shape(list(dims), graph.binding_values())[0] >= MIN_K
     except Exception:  # noqa: BLE001 - a dim the bindings do not fix: not a static projection
-        return None
-    return k
+        return False
 
 
 def _all_read_a_product(graph: tgraph.GraphOp) -> bool:
@@ -74,7 +68,7 @@ def split_projections_graph(graph: tgraph.GraphOp, name: str) -> tgraph.GraphOp 
     """The Split-K candidate of `graph`'s projections (symbolic split count `s`), or None (one output: the
     search's to find)."""
     matmuls = [op for op in graph.block.ops if isinstance(op, tgraph.MatmulOp)]
-    if len(graph.function_type.outputs.data) < 2 or not matmuls or _contracting_dim(graph, matmuls) is None or not _all_read_a_product(graph):
+    if len(graph.function_type.outputs.data) < 2 or not matmuls or not _one_long_contracting_dim(graph, matmuls) or not _all_read_a_product(graph):
         return None
     cand = graph.clone()
     parts: dict[tuple[SSAValue, int], SSAValue] = {}
