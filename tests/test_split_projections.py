@@ -1,13 +1,18 @@
 """cleave-split-projections: a Split-K candidate for graphs of several projections (which the search does
 not take). The candidate and its kernels run in the interpreters against float64 on fresh inputs of
-several distributions; graphs outside the form get no candidate."""
+several distributions; graphs outside the form get no candidate. Random graphs of 2-4 projections with
+epilogues run under the `slow` marker: `python -m pytest tests/test_split_projections.py -m slow`."""
 
 from __future__ import annotations
 
 from functools import cache
 
+import random
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cleave_ir.builder import GraphBuilder, module_of
 from cleave_ir.dialects import tgraph
@@ -116,3 +121,51 @@ def test_pipeline_kernels_agree_with_the_graph() -> None:
             got = run_kernels(kernels, xs)
             err = max(max_relative_error(w, o) for w, o in zip(want, got, strict=True))
             assert err < 2e-2, f"{name} on {dist}: {err:.3g}"
+
+
+@st.composite
+def random_projections(draw) -> tgraph.GraphOp:
+    """2-4 projections of one x [M, K] (M 1-64, K 1024-3072), against [K, N] or nn.Linear's [N, K] weights of
+    widths 8-1024, each output the product, its silu, the product plus a residual input, or silu of one times
+    another of the same width (SwiGLU's gate and up)."""
+    rnd = random.Random(draw(st.integers(0, 2**16)))
+    m, k = rnd.choice((1, 3, 16, 48, 64)), rnd.choice((1024, 2048, 3072))
+    b = GraphBuilder("proj")
+    x = b.input("x", [m, k])
+    products = []
+    for i in range(rnd.randint(2, 4)):
+        n = rnd.choice((8, 24, 64, 200, 256, 1024))
+        transposed = rnd.random() < 0.4
+        w = b.input(f"w{i}", [n, k] if transposed else [k, n])
+        products.append(b.scale(b.matmul(x, w, transpose_b=transposed), 1.0 / k**0.5))
+    outs = []
+    for p in products:
+        kind = rnd.choice(["product", "silu", "residual", "gated"])
+        twin = [q for q in products if q is not p and tgraph.tensor_type(q).shape == tgraph.tensor_type(p).shape]
+        if kind == "silu":
+            outs.append(b.unary("silu", p))
+        elif kind == "residual":
+            outs.append(b.add(p, b.input(f"r{len(outs)}", [m, int(tgraph.tensor_type(p).shape[1])])))
+        elif kind == "gated" and twin:
+            outs.append(b.mul(b.unary("silu", p), twin[0]))
+        else:
+            outs.append(p)
+    return b.build(*outs)
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(random_projections())
+def test_random_projection_graphs_compile(graph: tgraph.GraphOp) -> None:
+    """Every kept candidate (the split forms among them) agrees with the graph, its kernels interpreted."""
+    module = module_of(graph.clone())
+    PipelinePass(keep=3).apply(make_context(), module)
+    lower_module(module)
+    names = [name for name, _ in candidate_kernels(module)]
+    assert any(n.startswith("proj_split_s") for n in names), names
+    xs = inputs(graph, "normal", seed=7)
+    want = run_graph(graph, xs)
+    for name, kernels in candidate_kernels(module):
+        got = run_kernels(kernels, xs)
+        err = max(max_relative_error(w, o) for w, o in zip(want, got, strict=True))
+        assert err < 2e-2, f"{name}: {err:.3g}"
