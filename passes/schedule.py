@@ -154,7 +154,7 @@ def proportional_tile(size: int, first: int, tile: int, dim: int, static: bool =
     count = first // tile
     if size % count:
         raise Unschedulable(f"outputs differ in dim {dim} ({size} vs {first}): {count} tiles of the first do not divide the other")
-    if size // count < least:
+    if count > 1 and size // count < least:  # (one tile is the whole dim, of any width)
         raise Unschedulable(
             f"outputs differ in dim {dim} ({size} vs {first}): {count} tiles of the first leave {size // count} of the other, "
             f"under {least} (a 16-byte vector)"

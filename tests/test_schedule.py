@@ -672,6 +672,7 @@ def test_proportional_tiles_hold_a_16_byte_vector() -> None:
         plan(graph, Config((16, 32), None, True))
     assert plan(graph, Config((16, 128), None, True)).tiles[graph.output_op.outputs[1]].shape == (16, 8)
     assert proportional_tile(48, 96, 16, 0) == 8  # a leading dim: no least width
+    assert proportional_tile(4, 64, 64, 1, least=8) == 4  # one tile: the whole dim, however narrow
 
 
 def test_outputs_of_different_widths_keep_apart_in_a_graph_with_dynamic_dims() -> None:
