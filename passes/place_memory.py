@@ -244,6 +244,11 @@ def _element_bits(t: tgraph.TensorType) -> int:
     return 16 if isinstance(t.element_type, (Float16Type, BFloat16Type)) else 32
 
 
+def vector_elements(t: tgraph.TensorType) -> int:
+    """Elements of `t` in one 16-byte vector (GEMV_VECTOR_BYTES)."""
+    return _vector(t.element_type.bitwidth)  # type: ignore[attr-defined]
+
+
 def direct_gemv_matmul(mm: tgraph.MatmulOp) -> bool:
     """Whether a matmul (of a graph or a kernel's tiles) has the direct GEMV's shape: one row and no
     batch, a K-contiguous right operand (`transpose_b`: nn.Linear's [N, K] weight), and a K that

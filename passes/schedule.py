@@ -32,7 +32,7 @@ from itertools import product
 import sympy
 from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
@@ -162,12 +162,6 @@ def proportional_tile(size: int, first: int, tile: int, dim: int, static: bool =
     return size // count
 
 
-def _bits(element_type: Attribute) -> int:
-    """An element type's width in bits (16 where it declares none)."""
-    bits = getattr(element_type, "bitwidth", None)
-    return bits if isinstance(bits, int) and bits > 0 else 16
-
-
 def all_static(graph: tgraph.GraphOp) -> bool:
     """Whether neither `graph` nor the input graph it is a candidate (or a piece of one) of declares a
     dynamic dim; False where `graph` names an input graph that is not beside it in a module (a piece
@@ -220,7 +214,7 @@ def plan(graph: tgraph.GraphOp, config: Config) -> Plan:
                 if size != first[d] and static is None:
                     static = all_static(graph)
                 last = d == len(shape) - 1  # the contiguous dim: a tile of it under 16 bytes reads a few bytes a row
-                least = max(1, 128 // _bits(tgraph.tensor_type(out).element_type)) if last else 1
+                least = place_memory.vector_elements(tgraph.tensor_type(out)) if last else 1
                 t = proportional_tile(size, first[d], t, d, static=bool(static), least=least)
                 offs.append(symbol(var) * t)
                 tshape.append(t)
