@@ -431,7 +431,7 @@ class Candidate:
             fn(*(inputs[j] if i < 0 else self.buffers[i][j] for i, j in src), *outs)
         if self.out is not None:
             return self.out
-        return self.parts([inputs[j] if i < 0 else self.buffers[i][j] for i, j in self.results] if self.results else self.buffers[-1])[0]
+        return _single(self.parts([inputs[j] if i < 0 else self.buffers[i][j] for i, j in self.results] if self.results else self.buffers[-1]))
 
     def _last_outs(self, name: str) -> list[Any] | None:
         """The windows of a newly allocated output (`self.out`) that the last kernel writes, where the
@@ -442,7 +442,7 @@ class Candidate:
         outs = self.mod.output_for(meta, DEVICE)
         windows = None if outs is None else self.mod.part_windows(outs, meta)
         if windows is not None:
-            self.out = outs[0]  # (the suite's rows return their first output)
+            self.out = _single(outs)
         return windows
 
     def _first(self, inputs: Sequence[Any]) -> Any:
@@ -468,13 +468,27 @@ class Candidate:
         self.sources = sources
         if self.mod.KERNELS[self.kernels[-1]].get("results"):
             self.results = [where[id(p)] for p in parts]
-        return self.out if self.out is not None else self.parts(parts)[0]
+        return self.out if self.out is not None else _single(self.parts(parts))
 
     def poison(self) -> None:
         """Fill every buffer (partials and outputs) with NaN."""
         for outs in self.buffers:
             for b in outs:
                 b.fill_(float("nan"))
+
+
+def _single(outs: Sequence[Any]) -> Any:
+    """A graph's outputs as its callers take them: the tensor of a one-output graph, else a tuple."""
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def check_outputs(got: Any, refs: Sequence[Any]) -> float:
+    """The largest relative error (`runtime.check`) over a graph's outputs: `got` a tensor for a graph
+    of one output, a tuple or list of them for one of several."""
+    gots = list(got) if isinstance(got, (tuple, list)) else [got]
+    if len(gots) != len(refs):
+        raise ValueError(f"{len(gots)} outputs where the graph has {len(refs)}")
+    return max(check(g, r) for g, r in zip(gots, refs))
 
 
 def launch_into(mod, name: str, fn: Callable[..., Any], args: Sequence[Any], outs: Sequence[Any]) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
@@ -503,7 +517,8 @@ def launch_into(mod, name: str, fn: Callable[..., Any], args: Sequence[Any], out
 def graph_eager(graph) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
     """Eager PyTorch for a graph: its ops one by one (one or two PyTorch calls each) in the declared
     element types, using each op's torch semantics (constants as Python scalars, so CUDA graphs can
-    capture it)."""
+    capture it). Returns every output: a tuple for a graph of several (torch.compile would drop the
+    work of any it did not return)."""
     import torch
 
     from cleave_ir.dialects import tgraph
@@ -518,7 +533,7 @@ def graph_eager(graph) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
     steps: list[tuple[Callable[..., Any], list[int], Any]] = []
     for op in graph.block.ops:
         if isinstance(op, tgraph.OutputOp):
-            out = index[op.outputs[0]]
+            outs = [index[o] for o in op.outputs]
             break
         t = tgraph.tensor_type(op.results[0])
         dtype = getattr(torch, {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}[str(t.element_type)])
@@ -545,7 +560,7 @@ def graph_eager(graph) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
         env = list(xs)
         for fn, args, dtype in steps:
             env.append(fn(*(env[i] for i in args)).to(dtype))
-        return env[out]
+        return env[outs[0]] if len(outs) == 1 else tuple(env[i] for i in outs)
 
     return run
 
@@ -695,9 +710,7 @@ def measure_row(
     xs = random_inputs(graph)
     if is_model(example):
         xs = model_inputs(graph, xs)
-    refs = torch_reference(graph, xs)
-    ref = refs[0]
-    del refs
+    refs = torch_reference(graph, xs)  # every output: ours and the baselines are checked on all of them
     torch.cuda.empty_cache()
     sets = rotating_copies(xs)
     res["input_sets"] = len(sets)
@@ -723,14 +736,14 @@ def measure_row(
                 cand.poison()
                 got = cand(*xs)
                 torch.cuda.synchronize()
-            r["rel_error"] = check(got, ref)
+            r["rel_error"] = check_outputs(got, refs)
             r["ok"] = r["rel_error"] < 1e-2
             if r["ok"]:
                 contenders[f"ours#{i}"] = cand
         except Exception as e:  # one bad candidate must not hide the others
             r["failure"] = f"run failed: {one_line(e)}"
     if baselines_from is None:
-        for label, fn in _baseline_fns(example, scale, xs, ref, res, args, left, graph).items():
+        for label, fn in _baseline_fns(example, scale, xs, refs, res, args, left, graph).items():
             contenders[label] = fn
     # interleaved timing: every contender once per round, median over the rounds
     samples: dict[str, list[float]] = {k: [] for k in contenders}
@@ -797,7 +810,7 @@ def _batch(fn: Callable[..., Any], sets: Sequence[Sequence[Any]]) -> int:
 
 
 def _baseline_fns(
-    example: str, scale: float | None, xs, ref, res: dict[str, Any], args: argparse.Namespace, left: Callable[[], float], graph=None
+    example: str, scale: float | None, xs, refs, res: dict[str, Any], args: argparse.Namespace, left: Callable[[], float], graph=None
 ) -> dict[str, Callable[..., Any]]:  # type: ignore[no-untyped-def]
     """The baselines that run and are correct on this row (the others recorded as n/a in `res`)."""
     import torch
@@ -810,7 +823,7 @@ def _baseline_fns(
             t0 = time.perf_counter()
             got = fn(*xs)
             torch.cuda.synchronize()
-            err = check(got, ref)
+            err = check_outputs(got, refs)
             res["baselines"][label] = {"rel_error": err, "first_call_s": round(time.perf_counter() - t0, 1)}
             if err < 1e-2:
                 out[label] = fn
