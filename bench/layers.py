@@ -241,7 +241,7 @@ def run_case(
         row["report"] = ours.cleave_report.to_json()
         row["plan"] = ours.cleave_report.plan
         row["replaced"] = len(ours.cleave_report.replaced())
-        row["regions"] = len(ours.cleave_report.rows)
+        row["regions"] = len(ours.cleave_report.regions())
         fns["ours"] = ours
         if not args.smoke:
             fns["ours+compile"] = torch.compile(ours)  # the rest of the layer fused by inductor, our ops opaque

@@ -169,7 +169,7 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
                 except Exception as e:  # noqa: BLE001
                     times[i] = f"failed: {one_line(e)[:60]}"
         REPORTS.append(f"### {name}\n\n{m2.cleave_report.table()}\n")
-    replaced = f"{len(m2.cleave_report.replaced())}/{len(rows)}"
+    replaced = f"{len(m2.cleave_report.replaced())}/{len(m2.cleave_report.regions())}"
     # a mixture of experts routes each token by a top-k: a rounding difference upstream can pick another
     # expert for a token (a large error on that token only); counted: tokens off by over 1e-2
     off = lambda x: int(((x.float() - want.float()).abs().amax(-1) > 1e-2 * want.float().abs().max()).sum())  # noqa: E731
@@ -227,7 +227,7 @@ def generate(name: str, args: argparse.Namespace, compiler: Any) -> str:
         REPORTS.extend(f"### {name}, graph {i}\n\n{r.table()}\n" for i, r in enumerate(reports))
     same = torch.equal(got.sequences, want.sequences)
     err = max(rel(a, b) for a, b in zip(got.logits, want.logits))
-    graphs = ", ".join(f"{len(r.replaced())}/{len(r.rows)}" for r in reports)
+    graphs = ", ".join(f"{len(r.replaced())}/{len(r.regions())}" for r in reports)
     return f"| {name} | {'yes' if same else 'NO'} | {err:.1e} | {graphs} | {eager_us} | {compile_us} | {ours_us} | {prepare:.0f} |"
 
 

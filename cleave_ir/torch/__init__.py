@@ -86,6 +86,7 @@ def optimize(
     budget_s: float | None = None,
     baseline: str = "eager",
     verbose: bool = False,
+    group_projections: bool = True,
 ) -> fx.GraphModule:
     """`model` with every region that passes the gate running our kernels (one custom op each).
 
@@ -98,7 +99,8 @@ def optimize(
     PyTorch's time for them, longest first (`by_stake`): what is left uncompiled is where the least
     time is at stake. `baseline`: what our kernel must beat, PyTorch's
     region run "eager" or under torch.compile ("compile", or a torch.compile mode such as
-    "max-autotune-no-cudagraphs").
+    "max-autotune-no-cudagraphs"). `group_projections`: regions that project one input (q, k and v)
+    are first tried as one graph of their outputs (`groups.GROUP_RULE`), their own regions where that loses.
     """
     import time
 
@@ -114,7 +116,7 @@ def optimize(
     runs = model_runs(captured.module, example_inputs)
     compiler = compiler if compiler is not None else PipelineCompiler()
     rows: list[Row] = []
-    accepted = []
+    accepted: list[tuple[Region, Any, Any]] = []
     todo = [r for r in plan.regions if r.worth and r.graph is not None]
     for region in plan.regions:
         if not region.worth or region.graph is None:
@@ -122,39 +124,60 @@ def optimize(
             rows.append(Row(region.index, region.ops(), "pytorch", region.reason.removeprefix("PyTorch: "), tgraph_ops=region.tgraph_ops()))
     if budget_s is not None:
         todo = by_stake(todo, captured, timer)
+    groups = plan.groups if group_projections else []
     if hasattr(compiler, "prepare"):  # the CPU half of every region's compile, in parallel
-        compiler.prepare([r.graph for r in todo])
-    for region in todo:
+        compiler.prepare([r.graph for r in [*groups, *todo]])
+
+    def attempt(region: Region) -> Row:
+        """Compile, check and time one region (or group); its row. Accepted: added to `accepted`."""
+        def refused(why: str) -> Row:
+            return Row(region.index, region.ops(), "pytorch", why, tgraph_ops=region.tgraph_ops(), members=[m.index for m in region.members])
+
         if budget_s is not None and time.perf_counter() - t_start > budget_s:
-            rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: time budget of {budget_s:.0f} s spent", tgraph_ops=region.tgraph_ops()))
-            continue
+            return refused(f"not compiled: time budget of {budget_s:.0f} s spent")
         try:
             others = other_shapes(captured, region)
         except ValueError as e:
-            rows.append(Row(region.index, region.ops(), "pytorch", f"not compiled: {one_line(e)}", tgraph_ops=region.tgraph_ops()))
-            continue
+            return refused(f"not compiled: {one_line(e)}")
         try:
             pytorch = region_module(region)
             kernel = stitch.bind(region, compiler(region.graph), pytorch)
         except Exception as e:  # a failed compile keeps PyTorch's version
-            rows.append(Row(region.index, region.ops(), "pytorch", f"compile failed: {one_line(e)}", tgraph_ops=region.tgraph_ops()))
-            continue
+            return refused(f"compile failed: {one_line(e)}")
         base = None if baseline == "eager" else torch.compile(pytorch, mode=None if baseline == "compile" else baseline)
         row = gate(
             region, pytorch, kernel, with_model_runs(input_sets(region_inputs(captured, region), others), runs, region),
             timer=timer, margin=margin, tolerance=tolerance, baseline=base,
             reference=region_module(region, float64=True),
         )
-        rows.append(row)
         if row.decision == "cleave":
             accepted.append((region, kernel, pytorch))
         if verbose:
-            print(f"region {region.index}: {row.decision}: {row.reason}", flush=True)
+            print(f"{'group' if region.members else 'region'} {region.index}: {row.decision}: {row.reason}", flush=True)
+        return row
+
+    group_of = {m.index: g for g in groups for m in g.members}
+    in_group: dict[int, int] = {}  # a member of an accepted group -> the group
+    for region in todo:
+        group = group_of.pop(region.index, None)
+        if group is not None:  # tried before its first member (in `todo`'s order); where it loses, its members go alone
+            for m in group.members:
+                group_of.pop(m.index, None)
+            row = attempt(group)
+            if row.decision == "cleave":
+                in_group.update((m.index, group.index) for m in group.members)
+            else:
+                row.reason += "; its regions are tried alone"
+            rows.append(row)
+        if region.index in in_group:
+            rows.append(Row(region.index, region.ops(), "cleave", f"in group {in_group[region.index]}", tgraph_ops=region.tgraph_ops()))
+            continue
+        rows.append(attempt(region))
     rows.sort(key=lambda r: r.region)
     gm = captured.module
     replaced: dict[fx.Node, fx.Node] = {}
-    for region, kernel, pytorch in accepted:
-        op = stitch.custom_op(stitch.op_name(region), len(region.tensor_inputs()), kernel, pytorch)
+    for region, kernel, pytorch in sorted(accepted, key=lambda a: a[0].index):
+        op = stitch.custom_op(stitch.op_name(region), len(region.tensor_inputs()), kernel, pytorch, outputs=len(region.outputs))
         stitch.replace(gm, region, op, kernel, replaced)
     drop_unused_slices(gm)
     stitch.finish(gm)
@@ -260,7 +283,13 @@ def _optimize_in_pieces(
     compiled = in_pieces(model, example_inputs, backend(margin, reports=reports, deadline=deadline, **options))
     rows: list[Row] = []
     for rep in reports:
-        rows += [dataclasses.replace(r, region=len(rows) + i) for i, r in enumerate(rep.rows)]
+        base = len(rows)  # a graph's rows are its regions (and groups) in index order: renumbered from base
+
+        def renumbered(r: Row) -> Row:
+            reason = f"in group {base + int(r.reason.removeprefix('in group '))}" if r.reason.startswith("in group ") else r.reason
+            return dataclasses.replace(r, region=base + r.region, members=[base + m for m in r.members], reason=reason)
+
+        rows += [renumbered(r) for r in rep.rows]
     plans = "".join(f"graph {i}:\n{rep.plan}" for i, rep in enumerate(reports))
     return InPieces(compiled, Report(rows, margin, f"{_pieces_note(e, len(reports))}\n{plans}"))
 

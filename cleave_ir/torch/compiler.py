@@ -38,7 +38,19 @@ _TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.floa
 
 
 def output_dtype(graph: tgraph.GraphOp) -> torch.dtype:
-    return _TORCH_DTYPES[str(tgraph.tensor_type(graph.function_type.outputs.data[0]).element_type)]
+    return output_dtypes(graph)[0]
+
+
+def output_dtypes(graph: tgraph.GraphOp) -> list[torch.dtype]:
+    """The torch dtype of each of the graph's outputs."""
+    return [_TORCH_DTYPES[str(tgraph.tensor_type(t).element_type)] for t in graph.function_type.outputs.data]
+
+
+def _as_torch(arrays: Sequence[np.ndarray], dtypes: Sequence[torch.dtype], device: Any) -> torch.Tensor | list[torch.Tensor]:
+    """The graph's outputs (float64 arrays) as tensors of their dtypes: one tensor, or a list of several
+    (a projection group's graph)."""
+    outs = [torch.from_numpy(np.asarray(a, dtype=np.float64)).to(device=device, dtype=d) for a, d in zip(arrays, dtypes, strict=True)]
+    return outs[0] if len(outs) == 1 else outs
 
 
 @dataclass
@@ -109,6 +121,8 @@ class PipelineCompiler:
             winner = job.measurement.winner
             # region inputs may be views (a transposed q, k, v): `run` reads them in place, and
             # writes `out` (the layout PyTorch's region returns) in place
+            if len(graph.function_type.outputs.data) > 1:  # a projection group: `run` returns the list of outputs
+                return lambda *xs, _dir=self._tmp: list(mod.run(*xs, candidate=winner))
             return lambda *xs, out=None, _dir=self._tmp: mod.run(*xs, candidate=winner, out=out)
         return interpreted_kernel(graph, _pipeline_module(job))
 
@@ -131,27 +145,26 @@ def interpreted_kernel(graph: tgraph.GraphOp, module: Any, candidate: int = 0) -
     if not cands:
         raise CleaveError(f"error: @{graph.sym_name.data}: no candidate to run")
     kernels = cands[candidate][1]
-    dtype = output_dtype(graph)
+    dtypes = output_dtypes(graph)
     # the folded graph's (`cleave-fold-structural` in the pipeline), as the emitted `run` follows it
     boundary = next((g.attributes["cleave.boundary"] for g in module.walk() if isinstance(g, tgraph.GraphOp) and "cleave.boundary" in g.attributes), None)
 
-    def run(*xs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    def run(*xs: torch.Tensor, out: torch.Tensor | None = None) -> Any:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
-        result = _through_boundary(boundary, arrays, lambda a: run_kernels(kernels, a))
-        got = torch.from_numpy(np.asarray(result, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+        got = _as_torch(_through_boundary(boundary, arrays, lambda a: run_kernels(kernels, a)), dtypes, xs[0].device)
         return got if out is None else out.copy_(got)
 
     return run
 
 
-def _through_boundary(boundary: Any, arrays: list[np.ndarray], compute: Callable[[list[np.ndarray]], Any]) -> np.ndarray:
-    """The graph's output for its tensors `arrays`, `compute` running the kernels (or the folded graph) on
+def _through_boundary(boundary: Any, arrays: list[np.ndarray], compute: Callable[[list[np.ndarray]], Any]) -> list[np.ndarray]:
+    """The graph's outputs for its tensors `arrays`, `compute` running the kernels (or the folded graph) on
     their inputs: through `cleave.boundary` where the graph has one (views in, parts joined row-major out)."""
     if not isinstance(boundary, BoundaryAttr):
-        return compute(arrays)[0]
+        return list(compute(arrays))
     result = compute(boundary.views(arrays, np.transpose, np.concatenate))
     parts = list(result) if isinstance(result, (list, tuple)) else [result]
-    return np.ascontiguousarray(boundary.assemble(parts, np.concatenate, np.transpose)[0])
+    return [np.ascontiguousarray(a) for a in boundary.assemble(parts, np.concatenate, np.transpose)]
 
 
 def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
@@ -166,14 +179,14 @@ def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
     from cleave_ir.passes.stabilize_exp import shifted_for_cut
     from cleave_ir.run import resize_graph
 
-    dtype = output_dtype(graph)
+    dtypes = output_dtypes(graph)
     boundary = graph.attributes.get("cleave.boundary")
     graph = shifted_for_cut(graph)
 
-    def run(*xs: torch.Tensor) -> torch.Tensor:
+    def run(*xs: torch.Tensor) -> Any:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
-        out = _through_boundary(boundary, arrays, lambda a: run_graph(resize_graph(graph, _resize(graph, a)), a, mode="declared"))
-        return torch.from_numpy(np.asarray(out, dtype=np.float64)).to(device=xs[0].device, dtype=dtype)
+        outs = _through_boundary(boundary, arrays, lambda a: run_graph(resize_graph(graph, _resize(graph, a)), a, mode="declared"))
+        return _as_torch(outs, dtypes, xs[0].device)
 
     return run
 

@@ -45,6 +45,7 @@ class Row:
     error: float | None = None
     pytorch_error: float | None = None
     tgraph_ops: list[str] = field(default_factory=list)
+    members: list[int] = field(default_factory=list)  # a projection group's row: the regions it computes
 
 
 @dataclass
@@ -55,8 +56,13 @@ class Report:
     margin: float
     plan: str = ""
 
+    def regions(self) -> list[Row]:
+        """The rows of regions (a projection group's own row left out: its members have theirs)."""
+        return [r for r in self.rows if not r.members]
+
     def replaced(self) -> list[Row]:
-        return [r for r in self.rows if r.decision == "cleave"]
+        """The regions that run our kernels (a group's members, not the group's own row)."""
+        return [r for r in self.rows if r.decision == "cleave" and not r.members]
 
     def table(self) -> str:
         lines = [
@@ -72,7 +78,7 @@ class Report:
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return f"gate margin {self.margin:.0%}: {len(self.replaced())} of {len(self.rows)} regions run our kernels\n" + self.table()
+        return f"gate margin {self.margin:.0%}: {len(self.replaced())} of {len(self.regions())} regions run our kernels\n" + self.table()
 
     def __repr__(self) -> str:  # a REPL shows the table
         return str(self)
@@ -154,6 +160,11 @@ def default_timer(fn: Callable[..., Any], inputs: Sequence[torch.Tensor], which:
     return statistics.median(samples)
 
 
+def _tensors(out: Any) -> list[torch.Tensor]:
+    """A region's output as a list: a projection group returns one tensor per member."""
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
 def _check(got: torch.Tensor, ref: torch.Tensor) -> float:
     """`runtime.check` where elements NaN in both, or the same infinity in both, count as equal
     (PyTorch's own NaN: a row that masked_fill(-inf) masks whole; a logsumexp's -inf there)."""
@@ -221,43 +232,50 @@ def gate(
     """Check `kernel` against `reference` (default `pytorch`; `region_module(region, float64=True)`
     where the region converts dtypes) run in float64 on every input set, then time it against
     `baseline` (default `pytorch`; e.g. the region under torch.compile); the verdict."""
-    row = Row(region.index, region.ops(), "pytorch", "", tgraph_ops=region.tgraph_ops())
+    row = Row(region.index, region.ops(), "pytorch", "", tgraph_ops=region.tgraph_ops(), members=[m.index for m in region.members])
     tol = tolerance if tolerance is not None else region_tolerance(region)
     errors, torch_errors, names, skipped, out_of_range = [], [], [], [], []
     beyond: list[str] = []  # sets the region's type cannot compute (`_beyond_dtype`)
     dtype = ""  # the region's output type, once known
     try:
-        example_finite: torch.Tensor | None = None
+        example_finite: list[torch.Tensor] | None = None
         with torch.no_grad():
             for i, (name, xs) in enumerate(sets):
-                ref = (pytorch if reference is None else reference)(*[x.double() if x.is_floating_point() else x for x in xs])
-                finite = torch.isfinite(ref)
-                if i > 0 and not bool(finite.all()) and (inverted := _inverted_masks(xs, sets[0][1])) is not None:
+                refs = _tensors((pytorch if reference is None else reference)(*[x.double() if x.is_floating_point() else x for x in xs]))
+                finite = [torch.isfinite(r) for r in refs]
+                if i > 0 and not all(bool(f.all()) for f in finite) and (inverted := _inverted_masks(xs, sets[0][1])) is not None:
                     # a mask made for other sizes keeps where True; a masked_fill drops there, and rows it drops whole are NaN
                     name, xs = f"{name} with masks inverted", inverted
-                    ref = (pytorch if reference is None else reference)(*[x.double() if x.is_floating_point() else x for x in xs])
-                    finite = torch.isfinite(ref)
+                    refs = _tensors((pytorch if reference is None else reference)(*[x.double() if x.is_floating_point() else x for x in xs]))
+                    finite = [torch.isfinite(r) for r in refs]
                 if i == 0:
                     example_finite = finite
-                elif example_finite is not None and finite.shape == example_finite.shape:
-                    finite = finite | ~example_finite  # non-finite where the example's is too (a mask's NaN rows)
-                if i > 0 and not bool(finite.all()):
+                elif example_finite is not None:  # non-finite where the example's is too (a mask's NaN rows)
+                    finite = [f | ~e if f.shape == e.shape else f for f, e in zip(finite, example_finite)]
+                if i > 0 and not all(bool(f.all()) for f in finite):
                     skipped.append(name)
                     continue  # random inputs outside the region's domain (e.g. rsqrt of a negative): no reference
-                got = kernel(*xs)
-                dtype = str(got.dtype).removeprefix("torch.")
-                if tuple(got.shape) != tuple(ref.shape):
-                    raise ValueError(f"output shape {tuple(got.shape)} on {name} inputs, expected {tuple(ref.shape)}")
-                theirs = pytorch(*xs)
-                past = _beyond_dtype(ref, theirs, got.dtype)
-                if float(past.float().mean()) > PAST_RANGE_SKIP:
+                gots = _tensors(kernel(*xs))
+                if len(gots) != len(refs):
+                    raise ValueError(f"{len(gots)} outputs on {name} inputs, expected {len(refs)}")
+                dtype = str(gots[0].dtype).removeprefix("torch.")
+                for got, ref in zip(gots, refs):
+                    if tuple(got.shape) != tuple(ref.shape):
+                        raise ValueError(f"output shape {tuple(got.shape)} on {name} inputs, expected {tuple(ref.shape)}")
+                theirs_all = _tensors(pytorch(*xs))
+                pasts = [_beyond_dtype(ref, theirs, got.dtype) for got, ref, theirs in zip(gots, refs, theirs_all)]
+                if float(torch.cat([p.flatten().float() for p in pasts]).mean()) > PAST_RANGE_SKIP:
                     beyond.append(name)
                     continue
-                if bool(past.any()):  # compared where the region's type can compute the result
-                    got, theirs, ref = got.masked_fill(past, 0), theirs.masked_fill(past, 0), ref.masked_fill(past, 0)
-                    out_of_range.append(f"{name}, {int(past.sum())} of {past.numel()} elements")
-                errors.append(_check(got, ref))
-                torch_errors.append(_check(theirs, ref))
+                errs, torch_errs = [], []
+                for got, ref, theirs, past in zip(gots, refs, theirs_all, pasts):
+                    if bool(past.any()):  # compared where the region's type can compute the result
+                        got, theirs, ref = got.masked_fill(past, 0), theirs.masked_fill(past, 0), ref.masked_fill(past, 0)
+                        out_of_range.append(f"{name}, {int(past.sum())} of {past.numel()} elements")
+                    errs.append(_check(got, ref))
+                    torch_errs.append(_check(theirs, ref))
+                errors.append(max(errs))
+                torch_errors.append(max(torch_errs))
                 names.append(name)
     except Exception as e:  # a kernel that cannot run keeps PyTorch
         row.reason = f"kernel failed: {one_line(e)}"

@@ -95,6 +95,14 @@ class Region:
     # views its kernels read and the layout they write; the graph itself keeps them, so that what
     # `cleave compile` checks its candidates against is the region as written
     boundary: BoundaryAttr | None = None
+    # a projection group (`groups.projection_groups`): the regions whose outputs it computes, in its
+    # graph's output order; their nodes are its nodes
+    members: list[Region] = field(default_factory=list)
+
+    @property
+    def outputs(self) -> list[fx.Node]:
+        """The nodes whose values the region computes: its root, or each member's root in a group."""
+        return [m.root for m in self.members] if self.members else [self.root]
 
     def zero_empty_rows(self, out: torch.Tensor, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         """`out` (the root's value) with the query rows that the mask `xs[empty_rows]` masks (False or -inf)
@@ -148,6 +156,8 @@ class Plan:
     # graph's plan (this one the first), and why it was not captured whole
     pieces: list[Plan] = field(default_factory=list)
     note: str = ""
+    # regions that project one input, also tried as one graph of their outputs (`groups.GROUP_RULE`)
+    groups: list[Region] = field(default_factory=list)
 
     def __str__(self) -> str:
         return self.text()
@@ -177,6 +187,13 @@ class Plan:
             print(f"  why: {r.reason}", file=out)
             if r.cut:
                 print(f"  ends here: {r.cut}", file=out)
+        if self.groups:
+            from cleave_ir.torch.groups import GROUP_RULE
+
+            print(f"groups: {GROUP_RULE}", file=out)
+        for g in self.groups:
+            print(f"group {g.index} [try first]: {g.reason}", file=out)
+            print(f"  tgraph: {', '.join(g.tgraph_ops())}; inputs: {', '.join(g.input_names())}; outputs: {', '.join(n.name for n in g.outputs)}", file=out)
         for n, why in self.unsupported.items():
             print(f"PyTorch: {n.name} ({op_name(n)}): {why}", file=out)
         return out.getvalue()
@@ -558,11 +575,14 @@ def partition(captured: Captured, max_ops: int = MAX_OPS) -> Plan:
         reasons.update(excluded)
         forced.update(cuts)
     unsupported = {n: why for n, why in reasons.items() if isinstance(why, str)}
-    return Plan(captured, regions, unsupported, max_ops)
+    from cleave_ir.torch.groups import projection_groups  # (it builds on this module's regions)
+
+    return Plan(captured, regions, unsupported, max_ops, groups=projection_groups(regions, len(regions)))
 
 
 def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
-    """PyTorch's version of the region: a GraphModule taking its tensor inputs, returning its output.
+    """PyTorch's version of the region: a GraphModule taking its tensor inputs, returning its output
+    (a group's: a tuple of its members' outputs).
 
     `float64`: the version the gate's reference runs on float64 inputs: the region's conversions
     between floating types (`.float()`, `.to(x.dtype)`, softmax's dtype) keep float64 instead."""
@@ -605,7 +625,7 @@ def region_module(region: Region, float64: bool = False) -> fx.GraphModule:
         env[n] = g.node_copy(n, arg)
         if float64 and op_name(n) in ("aten.softmax", "aten._softmax") and len(n.args) > 2:
             env[n].args = (*env[n].args[:2], None if op_name(n) == "aten.softmax" else False)
-    g.output(env[region.root])
+    g.output(tuple(env[n] for n in region.outputs) if region.members else env[region.root])
     return fx.GraphModule(torch.nn.Module(), g)
 
 

@@ -1,6 +1,7 @@
 """Stitching: each accepted region becomes one `torch.library` custom op in the captured FX graph.
 
-The op `cleave::<region>_<digest>(Tensor a0, ...) -> Tensor` runs our kernel (registered for
+The op `cleave::<region>_<digest>(Tensor a0, ...) -> Tensor` (a projection group's: `-> Tensor[]`, one
+per member) runs our kernel (registered for
 CompositeExplicitAutograd, so on any device); its fake implementation runs PyTorch's version of the
 region on fake tensors, so shapes (dynamic ones too) and dtypes propagate exactly and the op
 composes with torch.compile and CUDA graphs. The region's nodes are replaced by one call to the op;
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +40,8 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
     writes that layout in place; another kernel's result is copied into it.
     """
     slots = region.inputs
+    if region.members:
+        return _bind_group(region, kernel)
     if pytorch is None and region.output_like is None and not region.unsqueeze and region.empty_rows is None and all(
         i.group == 1 and i.layout is None and i.cast is None and i.causal is None for i in slots
     ):
@@ -96,30 +100,48 @@ def bind(region: Region, kernel: Callable[..., torch.Tensor], pytorch: Callable[
     return run
 
 
+def _bind_group(group: Region, kernel: Callable[..., Any]) -> Callable[..., list[torch.Tensor]]:
+    """A group's kernel as a function of its tensor inputs: the list of its members' outputs, each in its
+    root's shape (`Region.unview`). Members are projections: row-major outputs, no masks or grouped views."""
+    slots = group.inputs
+
+    def run(*xs: torch.Tensor) -> list[torch.Tensor]:
+        outs = kernel(*(slot.view(x) for slot, x in zip(slots, xs)))
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        if len(outs) != len(group.members):
+            raise ValueError(f"the group's kernel returned {len(outs)} outputs for {len(group.members)} regions")
+        return [m.unview(o, xs) for m, o in zip(group.members, outs)]
+
+    return run
+
+
 def op_name(region: Region) -> str:
     """A name per graph and the way the region's tensors reach it, so equal regions share one op and
     an op is never rebound to a kernel that views its inputs or output differently (the same graph
     serves a decode linear's [b, 1, k] input viewed as rows and a prefill's [b, k] one)."""
     assert region.graph is not None
     binding = [(i.shape, str(i.dtype), i.group, i.heads_dim, i.layout, str(i.cast), i.causal, i.lengths) for i in region.inputs]
-    text = f"{graph_text(region.graph)}\n{binding!r} {region.output_like!r} {region.unsqueeze!r}"
+    unsqueeze = [m.unsqueeze for m in region.members] if region.members else region.unsqueeze
+    text = f"{graph_text(region.graph)}\n{binding!r} {region.output_like!r} {unsqueeze!r}"
     return f"{region.name}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
-def custom_op(name: str, arity: int, kernel: Callable[..., torch.Tensor], fake: Callable[..., torch.Tensor]) -> Any:
-    """The op `torch.ops.cleave.<name>.default`, defined on first use; its kernel and fake are (re)bound."""
+def custom_op(name: str, arity: int, kernel: Callable[..., Any], fake: Callable[..., Any], outputs: int = 1) -> Any:
+    """The op `torch.ops.cleave.<name>.default`, defined on first use; its kernel and fake are (re)bound.
+    With `outputs` > 1 (a projection group) it returns a list of tensors."""
     global _LIB
     if _LIB is None:
         _LIB = torch.library.Library("cleave", "FRAGMENT")
     _KERNELS[name], _FAKES[name] = kernel, fake
     if name not in _DEFINED:
-        _LIB.define(f"{name}({', '.join(f'Tensor a{i}' for i in range(arity))}) -> Tensor")
+        _LIB.define(f"{name}({', '.join(f'Tensor a{i}' for i in range(arity))}) -> {'Tensor[]' if outputs > 1 else 'Tensor'}")
 
-        def impl(*xs: torch.Tensor) -> torch.Tensor:
+        def impl(*xs: torch.Tensor) -> Any:
             return _KERNELS[name](*xs)
 
-        def fake_impl(*xs: torch.Tensor) -> torch.Tensor:
-            return _FAKES[name](*xs)
+        def fake_impl(*xs: torch.Tensor) -> Any:
+            got = _FAKES[name](*xs)
+            return list(got) if outputs > 1 else got
 
         def backward(ctx: Any, grad: torch.Tensor) -> Any:
             raise RuntimeError(
@@ -169,6 +191,18 @@ def replace(gm: fx.GraphModule, region: Region, op: Any, kernel: Callable[..., t
     """
     g = gm.graph
     root = region.root
+    if region.members:  # one call before the group's first node (its inputs are all computed before it), an item per member
+        with g.inserting_before(region.nodes[0]):
+            call = g.call_function(Call(op, kernel), tuple(replaced.get(n, n) for n in region.tensor_inputs()))
+            call.meta = {"val": [n.meta.get("val") for n in region.outputs]}
+            items = [g.call_function(operator.getitem, (call, i)) for i in range(len(region.outputs))]
+        for item, out in zip(items, region.outputs):
+            item.meta = dict(out.meta)
+            out.replace_all_uses_with(item)
+            replaced[out] = item
+        for n in reversed(region.nodes):
+            g.erase_node(n)
+        return call
     with g.inserting_before(root):
         call = g.call_function(Call(op, kernel), tuple(replaced.get(n, n) for n in region.tensor_inputs()))
     call.meta = dict(root.meta)
