@@ -228,13 +228,15 @@ def run_case(
                 fns["compile-max-autotune-no-cudagraphs"] = torch.compile(layer, mode="max-autotune-no-cudagraphs")
         t0 = time.perf_counter()
         ours = ct.optimize(
-            layer, inputs, margin=args.margin, compiler=compiler, budget_s=budget_s, baseline="eager" if args.smoke else args.baseline, verbose=args.verbose
+            layer, inputs, margin=args.margin, compiler=compiler, budget_s=budget_s, baseline="eager" if args.smoke else args.baseline, verbose=args.verbose,
+            group_projections=args.groups,
         )
         row["ours_prepare_s"] = time.perf_counter() - t0
         if args.warm:  # the same capture and compile again: every region's kernels from the cache
             t0 = time.perf_counter()
             again = ct.optimize(
-                layer, inputs, margin=args.margin, compiler=compiler, budget_s=budget_s, baseline="eager" if args.smoke else args.baseline, verbose=args.verbose
+                layer, inputs, margin=args.margin, compiler=compiler, budget_s=budget_s, baseline="eager" if args.smoke else args.baseline, verbose=args.verbose,
+                group_projections=args.groups,
             )
             row["ours_warm_prepare_s"] = time.perf_counter() - t0
             row["warm_replaced"] = len(again.cleave_report.replaced())
@@ -350,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--smoke", action="store_true", help="tiny shapes, float32, CPU, kernels interpreted, no torch.compile")
     p.add_argument("--warm", action="store_true", help="optimize each layer a second time (warm cache) and report how long that took")
     p.add_argument("--verbose", action="store_true")
+    p.add_argument("--groups", action=argparse.BooleanOptionalAction, default=True, help="try regions that project one input (q, k, v) as one graph first (default on)")
     p.add_argument(
         "--gqa", default="repeat_kv", choices=["repeat_kv", "enable_gqa"],
         help="how attention with fewer kv heads is written: Hugging Face's repeat_kv (default) or SDPA(enable_gqa=True)",

@@ -11,9 +11,10 @@ The rule (`RULE`, printed by `explain`):
    up projections that read one input share a region, not the up and down projections of a chain;
    and so does the input of a region that has two projections already (a norm before gate and up: on
    Llama-3-8B's sizes the pipeline's best for the joined graph is estimated no faster than the norm's
-   kernel plus the fused gate/up one). tgraph graphs have one
+   kernel plus the fused gate/up one). A region has one
    output, so a value used by two regions (e.g. a normalized input feeding q, k and v projections)
-   ends a region. An attention over `repeat_kv`'d heads (`aten.grouped_attention`) roots a region
+   ends a region; regions that each project that value are then also tried together, as one graph of
+   several outputs (`groups.GROUP_RULE`). An attention over `repeat_kv`'d heads (`aten.grouped_attention`) roots a region
    that holds the repeat nodes and takes its query as an input (passed as a grouped view).
 3. A region is worth compiling when it holds a matmul or a reduction; elementwise-only regions stay
    in PyTorch (PyTorch fuses or runs them near memory speed; nothing to gain). So does a region with
