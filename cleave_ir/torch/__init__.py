@@ -31,10 +31,12 @@ from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, Region, other_shapes,
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
 from cleave_ir.torch.pieces import InPieces, Piece, SymbolicGraph, in_pieces, static_graphs, static_sizes
+from cleave_ir.torch.timings import RememberingTimer, TimingStore, device_name
+from cleave_ir.cache import default_root
 
 __all__ = [
     "ATEN", "RULE", "Captured", "Compiler", "InPieces", "PipelineCompiler", "Plan", "Report", "Row", "Timer", "Unsupported",
-    "backend", "capture", "default_timer", "explain", "in_pieces", "interpreted_graph", "optimize", "partition",
+    "TimingStore", "backend", "capture", "default_timer", "explain", "in_pieces", "interpreted_graph", "optimize", "partition",
 ]
 
 
@@ -87,6 +89,7 @@ def optimize(
     baseline: str = "eager",
     verbose: bool = False,
     group_projections: bool = True,
+    timings: TimingStore | str | None = "auto",
 ) -> fx.GraphModule:
     """`model` with every region that passes the gate running our kernels (one custom op each).
 
@@ -101,6 +104,9 @@ def optimize(
     region run "eager" or under torch.compile ("compile", or a torch.compile mode such as
     "max-autotune-no-cudagraphs"). `group_projections`: regions that project one input (q, k and v)
     are first tried as one graph of their outputs (`groups.GROUP_RULE`), their own regions where that loses.
+    `timings`: where the gate's timings are remembered (`timings.TimingStore`), so that optimizing the same
+    model again re-checks every kernel but reuses its timings; "auto": in `cleave compile`'s cache where the
+    default compiler and timer are used, None: always time.
     """
     import time
 
@@ -115,6 +121,7 @@ def optimize(
     plan = partition(captured, max_ops)
     runs = model_runs(captured.module, example_inputs)
     compiler = compiler if compiler is not None else PipelineCompiler()
+    store = _timing_store(timings, compiler, timer)
     rows: list[Row] = []
     accepted: list[tuple[Region, Any, Any]] = []
     todo = [r for r in plan.regions if r.worth and r.graph is not None]
@@ -145,11 +152,20 @@ def optimize(
         except Exception as e:  # a failed compile keeps PyTorch's version
             return refused(f"compile failed: {one_line(e)}")
         base = None if baseline == "eager" else torch.compile(pytorch, mode=None if baseline == "compile" else baseline)
+        sets = with_model_runs(input_sets(region_inputs(captured, region), others), runs, region)
+        material = None
+        if store is not None:
+            context = {"baseline": baseline, "compiler": _compiler_key(compiler), "device": device_name(sets[0][1])}
+            material = store.material(region, sets[0][1], context)
+        remembering = RememberingTimer(timer, store.get(material) if store is not None and material is not None else None)
         row = gate(
-            region, pytorch, kernel, with_model_runs(input_sets(region_inputs(captured, region), others), runs, region),
-            timer=timer, margin=margin, tolerance=tolerance, baseline=base,
+            region, pytorch, kernel, sets, timer=remembering, margin=margin, tolerance=tolerance, baseline=base,
             reference=region_module(region, float64=True),
         )
+        if remembering.reused:
+            row.reason += " (timings of an earlier run on this GPU: `timings=None` times again)"
+        elif store is not None and material is not None and row.pytorch_us is not None and row.cleave_us is not None:
+            store.put(material, {"pytorch": row.pytorch_us, "cleave": row.cleave_us})
         if row.decision == "cleave":
             accepted.append((region, kernel, pytorch))
         if verbose:
@@ -183,6 +199,27 @@ def optimize(
     stitch.finish(gm)
     gm.cleave_report = Report(rows, margin, plan.text())
     return gm
+
+
+def _timing_store(timings: TimingStore | str | None, compiler: Any, timer: Timer) -> TimingStore | None:
+    """The store `optimize` keeps the gate's timings in: "auto" is `cleave compile`'s cache where the default
+    compiler (with its cache on) and timer are used; faked timers and other compilers are not remembered."""
+    if timings is None or isinstance(timings, TimingStore):
+        return timings
+    if timings != "auto":
+        raise ValueError(f"timings: a TimingStore, 'auto' or None, not {timings!r}")
+    if timer is not default_timer or not isinstance(compiler, PipelineCompiler) or "--no-cache" in compiler.options:
+        return None
+    options = list(compiler.options)
+    explicit = options[options.index("--cache-dir") + 1] if "--cache-dir" in options[:-1] else None
+    return TimingStore(default_root(explicit))
+
+
+def _compiler_key(compiler: Any) -> Any:
+    """What of the compiler the timings depend on: a PipelineCompiler's options and tuning budget."""
+    if isinstance(compiler, PipelineCompiler):
+        return {"options": list(compiler.options), "tune_budget_s": compiler.tune_budget_s, "gpu": compiler.gpu}
+    return f"{type(compiler).__module__}.{getattr(compiler, '__qualname__', type(compiler).__qualname__)}"
 
 
 def by_stake(regions: Sequence[Region], captured: Captured, timer: Timer) -> list[Region]:
