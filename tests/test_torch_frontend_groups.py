@@ -171,3 +171,27 @@ def test_a_decode_group_through_the_real_pipeline(tmp_path) -> None:  # type: ig
         x2 = (torch.rand(2, 1, 1024) * 2 - 1).half()
         for got, want in zip(m2(x2), m(x2)):
             torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2)
+
+
+def test_projections_by_weights_passed_as_inputs_group_too() -> None:
+    """Where the weights are inputs, as dynamo lifts a model's parameters in the graphs it hands a backend
+    (a mixture of experts taken in pieces), the projections of one x still form a group."""
+
+    def qkv(x: torch.Tensor, wq: torch.Tensor, wk: torch.Tensor, wv: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return torch.nn.functional.linear(h, wq), torch.nn.functional.linear(h, wk), torch.nn.functional.linear(h, wv)
+
+    class Fn(nn.Module):
+        def forward(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            return qkv(*xs)
+
+    torch.manual_seed(0)
+    xs = (torch.randn(4, 32), torch.randn(48, 32), torch.randn(16, 32), torch.randn(16, 32))
+    plan = ct.explain(Fn(), xs, quiet=True)
+    [group] = plan.groups
+    assert group.input_names()[1:] == ["xs_1", "xs_2", "xs_3"]  # the weights, inputs of the module
+    m2 = ct.optimize(Fn(), xs, compiler=ct.interpreted_graph, timer=faster)
+    assert [r.decision for r in m2.cleave_report.rows if r.members] == ["cleave"]
+    with torch.no_grad():
+        for got, want in zip(m2(*xs), qkv(*xs)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)

@@ -133,7 +133,7 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
         except ValueError:  # "does not support an attention implementation through ... scaled_dot_product_attention"
             model = build(name, sizes, "eager", DTYPES[args.dtype], device)
     except Exception as e:  # noqa: BLE001 - a config this table cannot make
-        return f"| {name} | setup: {one_line(e)[:120]} |" + " |" * 10
+        return f"| {name} | setup: {one_line(e)[:120]} |" + " |" * 11
     ids = example(name, sizes, args.batch, args.seq, device)
     with torch.no_grad():
         try:
@@ -141,12 +141,12 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
             want = model.float()(ids.float() if ids.is_floating_point() else ids)
             ids = ids.to(DTYPES[args.dtype]) if ids.is_floating_point() else ids
         except Exception as e:  # noqa: BLE001 - a config the model itself refuses
-            return f"| {name} | eager failed: {one_line(e)[:120]} |" + " |" * 10
+            return f"| {name} | eager failed: {one_line(e)[:120]} |" + " |" * 11
         model.to(DTYPES[args.dtype])
         try:
             m2 = ct.optimize(model, (ids,), compiler=compiler, budget_s=args.budget, **({} if args.gpu else {"timer": faked}))
         except Exception as e:  # noqa: BLE001 - the table records it
-            return f"| {name} | optimize failed: {one_line(e)[:160]} |" + " |" * 10
+            return f"| {name} | optimize failed: {one_line(e)[:160]} |" + " |" * 11
         prepare = time.perf_counter() - t0
         got = m2(ids)
     rows = m2.cleave_report.rows
@@ -170,10 +170,12 @@ def one(name: str, args: argparse.Namespace, compiler: Any) -> str:
                     times[i] = f"failed: {one_line(e)[:60]}"
         REPORTS.append(f"### {name}\n\n{m2.cleave_report.table()}\n")
     replaced = f"{len(m2.cleave_report.replaced())}/{len(m2.cleave_report.regions())}"
+    groups = [r for r in rows if r.members]
+    grouped = f"{sum(r.decision == 'cleave' for r in groups)}/{len(groups)}"
     # a mixture of experts routes each token by a top-k: a rounding difference upstream can pick another
     # expert for a token (a large error on that token only); counted: tokens off by over 1e-2
     off = lambda x: int(((x.float() - want.float()).abs().amax(-1) > 1e-2 * want.float().abs().max()).sum())  # noqa: E731
-    return (f"| {name} | {how} | {rel(got, want):.1e} ({off(got)}) | {rel(eager, want):.1e} ({off(eager)}) | {replaced} | {'; '.join(bad) or 'none'} "
+    return (f"| {name} | {how} | {rel(got, want):.1e} ({off(got)}) | {rel(eager, want):.1e} ({off(eager)}) | {replaced} | {grouped} | {'; '.join(bad) or 'none'} "
             f"| {' | '.join(times)} | {prepare:.0f} |")
 
 
@@ -266,9 +268,9 @@ def main(argv: list[str] | None = None) -> int:
             print("\n## The gate's reports, per graph dynamo handed over\n")
             print("\n".join(REPORTS))
         return 0
-    print("| model | captured | err ours vs fp32 (tokens off) | err eager vs fp32 (tokens off) | regions ours | failing or wrong regions "
+    print("| model | captured | err ours vs fp32 (tokens off) | err eager vs fp32 (tokens off) | regions ours | projection groups ours | failing or wrong regions "
           "| eager us | torch.compile us | captured, all PyTorch us | ours us | ours + torch.compile us | prepare s |")
-    print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in names:
         print(one(name, args, compiler), flush=True)
     if REPORTS:

@@ -8,9 +8,11 @@ group is such a graph: its members' graphs side by side, their shared inputs pas
 tries a group before its members and falls back to them where the group fails to compile or loses at
 the gate, so grouping never keeps a member in PyTorch that would have passed on its own.
 
-The rule (`GROUP_RULE`): two or more compiled regions, each of one projection (a matmul by a parameter)
-of the same input, whose graphs have one matmul and no boundary views, and where every input of the
-group is computed before the first member's nodes (the group's call goes there).
+The rule (`GROUP_RULE`): two or more compiled regions, each of one projection of the same input (a linear,
+mm, addmm or matmul whose first operand is that input: a matmul by a parameter, or by a graph input where
+dynamo lifted the parameters, as in a model taken in pieces), whose graphs have one matmul and no boundary
+views, and where every input of the group is computed before the first member's nodes (the group's call
+goes there).
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 from xdsl.ir import Block, Region as IrRegion, SSAValue
 
 from cleave_ir.dialects import tgraph
-from cleave_ir.torch.aten import Input
-from cleave_ir.torch.partition import Region, _named_by_content, projection_input
+from cleave_ir.torch.aten import SLICED_LINEAR, Input, op_name
+from cleave_ir.torch.partition import _PROJECTION_ARGS, Region, _named_by_content
 
 GROUP_RULE = (
-    "regions that each project one input by a parameter (one matmul, no views at their boundary) and read the same input "
+    "regions that each project one input (one matmul, no views at their boundary) and read the same input "
     "are also tried as one graph of their outputs (before them; they stay as they are where the group fails or loses)"
 )
 
@@ -43,11 +45,22 @@ def projected_input(region: Region) -> fx.Node | None:
         return None
     if any(i.causal is not None or i.group != 1 for i in region.inputs):
         return None
-    xs = {x for n in region.nodes if (x := projection_input(n)) is not None}
+    xs = {x for n in region.nodes if (x := _projected(n)) is not None}
     if len(xs) != 1:
         return None
     [x] = xs
     return x if x in region.tensor_inputs() else None
+
+
+def _projected(node: fx.Node) -> fx.Node | None:
+    """The activation a linear, mm, addmm or matmul node (or a chunked projection's piece) multiplies, else None."""
+    if SLICED_LINEAR in node.meta:
+        x = node.meta[SLICED_LINEAR][0]
+        return x if isinstance(x, fx.Node) else None
+    at, w = _PROJECTION_ARGS.get(op_name(node), (None, None))
+    if at is None or len(node.args) <= max(at, w) or not all(isinstance(node.args[i], fx.Node) for i in (at, w)):
+        return None
+    return node.args[at]
 
 
 def projection_groups(regions: Sequence[Region], first_index: int) -> list[Region]:
