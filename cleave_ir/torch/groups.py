@@ -35,7 +35,7 @@ GROUP_RULE = (
 
 def projected_input(region: Region) -> fx.Node | None:
     """The activation `region` projects, where it is a group member: a compiled region whose graph has one
-    matmul, the projection of a region input by a parameter, and no boundary views or output reshaping
+    matmul, a linear, mm, addmm or matmul of a region input, and no boundary views or output reshaping
     beyond size-1 dims; else None."""
     if not region.worth or region.graph is None or region.members:
         return None
