@@ -50,7 +50,7 @@ def test_a_second_run_reuses_the_timings_and_still_checks(layer, tmp_path: Path)
     for r in timed:
         got = rows[r.region]
         assert (got.decision, got.pytorch_us, got.cleave_us) == (r.decision, r.pytorch_us, r.cleave_us)
-        assert got.error is not None and got.reason.endswith("(timings of an earlier run on this GPU: `timings=None` times again)")
+        assert got.error is not None and got.reason.endswith("(timings of an earlier run on this device: `timings=None` times again)")
     with torch.no_grad():
         torch.testing.assert_close(m2(*xs), m(*xs), rtol=1e-4, atol=1e-5)
     # without the store every region is timed again

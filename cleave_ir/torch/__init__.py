@@ -163,7 +163,7 @@ def optimize(
             reference=region_module(region, float64=True),
         )
         if remembering.reused:
-            row.reason += " (timings of an earlier run on this GPU: `timings=None` times again)"
+            row.reason += " (timings of an earlier run on this device: `timings=None` times again)"
         elif store is not None and material is not None and row.pytorch_us is not None and row.cleave_us is not None:
             store.put(material, {"pytorch": row.pytorch_us, "cleave": row.cleave_us})
         if row.decision == "cleave":
