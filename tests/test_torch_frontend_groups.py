@@ -195,3 +195,56 @@ def test_projections_by_weights_passed_as_inputs_group_too() -> None:
     with torch.no_grad():
         for got, want in zip(m2(*xs), qkv(*xs)):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+SIBLING_CASES = [
+    (shape, bias, epilogue, n)
+    for shape in ((4, 32), (2, 1, 32), (2, 3, 32))
+    for bias in (False, True)
+    for epilogue in ("none", "relu", "residual")
+    for n in (2, 3)
+]
+DEFAULT_SIBLINGS = SIBLING_CASES[::3]  # 12 of the 36 by default; all under -m slow
+
+
+class SiblingLinears(nn.Module):
+    """n linears of one normalized x, of different widths, each with the epilogue (none, relu, + a residual)."""
+
+    def __init__(self, n: int, bias: bool, epilogue: str) -> None:
+        super().__init__()
+        self.epilogue = epilogue
+        self.ps = nn.ModuleList(nn.Linear(32, 32 if epilogue == "residual" else 16 * (i + 1), bias=bias) for i in range(n))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+        outs = []
+        for p in self.ps:
+            y = p(h)
+            outs.append(torch.relu(y) if self.epilogue == "relu" else y + x if self.epilogue == "residual" else y)
+        return tuple(outs)
+
+
+def _sibling_case(shape, bias, epilogue, n) -> None:  # type: ignore[no-untyped-def]
+    torch.manual_seed(0)
+    m, x = SiblingLinears(n, bias, epilogue).eval(), torch.randn(*shape)
+    m2 = ct.optimize(m, (x,), compiler=ct.interpreted_graph, timer=faster)
+    groups = [r for r in m2.cleave_report.rows if r.members]
+    assert [r.decision for r in groups] == ["cleave"] and len(groups[0].members) == n, m2.cleave_report
+    with torch.no_grad():
+        for x2 in (x, torch.rand(*shape) * 4 - 2, torch.randn(*shape) * 0.1):
+            for got, want in zip(m2(x2), m(x2), strict=True):
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(("shape", "bias", "epilogue", "n"), DEFAULT_SIBLINGS)
+def test_sibling_projections_of_several_shapes_group_correctly(shape, bias, epilogue, n) -> None:  # type: ignore[no-untyped-def]
+    """Sibling projections of prefill rows, decode [B, 1, K] rows and batched [B, S, K] inputs, with and without
+    bias, with an epilogue that travels with each (relu, a residual): one group, outputs equal to eager on three
+    input distributions."""
+    _sibling_case(shape, bias, epilogue, n)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("shape", "bias", "epilogue", "n"), [c for c in SIBLING_CASES if c not in DEFAULT_SIBLINGS])
+def test_sibling_projections_every_case(shape, bias, epilogue, n) -> None:  # type: ignore[no-untyped-def]
+    _sibling_case(shape, bias, epilogue, n)
