@@ -248,3 +248,32 @@ def test_sibling_projections_of_several_shapes_group_correctly(shape, bias, epil
 @pytest.mark.parametrize(("shape", "bias", "epilogue", "n"), [c for c in SIBLING_CASES if c not in DEFAULT_SIBLINGS])
 def test_sibling_projections_every_case(shape, bias, epilogue, n) -> None:  # type: ignore[no-untyped-def]
     _sibling_case(shape, bias, epilogue, n)
+
+
+def test_a_group_over_a_dynamic_batch_stays_dynamic() -> None:
+    """Decode q/k/v over a batch marked dynamic: the group's shared input keeps its `dynamic` dim, the gate
+    checks it at another batch too, and the stitched model serves other batch sizes."""
+    from cleave_ir.compile import graph_text
+
+    class QKV(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q, self.k, self.v = nn.Linear(64, 48, bias=False), nn.Linear(64, 16, bias=False), nn.Linear(64, 16, bias=False)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+            return self.q(h), self.k(h), self.v(h)
+
+    torch.manual_seed(0)
+    m, x = QKV().eval(), torch.randn(6, 1, 64)
+    dims = {"x": {0: torch.export.Dim("b", min=2, max=64)}}
+    [group] = ct.explain(m, (x,), dims, quiet=True).groups
+    assert "%in0: !tgraph.tensor<[6, 64], f32> {dynamic = array<i64: 0>}" in graph_text(group.graph)
+    m2 = ct.optimize(m, (x,), dims, compiler=ct.interpreted_graph, timer=faster)
+    [row] = [r for r in m2.cleave_report.rows if r.members]
+    assert row.decision == "cleave" and row.reason.startswith("correct on 7 input sets"), row  # one set at another batch
+    with torch.no_grad():
+        for batch in (3, 17):
+            x2 = torch.randn(batch, 1, 64)
+            for got, want in zip(m2(x2), m(x2), strict=True):
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
