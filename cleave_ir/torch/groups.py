@@ -25,7 +25,7 @@ from xdsl.ir import Block, Region as IrRegion, SSAValue
 
 from cleave_ir.dialects import tgraph
 from cleave_ir.torch.aten import SLICED_LINEAR, Input, op_name
-from cleave_ir.torch.partition import _PROJECTION_ARGS, Region, _named_by_content
+from cleave_ir.torch.partition import PROJECTION_ARGS, Region, named_by_content
 
 GROUP_RULE = (
     "regions that each project one input (one matmul, no views at their boundary) and read the same input "
@@ -57,7 +57,7 @@ def _projected(node: fx.Node) -> fx.Node | None:
     if SLICED_LINEAR in node.meta:
         x = node.meta[SLICED_LINEAR][0]
         return x if isinstance(x, fx.Node) else None
-    at, w = _PROJECTION_ARGS.get(op_name(node), (None, None))
+    at, w = PROJECTION_ARGS.get(op_name(node), (None, None))
     if at is None or len(node.args) <= max(at, w) or not all(isinstance(node.args[i], fx.Node) for i in (at, w)):
         return None
     return node.args[at]
@@ -135,4 +135,4 @@ def merged_graph(members: Sequence[Region]) -> tuple[tgraph.GraphOp, list[Input]
         arg_attrs=ArrayAttr(attrs) if any(a.data for a in attrs) else None,
     )
     graph.verify()
-    return _named_by_content(graph), inputs
+    return named_by_content(graph), inputs

@@ -64,7 +64,7 @@ WIDE_HIDDEN = 1024
 a 128-row tile of it (1024 fp16 columns: 256 KiB, past shared memory), so the two projections gain nothing
 from one region; the projections that read one input (gate and up) do, and take the region instead."""
 
-_PROJECTION_ARGS = {"aten.linear": (0, 1), "aten.mm": (0, 1), "aten.matmul": (0, 1), "aten.addmm": (1, 2)}
+PROJECTION_ARGS = {"aten.linear": (0, 1), "aten.mm": (0, 1), "aten.matmul": (0, 1), "aten.addmm": (1, 2)}
 """Where the activation and the weight are among a projection's arguments."""
 
 RULE = (
@@ -253,7 +253,7 @@ def projection_input(node: fx.Node) -> fx.Node | None:
         x = node.meta[SLICED_LINEAR][0]
         return x if isinstance(x, fx.Node) else None
     name, args = op_name(node), node.args
-    x, w = _PROJECTION_ARGS.get(name, (None, None))
+    x, w = PROJECTION_ARGS.get(name, (None, None))
     if x is None or len(args) <= max(x, w) or not isinstance(args[x], fx.Node) or not _parameter(args[w]):
         return None
     return args[x]
@@ -377,7 +377,7 @@ def emit(captured: Captured, index: int, nodes: list[fx.Node], cut: str = "", ma
         graph.verify()
         if any(isinstance(op, tgraph.StructuralOp) for op in graph.block.ops):
             region.boundary = folded(graph, max_ops).attributes.get("cleave.boundary")
-        region.graph = _named_by_content(_padded(graph))
+        region.graph = named_by_content(_padded(graph))
     except StructuralRefused as e:
         region.reason = f"PyTorch: {e}"
         region.structural_refused, region.splits_matmul = True, e.splits_matmul
@@ -511,7 +511,7 @@ def _padded(graph: tgraph.GraphOp) -> tgraph.GraphOp:
     return at_sizes(graph, sizes)
 
 
-def _named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:
+def named_by_content(graph: tgraph.GraphOp) -> tgraph.GraphOp:
     """The graph renamed `r_<digest of its text>`: equal regions (q/k/v projections, the two norms of a
     layer, the same layer in another model run) get equal graphs, so `cleave compile`'s cache serves them."""
     from xdsl.dialects.builtin import StringAttr
