@@ -188,6 +188,7 @@ HEAVY_SINGLE_TESTS = (
     "test_a_split_k_part_with_every_key_masked_adds_nothing",
     "test_a_kernel_that_fails_to_lower_drops_its_candidate_only",
     "test_real_pipeline_on_a_small_region",
+    "test_a_decode_group_through_the_real_pipeline",
     "test_a_k_tile_over_128_wide_keeps_its_gemms_synchronous",
     "test_boolean_masked_attention_gets_the_flash_attention_form",
     "test_a_row_of_the_lowest_float_is_uniform_in_the_kernels",
