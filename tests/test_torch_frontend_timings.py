@@ -9,8 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import cleave_ir.torch as ct  # noqa: E402
-from cleave_ir.torch import _timing_store  # noqa: E402
 from cleave_ir.torch.timings import FILE, TimingStore  # noqa: E402
+from cleave_ir.torch.timings import store_for as _timing_store  # noqa: E402
 
 import torch.nn as nn  # noqa: E402
 

@@ -31,8 +31,7 @@ from cleave_ir.torch.partition import MAX_OPS, RULE, Plan, Region, other_shapes,
 from cleave_ir.torch.partition import example_inputs as region_inputs
 from cleave_ir.torch import stitch
 from cleave_ir.torch.pieces import InPieces, Piece, SymbolicGraph, in_pieces, static_graphs, static_sizes
-from cleave_ir.torch.timings import RememberingTimer, TimingStore, device_name
-from cleave_ir.cache import default_root
+from cleave_ir.torch.timings import RememberingTimer, TimingStore, compiler_key, device_name, store_for
 
 __all__ = [
     "ATEN", "RULE", "Captured", "Compiler", "InPieces", "PipelineCompiler", "Plan", "Report", "Row", "Timer", "Unsupported",
@@ -121,7 +120,7 @@ def optimize(
     plan = partition(captured, max_ops)
     runs = model_runs(captured.module, example_inputs)
     compiler = compiler if compiler is not None else PipelineCompiler()
-    store = _timing_store(timings, compiler, timer)
+    store = store_for(timings, compiler, timer)
     rows: list[Row] = []
     accepted: list[tuple[Region, Any, Any]] = []
     todo = [r for r in plan.regions if r.worth and r.graph is not None]
@@ -153,18 +152,15 @@ def optimize(
             return refused(f"compile failed: {one_line(e)}")
         base = None if baseline == "eager" else torch.compile(pytorch, mode=None if baseline == "compile" else baseline)
         sets = with_model_runs(input_sets(region_inputs(captured, region), others), runs, region)
-        material = None
-        if store is not None:
-            context = {"baseline": baseline, "compiler": _compiler_key(compiler), "device": device_name(sets[0][1])}
-            material = store.material(region, sets[0][1], context)
-        remembering = RememberingTimer(timer, store.get(material) if store is not None and material is not None else None)
+        material = None if store is None else store.material(region, sets[0][1], {"baseline": baseline, "compiler": compiler_key(compiler), "device": device_name(sets[0][1])})
+        remembering = RememberingTimer(timer, None if material is None else store.get(material))
         row = gate(
             region, pytorch, kernel, sets, timer=remembering, margin=margin, tolerance=tolerance, baseline=base,
             reference=region_module(region, float64=True),
         )
         if remembering.reused:
             row.reason += " (timings of an earlier run on this device: `timings=None` times again)"
-        elif store is not None and material is not None and row.pytorch_us is not None and row.cleave_us is not None:
+        elif material is not None and row.pytorch_us is not None and row.cleave_us is not None:
             store.put(material, {"pytorch": row.pytorch_us, "cleave": row.cleave_us})
         if row.decision == "cleave":
             accepted.append((region, kernel, pytorch))
@@ -186,7 +182,8 @@ def optimize(
                 row.reason += "; its regions are tried alone"
             rows.append(row)
         if region.index in in_group:
-            rows.append(Row(region.index, region.ops(), "cleave", f"in group {in_group[region.index]}", tgraph_ops=region.tgraph_ops()))
+            g = in_group[region.index]
+            rows.append(Row(region.index, region.ops(), "cleave", f"in group {g}", tgraph_ops=region.tgraph_ops(), group=g))
             continue
         rows.append(attempt(region))
     rows.sort(key=lambda r: r.region)
@@ -199,27 +196,6 @@ def optimize(
     stitch.finish(gm)
     gm.cleave_report = Report(rows, margin, plan.text())
     return gm
-
-
-def _timing_store(timings: TimingStore | str | None, compiler: Any, timer: Timer) -> TimingStore | None:
-    """The store `optimize` keeps the gate's timings in: "auto" is `cleave compile`'s cache where the default
-    compiler (with its cache on) and timer are used; faked timers and other compilers are not remembered."""
-    if timings is None or isinstance(timings, TimingStore):
-        return timings
-    if timings != "auto":
-        raise ValueError(f"timings: a TimingStore, 'auto' or None, not {timings!r}")
-    if timer is not default_timer or not isinstance(compiler, PipelineCompiler) or "--no-cache" in compiler.options:
-        return None
-    options = list(compiler.options)
-    explicit = options[options.index("--cache-dir") + 1] if "--cache-dir" in options[:-1] else None
-    return TimingStore(default_root(explicit))
-
-
-def _compiler_key(compiler: Any) -> Any:
-    """What of the compiler the timings depend on: a PipelineCompiler's options and tuning budget."""
-    if isinstance(compiler, PipelineCompiler):
-        return {"options": list(compiler.options), "tune_budget_s": compiler.tune_budget_s, "gpu": compiler.gpu}
-    return f"{type(compiler).__module__}.{getattr(compiler, '__qualname__', type(compiler).__qualname__)}"
 
 
 def by_stake(regions: Sequence[Region], captured: Captured, timer: Timer) -> list[Region]:
@@ -323,8 +299,9 @@ def _optimize_in_pieces(
         base = len(rows)  # a graph's rows are its regions (and groups) in index order: renumbered from base
 
         def renumbered(r: Row) -> Row:
-            reason = f"in group {base + int(r.reason.removeprefix('in group '))}" if r.reason.startswith("in group ") else r.reason
-            return dataclasses.replace(r, region=base + r.region, members=[base + m for m in r.members], reason=reason)
+            if r.group is None:
+                return dataclasses.replace(r, region=base + r.region, members=[base + m for m in r.members])
+            return dataclasses.replace(r, region=base + r.region, group=base + r.group, reason=f"in group {base + r.group}")
 
         rows += [renumbered(r) for r in rep.rows]
     plans = "".join(f"graph {i}:\n{rep.plan}" for i, rep in enumerate(reports))

@@ -46,6 +46,7 @@ class Row:
     pytorch_error: float | None = None
     tgraph_ops: list[str] = field(default_factory=list)
     members: list[int] = field(default_factory=list)  # a projection group's row: the regions it computes
+    group: int | None = None  # a member's row where its group was accepted: the group's region index
 
 
 @dataclass

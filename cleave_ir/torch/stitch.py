@@ -190,26 +190,18 @@ def replace(gm: fx.GraphModule, region: Region, op: Any, kernel: Callable[..., t
     new call is added to it.
     """
     g = gm.graph
-    root = region.root
-    if region.members:  # one call before the group's first node (its inputs are all computed before it), an item per member
-        with g.inserting_before(region.nodes[0]):
-            call = g.call_function(Call(op, kernel), tuple(replaced.get(n, n) for n in region.tensor_inputs()))
-            call.meta = {"val": [n.meta.get("val") for n in region.outputs]}
-            items = [g.call_function(operator.getitem, (call, i)) for i in range(len(region.outputs))]
-        for item, out in zip(items, region.outputs):
-            item.meta = dict(out.meta)
-            out.replace_all_uses_with(item)
-            replaced[out] = item
-        for n in reversed(region.nodes):
-            g.erase_node(n)
-        return call
-    with g.inserting_before(root):
+    # a group's call goes before its first node (its inputs are all computed before it), an item per member
+    with g.inserting_before(region.nodes[0] if region.members else region.root):
         call = g.call_function(Call(op, kernel), tuple(replaced.get(n, n) for n in region.tensor_inputs()))
-    call.meta = dict(root.meta)
-    root.replace_all_uses_with(call)
+        values = [g.call_function(operator.getitem, (call, i)) for i in range(len(region.outputs))] if region.members else [call]
+    if region.members:
+        call.meta = {"val": [n.meta.get("val") for n in region.outputs]}
+    for value, out in zip(values, region.outputs):
+        value.meta = dict(out.meta)
+        out.replace_all_uses_with(value)
+        replaced[out] = value
     for n in reversed(region.nodes):
         g.erase_node(n)
-    replaced[root] = call
     return call
 
 

@@ -23,6 +23,8 @@ import torch
 
 from cleave_ir.cache import Cache, cache_key, default_root, key_material
 from cleave_ir.compile import graph_text
+from cleave_ir.torch.compiler import PipelineCompiler
+from cleave_ir.torch.gate import default_timer
 from cleave_ir.torch.partition import Region
 
 FILE = "gate_timings.json"
@@ -68,6 +70,27 @@ class RememberingTimer:
             return self.known[which]
         self.measured[which] = us = self.timer(fn, inputs, which, region)
         return us
+
+
+def store_for(timings: TimingStore | str | None, compiler: Any, timer: Callable[..., float]) -> TimingStore | None:
+    """The store `optimize` keeps the gate's timings in: "auto" is `cleave compile`'s cache where the default
+    compiler (with its cache on) and timer are used; faked timers and other compilers are not remembered."""
+    if timings is None or isinstance(timings, TimingStore):
+        return timings
+    if timings != "auto":
+        raise ValueError(f"timings: a TimingStore, 'auto' or None, not {timings!r}")
+    if timer is not default_timer or not isinstance(compiler, PipelineCompiler) or "--no-cache" in compiler.options:
+        return None
+    options = list(compiler.options)
+    explicit = options[options.index("--cache-dir") + 1] if "--cache-dir" in options[:-1] else None
+    return TimingStore(default_root(explicit))
+
+
+def compiler_key(compiler: Any) -> Any:
+    """What of the compiler the timings depend on: a PipelineCompiler's options and tuning budget."""
+    if isinstance(compiler, PipelineCompiler):
+        return {"options": list(compiler.options), "tune_budget_s": compiler.tune_budget_s, "gpu": compiler.gpu}
+    return f"{type(compiler).__module__}.{getattr(compiler, '__qualname__', type(compiler).__qualname__)}"
 
 
 def device_name(inputs: Sequence[Any]) -> str:
