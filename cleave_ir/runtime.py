@@ -559,7 +559,7 @@ def measure(
     """
     import torch
 
-    mod = load_module_file(module_path)
+    mod = load_module_file(module_path, shared=True)
     indices = list(range(len(mod.CANDIDATES))) if candidates is None else list(candidates)
     guard = HangGuard(Path(module_path))
     m = Measurement(torch.cuda.get_device_name())
@@ -608,7 +608,7 @@ def verify(module_path: str | Path, graph: tgraph.GraphOp, candidate: int, *, jo
     """Compile one candidate (reusing TileLang's kernel cache) and return its poisoned-check error."""
     import torch
 
-    mod = load_module_file(module_path)
+    mod = load_module_file(module_path, shared=True)
     kernels = mod.CANDIDATES[candidate][1]
     compiled = compile_candidates(mod, kernels, jobs)
     raw = compile_candidates(mod, kernels[-1:], jobs, raw=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -130,6 +131,22 @@ def test_an_early_launch_lowers_to_hoppers_trigger_and_drops_before_sm90(tmp_pat
         cuda = lower_all(path, arch=arch, jobs=2)
         trigger = {name: "cudaTriggerProgrammaticLaunchCompletion();" in c for name, c in cuda.items()}
         assert trigger == {"mm_k0": hopper, "mm_plain_k0": False}, arch
+
+
+def test_a_shared_module_is_loaded_once_per_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`load_module_file(shared=True)` returns the module already imported from the same file and
+    content (with the kernels compiled into it); new content, or no `shared`, imports afresh. The new
+    content has the old one's size and is written within the same second: Python's bytecode cache
+    (size and mtime in seconds) ran the old code there."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # (PYTHONDONTWRITEBYTECODE hid it)
+    path = tmp_path / "k.py"
+    path.write_text("VALUE = 1\n")
+    first = load_module_file(path, shared=True)
+    assert load_module_file(path, shared=True) is first
+    assert load_module_file(path) is not first
+    path.write_text("VALUE = 2\n")
+    again = load_module_file(path, shared=True)
+    assert again is not first and again.VALUE == 2 and first.VALUE == 1
 
 
 def test_a_lowering_that_trips_cpythons_ast_thread_race_is_tried_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -117,7 +117,7 @@ class PipelineCompiler:
         if gpu:
             from cleave_ir.tilelang_check import load_module_file
 
-            mod = load_module_file(path)
+            mod = load_module_file(path, shared=True)
             winner = job.measurement.winner
             # region inputs may be views (a transposed q, k, v): `run` reads them in place, and
             # writes `out` (the layout PyTorch's region returns) in place
