@@ -5,13 +5,13 @@
 
 The layers are written here from the models' public configs (hidden size, heads, kv heads, head dim,
 intermediate size, norm, activation, RoPE, Qwen3's q/k norms), with random fp16 weights: no
-downloads. Attention is `F.scaled_dot_product_attention` with kv heads repeated as in Hugging Face's
-`repeat_kv`; prefill is causal (`is_causal=True`, as Hugging Face's SDPA path without a padding
-mask), decode attends over a KV cache of 4096 plus the
-new token. Settings: prefill B1 S2048, decode B in --decode-batches (default 1, 16, 64) with KV 4096.
-Grouped-query attention repeats the kv heads as Hugging Face's `repeat_kv` does (default), or with
-`--gqa enable_gqa` passes them to SDPA as they are (`enable_gqa=True`, what Hugging Face uses on torch >= 2.5
-when no mask is needed).
+downloads. Attention is `F.scaled_dot_product_attention`; prefill is causal (`is_causal=True`, as Hugging
+Face's SDPA path without a padding mask), decode attends over a KV cache of 4096 plus the new token.
+Settings: prefill B1 S2048, decode B in --decode-batches (default 1, 16, 64) with KV 4096.
+Grouped-query attention passes the kv heads to SDPA as they are (`--gqa enable_gqa`, the default since session
+53: what Hugging Face 4.57's `sdpa_attention_forward` does on CUDA with torch >= 2.5 when there is no mask, as in
+these layers), or with `--gqa repeat_kv` repeats them first as Hugging Face's `repeat_kv` does where a mask is
+given (a copy of the KV cache `group` times per step; the layer tables before session 53 used it).
 
 For each (model, setting): median us per call (CUDA graphs where capture works, `cleave_ir.runtime.timed`)
 of eager, torch.compile (default) and torch.compile (max-autotune-no-cudagraphs), ours
@@ -97,7 +97,7 @@ def repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
 class Layer(nn.Module):
     """A pre-norm decoder layer: norm, attention (+ cache in decode), residual, norm, MLP, residual."""
 
-    def __init__(self, c: Config, gqa: str = "repeat_kv") -> None:
+    def __init__(self, c: Config, gqa: str = "enable_gqa") -> None:
         super().__init__()
         self.c, self.gqa = c, gqa
         norm = (lambda: nn.LayerNorm(c.hidden, eps=c.eps)) if c.norm == "layer" else (lambda: RMSNorm(c.hidden, c.eps))
@@ -145,7 +145,7 @@ class Layer(nn.Module):
         return x + self.down(m)
 
 
-def make_layer(c: Config, dtype: torch.dtype, device: str, seed: int = 0, gqa: str = "repeat_kv") -> Layer:
+def make_layer(c: Config, dtype: torch.dtype, device: str, seed: int = 0, gqa: str = "enable_gqa") -> Layer:
     torch.manual_seed(seed)
     layer = Layer(c, gqa)
     with torch.no_grad():
@@ -354,8 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--groups", action=argparse.BooleanOptionalAction, default=True, help="try regions that project one input (q, k, v) as one graph first (default on)")
     p.add_argument(
-        "--gqa", default="repeat_kv", choices=["repeat_kv", "enable_gqa"],
-        help="how attention with fewer kv heads is written: Hugging Face's repeat_kv (default) or SDPA(enable_gqa=True)",
+        "--gqa", default="enable_gqa", choices=["enable_gqa", "repeat_kv"],
+        help="how attention with fewer kv heads is written: SDPA(enable_gqa=True) (default; Hugging Face without a mask) or Hugging Face's repeat_kv",
     )
     args = p.parse_args(argv)
     out = Path(args.out)
