@@ -93,8 +93,8 @@ def fold(text: str) -> str:
     return "\n".join(out)
 
 
-def load(text: str, name: str):
-    """The kernel function of `text`, imported from a file (TileLang reads its source)."""
+def load(text: str, name: str, func: str = "mha_c1_k0"):
+    """The kernel function `func` of `text`, imported from a file named `name` (TileLang reads its source)."""
     import importlib.util
     import tempfile
 
@@ -103,7 +103,7 @@ def load(text: str, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.mha_c1_k0
+    return getattr(mod, func)
 
 
 def bench(fn, iters: int = 30) -> float:
