@@ -21,6 +21,7 @@ from torch import fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from cleave_ir.compile import graph_text
+from cleave_ir.torch import aten
 from cleave_ir.torch.partition import Region
 
 _LIB: torch.library.Library | None = None
@@ -200,9 +201,21 @@ def replace(gm: fx.GraphModule, region: Region, op: Any, kernel: Callable[..., t
         value.meta = dict(out.meta)
         out.replace_all_uses_with(value)
         replaced[out] = value
+    read = {a for n in region.nodes for a in n.all_input_nodes}
     for n in reversed(region.nodes):
+        _erase_dead_splits(g, n)
         g.erase_node(n)
+    for a in read - set(region.nodes):
+        _erase_dead_splits(g, a)
     return call
+
+
+def _erase_dead_splits(g: fx.Graph, n: fx.Node) -> None:
+    """Erase `n`'s splits (chunk, split, unbind) that nothing reads any more: a region holds the pieces
+    (`getitem`) it reads but not their split, which would keep `n` alive (a rotary embedding's `chunk` of
+    a normed q inside the region) or dangle over an input."""
+    for split in [u for u in n.users if aten.op_name(u) in aten.SPLITS and not u.users]:
+        g.erase_node(split)
 
 
 def finish(gm: fx.GraphModule) -> None:

@@ -1,0 +1,386 @@
+"""Random transformer-like PyTorch modules through `cleave_ir.torch.optimize`, against eager in float64.
+
+Each seed draws a module of 1-4 blocks over `x [B, S, H]`: pre- or post-norm residual blocks of attention
+(separate or fused q/k/v, grouped kv heads as `enable_gqa`, `repeat_kv` or `expand`, rotary, q/k norms, SDPA
+causal or with a padding mask, or written out with a scale, soft-cap, float32 softmax, additive or
+`masked_fill` masks) and MLPs (plain, gated, fused `chunk`-ed, a dozen activations), norms of five kinds,
+LM heads with `log_softmax` or `logsumexp`, at fp32, fp16 or bf16 and odd sizes. `optimize` must not raise,
+and on fresh inputs of another distribution the optimized module must be as close to the float64 model as
+eager is (within a dtype's tolerance). A failure prints the seed; `--seed N --n 1 -v` replays it.
+
+    python bench/fuzz_torch.py --n 200                 # regions in the tgraph interpreter (~0.5 s each)
+    python bench/fuzz_torch.py --n 20 --lowered        # the real pipeline (no search) and TileLang's interpreter
+
+`tests/test_fuzz_torch.py` runs a few seeds of each; `-m slow` runs more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import math
+import random
+import re
+from collections import Counter
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ACTIVATIONS = {
+    "gelu": F.gelu,
+    "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+    "silu": F.silu,
+    "relu": F.relu,
+    "relu2": lambda t: F.relu(t).square(),
+    "quick_gelu": lambda t: t * torch.sigmoid(1.702 * t),
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "softplus": F.softplus,
+    "mish": F.mish,
+    "hardswish": F.hardswish,
+    "leaky_relu": lambda t: F.leaky_relu(t, 0.1),
+    "elu": F.elu,
+    "clamped": lambda t: t.clamp(-2.0, 2.0),
+}
+
+
+@dataclass
+class Spec:
+    """What one seed drew: sizes, dtype and the blocks, printed with a failure."""
+
+    seed: int
+    dtype: torch.dtype
+    b: int
+    s: int
+    h: int
+    blocks: list[dict] = field(default_factory=list)
+    padding: bool = False
+
+
+def draw(seed: int) -> Spec:
+    rnd = random.Random(seed)
+    spec = Spec(seed, rnd.choice([torch.float32, torch.float16, torch.bfloat16]), rnd.choice([1, 2, 3]), rnd.choice([1, 5, 8, 16, 33]), rnd.choice([32, 48, 64]))
+    for _ in range(rnd.randint(1, 4)):
+        kind = rnd.choice(["attention", "attention", "mlp", "mlp", "norm", "head", "elementwise"])
+        block: dict = {"kind": kind, "norm": rnd.choice(["layer", "layer_nobias", "rms", "rms_f32", "gemma", "none"]), "post": rnd.random() < 0.2}
+        if kind == "attention":
+            nh = rnd.choice([h for h in (1, 2, 4) if spec.h % h == 0])
+            block.update(
+                heads=nh,
+                kv=rnd.choice([k for k in (1, 2, 4) if nh % k == 0]),
+                fused=rnd.random() < 0.3,
+                bias=rnd.random() < 0.4,
+                rotary=rnd.random() < 0.4,
+                qk_norm=rnd.random() < 0.2,
+                gqa=rnd.choice(["enable_gqa", "repeat_kv", "expand"]),
+                form=rnd.choice(["sdpa_causal", "sdpa", "sdpa_mask", "manual", "manual_f32", "manual_softcap", "manual_mask"]),
+            )
+            spec.padding |= block["form"] in ("sdpa_mask", "manual_mask")
+        elif kind == "mlp":
+            block.update(
+                width=rnd.choice([2 * spec.h, 3 * spec.h + 8, 4 * spec.h]),
+                gated=rnd.choice(["no", "separate", "fused"]),
+                act=rnd.choice(sorted(ACTIVATIONS)),
+                bias=rnd.random() < 0.4,
+            )
+        elif kind == "head":
+            block.update(vocab=rnd.choice([50, 96, 256]), out=rnd.choice(["logits", "log_softmax", "logsumexp", "softmax"]))
+        elif kind == "elementwise":
+            block.update(op=rnd.choice(["scale", "clamp", "normalize", "mean_center", "tanh_cap"]))
+        spec.blocks.append(block)
+        if kind == "head":
+            break  # the head ends the model
+    return spec
+
+
+class Norm(nn.Module):
+    def __init__(self, kind: str, h: int) -> None:
+        super().__init__()
+        self.kind = kind
+        if kind == "layer":
+            self.mod = nn.LayerNorm(h)
+        elif kind == "layer_nobias":
+            self.mod = nn.LayerNorm(h, bias=False)
+        elif kind == "rms":
+            self.mod = nn.RMSNorm(h, eps=1e-6)
+        elif kind in ("rms_f32", "gemma"):
+            self.weight = nn.Parameter(torch.randn(h) * 0.1 + (0.0 if kind == "gemma" else 1.0))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.kind == "none":
+            return x
+        if self.kind in ("rms_f32", "gemma"):  # Hugging Face's float32 forms
+            xf = x.float()
+            y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+            w = (1.0 + self.weight.float()) if self.kind == "gemma" else self.weight.float()
+            return (y * w).type_as(x)
+        return self.mod(x)
+
+
+def rotate_half(t: torch.Tensor) -> torch.Tensor:
+    a, b = t.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, c: dict, h: int, s: int) -> None:
+        super().__init__()
+        self.c, self.h = c, h
+        self.nh, self.nkv = c["heads"], c["kv"]
+        self.hd = h // self.nh
+        kvw = self.nkv * self.hd
+        if c["fused"]:
+            self.qkv = nn.Linear(h, h + 2 * kvw, bias=c["bias"])
+        else:
+            self.q, self.k, self.v = nn.Linear(h, h, bias=c["bias"]), nn.Linear(h, kvw, bias=c["bias"]), nn.Linear(h, kvw, bias=c["bias"])
+        self.o = nn.Linear(h, h, bias=c["bias"])
+        if c["qk_norm"]:
+            self.qn, self.kn = nn.RMSNorm(self.hd, eps=1e-6), nn.RMSNorm(self.hd, eps=1e-6)
+        pos = torch.arange(s, dtype=torch.float32)[:, None] / (10000 ** (torch.arange(0, self.hd, 2, dtype=torch.float32) / self.hd))
+        ang = torch.cat((pos, pos), dim=-1)
+        self.register_buffer("cos", ang.cos()[None, None], persistent=False)
+        self.register_buffer("sin", ang.sin()[None, None], persistent=False)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
+        b, s, _ = x.shape
+        kvw = self.nkv * self.hd
+        if self.c["fused"]:
+            qkv = self.qkv(x)
+            q, k, v = qkv[..., : self.h], qkv[..., self.h : self.h + kvw], qkv[..., self.h + kvw :]
+        else:
+            q, k, v = self.q(x), self.k(x), self.v(x)
+        q = q.view(b, s, self.nh, self.hd).transpose(1, 2)
+        k = k.view(b, s, self.nkv, self.hd).transpose(1, 2)
+        v = v.view(b, s, self.nkv, self.hd).transpose(1, 2)
+        if self.c["qk_norm"]:
+            q, k = self.qn(q), self.kn(k)
+        if self.c["rotary"] and self.hd % 2 == 0:
+            cos, sin = self.cos.to(q.dtype), self.sin.to(q.dtype)
+            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        group = self.nh // self.nkv
+        form = self.c["form"]
+        if group > 1 and not (form.startswith("sdpa") and self.c["gqa"] == "enable_gqa"):
+            if self.c["gqa"] == "expand" and self.nkv == 1:
+                k, v = k.expand(b, self.nh, s, self.hd), v.expand(b, self.nh, s, self.hd)
+            else:  # Hugging Face's repeat_kv
+                k = k[:, :, None].expand(b, self.nkv, group, s, self.hd).reshape(b, self.nh, s, self.hd)
+                v = v[:, :, None].expand(b, self.nkv, group, s, self.hd).reshape(b, self.nh, s, self.hd)
+        gqa = group > 1 and self.c["gqa"] == "enable_gqa"
+        if form == "sdpa_causal":
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+        elif form == "sdpa":
+            a = F.scaled_dot_product_attention(q, k, v, enable_gqa=gqa)
+        elif form == "sdpa_mask":
+            assert keep is not None
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :], enable_gqa=gqa)
+        else:
+            w = (q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
+            if form == "manual_softcap":
+                w = torch.tanh(w / 30.0) * 30.0
+            if form == "manual_mask":
+                assert keep is not None
+                w = w.masked_fill(~keep[:, None, None, :], torch.finfo(w.dtype).min)
+            p = torch.softmax(w.float(), dim=-1).to(q.dtype) if form == "manual_f32" else torch.softmax(w, dim=-1)
+            a = p @ v
+        return self.o(a.transpose(1, 2).reshape(b, s, self.h))
+
+
+class Mlp(nn.Module):
+    def __init__(self, c: dict, h: int) -> None:
+        super().__init__()
+        self.c = c
+        w = c["width"]
+        if c["gated"] == "fused":
+            self.gate_up = nn.Linear(h, 2 * w, bias=c["bias"])
+        else:
+            self.up = nn.Linear(h, w, bias=c["bias"])
+            if c["gated"] == "separate":
+                self.gate = nn.Linear(h, w, bias=c["bias"])
+        self.down = nn.Linear(w, h, bias=c["bias"])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        act = ACTIVATIONS[self.c["act"]]
+        if self.c["gated"] == "fused":
+            g, u = self.gate_up(x).chunk(2, dim=-1)
+            m = act(g) * u
+        elif self.c["gated"] == "separate":
+            m = act(self.gate(x)) * self.up(x)
+        else:
+            m = act(self.up(x))
+        return self.down(m)
+
+
+class Head(nn.Module):
+    def __init__(self, c: dict, h: int) -> None:
+        super().__init__()
+        self.c = c
+        self.lm = nn.Linear(h, c["vocab"], bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lm(x)
+        out = self.c["out"]
+        if out == "log_softmax":
+            return F.log_softmax(y.float(), dim=-1)
+        if out == "logsumexp":
+            return torch.logsumexp(y, dim=-1)
+        if out == "softmax":
+            return torch.softmax(y, dim=-1)
+        return y
+
+
+def elementwise(op: str, x: torch.Tensor) -> torch.Tensor:
+    if op == "scale":
+        return x * 0.5
+    if op == "clamp":
+        return x.clamp(-4.0, 4.0)
+    if op == "normalize":
+        return F.normalize(x, dim=-1) * math.sqrt(x.shape[-1])
+    if op == "mean_center":
+        return x - x.mean(-1, keepdim=True)
+    return torch.tanh(x / 8.0) * 8.0
+
+
+class Model(nn.Module):
+    """The drawn blocks: residual blocks with their norm before (or after: `post`) them."""
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__()
+        self.spec = spec
+        self.norms = nn.ModuleList(Norm(c["norm"], spec.h) for c in spec.blocks)
+        mods: list[nn.Module] = []
+        for c in spec.blocks:
+            kind = c["kind"]
+            mods.append(Attention(c, spec.h, spec.s) if kind == "attention" else Mlp(c, spec.h) if kind == "mlp" else Head(c, spec.h) if kind == "head" else nn.Identity())
+        self.mods = nn.ModuleList(mods)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
+        for c, norm, mod in zip(self.spec.blocks, self.norms, self.mods):
+            kind = c["kind"]
+            if kind == "head":
+                return mod(norm(x))
+            if kind == "norm":
+                x = norm(x)
+            elif kind == "elementwise":
+                x = elementwise(c["op"], x)
+            elif c["post"]:
+                x = norm(x + (mod(x, keep) if kind == "attention" else mod(x)))
+            else:
+                h = norm(x)
+                x = x + (mod(h, keep) if kind == "attention" else mod(h))
+        return x
+
+
+def build(spec: Spec) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(spec.seed)
+    model = Model(spec).eval()
+    with torch.no_grad():
+        for p in model.parameters():  # weights of a trained model's scale: outputs stay near 1
+            if p.dim() == 2:
+                p.normal_(0.0, 1.0 / math.sqrt(p.shape[1]))
+    model = model.to(spec.dtype)
+    x = torch.randn(spec.b, spec.s, spec.h).to(spec.dtype)
+    if not spec.padding:
+        return model, (x,)
+    keep = torch.ones(spec.b, spec.s, dtype=torch.bool)
+    keep[-1, : spec.s // 3] = False  # the last row left-padded (never every key)
+    return model, (x, keep)
+
+
+def fresh(xs: tuple[torch.Tensor, ...], seed: int) -> tuple[torch.Tensor, ...]:
+    """Uniform(-1.5, 2.5) values for the floating inputs (the gate saw normal ones); masks kept."""
+    g = torch.Generator().manual_seed(seed + 1)
+    return tuple((torch.rand(x.shape, generator=g, dtype=torch.float64) * 4 - 1.5).to(x.dtype) if x.is_floating_point() else x for x in xs)
+
+
+def faster(fn, inputs, which, region) -> float:  # noqa: ANN001 - ours 2x faster: only correctness decides
+    return 1.0 if which == "cleave" else 2.0
+
+
+TOLERANCE = {torch.float32: 2e-3, torch.float16: 2e-2, torch.bfloat16: 8e-2}
+
+
+@dataclass
+class Outcome:
+    seed: int
+    ok: bool
+    replaced: int
+    regions: int
+    err: float  # ours against float64, relative to the output's scale
+    eager_err: float
+    message: str = ""
+    kept: list[str] = field(default_factory=list)  # why each region that stayed PyTorch's did
+
+
+def check(seed: int, compiler, verbose: bool = False) -> Outcome:  # noqa: ANN001
+    """Draw, optimize and compare one module."""
+    import cleave_ir.torch as ct
+
+    spec = draw(seed)
+    model, xs = build(spec)
+    if verbose:
+        print(spec)
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(log) if not verbose else contextlib.nullcontext():
+            m2 = ct.optimize(model, xs, compiler=compiler, timer=faster, timings=None)
+    except Exception as e:  # noqa: BLE001 - the front end must never raise: report it
+        return Outcome(seed, False, 0, 0, math.inf, math.inf, f"optimize raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-6)}")
+    report = m2.cleave_report
+    if verbose:
+        print(report)
+    ys = fresh(xs, seed)
+    with torch.no_grad():
+        got, want = m2(*ys), model(*ys)
+        ref = model.to(torch.float64)(*(y.double() if y.is_floating_point() else y for y in ys))
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return Outcome(seed, False, len(report.replaced()), len(report.regions()), math.inf, 0.0, f"shape/dtype {tuple(got.shape)} {got.dtype} vs {tuple(want.shape)} {want.dtype}")
+    scale = float(ref.abs().max()) + 1e-6
+    finite = torch.isfinite(ref)
+    err = float((got.double() - ref)[finite].abs().max()) / scale if bool(finite.any()) else 0.0
+    eager_err = float((want.double() - ref)[finite].abs().max()) / scale if bool(finite.any()) else 0.0
+    nan = bool((got.isnan() & ~want.isnan()).any())
+    ok = not nan and err <= max(4 * eager_err, TOLERANCE[spec.dtype])
+    msg = "" if ok else f"{'NaN where eager has none; ' if nan else ''}err {err:.3g} vs eager {eager_err:.3g}\n{spec}\n{report}"
+    kept = [re.sub(r"[\d.]+(e-?\d+)?", "N", r.reason)[:90] for r in report.regions() if r.decision != "cleave"]
+    return Outcome(seed, ok, len(report.replaced()), len(report.regions()), err, eager_err, msg, kept)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, default=50, help="how many seeds")
+    p.add_argument("--seed", type=int, default=0, help="the first seed")
+    p.add_argument("--lowered", action="store_true", help="compile regions with `cleave compile --no-search` and run TileLang's interpreter")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args(argv)
+    import cleave_ir.torch as ct
+
+    torch.set_float32_matmul_precision("high")  # fp32 matmul regions allowed (TF32, as PyTorch at "high")
+    compiler = (lambda: ct.PipelineCompiler(options=("--no-search", "--no-cache", "-j", "1"), gpu=False)) if args.lowered else (lambda: ct.interpreted_graph)
+    failures = []
+    t0 = time.perf_counter()
+    replaced = regions = 0
+    kept: Counter[str] = Counter()
+    for seed in range(args.seed, args.seed + args.n):
+        out = check(seed, compiler(), args.verbose)
+        replaced += out.replaced
+        regions += out.regions
+        kept.update(out.kept)
+        if not out.ok:
+            failures.append(out)
+            print(f"FAIL seed {seed}: {out.message}", flush=True)
+        elif args.verbose:
+            print(f"ok seed {seed}: err {out.err:.3g} (eager {out.eager_err:.3g}), {out.replaced} of {out.regions} regions replaced")
+    for reason, n in kept.most_common():
+        print(f"{n:6d}  kept in PyTorch: {reason}")
+    print(f"{args.n} modules, {len(failures)} failed ({[f.seed for f in failures]}); {replaced} of {regions} regions replaced; {time.perf_counter() - t0:.0f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
