@@ -4,9 +4,11 @@ Each seed draws a module of 1-4 blocks over `x [B, S, H]`: pre- or post-norm res
 (separate or fused q/k/v, grouped kv heads as `enable_gqa`, `repeat_kv` or `expand`, rotary, q/k norms, SDPA
 causal or with a padding mask, or written out with a scale, soft-cap, float32 softmax, additive or
 `masked_fill` masks) and MLPs (plain, gated, fused `chunk`-ed, a dozen activations), norms of five kinds,
-LM heads with `log_softmax` or `logsumexp`, at fp32, fp16 or bf16 and odd sizes. `optimize` must not raise,
-and on fresh inputs of another distribution the optimized module must be as close to the float64 model as
-eager is (within a dtype's tolerance). A failure prints the seed; `--seed N --n 1 -v` replays it.
+LM heads with `log_softmax` or `logsumexp`, at fp32, fp16 or bf16 and odd sizes; a quarter are decode steps
+(one token against K/V caches given as inputs), some mark the batch or the sequence dynamic and are checked
+at a second size too. `optimize` must not raise, and on fresh inputs of another distribution the optimized
+module must be as close to the float64 model as eager is (within a dtype's tolerance). A failure prints the
+seed; `--seed N --n 1 -v` replays it.
 
     python bench/fuzz_torch.py --n 200                 # regions in the tgraph interpreter (~0.5 s each)
     python bench/fuzz_torch.py --n 20 --lowered        # the real pipeline (no search) and TileLang's interpreter
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import io
 import math
 import random
@@ -31,6 +34,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+MAX_POSITIONS = 64  # rotary tables' length: a dynamic sequence may take any size up to it
 
 ACTIVATIONS = {
     "gelu": F.gelu,
@@ -61,11 +66,18 @@ class Spec:
     h: int
     blocks: list[dict] = field(default_factory=list)
     padding: bool = False
+    cache: int = 0  # a decode step (s = 1) against a KV cache of this length, else 0
+    dynamic: str = ""  # "b" or "s": that dim marked dynamic (`torch.export.Dim`), checked at another size too
+
+    def attention_blocks(self) -> int:
+        return sum(c["kind"] == "attention" for c in self.blocks)
 
 
 def draw(seed: int) -> Spec:
     rnd = random.Random(seed)
     spec = Spec(seed, rnd.choice([torch.float32, torch.float16, torch.bfloat16]), rnd.choice([1, 2, 3]), rnd.choice([1, 5, 8, 16, 33]), rnd.choice([32, 48, 64]))
+    if rnd.random() < 0.25:
+        spec.s, spec.cache = 1, rnd.choice([7, 16, 40])
     for _ in range(rnd.randint(1, 4)):
         kind = rnd.choice(["attention", "attention", "mlp", "mlp", "norm", "head", "elementwise"])
         block: dict = {"kind": kind, "norm": rnd.choice(["layer", "layer_nobias", "rms", "rms_f32", "gemma", "none"]), "post": rnd.random() < 0.2}
@@ -81,6 +93,8 @@ def draw(seed: int) -> Spec:
                 gqa=rnd.choice(["enable_gqa", "repeat_kv", "expand"]),
                 form=rnd.choice(["sdpa_causal", "sdpa", "sdpa_mask", "manual", "manual_f32", "manual_softcap", "manual_mask"]),
             )
+            if spec.cache and block["form"] == "sdpa_causal":  # one new token sees the whole cache
+                block["form"] = "sdpa"
             spec.padding |= block["form"] in ("sdpa_mask", "manual_mask")
         elif kind == "mlp":
             block.update(
@@ -96,6 +110,8 @@ def draw(seed: int) -> Spec:
         spec.blocks.append(block)
         if kind == "head":
             break  # the head ends the model
+    if rnd.random() < 0.3:  # (a size-1 dim is specialized by torch.export: not marked)
+        spec.dynamic = "s" if not spec.cache and spec.s > 1 and rnd.random() < 0.5 else "b" if spec.b > 1 else ""
     return spec
 
 
@@ -142,12 +158,12 @@ class Attention(nn.Module):
         self.o = nn.Linear(h, h, bias=c["bias"])
         if c["qk_norm"]:
             self.qn, self.kn = nn.RMSNorm(self.hd, eps=1e-6), nn.RMSNorm(self.hd, eps=1e-6)
-        pos = torch.arange(s, dtype=torch.float32)[:, None] / (10000 ** (torch.arange(0, self.hd, 2, dtype=torch.float32) / self.hd))
+        pos = torch.arange(MAX_POSITIONS, dtype=torch.float32)[:, None] / (10000 ** (torch.arange(0, self.hd, 2, dtype=torch.float32) / self.hd))
         ang = torch.cat((pos, pos), dim=-1)
         self.register_buffer("cos", ang.cos()[None, None], persistent=False)
         self.register_buffer("sin", ang.sin()[None, None], persistent=False)
 
-    def forward(self, x: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, keep: torch.Tensor | None, cache: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
         b, s, _ = x.shape
         kvw = self.nkv * self.hd
         if self.c["fused"]:
@@ -161,13 +177,17 @@ class Attention(nn.Module):
         if self.c["qk_norm"]:
             q, k = self.qn(q), self.kn(k)
         if self.c["rotary"] and self.hd % 2 == 0:
-            cos, sin = self.cos.to(q.dtype), self.sin.to(q.dtype)
+            at = slice(0, s) if cache is None else slice(cache[0].shape[2], cache[0].shape[2] + 1)  # the new token's position
+            cos, sin = self.cos[:, :, at].to(q.dtype), self.sin[:, :, at].to(q.dtype)
             q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        if cache is not None:
+            k, v = torch.cat((cache[0], k), dim=2), torch.cat((cache[1], v), dim=2)
+            s = k.shape[2]  # the keys' length from here on
         group = self.nh // self.nkv
         form = self.c["form"]
         if group > 1 and not (form.startswith("sdpa") and self.c["gqa"] == "enable_gqa"):
             if self.c["gqa"] == "expand" and self.nkv == 1:
-                k, v = k.expand(b, self.nh, s, self.hd), v.expand(b, self.nh, s, self.hd)
+                k, v = k.expand(b, self.nh, s, self.hd), v.expand(b, self.nh, s, self.hd)  # (s: the keys')
             else:  # Hugging Face's repeat_kv
                 k = k[:, :, None].expand(b, self.nkv, group, s, self.hd).reshape(b, self.nh, s, self.hd)
                 v = v[:, :, None].expand(b, self.nkv, group, s, self.hd).reshape(b, self.nh, s, self.hd)
@@ -188,7 +208,7 @@ class Attention(nn.Module):
                 w = w.masked_fill(~keep[:, None, None, :], torch.finfo(w.dtype).min)
             p = torch.softmax(w.float(), dim=-1).to(q.dtype) if form == "manual_f32" else torch.softmax(w, dim=-1)
             a = p @ v
-        return self.o(a.transpose(1, 2).reshape(b, s, self.h))
+        return self.o(a.transpose(1, 2).reshape(b, x.shape[1], self.h))
 
 
 class Mlp(nn.Module):
@@ -259,9 +279,13 @@ class Model(nn.Module):
             mods.append(Attention(c, spec.h, spec.s) if kind == "attention" else Mlp(c, spec.h) if kind == "mlp" else Head(c, spec.h) if kind == "head" else nn.Identity())
         self.mods = nn.ModuleList(mods)
 
-    def forward(self, x: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
+        """`rest`: the padding mask (`spec.padding`), then each attention block's K and V caches (`spec.cache`)."""
+        keep = rest[0] if self.spec.padding else None
+        caches = list(rest[1:] if self.spec.padding else rest)
         for c, norm, mod in zip(self.spec.blocks, self.norms, self.mods):
             kind = c["kind"]
+            cache = (caches.pop(0), caches.pop(0)) if kind == "attention" and self.spec.cache else None
             if kind == "head":
                 return mod(norm(x))
             if kind == "norm":
@@ -269,10 +293,10 @@ class Model(nn.Module):
             elif kind == "elementwise":
                 x = elementwise(c["op"], x)
             elif c["post"]:
-                x = norm(x + (mod(x, keep) if kind == "attention" else mod(x)))
+                x = norm(x + (mod(x, keep, cache) if kind == "attention" else mod(x)))
             else:
                 h = norm(x)
-                x = x + (mod(h, keep) if kind == "attention" else mod(h))
+                x = x + (mod(h, keep, cache) if kind == "attention" else mod(h))
         return x
 
 
@@ -283,13 +307,40 @@ def build(spec: Spec) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
         for p in model.parameters():  # weights of a trained model's scale: outputs stay near 1
             if p.dim() == 2:
                 p.normal_(0.0, 1.0 / math.sqrt(p.shape[1]))
-    model = model.to(spec.dtype)
-    x = torch.randn(spec.b, spec.s, spec.h).to(spec.dtype)
-    if not spec.padding:
-        return model, (x,)
-    keep = torch.ones(spec.b, spec.s, dtype=torch.bool)
-    keep[-1, : spec.s // 3] = False  # the last row left-padded (never every key)
-    return model, (x, keep)
+    return model.to(spec.dtype), inputs(spec, spec.b, spec.s)
+
+
+def inputs(spec: Spec, b: int, s: int) -> tuple[torch.Tensor, ...]:
+    """x [b, s, h], the padding mask [b, keys] (the last row left-padded, never every key), the caches."""
+    xs = [torch.randn(b, s, spec.h).to(spec.dtype)]
+    if spec.padding:
+        keep = torch.ones(b, s + spec.cache, dtype=torch.bool)
+        keep[-1, : (s + spec.cache) // 3] = False
+        xs.append(keep)
+    for c in spec.blocks:
+        if c["kind"] == "attention" and spec.cache:
+            xs += [torch.randn(b, c["kv"], spec.cache, spec.h // c["heads"]).to(spec.dtype) for _ in range(2)]
+    return tuple(xs)
+
+
+def dynamic_shapes(spec: Spec, xs: tuple[torch.Tensor, ...]) -> tuple | None:
+    """`spec.dynamic`'s dim marked on every input that has it, structured as `Model.forward(x, *rest)`."""
+    if not spec.dynamic:
+        return None
+    if spec.dynamic == "b":
+        d = torch.export.Dim("b", min=2, max=8)
+        marks = [{0: d} for _ in xs]
+    else:
+        d = torch.export.Dim("s", min=2, max=MAX_POSITIONS)
+        marks = [{1: d} if i < 2 else {} for i in range(len(xs))]  # x and the mask
+    return (marks[0], tuple(marks[1:])) if len(marks) > 1 else (marks[0],)  # (torch.export's view of *rest)
+
+
+def other_size(spec: Spec) -> tuple[int, int]:
+    """(b, s) of the second check of a module with a dynamic dim."""
+    if spec.dynamic == "b":
+        return spec.b % 3 + 2, spec.s
+    return spec.b, 47 if spec.s != 47 else 9
 
 
 def fresh(xs: tuple[torch.Tensor, ...], seed: int) -> tuple[torch.Tensor, ...]:
@@ -328,27 +379,39 @@ def check(seed: int, compiler, verbose: bool = False) -> Outcome:  # noqa: ANN00
     log = io.StringIO()
     try:
         with contextlib.redirect_stdout(log) if not verbose else contextlib.nullcontext():
-            m2 = ct.optimize(model, xs, compiler=compiler, timer=faster, timings=None)
+            m2 = ct.optimize(model, xs, dynamic_shapes(spec, xs), compiler=compiler, timer=faster, timings=None)
     except Exception as e:  # noqa: BLE001 - the front end must never raise: report it
         return Outcome(seed, False, 0, 0, math.inf, math.inf, f"optimize raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-6)}")
     report = m2.cleave_report
     if verbose:
         print(report)
-    ys = fresh(xs, seed)
-    with torch.no_grad():
-        got, want = m2(*ys), model(*ys)
-        ref = model.to(torch.float64)(*(y.double() if y.is_floating_point() else y for y in ys))
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return Outcome(seed, False, len(report.replaced()), len(report.regions()), math.inf, 0.0, f"shape/dtype {tuple(got.shape)} {got.dtype} vs {tuple(want.shape)} {want.dtype}")
-    scale = float(ref.abs().max()) + 1e-6
-    finite = torch.isfinite(ref)
-    err = float((got.double() - ref)[finite].abs().max()) / scale if bool(finite.any()) else 0.0
-    eager_err = float((want.double() - ref)[finite].abs().max()) / scale if bool(finite.any()) else 0.0
-    nan = bool((got.isnan() & ~want.isnan()).any())
-    ok = not nan and err <= max(4 * eager_err, TOLERANCE[spec.dtype])
-    msg = "" if ok else f"{'NaN where eager has none; ' if nan else ''}err {err:.3g} vs eager {eager_err:.3g}\n{spec}\n{report}"
+    wide = copy.deepcopy(model).to(torch.float64)
+    sets = [fresh(xs, seed)] + ([fresh(inputs(spec, *other_size(spec)), seed)] if spec.dynamic else [])
+    err = eager_err = 0.0
+    problems = []
+    for ys in sets:
+        try:
+            with torch.no_grad():
+                got, want = m2(*ys), model(*ys)
+                ref = wide(*(y.double() if y.is_floating_point() else y for y in ys))
+        except Exception as e:  # noqa: BLE001 - a stitched module that does not run is a failure
+            problems.append(f"at {[tuple(y.shape) for y in ys]} it raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-6)}")
+            continue
+        if got.shape != want.shape or got.dtype != want.dtype:
+            problems.append(f"shape/dtype {tuple(got.shape)} {got.dtype} vs {tuple(want.shape)} {want.dtype}")
+            continue
+        scale = float(ref.abs().max()) + 1e-6
+        finite = torch.isfinite(ref)
+        e_ours = float((got.double() - ref)[finite].abs().max()) / scale if bool(finite.any()) else 0.0
+        e_eager = float((want.double() - ref)[finite].abs().max()) / scale if bool(finite.any()) else 0.0
+        err, eager_err = max(err, e_ours), max(eager_err, e_eager)
+        if bool((got.isnan() & ~want.isnan()).any()):
+            problems.append(f"NaN where eager has none at {tuple(got.shape)}")
+        elif e_ours > max(4 * e_eager, TOLERANCE[spec.dtype]):
+            problems.append(f"err {e_ours:.3g} vs eager {e_eager:.3g} at {tuple(got.shape)}")
+    msg = "" if not problems else "; ".join(problems) + f"\n{spec}\n{report}"
     kept = [re.sub(r"[\d.]+(e-?\d+)?", "N", r.reason)[:90] for r in report.regions() if r.decision != "cleave"]
-    return Outcome(seed, ok, len(report.replaced()), len(report.regions()), err, eager_err, msg, kept)
+    return Outcome(seed, not problems, len(report.replaced()), len(report.regions()), err, eager_err, msg, kept)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -404,6 +404,17 @@ def at_sizes(graph: tgraph.GraphOp, sizes: Mapping[str, int]) -> tgraph.GraphOp:
     return out
 
 
+def sizes_of(graph: tgraph.GraphOp, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+    """The graph's dynamic dims (named as `at_sizes` takes them) read from its inputs' `shapes`."""
+    names = _dim_names(graph, dynamic_inputs(graph))
+    return {
+        name: int(shape[d])
+        for i, (arg, shape) in enumerate(zip(graph.inputs, shapes))
+        for d, name in enumerate(names.get(arg.name_hint or f"arg{i}", []))
+        if name is not None
+    }
+
+
 REPRESENTATIVE_QUANTUM = 256
 """What `rounded_representatives` rounds a dynamic dim's representative size up to a multiple of."""
 

@@ -31,9 +31,10 @@ def _assert_ok(out: fuzz_torch.Outcome) -> None:
     assert out.replaced > 0, f"seed {out.seed}: no region replaced"
 
 
-# seeds 104 and 120 raised in stitching before the fix below (a rotary `chunk` of a normed q), 0 has a
-# region the interpreted graph overflows in f16 (kept in PyTorch by the gate), the rest are the first few
-@pytest.mark.parametrize("seed", [0, 1, 2, 3, 104, 120])
+# 0: a region the interpreted graph overflows in f16 (the gate keeps PyTorch's); 11: a dynamic sequence;
+# 12 and 45: a dynamic batch of the size of a head count (the test compiler resized the heads too); 24 and
+# 45: decode steps against a KV cache; 11 and 120: a rotary `chunk` of a normed q (stitching raised)
+@pytest.mark.parametrize("seed", [0, 2, 11, 12, 24, 45, 120])
 def test_random_module_equals_the_float64_model(seed: int) -> None:
     _assert_ok(fuzz_torch.check(seed, ct.interpreted_graph))
 

@@ -11,6 +11,7 @@ a torch tensor (inputs in the graph's input order). `PipelineCompiler` goes thro
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import subprocess
@@ -172,10 +173,12 @@ def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
 
     Its normalized exps read `x - max(x)`, as every emitted kernel's do (`stabilize_exp`): the aten
     table writes a softmax as `exp(x) / sum(exp(x))`, the form the search knows, which overflows
-    in f32 on logits past ~88. Inputs of other sizes run the graph resized
-    (`cleave_ir.run.resize_graph`: every dim of an example size that differs takes the new size).
+    in f32 on logits past ~88. Inputs of other sizes run the graph at those sizes of its dynamic dims
+    (`dynamic_shapes.at_sizes`); a graph that declares none is resized (`cleave_ir.run.resize_graph`:
+    every dim of an example size that differs takes the new size).
     """
     from cleave_ir.interpreter import run_graph
+    from cleave_ir.passes.dynamic_shapes import at_sizes, dynamic_inputs, sizes_of
     from cleave_ir.passes.stabilize_exp import shifted_for_cut
     from cleave_ir.run import resize_graph
 
@@ -185,16 +188,24 @@ def interpreted_graph(graph: tgraph.GraphOp) -> Kernel:
 
     def run(*xs: torch.Tensor) -> Any:
         arrays = [x.detach().to("cpu", torch.float64).numpy() for x in xs]
-        outs = _through_boundary(boundary, arrays, lambda a: run_graph(resize_graph(graph, _resize(graph, a)), a, mode="declared"))
+        outs = _through_boundary(boundary, arrays, lambda a: run_graph(sized(tuple(x.shape for x in a)), a, mode="declared"))
         return _as_torch(outs, dtypes, xs[0].device)
+
+    @functools.cache
+    def sized(shapes: tuple[tuple[int, ...], ...]) -> tgraph.GraphOp:
+        if shapes == tuple(tuple(int(d) for d in tgraph.tensor_type(a).shape) for a in graph.inputs):
+            return graph
+        if dynamic_inputs(graph):  # by position: a head count equal to the example batch stays
+            return at_sizes(graph, sizes_of(graph, shapes))
+        return resize_graph(graph, _resize(graph, shapes))
 
     return run
 
 
-def _resize(graph: tgraph.GraphOp, arrays: Sequence[np.ndarray]) -> dict[int, int]:
+def _resize(graph: tgraph.GraphOp, shapes: Sequence[Sequence[int]]) -> dict[int, int]:
     out: dict[int, int] = {}
-    for a, x in zip(graph.inputs, arrays):
-        for d, n in zip(tgraph.tensor_type(a).shape, x.shape):
+    for a, shape in zip(graph.inputs, shapes):
+        for d, n in zip(tgraph.tensor_type(a).shape, shape):
             if int(d) != n:
                 out[int(d)] = int(n)
     return out
