@@ -68,6 +68,7 @@ class Spec:
     padding: bool = False
     cache: int = 0  # a decode step (s = 1) against a KV cache of this length, else 0
     dynamic: str = ""  # "b" or "s": that dim marked dynamic (`torch.export.Dim`), checked at another size too
+    context: int = 0  # the length of a second input [b, context, h] that cross-attention blocks attend to
 
     def attention_blocks(self) -> int:
         return sum(c["kind"] == "attention" for c in self.blocks)
@@ -112,7 +113,26 @@ def draw(seed: int) -> Spec:
             break  # the head ends the model
     if rnd.random() < 0.3:  # (a size-1 dim is specialized by torch.export: not marked)
         spec.dynamic = "s" if not spec.cache and spec.s > 1 and rnd.random() < 0.5 else "b" if spec.b > 1 else ""
+    _draw_more(spec, random.Random(seed * 7919 + 1))
     return spec
+
+
+def _draw_more(spec: Spec, rnd: random.Random) -> None:
+    """Position biases, cross-attention, einsum scores, LoRA, pooled heads: drawn from a stream of their
+    own, so the modules of the seeds drawn before them stay as they were."""
+    for c in spec.blocks:
+        if c["kind"] == "attention":
+            manual = c["form"].startswith("manual")
+            c["cross"] = not spec.cache and c["form"] in ("sdpa", "manual", "manual_f32", "manual_softcap") and rnd.random() < 0.15
+            c["position_bias"] = rnd.choice(["none", "none", "none", "alibi", "window"]) if manual and not c["cross"] else "none"
+            c["einsum"] = manual and rnd.random() < 0.25
+            if c["cross"]:
+                c["rotary"] = False
+                spec.context = spec.context or rnd.choice([7, 24])
+        elif c["kind"] == "mlp":
+            c["lora"] = rnd.random() < 0.2
+        elif c["kind"] == "head":
+            c["pool"] = rnd.random() < 0.2
 
 
 class Norm(nn.Module):
@@ -163,17 +183,23 @@ class Attention(nn.Module):
         self.register_buffer("cos", ang.cos()[None, None], persistent=False)
         self.register_buffer("sin", ang.sin()[None, None], persistent=False)
 
-    def forward(self, x: torch.Tensor, keep: torch.Tensor | None, cache: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, keep: torch.Tensor | None, cache: tuple[torch.Tensor, torch.Tensor] | None, context: torch.Tensor | None) -> torch.Tensor:
         b, s, _ = x.shape
         kvw = self.nkv * self.hd
-        if self.c["fused"]:
+        src = context if self.c.get("cross") else x  # cross-attention: keys and values from the context
+        if self.c["fused"] and src is x:
             qkv = self.qkv(x)
             q, k, v = qkv[..., : self.h], qkv[..., self.h : self.h + kvw], qkv[..., self.h + kvw :]
+        elif self.c["fused"]:  # the fused weight's rows, as a model that shares it would slice them
+            q = F.linear(x, self.qkv.weight[: self.h], None if self.qkv.bias is None else self.qkv.bias[: self.h])
+            kv = F.linear(src, self.qkv.weight[self.h :], None if self.qkv.bias is None else self.qkv.bias[self.h :])
+            k, v = kv[..., :kvw], kv[..., kvw:]
         else:
-            q, k, v = self.q(x), self.k(x), self.v(x)
+            q, k, v = self.q(x), self.k(src), self.v(src)
+        t = src.shape[1]
         q = q.view(b, s, self.nh, self.hd).transpose(1, 2)
-        k = k.view(b, s, self.nkv, self.hd).transpose(1, 2)
-        v = v.view(b, s, self.nkv, self.hd).transpose(1, 2)
+        k = k.view(b, t, self.nkv, self.hd).transpose(1, 2)
+        v = v.view(b, t, self.nkv, self.hd).transpose(1, 2)
         if self.c["qk_norm"]:
             q, k = self.qn(q), self.kn(k)
         if self.c["rotary"] and self.hd % 2 == 0:
@@ -182,7 +208,7 @@ class Attention(nn.Module):
             q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         if cache is not None:
             k, v = torch.cat((cache[0], k), dim=2), torch.cat((cache[1], v), dim=2)
-            s = k.shape[2]  # the keys' length from here on
+        s = k.shape[2]  # the keys' length from here on
         group = self.nh // self.nkv
         form = self.c["form"]
         if group > 1 and not (form.startswith("sdpa") and self.c["gqa"] == "enable_gqa"):
@@ -200,7 +226,9 @@ class Attention(nn.Module):
             assert keep is not None
             a = F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :], enable_gqa=gqa)
         else:
-            w = (q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
+            w = (torch.einsum("bhqd,bhkd->bhqk", q, k) if self.c.get("einsum") else q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
+            if self.c.get("position_bias", "none") != "none":
+                w = w + self.position_bias(x.shape[1], s).to(w.dtype)
             if form == "manual_softcap":
                 w = torch.tanh(w / 30.0) * 30.0
             if form == "manual_mask":
@@ -209,6 +237,15 @@ class Attention(nn.Module):
             p = torch.softmax(w.float(), dim=-1).to(q.dtype) if form == "manual_f32" else torch.softmax(w, dim=-1)
             a = p @ v
         return self.o(a.transpose(1, 2).reshape(b, x.shape[1], self.h))
+
+    def position_bias(self, queries: int, keys: int) -> torch.Tensor:
+        """ALiBi's per-head linear bias, or a causal sliding window of 4 as an additive -inf mask
+        ([heads or 1, queries, keys], the queries the last of the keys), made from positions per call."""
+        rel = torch.arange(keys)[None, :] - torch.arange(keys - queries, keys)[:, None]  # key - query position
+        if self.c["position_bias"] == "alibi":
+            slopes = 2.0 ** (-8.0 * torch.arange(1, self.nh + 1) / self.nh)
+            return slopes[:, None, None] * rel.clamp(max=0)[None].float()
+        return torch.zeros(1, queries, keys).masked_fill(((rel > 0) | (rel < -4))[None], float("-inf"))
 
 
 class Mlp(nn.Module):
@@ -223,6 +260,8 @@ class Mlp(nn.Module):
             if c["gated"] == "separate":
                 self.gate = nn.Linear(h, w, bias=c["bias"])
         self.down = nn.Linear(w, h, bias=c["bias"])
+        if c.get("lora"):  # a low-rank update beside the down projection
+            self.lora_a, self.lora_b = nn.Linear(w, 4, bias=False), nn.Linear(4, h, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         act = ACTIVATIONS[self.c["act"]]
@@ -233,6 +272,8 @@ class Mlp(nn.Module):
             m = act(self.gate(x)) * self.up(x)
         else:
             m = act(self.up(x))
+        if self.c.get("lora"):
+            return self.down(m) + 0.5 * self.lora_b(self.lora_a(m))
         return self.down(m)
 
 
@@ -243,7 +284,7 @@ class Head(nn.Module):
         self.lm = nn.Linear(h, c["vocab"], bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.lm(x)
+        y = self.lm(x.mean(1) if self.c.get("pool") else x)
         out = self.c["out"]
         if out == "log_softmax":
             return F.log_softmax(y.float(), dim=-1)
@@ -280,9 +321,12 @@ class Model(nn.Module):
         self.mods = nn.ModuleList(mods)
 
     def forward(self, x: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
-        """`rest`: the padding mask (`spec.padding`), then each attention block's K and V caches (`spec.cache`)."""
-        keep = rest[0] if self.spec.padding else None
-        caches = list(rest[1:] if self.spec.padding else rest)
+        """`rest`: the padding mask (`spec.padding`), the context (`spec.context`), then each attention
+        block's K and V caches (`spec.cache`)."""
+        rest_ = list(rest)
+        keep = rest_.pop(0) if self.spec.padding else None
+        context = rest_.pop(0) if self.spec.context else None
+        caches = rest_
         for c, norm, mod in zip(self.spec.blocks, self.norms, self.mods):
             kind = c["kind"]
             cache = (caches.pop(0), caches.pop(0)) if kind == "attention" and self.spec.cache else None
@@ -293,10 +337,10 @@ class Model(nn.Module):
             elif kind == "elementwise":
                 x = elementwise(c["op"], x)
             elif c["post"]:
-                x = norm(x + (mod(x, keep, cache) if kind == "attention" else mod(x)))
+                x = norm(x + (mod(x, keep, cache, context) if kind == "attention" else mod(x)))
             else:
                 h = norm(x)
-                x = x + (mod(h, keep, cache) if kind == "attention" else mod(h))
+                x = x + (mod(h, keep, cache, context) if kind == "attention" else mod(h))
         return x
 
 
@@ -317,6 +361,8 @@ def inputs(spec: Spec, b: int, s: int) -> tuple[torch.Tensor, ...]:
         keep = torch.ones(b, s + spec.cache, dtype=torch.bool)
         keep[-1, : (s + spec.cache) // 3] = False
         xs.append(keep)
+    if spec.context:
+        xs.append(torch.randn(b, spec.context, spec.h).to(spec.dtype))
     for c in spec.blocks:
         if c["kind"] == "attention" and spec.cache:
             xs += [torch.randn(b, c["kv"], spec.cache, spec.h // c["heads"]).to(spec.dtype) for _ in range(2)]
@@ -332,7 +378,7 @@ def dynamic_shapes(spec: Spec, xs: tuple[torch.Tensor, ...]) -> tuple | None:
         marks = [{0: d} for _ in xs]
     else:
         d = torch.export.Dim("s", min=2, max=MAX_POSITIONS)
-        marks = [{1: d} if i < 2 else {} for i in range(len(xs))]  # x and the mask
+        marks = [{1: d} if i == 0 or (i == 1 and spec.padding) else {} for i in range(len(xs))]  # x and the mask
     return (marks[0], tuple(marks[1:])) if len(marks) > 1 else (marks[0],)  # (torch.export's view of *rest)
 
 
@@ -429,18 +475,21 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     replaced = regions = 0
     kept: Counter[str] = Counter()
+    seeds_of: dict[str, list[int]] = {}
     for seed in range(args.seed, args.seed + args.n):
         out = check(seed, compiler(), args.verbose)
         replaced += out.replaced
         regions += out.regions
         kept.update(out.kept)
+        for reason in out.kept:
+            seeds_of.setdefault(reason, []).append(seed)
         if not out.ok:
             failures.append(out)
             print(f"FAIL seed {seed}: {out.message}", flush=True)
         elif args.verbose:
             print(f"ok seed {seed}: err {out.err:.3g} (eager {out.eager_err:.3g}), {out.replaced} of {out.regions} regions replaced")
     for reason, n in kept.most_common():
-        print(f"{n:6d}  kept in PyTorch: {reason}")
+        print(f"{n:6d}  kept in PyTorch: {reason}  (seeds {sorted(set(seeds_of[reason]))[:6]})")
     print(f"{args.n} modules, {len(failures)} failed ({[f.seed for f in failures]}); {replaced} of {regions} regions replaced; {time.perf_counter() - t0:.0f} s")
     return 1 if failures else 0
 

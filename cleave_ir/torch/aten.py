@@ -235,8 +235,8 @@ class Emitter:
         val = meta_val(arg)
         b, h, s, d = self.sizes(arg)
         shape: tuple[int, ...] = (b, h // group, group, s, d) if heads_dim else (b, h // group, group * s, d)
-        # the grouped dims are concrete: only the batch dim can stay dynamic
-        fake = (val.shape[0], *shape[1:-1], val.shape[3])
+        # the batch, and the sequence (`group*s` rows, an independent dim: nothing else in the graph has it)
+        fake = (val.shape[0], val.shape[1] // group, group, val.shape[2], val.shape[3]) if heads_dim else (val.shape[0], val.shape[1] // group, group * val.shape[2], val.shape[3])
         v = self.builder.input(f"in{len(self.inputs)}", list(shape), element_type(val.dtype), dynamic=self._dynamic(fake, shape))
         self.env[arg] = v
         self.inputs.append(Input(arg, shape=shape, dtype=val.dtype, group=group, heads_dim=heads_dim))
