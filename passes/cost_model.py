@@ -178,10 +178,42 @@ def _elt_bytes(value) -> int:
 THREAD_COUNTS = (256, 128, 64, 32)
 
 
-def layout_threads(fragment_shapes: Sequence[Sequence[int]], most: int = 256) -> int:
+def layout_threads(fragment_shapes: Sequence[Sequence[int]], most: int = 256, reduced: Sequence[Sequence[int]] = ()) -> int:
     """The most threads (a power of two from `most` down to a warp) over which TileLang lays out
-    fragments of these shapes (`lays_out`), or 0."""
-    return next((t for t in THREAD_COUNTS if t <= most and all(lays_out(shape, t) for shape in fragment_shapes)), 0)
+    fragments of these shapes (`lays_out`) and reduces the `reduced` ones on whole warps
+    (`reduces_on_whole_warps`), or 0."""
+    return next(
+        (t for t in THREAD_COUNTS if t <= most and all(lays_out(shape, t) for shape in fragment_shapes) and all(reduces_on_whole_warps(shape, t) for shape in reduced)),
+        0,
+    )
+
+
+def reduces_on_whole_warps(shape: Sequence[int], threads: int) -> bool:
+    """Whether TileLang 0.1.15 reduces a fragment of `shape` along a dim with every lane of its warp
+    collective (`tl::AllReduce`) taking part: the fragment's n elements are at least the threads, or
+    divide them (the layout then replicates it). Otherwise the threads past n skip the collective,
+    which can hang the GPU (`tilelang_check.partial_warp_collectives` refuses such a kernel): a [5, 8]
+    row sum (a per-head RMSNorm over 5 tokens) on 64, 128 or 256 threads. Lowered for sm_90a: [3, 8],
+    [5, 4], [5, 8], [3, 16], [7, 8], [5, 16] and [7, 16] leave lanes idle on every count at or above their
+    n; [1, 16], [2, 8], [4, 8], [8, 8] and [16, 8] do not (`tests/test_compile_any_graph.py -k whole_warps`)."""
+    n = math.prod(d for d in shape if d != 1)
+    return n >= threads or threads % n == 0
+
+
+def reduced_tiles(op: Operation) -> list[tuple[int, ...]]:
+    """The shapes of the tiles whose rows `op`'s reductions reduce with TileLang's warp reduction, as
+    the lowering does (`lower_tilelang._reduce`): two dims over 1, the last reduced, a power-of-two
+    width of at least 8. (A single row, or a width such as 100, is folded by threads a row, then their
+    partials reduced: a softmax's [1, 100] rows on 128 threads lower with every lane busy.)"""
+    out = []
+    for r in op.walk():
+        if isinstance(r, tgraph.ReduceOp):
+            shape = tuple(evaluate(d, {}) for d in tgraph.tensor_type(r.input).shape)
+            dims = [d for d in shape if d != 1]
+            last = max(i for i, d in enumerate(shape) if d != 1) if dims else -1
+            if len(dims) == 2 and r.axis == last and dims[1] >= 8 and dims[1] & (dims[1] - 1) == 0:
+                out.append(shape)
+    return out
 
 
 def lays_out(shape: Sequence[int], threads: int) -> bool:
@@ -523,6 +555,9 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     elif not layout_threads(computed):
         odd = sorted({s for s in computed if not layout_threads([s])})
         reason = f"computed tiles {odd} have no register layout over {THREAD_COUNTS[-1]}-{THREAD_COUNTS[0]} threads"
+    elif not layout_threads(computed, reduced=reduced_tiles(par)):
+        odd = sorted({s for s in reduced_tiles(par) if not layout_threads(computed, reduced=[s])})
+        reason = f"reductions over tiles {odd} leave lanes of a warp collective idle on every thread count their layout allows"
     elif regs > REGISTER_BYTES:
         reason = f"computed tiles need {regs // 1024} KiB of registers (limit {REGISTER_BYTES // 1024} KiB per SM)"
     elif not flops and regs > (laid := layout_threads(computed)) * TILE_BYTES_PER_THREAD:

@@ -59,6 +59,7 @@ from cleave_ir.passes.cost_model import (
     longest_trips,
     loop_matmuls,
     peak_live_bytes,
+    reduced_tiles,
     tile_bytes,
 )
 from cleave_ir.passes.options import CleavePass
@@ -581,11 +582,14 @@ def place(kernel: itgraph.KernelOp, hoist_elementwise: bool = False) -> None:
     pads = padded is not None and layout_threads(padded, threads) == threads
     if pads:
         sizes, keep_warps = padded, True  # its few-row matmuls become T.gemm on padded rows
-    fitting = layout_threads(sizes, threads) if not keep_warps else threads if layout_threads(sizes, threads) == threads else 0
-    fitting = fitting or (0 if keep_warps else layout_threads(sizes))  # fewer threads, else up to 256
+    # (and its row reductions' warp collectives must have every lane: `reduces_on_whole_warps`)
+    reduced = reduced_tiles(kernel)
+    fitting = layout_threads(sizes, threads, reduced) if not keep_warps else threads if layout_threads(sizes, threads, reduced) == threads else 0
+    fitting = fitting or (0 if keep_warps else layout_threads(sizes, reduced=reduced))  # fewer threads, else up to 256
     if not fitting:
+        what = f"its computed tiles {sorted(set(sizes))}" + (f" and the reductions over {sorted(set(reduced))}" if reduced else "")
         raise CleaveError(
-            f"error: cleave-place-memory: @{kernel.sym_name.data}: its computed tiles {sorted(set(sizes))} "
+            f"error: cleave-place-memory: @{kernel.sym_name.data}: {what} "
             f"have no register layout over {'its ' + str(threads) if keep_warps else '32-256'} threads"
         )
     threads = fitting

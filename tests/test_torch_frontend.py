@@ -464,6 +464,26 @@ def test_dynamic_size_seen_only_as_an_expression_is_checked_at_other_sizes():
     assert row.decision == "cleave" and row.reason.startswith("correct on 7 input sets"), row  # the example's and one at 18 rows among them
 
 
+def test_a_dynamic_batch_of_two_is_checked_at_another_size() -> None:
+    """An example batch of 2 halved plus one is 2 again: the gate's set at other sizes repeated the
+    example, a kernel serving that size only was accepted, and the stitched model raised at a batch of 4
+    (`bench/fuzz_torch.py` seed 2151). It is now checked at 3, and refused."""
+    from cleave_ir.interpreter import run_graph
+
+    torch.manual_seed(0)
+    m, x = NormLinear().eval(), torch.randn(2, 64)
+    b = torch.export.Dim("b", min=2, max=16)
+
+    def fixed_size(graph):  # noqa: ANN001, ANN202 - a kernel that serves the example size only
+        return lambda *xs: torch.from_numpy(run_graph(graph, [x.double().numpy() for x in xs], mode="declared")[0]).float()
+
+    m2 = ct.optimize(m, (x,), dynamic_shapes=({0: b},), compiler=fixed_size, timer=faster)
+    [row] = m2.cleave_report.rows
+    assert row.decision == "pytorch" and "has shape (3, 64), expected (2, 64)" in row.reason, row
+    with torch.no_grad():
+        torch.testing.assert_close(m2(torch.randn(4, 64)).shape, torch.Size([4, 48]))
+
+
 def test_other_shapes_refuses_a_size_it_cannot_vary() -> None:
     """A dynamic size in two symbols that no input has alone: no other sizes can be made, so the region
     is not compiled (the gate could not check a kernel at another size)."""

@@ -721,7 +721,9 @@ def _hint(expr: Any, symbol: Any, size: int) -> int | None:
 
 def other_shapes(captured: Captured, region: Region) -> list[tuple[int, ...]] | None:
     """Shapes of the region's tensor inputs with every dynamic size moved off its example value
-    (halved, plus one: odd, so a kernel that only serves whole tiles is caught); None without dynamic dims.
+    (halved, plus one: odd, so a kernel that only serves whole tiles is caught; an example of 2 takes 3, not
+    itself: a kernel that serves only the example's size was accepted at a batch of 2 and raised at 4); None
+    without dynamic dims.
     A symbol seen only inside an expression (a decode step's `past + 1`) takes the value that gives the
     example's size. Raises ValueError where no other sizes can be formed: the gate could not check them."""
     import sympy
@@ -747,7 +749,7 @@ def other_shapes(captured: Captured, region: Region) -> list[tuple[int, ...]] | 
             example[s] = hint
     if not example and not compound:
         return None
-    new = {s: max(2, v // 2 + 1) for s, v in example.items()}
+    new = {s: v // 2 + 1 if v // 2 + 1 not in (v, 1) else v + 1 for s, v in example.items()}
     try:
         return [tuple(int(d.node.expr.subs(new)) if is_symbolic(d) else int(d) for d in meta_val(n).shape) for n in nodes]
     except (TypeError, ValueError) as e:  # a size that is not a function of the input symbols alone
