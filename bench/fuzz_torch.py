@@ -12,6 +12,7 @@ seed; `--seed N --n 1 -v` replays it.
 
     python bench/fuzz_torch.py --n 200                 # regions in the tgraph interpreter (~0.5 s each)
     python bench/fuzz_torch.py --n 20 --lowered        # the real pipeline (no search) and TileLang's interpreter
+    python bench/fuzz_torch.py --n 100 --backend       # through torch.compile(backend=ct.backend(...)): dynamo's graphs
 
 `tests/test_fuzz_torch.py` runs a few seeds of each; `-m slow` runs more.
 """
@@ -414,8 +415,9 @@ class Outcome:
     kept: list[str] = field(default_factory=list)  # why each region that stayed PyTorch's did
 
 
-def check(seed: int, compiler, verbose: bool = False) -> Outcome:  # noqa: ANN001
-    """Draw, optimize and compare one module."""
+def check(seed: int, compiler, verbose: bool = False, backend: bool = False) -> Outcome:  # noqa: ANN001
+    """Draw, optimize and compare one module; with `backend`, through `torch.compile(backend=ct.backend(..))`
+    (dynamo's graphs: the second size of a dynamic module recompiles it as a dynamic graph)."""
     import cleave_ir.torch as ct
 
     spec = draw(seed)
@@ -423,14 +425,18 @@ def check(seed: int, compiler, verbose: bool = False) -> Outcome:  # noqa: ANN00
     if verbose:
         print(spec)
     log = io.StringIO()
+    reports: list = []
+    options = {"compiler": compiler, "timer": faster, "timings": None}
     try:
         with contextlib.redirect_stdout(log) if not verbose else contextlib.nullcontext():
-            m2 = ct.optimize(model, xs, dynamic_shapes(spec, xs), compiler=compiler, timer=faster, timings=None)
+            if backend:
+                torch._dynamo.reset()
+                m2 = torch.compile(model, backend=ct.backend(reports=reports, **options))
+            else:
+                m2 = ct.optimize(model, xs, dynamic_shapes(spec, xs), **options)
+                reports.append(m2.cleave_report)
     except Exception as e:  # noqa: BLE001 - the front end must never raise: report it
         return Outcome(seed, False, 0, 0, math.inf, math.inf, f"optimize raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-6)}")
-    report = m2.cleave_report
-    if verbose:
-        print(report)
     wide = copy.deepcopy(model).to(torch.float64)
     sets = [fresh(xs, seed)] + ([fresh(inputs(spec, *other_size(spec)), seed)] if spec.dynamic else [])
     err = eager_err = 0.0
@@ -455,9 +461,10 @@ def check(seed: int, compiler, verbose: bool = False) -> Outcome:  # noqa: ANN00
             problems.append(f"NaN where eager has none at {tuple(got.shape)}")
         elif e_ours > max(4 * e_eager, TOLERANCE[spec.dtype]):
             problems.append(f"err {e_ours:.3g} vs eager {e_eager:.3g} at {tuple(got.shape)}")
-    msg = "" if not problems else "; ".join(problems) + f"\n{spec}\n{report}"
-    kept = [re.sub(r"[\d.]+(e-?\d+)?", "N", r.reason)[:90] for r in report.regions() if r.decision != "cleave"]
-    return Outcome(seed, not problems, len(report.replaced()), len(report.regions()), err, eager_err, msg, kept)
+    rows = [r for report in reports for r in report.regions()]
+    msg = "" if not problems else "; ".join(problems) + f"\n{spec}\n" + "\n".join(str(report) for report in reports)
+    kept = [re.sub(r"[\d.]+(e-?\d+)?", "N", r.reason)[:90] for r in rows if r.decision != "cleave"]
+    return Outcome(seed, not problems, sum(r.decision == "cleave" for r in rows), len(rows), err, eager_err, msg, kept)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -465,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=50, help="how many seeds")
     p.add_argument("--seed", type=int, default=0, help="the first seed")
     p.add_argument("--lowered", action="store_true", help="compile regions with `cleave compile --no-search` and run TileLang's interpreter")
+    p.add_argument("--backend", action="store_true", help="through torch.compile(backend=cleave_ir.torch.backend(...)) instead of optimize")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     import cleave_ir.torch as ct
@@ -477,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     kept: Counter[str] = Counter()
     seeds_of: dict[str, list[int]] = {}
     for seed in range(args.seed, args.seed + args.n):
-        out = check(seed, compiler(), args.verbose)
+        out = check(seed, compiler(), args.verbose, args.backend)
         replaced += out.replaced
         regions += out.regions
         kept.update(out.kept)

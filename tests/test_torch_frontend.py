@@ -207,6 +207,31 @@ def test_wrong_kernel_and_failed_compile_keep_pytorch(layer):
         torch.testing.assert_close(m2(*xs), m(*xs))
 
 
+def test_a_kernel_as_close_as_pytorchs_own_region_is_not_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fp16 softmax of 8 x @ w: the logits' rounding puts PyTorch's own fp16 region 1.8e-2 from float64,
+    past fp16's 1e-2, and a kernel exactly as close was refused as wrong (random modules of
+    `bench/fuzz_torch.py`: fp16 attention with q/k norms and ALiBi). A kernel may be twice as far as
+    PyTorch's region on the same inputs (`gate.allowed_error`), never further."""
+    import importlib
+
+    gate = importlib.import_module("cleave_ir.torch.gate")
+
+    def f(x, w):  # noqa: ANN001, ANN202
+        return torch.softmax((x @ w) * 8.0, dim=-1)
+
+    torch.manual_seed(0)
+    xs = (torch.randn(16, 64).half(), torch.randn(64, 32).half())
+    [row] = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster, timings=None).cleave_report.rows
+    assert row.decision == "cleave" and 1e-2 < row.error == row.pytorch_error < 2e-2, row
+    worse = lambda graph: (lambda k: lambda *a: k(*a) * 1.05)(ct.interpreted_graph(graph))  # noqa: E731
+    [row] = ct.optimize(f, xs, compiler=worse, timer=faster, timings=None).cleave_report.rows
+    assert row.decision == "pytorch" and row.reason.startswith("wrong: rel. error 5.0e-02 > "), row.reason  # (5% off everywhere)
+    assert gate.allowed_error(1e-2, 3e-3) == 1e-2 and gate.allowed_error(1e-2, 3e-2) == 6e-2 and gate.allowed_error(1e-2, 0.5) == 0.1
+    monkeypatch.setattr(gate, "PYTORCH_ERROR_FACTOR", 0.0)  # the type's tolerance alone: refused
+    [row] = ct.optimize(f, xs, compiler=ct.interpreted_graph, timer=faster, timings=None).cleave_report.rows
+    assert row.decision == "pytorch" and row.reason.startswith("wrong: rel. error 1.8e-02 > 1e-02"), row.reason
+
+
 def test_unsupported_op_stays_with_reason():
     def f(x, w):
         y = torch.cumsum(x @ w, dim=-1)
