@@ -461,6 +461,8 @@ def check(seed: int, compiler, verbose: bool = False, backend: bool = False) -> 
             problems.append(f"NaN where eager has none at {tuple(got.shape)}")
         elif e_ours > max(4 * e_eager, TOLERANCE[spec.dtype]):
             problems.append(f"err {e_ours:.3g} vs eager {e_eager:.3g} at {tuple(got.shape)}")
+    if verbose:  # (after the runs: the backend's graphs are optimized at their first call)
+        print("\n".join(str(report) for report in reports))
     rows = [r for report in reports for r in report.regions()]
     msg = "" if not problems else "; ".join(problems) + f"\n{spec}\n" + "\n".join(str(report) for report in reports)
     kept = [re.sub(r"[\d.]+(e-?\d+)?", "N", r.reason)[:90] for r in rows if r.decision != "cleave"]
