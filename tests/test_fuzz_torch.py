@@ -1,7 +1,7 @@
 """Random transformer-like modules through `cleave_ir.torch.optimize` (`bench/fuzz_torch.py`): it must not
 raise, and the stitched module must be as close to the float64 model as eager is on inputs the gate did
 not see. The fast tests replay seeds in the tgraph interpreter, one through the real pipeline; `-m slow`
-draws 300 modules in the interpreter and 12 through the pipeline (about 8 minutes on one core)."""
+draws 300 modules in the interpreter and 12 through the pipeline (4 minutes on one core)."""
 
 from __future__ import annotations
 
