@@ -312,7 +312,8 @@ def gate(
         i = max(over, key=lambda i: errors[i] / allowed_error(tol, torch_errors[i]))
         limit = allowed_error(tol, torch_errors[i])
         beside = f" (PyTorch's own {torch_errors[i]:.1e})" if limit > tol else ""
-        row.reason = f"wrong: rel. error {errors[i]:.1e} > {limit:.0e}{beside} on {_inputs(names[i])}"
+        shown = f"{limit:.1e}" if limit > tol else f"{limit:.0e}"
+        row.reason = f"wrong: rel. error {errors[i]:.1e} > {shown}{beside} on {_inputs(names[i])}"
         return row
     try:
         with torch.no_grad():
