@@ -191,13 +191,15 @@ def layout_threads(fragment_shapes: Sequence[Sequence[int]], most: int = 256, re
 def reduces_on_whole_warps(shape: Sequence[int], threads: int) -> bool:
     """Whether TileLang 0.1.15 reduces a fragment of `shape` along a dim with every lane of its warp
     collective (`tl::AllReduce`) taking part: the fragment's n elements are at least the threads, or
-    divide them (the layout then replicates it). Otherwise the threads past n skip the collective,
-    which can hang the GPU (`tilelang_check.partial_warp_collectives` refuses such a kernel): a [5, 8]
-    row sum (a per-head RMSNorm over 5 tokens) on 64, 128 or 256 threads. Lowered for sm_90a: [3, 8],
-    [5, 4], [5, 8], [3, 16], [7, 8], [5, 16] and [7, 16] leave lanes idle on every count at or above their
-    n; [1, 16], [2, 8], [4, 8], [8, 8] and [16, 8] do not (`tests/test_compile_any_graph.py -k whole_warps`)."""
+    divide them (the layout then replicates it), or fill whole warps and more than half the threads.
+    Otherwise the threads past n skip the collective, which can hang the GPU
+    (`tilelang_check.partial_warp_collectives` refuses such a kernel): a [5, 8] row sum (a per-head
+    RMSNorm over 5 tokens) on 64, 128 or 256 threads. Lowered for sm_90a on the CPU: [3, 8], [5, 4], [5, 8],
+    [3, 16], [7, 8], [5, 16] and [7, 16] leave lanes idle on every count at or above their n, 96 elements
+    ([3, 32], [6, 16], [12, 8]) on 256 but not on 128; [1, 16], [2, 8], [4, 8], [8, 8], [16, 8] and 160-224
+    elements on 256 do not (`tests/test_compile_any_graph.py -k whole_warps`)."""
     n = math.prod(d for d in shape if d != 1)
-    return n >= threads or threads % n == 0
+    return n >= threads or threads % n == 0 or (n % 32 == 0 and 2 * n > threads)
 
 
 def reduced_tiles(op: Operation) -> list[tuple[int, ...]]:

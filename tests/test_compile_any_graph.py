@@ -278,7 +278,10 @@ def _row_sum(rows: int, cols: int, threads: int):  # type: ignore[no-untyped-def
     return row_sum
 
 
-@pytest.mark.parametrize("rows, cols, threads", [(5, 8, 128), (3, 16, 64), (7, 8, 256), (2, 8, 128), (4, 8, 64), (5, 32, 32), (16, 8, 256)])
+@pytest.mark.parametrize(
+    "rows, cols, threads",
+    [(5, 8, 128), (3, 16, 64), (7, 8, 256), (2, 8, 128), (4, 8, 64), (5, 32, 32), (16, 8, 256), (6, 16, 128), (3, 32, 256), (20, 8, 256)],
+)
 def test_reduces_on_whole_warps_matches_tilelang(rows: int, cols: int, threads: int) -> None:
     """`cost_model.reduces_on_whole_warps` against the CUDA TileLang emits for a row sum (sm_90a, on the
     CPU): what it rejects has an `AllReduce` that the threads past the fragment's elements skip
