@@ -71,9 +71,6 @@ class Spec:
     dynamic: str = ""  # "b" or "s": that dim marked dynamic (`torch.export.Dim`), checked at another size too
     context: int = 0  # the length of a second input [b, context, h] that cross-attention blocks attend to
 
-    def attention_blocks(self) -> int:
-        return sum(c["kind"] == "attention" for c in self.blocks)
-
 
 def draw(seed: int) -> Spec:
     rnd = random.Random(seed)

@@ -202,18 +202,21 @@ def reduces_on_whole_warps(shape: Sequence[int], threads: int) -> bool:
     return n >= threads or threads % n == 0 or (n % 32 == 0 and 2 * n > threads)
 
 
+def warp_reduced(dims: Sequence[int], axis: int) -> bool:
+    """Whether the lowering reduces a tile of (squeezed) `dims` along (squeezed) `axis` with TileLang's warp
+    reduction (`lower_tilelang._reduce`): rows of two dims, the last reduced, a power-of-two width of at
+    least 8. (A single row, or a width such as 100, is folded by threads a row, then their partials
+    reduced: a softmax's [1, 100] rows on 128 threads lower with every lane busy.)"""
+    return len(dims) == 2 and axis == 1 and dims[1] >= 8 and dims[1] & (dims[1] - 1) == 0
+
+
 def reduced_tiles(op: Operation) -> list[tuple[int, ...]]:
-    """The shapes of the tiles whose rows `op`'s reductions reduce with TileLang's warp reduction, as
-    the lowering does (`lower_tilelang._reduce`): two dims over 1, the last reduced, a power-of-two
-    width of at least 8. (A single row, or a width such as 100, is folded by threads a row, then their
-    partials reduced: a softmax's [1, 100] rows on 128 threads lower with every lane busy.)"""
+    """The shapes of the tiles whose rows `op`'s reductions reduce with TileLang's warp reduction (`warp_reduced`)."""
     out = []
     for r in op.walk():
         if isinstance(r, tgraph.ReduceOp):
             shape = tuple(evaluate(d, {}) for d in tgraph.tensor_type(r.input).shape)
-            dims = [d for d in shape if d != 1]
-            last = max(i for i, d in enumerate(shape) if d != 1) if dims else -1
-            if len(dims) == 2 and r.axis == last and dims[1] >= 8 and dims[1] & (dims[1] - 1) == 0:
+            if warp_reduced([d for d in shape if d != 1], sum(1 for d in shape[: r.axis] if d != 1)) and shape[r.axis] != 1:
                 out.append(shape)
     return out
 
@@ -557,8 +560,8 @@ def estimate(kernel: itgraph.KernelOp, calibration: Calibration | None = None) -
     elif not layout_threads(computed):
         odd = sorted({s for s in computed if not layout_threads([s])})
         reason = f"computed tiles {odd} have no register layout over {THREAD_COUNTS[-1]}-{THREAD_COUNTS[0]} threads"
-    elif not layout_threads(computed, reduced=reduced_tiles(par)):
-        odd = sorted({s for s in reduced_tiles(par) if not layout_threads(computed, reduced=[s])})
+    elif not layout_threads(computed, reduced=(reduced := reduced_tiles(par))):
+        odd = sorted({s for s in reduced if not layout_threads(computed, reduced=[s])})
         reason = f"reductions over tiles {odd} leave lanes of a warp collective idle on every thread count their layout allows"
     elif regs > REGISTER_BYTES:
         reason = f"computed tiles need {regs // 1024} KiB of registers (limit {REGISTER_BYTES // 1024} KiB per SM)"

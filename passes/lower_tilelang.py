@@ -81,7 +81,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from cleave_ir.diagnostics import CleaveError
 from cleave_ir.passes.causal import computed_in_users, diagonal_extent
-from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, Calibration, Estimate, block_trips, with_serial_steps
+from cleave_ir.passes.cost_model import FOLD_FMAS_PER_S, SMEM_BYTES, SMS, Calibration, Estimate, block_trips, warp_reduced, with_serial_steps
 from cleave_ir.passes.options import CleavePass
 from cleave_ir.passes.emulate_exp2 import EXP2_ON_FMA_EVERY, emulate_exp2
 from cleave_ir.passes.overlap_gemms import overlap_kernel
@@ -1036,8 +1036,7 @@ class _KernelLowering:
         width = dims[-1]
         warp_op = tl.ReduceSumOp if is_sum else tl.ReduceMaxOp
         if (
-            len(dims) == 2 and axis == 1 and src.scope == tl.Scope.FRAGMENT
-            and width >= 8 and width & (width - 1) == 0 and tuple(dims) not in self.cols_split
+            warp_reduced(dims, axis) and src.scope == tl.Scope.FRAGMENT and tuple(dims) not in self.cols_split
         ):  # rows of a register tile: TileLang's warp reduction (needs a power-of-two width)
             if src.value in self.gemm_laid:
                 out = self.alloc_for(result, name, tl.Scope.FRAGMENT)

@@ -307,10 +307,11 @@ def gate(
     if not math.isfinite(row.error):
         row.reason = f"wrong: ours is inf or NaN where the float64 reference is not, on {_inputs(names[worst])}"
         return row
-    over = [i for i in range(len(errors)) if errors[i] > allowed_error(tol, torch_errors[i])]
+    limits = [allowed_error(tol, e) for e in torch_errors]
+    over = [i for i in range(len(errors)) if errors[i] > limits[i]]
     if over:
-        i = max(over, key=lambda i: errors[i] / allowed_error(tol, torch_errors[i]))
-        limit = allowed_error(tol, torch_errors[i])
+        i = max(over, key=lambda i: errors[i] / limits[i])
+        limit = limits[i]
         beside = f" (PyTorch's own {torch_errors[i]:.1e})" if limit > tol else ""
         shown = f"{limit:.1e}" if limit > tol else f"{limit:.0e}"
         row.reason = f"wrong: rel. error {errors[i]:.1e} > {shown}{beside} on {_inputs(names[i])}"

@@ -749,7 +749,7 @@ def other_shapes(captured: Captured, region: Region) -> list[tuple[int, ...]] | 
             example[s] = hint
     if not example and not compound:
         return None
-    new = {s: v // 2 + 1 if v // 2 + 1 not in (v, 1) else v + 1 for s, v in example.items()}
+    new = {s: v // 2 + 1 if v // 2 + 1 != v else v + 1 for s, v in example.items()}
     try:
         return [tuple(int(d.node.expr.subs(new)) if is_symbolic(d) else int(d) for d in meta_val(n).shape) for n in nodes]
     except (TypeError, ValueError) as e:  # a size that is not a function of the input symbols alone
